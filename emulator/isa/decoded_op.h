@@ -1,0 +1,194 @@
+#pragma once
+// The immutable record the decoder freezes at every NPU_OP_* command: everything the
+// engine and the timing model need, in generation-neutral terms. Neither of them reads
+// raw command words.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "emulator/isa/isa_generated.h"
+#include "emulator/isa/npu_config.h"
+
+namespace ethosu {
+
+enum class OpKind : uint8_t {
+    Conv, Depthwise, Pool, Elementwise, Resize,  // kernel operations
+    DmaStart, DmaWait, KernelWait, PmuMask,        // data movement and synchronisation
+    Stop, Irq, Branch,                             // control
+};
+std::string_view op_kind_name(OpKind k);
+bool is_kernel_op(OpKind k);
+
+enum class DataFormat : uint8_t { NHWC, NHCWB16 };
+
+// U85 activation storage; U55/U65 always use Tile2x2.
+enum class Storage : uint8_t { Tile2x2, Tile3x1, Chained, None };
+
+struct Precision {
+    bool is_signed = false;
+    int bits = 8;  // 8, 16, 32 or 64
+    int bytes() const { return bits / 8; }
+};
+
+// One feature map (IFM, IFM2 or OFM) as the hardware addresses it: up to four tiles.
+struct FeatureMap {
+    int region = 0;
+    std::array<uint64_t, 4> tile_base{};  // byte offsets inside the region
+    int width0 = 0;                        // width of tiles 0 and 2
+    int height0 = 0;                       // height of tile 0
+    int height1 = 0;                       // height of tile 1
+    int width = 0, height = 0, depth = 0;  // the whole map (OFM registers, or inferred for IFMs)
+    int64_t stride_x = 0, stride_y = 0, stride_c = 0;
+    DataFormat format = DataFormat::NHWC;
+    Precision precision;
+    int32_t zero_point = 0;
+    Storage storage = Storage::Tile2x2;
+    int broadcast = 0;  // U85 broadcast_mode bits (H 1, W 2, C 4, scalar 8); U55/U65: see Ifm2Broadcast
+};
+
+struct Padding {
+    int top = 0, left = 0, bottom = 0, right = 0;
+};
+
+enum class UpscaleMode : uint8_t { None, Nearest, Zeros };
+
+struct Kernel {
+    int width = 1, height = 1;  // dilated size, as programmed
+    int stride_x = 1, stride_y = 1;
+    int dilation_x = 1, dilation_y = 1;
+    bool part_kernel_first = false;  // weight order
+    bool decompose_4x4 = false;
+    Padding padding;
+    UpscaleMode upscale = UpscaleMode::None;
+};
+
+struct Stream {
+    int region = 0;
+    uint64_t base = 0;
+    uint64_t length = 0;
+};
+
+enum class RoundMode : uint8_t {
+    DoubleSymmetric,   // U55/U65 "DBL" (TFLite rounding), U85 DOUBLE_SYMMETRIC
+    Truncate,          // U55/U65 TRUNCATE, U85 TRUNCATE_TO_ZERO
+    Natural,           // round half up
+    DoubleAsymmetric,  // U85 only
+    Symmetric,         // U85 only
+    TruncateToLower,   // U85 only
+};
+
+struct Scale {
+    uint32_t scale = 0;
+    int shift = 0;
+    int double_round = 0;  // U85 dbl_rnd
+    RoundMode round = RoundMode::DoubleSymmetric;
+};
+
+enum class Activation : uint8_t { None, Tanh, Sigmoid, Table };
+
+struct OutputStage {
+    bool per_channel_scale = true;  // scale/bias stream, else global_scale
+    Scale global_scale;
+    RoundMode round = RoundMode::DoubleSymmetric;
+    Activation activation = Activation::None;
+    int lut_index = 0;      // U55/U65 TABLE_n slot; U85 table number
+    int lut_type = 0;       // U85 activation_function (LUT element types)
+    int clip_range = 0;     // raw activation_clip_range
+    int32_t clip_min = 0, clip_max = 0;
+    int acc_format = 0;     // raw acc_format (U55: I32/I40/F16, U85: I32/I48)
+    int acc_input = 0;      // U85: RESET/KEEP/IFM2
+    int acc_output = 0;     // U85: ENABLE/DISABLE
+    int microblock = 0;     // U85
+};
+
+enum class PoolMode : uint8_t { Max, Average, ReduceSum, Sum, None, Min, ArgMaxX, ArgMaxY };
+
+enum class ElementwiseMode : uint8_t {
+    Mul, Add, Sub, Min, Max, LRelu, Abs, Clz, Shr, Shl,  // U55/U65 and U85
+    Lsr, Div, CmpEq, CmpNe, CmpGe, CmpGt, And, Or, Xor, Not, AndNot,  // U85
+};
+bool is_unary(ElementwiseMode m);
+
+struct Elementwise {
+    ElementwiseMode mode = ElementwiseMode::Add;
+    // U55/U65 IFM2 broadcast flags and scalar
+    bool broadcast_h = false, broadcast_w = false, broadcast_c = false;
+    bool ifm2_scalar = false;   // operand is the scalar, not a tensor
+    bool reversed_operands = false;  // operand_order ORDER_A: IFM2 is the first operand
+    int32_t scalar = 0;
+    int ifm_scale_mode = 0;     // U55/U65 OPA_OPB_16 / OPA_32 / OPB_32
+    Scale opa;                  // U55/U65 OPA_SCALE, U85 IFM_SCALE
+    Scale opb;                  // U55/U65 OPB_SCALE, U85 IFM2_SCALE
+};
+
+struct BlockConfig {
+    int ofm_width = 0, ofm_height = 0, ofm_depth = 0;  // the OFM block
+    int ib_end_kb = 0, ab_start_kb = 0, ifm2_ib_start_kb = 0;  // U55/U65 SHRAM layout
+    int blockdep = 0;
+};
+
+enum class ResizeMode : uint8_t { Bilinear, Replicate, Nearest };
+
+struct Resize {
+    ResizeMode mode = ResizeMode::Bilinear;
+    int x_scale_n = 1, y_scale_n = 1;
+    int x_offset = 0, y_offset = 0;
+    std::array<int, 4> x_step{};  // one_step_int, blk_step_int, one_step_mod, blk_step_mod
+    std::array<int, 4> y_step{};
+};
+
+struct DmaEndpoint {
+    int region = 0;      // region, or a core mask / SHRAM target when internal
+    bool internal = false;  // SHRAM (U55/U65 LUT loads) / internal memory
+    uint64_t address = 0;
+};
+
+struct Dma {
+    DmaEndpoint src, dst;
+    uint64_t length = 0;  // bytes per 1D transfer
+    int dimensions = 1;   // 1, 2 or 3
+    int size0 = 1, size1 = 1;
+    int64_t src_stride0 = 0, src_stride1 = 0;  // U65 skips, U85 strides
+    int64_t dst_stride0 = 0, dst_stride1 = 0;
+    bool gather = false, scatter = false;  // U85 index mode
+    Stream index;                          // U85 index array
+    uint32_t index_max = 0;
+    uint64_t index_skip1 = 0;
+};
+
+struct DecodedOp {
+    OpKind kind = OpKind::Stop;
+    uint32_t offset = 0;  // byte offset of the NPU_OP_* command in the stream
+    int index = 0;        // position among the stream's ops
+
+    // Kernel operations
+    FeatureMap ifm, ifm2, ofm;
+    bool has_ifm2 = false;
+    Kernel kernel;
+    std::vector<Stream> weights;  // one per core / weight decoder
+    std::vector<Stream> scales;   // one per core
+    bool weights_from_ifm2 = false;  // U85 dynamic weights
+    int weight_format = 0;           // U85: 0 SWD, 1 FWD
+    bool sparse_2_4 = false;         // U85
+    int parallel_mode = 0;           // U65 dual core
+    OutputStage output;
+    PoolMode pool = PoolMode::Max;
+    Elementwise elementwise;
+    Resize resize;
+    BlockConfig block;
+
+    // Data movement and control
+    Dma dma;
+    int wait_count = 0;   // DMA_WAIT k or KERNEL_WAIT n
+    uint32_t mask = 0;    // STOP / IRQ mask
+    bool pmu_enable = false;
+    int branch_condition = 0;
+    uint32_t branch_target = 0;
+
+    // Registers the op read that the stream never wrote (they hold the poison value).
+    std::vector<isa::Cmd> unset_registers;
+};
+
+}  // namespace ethosu

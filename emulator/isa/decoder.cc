@@ -1,0 +1,531 @@
+#include "emulator/isa/decoder.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "emulator/isa/error.h"
+
+namespace ethosu {
+
+using isa::Cmd;
+using isa::Field;
+
+namespace {
+
+constexpr uint32_t kControlShift = 14;
+constexpr uint64_t kPoison = ~0ull;  // value of a register the stream never wrote
+
+OpKind op_kind_of(Cmd c) {
+    switch (c) {
+        case Cmd::OP_CONV: return OpKind::Conv;
+        case Cmd::OP_DEPTHWISE: return OpKind::Depthwise;
+        case Cmd::OP_POOL: return OpKind::Pool;
+        case Cmd::OP_ELEMENTWISE: return OpKind::Elementwise;
+        case Cmd::OP_RESIZE: return OpKind::Resize;
+        case Cmd::OP_DMA_START: return OpKind::DmaStart;
+        case Cmd::OP_DMA_WAIT: return OpKind::DmaWait;
+        case Cmd::OP_KERNEL_WAIT: return OpKind::KernelWait;
+        case Cmd::OP_PMU_MASK: return OpKind::PmuMask;
+        case Cmd::OP_STOP: return OpKind::Stop;
+        case Cmd::OP_IRQ: return OpKind::Irq;
+        case Cmd::OP_BRANCH: return OpKind::Branch;
+        default: throw std::logic_error("not an operation command");
+    }
+}
+
+bool is_operation(Cmd c) {
+    switch (c) {
+        case Cmd::OP_CONV: case Cmd::OP_DEPTHWISE: case Cmd::OP_POOL: case Cmd::OP_ELEMENTWISE:
+        case Cmd::OP_RESIZE: case Cmd::OP_DMA_START: case Cmd::OP_DMA_WAIT: case Cmd::OP_KERNEL_WAIT:
+        case Cmd::OP_PMU_MASK: case Cmd::OP_STOP: case Cmd::OP_IRQ: case Cmd::OP_BRANCH:
+            return true;
+        default:
+            return false;
+    }
+}
+
+RoundMode u55_round(uint64_t raw) {  // DBL 0, TRUNCATE 1, NATURAL 2
+    return raw == 1 ? RoundMode::Truncate : raw == 2 ? RoundMode::Natural : RoundMode::DoubleSymmetric;
+}
+
+RoundMode u85_ofm_round(uint64_t raw) {
+    static constexpr RoundMode modes[] = {RoundMode::DoubleSymmetric, RoundMode::Natural, RoundMode::DoubleAsymmetric,
+                                          RoundMode::Symmetric, RoundMode::Truncate, RoundMode::TruncateToLower};
+    return raw < std::size(modes) ? modes[raw] : RoundMode::DoubleSymmetric;
+}
+
+ElementwiseMode elementwise_mode(uint64_t raw) {
+    switch (raw) {
+        case 0: return ElementwiseMode::Mul;
+        case 1: return ElementwiseMode::Add;
+        case 2: return ElementwiseMode::Sub;
+        case 3: return ElementwiseMode::Min;
+        case 4: return ElementwiseMode::Max;
+        case 5: return ElementwiseMode::LRelu;
+        case 6: return ElementwiseMode::Abs;
+        case 7: return ElementwiseMode::Clz;
+        case 8: return ElementwiseMode::Shr;
+        case 9: return ElementwiseMode::Shl;
+        case 10: return ElementwiseMode::Lsr;
+        case 11: return ElementwiseMode::Div;
+        case 16: return ElementwiseMode::CmpEq;
+        case 17: return ElementwiseMode::CmpNe;
+        case 18: return ElementwiseMode::CmpGe;
+        case 19: return ElementwiseMode::CmpGt;
+        case 33: return ElementwiseMode::And;
+        case 34: return ElementwiseMode::Or;
+        case 35: return ElementwiseMode::Xor;
+        case 36: return ElementwiseMode::Not;
+        case 42: return ElementwiseMode::AndNot;
+        default: throw std::logic_error("elementwise_mode not validated");
+    }
+}
+
+int64_t sign_extend(uint64_t value, int bits) {
+    const uint64_t sign = 1ull << (bits - 1);
+    return static_cast<int64_t>((value ^ sign) - sign);
+}
+
+}  // namespace
+
+std::string_view op_kind_name(OpKind k) {
+    static constexpr std::string_view names[] = {"conv", "depthwise", "pool", "elementwise", "resize", "dma_start",
+                                                 "dma_wait", "kernel_wait", "pmu_mask", "stop", "irq", "branch"};
+    return names[static_cast<size_t>(k)];
+}
+
+bool is_kernel_op(OpKind k) { return k <= OpKind::Resize; }
+
+bool is_unary(ElementwiseMode m) {
+    return m == ElementwiseMode::LRelu || m == ElementwiseMode::Abs || m == ElementwiseMode::Clz ||
+           m == ElementwiseMode::Not;
+}
+
+void for_each_command(const isa::GenerationDesc& gen, std::span<const uint32_t> words, const std::string& source,
+                      const std::function<void(const RawCommand&)>& visit) {
+    size_t i = 0;
+    while (i < words.size()) {
+        const uint32_t word = words[i];
+        const uint32_t offset = static_cast<uint32_t>(i * 4);
+        const auto kind = (word >> kControlShift) & 3 ? isa::CmdKind::Cmd1 : isa::CmdKind::Cmd0;
+        const uint16_t opcode = word & 0x3FF;
+        const isa::CommandDesc* desc = gen.find(kind, opcode);
+        if (!desc) {
+            throw Error({source, offset, "opcode"},
+                        fmt::format("unknown {} opcode 0x{:03x} for {} (word 0x{:08x})",
+                                    kind == isa::CmdKind::Cmd0 ? "cmd0" : "cmd1", opcode, gen.name, word));
+        }
+        RawCommand command{offset, desc, word};
+        if (desc->kind == isa::CmdKind::Cmd1) {
+            if (i + 1 >= words.size()) {
+                throw Error({source, offset, std::string(desc->name)},
+                            "command is cut off: its 32-bit payload word is past the end of the stream");
+            }
+            command.value |= static_cast<uint64_t>(words[i + 1]) << 32;
+        }
+        visit(command);
+        i += desc->words();
+    }
+}
+
+// Reads fields of the sticky register file for one op, noting registers never written.
+struct Decoder::Reader {
+    Decoder& decoder;
+    std::vector<Cmd>& unset;
+
+    bool has(Field f) const { return decoder.gen_.field(f) != nullptr; }
+
+    uint64_t get(Field f) {
+        const isa::FieldDesc* desc = decoder.gen_.field(f);
+        if (!desc) throw std::logic_error("field read on a generation that lacks it");
+        const size_t reg = static_cast<size_t>(desc->command);
+        if (!decoder.written_[reg]) {
+            if (std::find(unset.begin(), unset.end(), desc->command) == unset.end()) unset.push_back(desc->command);
+            return desc->extract(kPoison);
+        }
+        return desc->extract(decoder.registers_[reg]);
+    }
+    int64_t get_signed(Field f, int bits) { return sign_extend(get(f), bits); }
+    int geti(Field f) { return static_cast<int>(get(f)); }
+    // Fields a generation lacks read as their hardware-neutral default.
+    uint64_t get_or(Field f, uint64_t fallback) { return has(f) ? get(f) : fallback; }
+};
+
+Decoder::Decoder(const NpuConfig& config, std::string source, DecodeOptions options)
+    : config_(config), gen_(isa::describe(config.generation)), source_(std::move(source)), options_(options) {}
+
+bool Decoder::apply(const RawCommand& command, DecodedOp& op) {
+    const size_t reg = static_cast<size_t>(command.desc->id);
+    if (!is_operation(command.desc->id)) {
+        registers_[reg] = command.value;
+        written_[reg] = true;
+        return false;
+    }
+    // An operation parameter outside its enum (pooling mode, elementwise mode, ...) is malformed.
+    for (const auto& f : command.desc->fields) {
+        const uint64_t value = f.extract(command.value);
+        if (f.enumeration && f.enumeration->value_name(value).empty()) {
+            throw Error({source_, command.offset, fmt::format("{}.{}", command.desc->name, f.name)},
+                        fmt::format("value {} is not a valid {}", value, f.enumeration->name));
+        }
+    }
+    op = DecodedOp{};
+    freeze(command, op);
+    return true;
+}
+
+namespace {
+
+Precision precision(uint64_t type, uint64_t bits_code) { return {type == 1, 8 << bits_code}; }
+
+}  // namespace
+
+void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
+    Reader r{*this, op.unset_registers};
+    const bool u85 = gen_.generation == Generation::U85;
+    const Cmd id = command.desc->id;
+    const isa::FieldDesc* param = command.desc->fields.empty() ? nullptr : &command.desc->fields[0];
+    op.kind = op_kind_of(id);
+    op.offset = command.offset;
+    op.index = op_index_++;
+
+    // U85 feature maps in the chaining buffer (or absent) have no address registers.
+    auto in_memory = [](const FeatureMap& fm) { return fm.storage == Storage::Tile2x2 || fm.storage == Storage::Tile3x1; };
+    auto read_ifm = [&](FeatureMap& fm) {
+        fm.format = r.get(Field::SET_IFM_PRECISION__activation_format) ? DataFormat::NHCWB16 : DataFormat::NHWC;
+        fm.precision = precision(r.get(Field::SET_IFM_PRECISION__activation_type),
+                                 r.get(Field::SET_IFM_PRECISION__activation_precision));
+        fm.zero_point = static_cast<int32_t>(r.get_signed(Field::SET_IFM_ZERO_POINT__zero_point, 16));
+        fm.depth = r.geti(Field::SET_IFM_DEPTH_M1__depth_m1) + 1;
+        if (u85) fm.storage = static_cast<Storage>(r.get(Field::SET_IFM_PRECISION__activation_storage));
+        if (!in_memory(fm)) return;
+        fm.region = r.geti(Field::SET_IFM_REGION__region);
+        fm.tile_base = {r.get(Field::SET_IFM_BASE0__addr), r.get(Field::SET_IFM_BASE1__addr),
+                        r.get(Field::SET_IFM_BASE2__addr), r.get(Field::SET_IFM_BASE3__addr)};
+        fm.width0 = r.geti(Field::SET_IFM_WIDTH0_M1__width_m1) + 1;
+        fm.height0 = r.geti(Field::SET_IFM_HEIGHT0_M1__height_m1) + 1;
+        fm.height1 = r.geti(Field::SET_IFM_HEIGHT1_M1__height_m1) + 1;
+        fm.stride_x = static_cast<int64_t>(r.get(Field::SET_IFM_STRIDE_X__addr));
+        fm.stride_y = static_cast<int64_t>(r.get(Field::SET_IFM_STRIDE_Y__addr));
+        fm.stride_c = static_cast<int64_t>(r.get(Field::SET_IFM_STRIDE_C__addr));
+    };
+    auto read_ifm2 = [&](FeatureMap& fm) {
+        fm.format = r.get(Field::SET_IFM2_PRECISION__activation_format) ? DataFormat::NHCWB16 : DataFormat::NHWC;
+        fm.precision = precision(r.get(Field::SET_IFM2_PRECISION__activation_type),
+                                 r.get(Field::SET_IFM2_PRECISION__activation_precision));
+        fm.zero_point = static_cast<int32_t>(r.get_signed(Field::SET_IFM2_ZERO_POINT__zero_point, 16));
+        if (u85) {
+            fm.storage = static_cast<Storage>(r.get(Field::SET_IFM2_PRECISION__activation_storage));
+            fm.broadcast = r.geti(Field::SET_IFM2_BROADCAST__broadcast_mode);
+            if (fm.broadcast & 8) fm.storage = Storage::None;  // SCALAR: the operand is OP_SCALAR
+        }
+        if (!in_memory(fm)) return;
+        fm.region = r.geti(Field::SET_IFM2_REGION__region);
+        fm.tile_base = {r.get(Field::SET_IFM2_BASE0__addr), r.get(Field::SET_IFM2_BASE1__addr),
+                        r.get(Field::SET_IFM2_BASE2__addr), r.get(Field::SET_IFM2_BASE3__addr)};
+        fm.width0 = r.geti(Field::SET_IFM2_WIDTH0_M1__width_m1) + 1;
+        fm.height0 = r.geti(Field::SET_IFM2_HEIGHT0_M1__height_m1) + 1;
+        fm.height1 = r.geti(Field::SET_IFM2_HEIGHT1_M1__height_m1) + 1;
+        fm.stride_x = static_cast<int64_t>(r.get(Field::SET_IFM2_STRIDE_X__addr));
+        fm.stride_y = static_cast<int64_t>(r.get(Field::SET_IFM2_STRIDE_Y__addr));
+        fm.stride_c = static_cast<int64_t>(r.get(Field::SET_IFM2_STRIDE_C__addr));
+    };
+    auto read_ofm = [&](FeatureMap& fm) {
+        fm.width = r.geti(Field::SET_OFM_WIDTH_M1__width_m1) + 1;
+        fm.height = r.geti(Field::SET_OFM_HEIGHT_M1__height_m1) + 1;
+        fm.depth = r.geti(Field::SET_OFM_DEPTH_M1__depth_m1) + 1;
+        fm.format = r.get(Field::SET_OFM_PRECISION__activation_format) ? DataFormat::NHCWB16 : DataFormat::NHWC;
+        fm.precision = precision(r.get(Field::SET_OFM_PRECISION__activation_type),
+                                 r.get(Field::SET_OFM_PRECISION__activation_precision));
+        fm.zero_point = static_cast<int32_t>(r.get_signed(Field::SET_OFM_ZERO_POINT__zero_point, 16));
+        if (u85) fm.storage = static_cast<Storage>(r.get(Field::SET_OFM_PRECISION__activation_storage));
+        if (!in_memory(fm)) return;
+        fm.region = r.geti(Field::SET_OFM_REGION__region);
+        fm.tile_base = {r.get(Field::SET_OFM_BASE0__addr), r.get(Field::SET_OFM_BASE1__addr),
+                        r.get(Field::SET_OFM_BASE2__addr), r.get(Field::SET_OFM_BASE3__addr)};
+        fm.width0 = r.geti(Field::SET_OFM_WIDTH0_M1__width_m1) + 1;
+        fm.height0 = r.geti(Field::SET_OFM_HEIGHT0_M1__height_m1) + 1;
+        fm.height1 = r.geti(Field::SET_OFM_HEIGHT1_M1__height_m1) + 1;
+        fm.stride_x = static_cast<int64_t>(r.get(Field::SET_OFM_STRIDE_X__addr));
+        fm.stride_y = static_cast<int64_t>(r.get(Field::SET_OFM_STRIDE_Y__addr));
+        fm.stride_c = static_cast<int64_t>(r.get(Field::SET_OFM_STRIDE_C__addr));
+    };
+    auto read_kernel = [&](Kernel& k) {
+        k.width = r.geti(Field::SET_KERNEL_WIDTH_M1__width_m1) + 1;
+        k.height = r.geti(Field::SET_KERNEL_HEIGHT_M1__height_m1) + 1;
+        k.stride_x = ((r.geti(Field::SET_KERNEL_STRIDE__stride_x_msb) << 1) |
+                      r.geti(Field::SET_KERNEL_STRIDE__stride_x_lsb)) + 1;
+        k.stride_y = ((r.geti(Field::SET_KERNEL_STRIDE__stride_y_msb) << 1) |
+                      r.geti(Field::SET_KERNEL_STRIDE__stride_y_lsb)) + 1;
+        k.dilation_x = r.geti(Field::SET_KERNEL_STRIDE__dilation_x) + 1;
+        k.dilation_y = r.geti(Field::SET_KERNEL_STRIDE__dilation_y) + 1;
+        k.part_kernel_first = r.get(Field::SET_KERNEL_STRIDE__weight_order) == 1;
+        k.decompose_4x4 = r.get(Field::SET_KERNEL_STRIDE__decomposition) == 1;
+    };
+    auto read_padding = [&](Kernel& k) {
+        k.padding = {r.geti(Field::SET_IFM_PAD_TOP__pad), r.geti(Field::SET_IFM_PAD_LEFT__pad),
+                     r.geti(Field::SET_IFM_PAD_BOTTOM__pad), r.geti(Field::SET_IFM_PAD_RIGHT__pad)};
+        k.upscale = static_cast<UpscaleMode>(r.get(Field::SET_IFM_UPSCALE__mode));
+    };
+    auto read_scale = [&](Field scale, Field shift, Field dbl_rnd, Field round) {
+        Scale s;
+        s.scale = static_cast<uint32_t>(r.get(scale));
+        s.shift = r.geti(shift);
+        if (u85) {
+            s.double_round = r.geti(dbl_rnd);
+            s.round = u85_ofm_round(r.get(round));
+        }
+        return s;
+    };
+    auto read_output_stage = [&](OutputStage& o, bool uses_scale_stream) {
+        o.per_channel_scale = r.get(Field::SET_OFM_PRECISION__scale_mode) == 0;
+        if (!o.per_channel_scale || !uses_scale_stream) {
+            o.global_scale = read_scale(Field::SET_OFM_SCALE__scale, Field::SET_OFM_SCALE__shift,
+                                        Field::SET_OFM_SCALE__dbl_rnd, Field::SET_OFM_SCALE__round_mode);
+        }
+        o.round = u85 ? o.global_scale.round : u55_round(r.get(Field::SET_OFM_PRECISION__round_mode));
+        const uint64_t function = r.get(Field::SET_ACTIVATION__activation_function);
+        o.clip_range = r.geti(Field::SET_ACTIVATION__activation_clip_range);
+        if (u85) {
+            o.lut_type = static_cast<int>(function);
+            o.lut_index = r.geti(Field::SET_ACTIVATION__table);
+            o.activation = function == 10 ? Activation::Tanh
+                         : function == 11 ? Activation::Sigmoid
+                         : function == 0  ? Activation::None
+                                          : Activation::Table;
+        } else {
+            o.activation = function == 3 ? Activation::Tanh
+                         : function == 4 ? Activation::Sigmoid
+                         : function >= 16 ? Activation::Table
+                                          : Activation::None;
+            o.lut_index = function >= 16 ? static_cast<int>(function - 16) : 0;
+        }
+        o.clip_min = static_cast<int32_t>(r.get_signed(Field::SET_ACTIVATION_MIN__clip_boundary, 16));
+        o.clip_max = static_cast<int32_t>(r.get_signed(Field::SET_ACTIVATION_MAX__clip_boundary, 16));
+        o.acc_format = r.geti(Field::SET_ACC_FORMAT__acc_format);
+        if (u85) {
+            o.acc_input = r.geti(Field::SET_ACC_FORMAT__acc_input);
+            o.acc_output = r.geti(Field::SET_ACC_FORMAT__acc_output);
+            o.microblock = r.geti(Field::SET_ACC_FORMAT__microblock);
+        }
+    };
+    auto read_block = [&](BlockConfig& b, bool uses_ifm2) {
+        b.ofm_width = r.geti(Field::SET_OFM_BLK_WIDTH_M1__width_m1) + 1;
+        b.ofm_height = r.geti(Field::SET_OFM_BLK_HEIGHT_M1__height_m1) + 1;
+        b.ofm_depth = r.geti(Field::SET_OFM_BLK_DEPTH_M1__depth_m1) + 1;
+        b.blockdep = r.geti(Field::SET_BLOCKDEP__blockdep);
+        if (!u85) {
+            b.ib_end_kb = r.geti(Field::SET_IFM_IB_END__ib_end);
+            b.ab_start_kb = r.geti(Field::SET_AB_START__ab_start);
+            if (uses_ifm2) b.ifm2_ib_start_kb = r.geti(Field::SET_IFM2_IB_START__ib_start);
+        }
+    };
+    auto read_streams = [&](DecodedOp& o, bool uses_scale_stream) {
+        const int weight_region = r.geti(Field::SET_WEIGHT_REGION__region);
+        o.weights.push_back({weight_region, r.get(Field::SET_WEIGHT_BASE__addr), r.get(Field::SET_WEIGHT_LENGTH__length)});
+        const bool dual_core = gen_.generation == Generation::U65 && o.parallel_mode == 1;
+        if (dual_core) {
+            o.weights.push_back({weight_region, r.get(Field::SET_WEIGHT1_BASE__addr),
+                                 r.get(Field::SET_WEIGHT1_LENGTH__length)});
+        }
+        if (u85) {
+            // One stream per weight decoder of the configuration.
+            const Field extra[][2] = {{Field::SET_WEIGHT1_BASE__addr, Field::SET_WEIGHT1_LENGTH__length},
+                                      {Field::SET_WEIGHT2_BASE__addr, Field::SET_WEIGHT2_LENGTH__length},
+                                      {Field::SET_WEIGHT3_BASE__addr, Field::SET_WEIGHT3_LENGTH__length}};
+            for (int decoder = 1; decoder < config_.cores && decoder <= 3; ++decoder) {
+                const auto& [base, length] = extra[decoder - 1];
+                o.weights.push_back({weight_region, r.get(base), r.get(length)});
+            }
+            o.weight_format = r.geti(Field::SET_WEIGHT_FORMAT__weight_format);
+            o.sparse_2_4 = r.get(Field::SET_WEIGHT_FORMAT__weight_sparsity) == 1;
+        }
+        if (uses_scale_stream) {
+            const int scale_region = r.geti(Field::SET_SCALE_REGION__region);
+            o.scales.push_back({scale_region, r.get(Field::SET_SCALE_BASE__addr), r.get(Field::SET_SCALE_LENGTH__length)});
+            if (dual_core) {
+                o.scales.push_back({scale_region, r.get(Field::SET_SCALE1_BASE__addr),
+                                    r.get(Field::SET_SCALE1_LENGTH__length)});
+            }
+        }
+    };
+
+    switch (op.kind) {
+        case OpKind::Conv:
+        case OpKind::Depthwise: {
+            if (gen_.generation == Generation::U65) op.parallel_mode = r.geti(Field::SET_PARALLEL_MODE__parallel_mode);
+            read_ifm(op.ifm);
+            read_ofm(op.ofm);
+            read_kernel(op.kernel);
+            read_padding(op.kernel);
+            op.weights_from_ifm2 = u85 && op.kind == OpKind::Conv && param && param->extract(command.value) == 1;
+            const bool per_channel = r.get(Field::SET_OFM_PRECISION__scale_mode) == 0;
+            if (op.weights_from_ifm2) {
+                op.has_ifm2 = true;
+                read_ifm2(op.ifm2);
+            } else {
+                read_streams(op, per_channel);
+            }
+            read_output_stage(op.output, true);
+            read_block(op.block, false);
+            break;
+        }
+        case OpKind::Pool: {
+            op.pool = static_cast<PoolMode>(param->extract(command.value));
+            read_ifm(op.ifm);
+            read_ofm(op.ofm);
+            read_kernel(op.kernel);
+            read_padding(op.kernel);
+            read_output_stage(op.output, false);
+            read_block(op.block, false);
+            break;
+        }
+        case OpKind::Elementwise: {
+            auto& e = op.elementwise;
+            e.mode = elementwise_mode(param->extract(command.value));
+            read_ifm(op.ifm);
+            read_ofm(op.ofm);
+            if (u85) {
+                // IFM broadcast exists for elementwise ops only.
+                op.ifm.broadcast = r.geti(Field::SET_IFM_BROADCAST__broadcast_mode);
+                if (!is_unary(e.mode)) {
+                    op.has_ifm2 = true;
+                    constexpr int kScalar = 8;  // broadcast_mode SCALAR: the operand is OP_SCALAR
+                    e.ifm2_scalar = (r.get(Field::SET_IFM2_BROADCAST__broadcast_mode) & kScalar) != 0;
+                    read_ifm2(op.ifm2);
+                    if (e.ifm2_scalar) e.scalar = static_cast<int32_t>(r.get(Field::SET_OP_SCALAR__scalar));
+                }
+                e.opa = read_scale(Field::SET_IFM_SCALE__scale, Field::SET_IFM_SCALE__shift,
+                                   Field::SET_IFM_SCALE__dbl_rnd, Field::SET_IFM_SCALE__round_mode);
+                if (op.has_ifm2) {
+                    e.opb = read_scale(Field::SET_IFM2_SCALE__scale, Field::SET_IFM2_SCALE__shift,
+                                       Field::SET_IFM2_SCALE__dbl_rnd, Field::SET_IFM2_SCALE__round_mode);
+                }
+            } else {
+                e.ifm_scale_mode = r.geti(Field::SET_IFM_PRECISION__scale_mode);
+                if (!is_unary(e.mode)) {
+                    op.has_ifm2 = true;
+                    e.broadcast_h = r.get(Field::SET_IFM2_BROADCAST__broadcast_h) != 0;
+                    e.broadcast_w = r.get(Field::SET_IFM2_BROADCAST__broadcast_w) != 0;
+                    e.broadcast_c = r.get(Field::SET_IFM2_BROADCAST__broadcast_c) != 0;
+                    e.reversed_operands = r.get(Field::SET_IFM2_BROADCAST__operand_order) != 0;
+                    e.ifm2_scalar = r.get(Field::SET_IFM2_BROADCAST__broadcast_constant) != 0;
+                    if (e.ifm2_scalar) {
+                        op.ifm2.precision = precision(r.get(Field::SET_IFM2_PRECISION__activation_type),
+                                                      r.get(Field::SET_IFM2_PRECISION__activation_precision));
+                        op.ifm2.zero_point =
+                            static_cast<int32_t>(r.get_signed(Field::SET_IFM2_ZERO_POINT__zero_point, 16));
+                        const uint64_t raw = r.get(Field::SET_IFM2_SCALAR__scalar);
+                        e.scalar = op.ifm2.precision.is_signed ? static_cast<int32_t>(sign_extend(raw, 16))
+                                                               : static_cast<int32_t>(raw);
+                    } else {
+                        read_ifm2(op.ifm2);
+                    }
+                }
+                if (e.mode == ElementwiseMode::Add || e.mode == ElementwiseMode::Sub) {
+                    e.opa.scale = static_cast<uint32_t>(r.get(Field::SET_OPA_SCALE__scale));
+                    e.opa.shift = r.geti(Field::SET_OPA_SCALE__shift);
+                    e.opb.scale = static_cast<uint32_t>(r.get(Field::SET_OPB_SCALE__scale));
+                }
+            }
+            read_output_stage(op.output, false);
+            read_block(op.block, op.has_ifm2 && !e.ifm2_scalar);
+            break;
+        }
+        case OpKind::Resize: {
+            op.resize.mode = static_cast<ResizeMode>(param->extract(command.value));
+            read_ifm(op.ifm);
+            read_ofm(op.ofm);
+            auto& z = op.resize;
+            z.x_scale_n = r.geti(Field::SET_RESIZE_X_SCALE_N_M1__resize_x_scale_n_m1) + 1;
+            z.y_scale_n = r.geti(Field::SET_RESIZE_Y_SCALE_N_M1__resize_y_scale_n_m1) + 1;
+            z.x_offset = static_cast<int>(r.get_signed(Field::SET_RESIZE_X_OFFSET__resize_x_offset, 12));
+            z.y_offset = static_cast<int>(r.get_signed(Field::SET_RESIZE_Y_OFFSET__resize_y_offset, 12));
+            z.x_step = {r.geti(Field::SET_RESIZE_X__one_step_int), r.geti(Field::SET_RESIZE_X__blk_step_int),
+                        r.geti(Field::SET_RESIZE_X__one_step_mod), r.geti(Field::SET_RESIZE_X__blk_step_mod)};
+            z.y_step = {r.geti(Field::SET_RESIZE_Y__one_step_int), r.geti(Field::SET_RESIZE_Y__blk_step_int),
+                        r.geti(Field::SET_RESIZE_Y__one_step_mod), r.geti(Field::SET_RESIZE_Y__blk_step_mod)};
+            read_output_stage(op.output, false);
+            read_block(op.block, false);
+            break;
+        }
+        case OpKind::DmaStart: {
+            auto& d = op.dma;
+            d.src = {r.geti(Field::SET_DMA0_SRC_REGION__region), r.get(Field::SET_DMA0_SRC_REGION__region_mode) == 1,
+                     r.get(Field::SET_DMA0_SRC__addr)};
+            d.dst = {r.geti(Field::SET_DMA0_DST_REGION__region), r.get(Field::SET_DMA0_DST_REGION__region_mode) == 1,
+                     r.get(Field::SET_DMA0_DST__addr)};
+            d.length = r.get(Field::SET_DMA0_LEN__addr);
+            d.dimensions = static_cast<int>(r.get(Field::SET_DMA0_SRC_REGION__stride_mode)) + 1;
+            if (d.dimensions >= 2) d.size0 = r.geti(Field::SET_DMA0_SIZE0__size);
+            if (d.dimensions >= 3) d.size1 = r.geti(Field::SET_DMA0_SIZE1__size);
+            if (gen_.generation == Generation::U65 && d.dimensions >= 2) {
+                d.src_stride0 = d.dst_stride0 = static_cast<int64_t>(r.get(Field::SET_DMA0_SKIP0__addr));
+                if (d.dimensions >= 3) d.src_stride1 = d.dst_stride1 = static_cast<int64_t>(r.get(Field::SET_DMA0_SKIP1__addr));
+            }
+            if (u85) {
+                if (d.dimensions >= 2) {
+                    d.src_stride0 = sign_extend(r.get(Field::SET_DMA0_SRC_STRIDE0__addr), 40);
+                    d.dst_stride0 = sign_extend(r.get(Field::SET_DMA0_DST_STRIDE0__addr), 40);
+                }
+                if (d.dimensions >= 3) {
+                    d.src_stride1 = sign_extend(r.get(Field::SET_DMA0_SRC_STRIDE1__addr), 40);
+                    d.dst_stride1 = sign_extend(r.get(Field::SET_DMA0_DST_STRIDE1__addr), 40);
+                }
+                d.gather = r.get(Field::SET_DMA0_SRC_REGION__idx_mode) == 1;
+                d.scatter = r.get(Field::SET_DMA0_DST_REGION__idx_mode) == 1;
+                if (d.gather || d.scatter) {
+                    d.index = {r.geti(Field::SET_DMA0_IDX_REGION__region), r.get(Field::SET_DMA0_IDX__addr), 0};
+                    d.index_max = static_cast<uint32_t>(r.get(Field::SET_DMA0_IDX_MAX__idx_max));
+                    if (d.dimensions >= 3) d.index_skip1 = r.get(Field::SET_DMA0_IDX_SKIP1__addr);
+                }
+            }
+            break;
+        }
+        case OpKind::DmaWait:
+        case OpKind::KernelWait:
+            op.wait_count = static_cast<int>(param->extract(command.value));
+            break;
+        case OpKind::PmuMask:
+            op.pmu_enable = param->extract(command.value) != 0;
+            break;
+        case OpKind::Stop:
+        case OpKind::Irq:
+            op.mask = static_cast<uint32_t>(param->extract(command.value));
+            break;
+        case OpKind::Branch:
+            op.branch_condition = static_cast<int>(command.desc->fields[0].extract(command.value));
+            op.branch_target = static_cast<uint32_t>(command.desc->fields[1].extract(command.value));
+            break;
+    }
+
+    if (!op.unset_registers.empty()) {
+        std::string names;
+        for (Cmd c : op.unset_registers) {
+            if (!names.empty()) names += ", ";
+            names += gen_.command(c)->name;
+        }
+        const std::string message =
+            fmt::format("{} reads registers the stream never set: {}", command.desc->name, names);
+        if (options_.strict) throw Error({source_, command.offset, std::string(command.desc->name)}, message);
+        warnings_.push_back(format_error({source_, command.offset, {}}, message));
+    }
+}
+
+DecodedStream decode_stream(const NpuConfig& config, std::span<const uint32_t> words, const std::string& source,
+                            const DecodeOptions& options) {
+    DecodedStream result;
+    result.generation = config.generation;
+    Decoder decoder(config, source, options);
+    for_each_command(isa::describe(config.generation), words, source, [&](const RawCommand& command) {
+        ++result.command_count;
+        DecodedOp op;
+        if (decoder.apply(command, op)) result.ops.push_back(std::move(op));
+    });
+    result.warnings = std::move(decoder.warnings());
+    return result;
+}
+
+}  // namespace ethosu

@@ -1,0 +1,118 @@
+#pragma once
+// The machine-readable description of one NPU generation, as generated from
+// emulator/isa/desc/<generation>.toml: commands and their fields, enums, registers.
+// The decoder, disassembler, command-stream builder and register front all read it.
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "emulator/isa/isa_generated.h"
+#include "emulator/isa/npu_config.h"
+
+namespace ethosu::isa {
+
+enum class CmdKind : uint8_t { Cmd0, Cmd1 };  // one word, or a word plus a 32-bit payload
+enum class Access : uint8_t { RW, RO, WO };
+
+struct EnumValue {
+    std::string_view name;
+    uint32_t value;
+};
+
+struct EnumDesc {
+    std::string_view name;
+    std::span<const EnumValue> values;
+
+    // The value's name, or empty if the value is not one of the enum's.
+    std::string_view value_name(uint64_t value) const;
+};
+
+struct BitRange {
+    uint8_t lo;
+    uint8_t width;
+};
+
+// A command field. Bits index the 64-bit command value word0 | payload << 32; a split
+// field (a 40-bit address, stride lsb/msb) has two ranges, the first the least significant.
+struct FieldDesc {
+    Field id;
+    Cmd command;  // the command whose parameter/payload holds the field
+    std::string_view name;
+    std::array<BitRange, 2> parts;
+    uint8_t part_count;
+    const EnumDesc* enumeration;  // nullptr for plain numbers
+    bool is_signed;
+    bool hex;
+
+    int width() const;
+    uint64_t extract(uint64_t command) const;           // raw, zero-extended
+    int64_t extract_signed(uint64_t command) const;     // sign-extended when is_signed
+    uint64_t insert(uint64_t command, uint64_t value) const;  // value truncated to width
+    bool fits(uint64_t value) const;
+};
+
+struct CommandDesc {
+    Cmd id;
+    std::string_view name;
+    CmdKind kind;
+    uint16_t opcode;
+    std::span<const FieldDesc> fields;
+
+    int words() const { return kind == CmdKind::Cmd0 ? 1 : 2; }
+    // The first word with opcode and control bits set, parameter zero.
+    uint32_t base_word() const;
+};
+
+struct RegisterFieldDesc {
+    std::string_view name;
+    uint8_t lo;
+    uint8_t width;
+};
+
+struct RegisterDesc {
+    std::string_view name;
+    uint32_t offset;
+    uint16_t count;        // array length (BASEP[8], PMEVCNTR[4], ...)
+    uint8_t width_bits;    // 32 or 64 (64-bit registers occupy two consecutive words)
+    uint32_t reset;
+    Access access;
+    std::span<const RegisterFieldDesc> fields;
+
+    uint32_t bytes() const { return count * (width_bits / 8); }
+};
+
+struct GenerationDesc {
+    Generation generation{};
+    std::string_view name;
+    std::string_view arch;
+    int product = 0;
+    int address_bits = 32;
+    std::span<const CommandDesc> commands;
+    std::span<const RegisterDesc> registers;
+    std::span<const EnumDesc> enums;
+
+    const CommandDesc* find(CmdKind kind, uint16_t opcode) const;
+    const CommandDesc* command(Cmd id) const;  // nullptr if this generation lacks it
+    const FieldDesc* field(Field id) const;    // nullptr if this generation lacks it
+    const RegisterDesc* register_at(uint32_t offset) const;  // the register covering offset
+    const RegisterDesc* register_named(std::string_view name) const;
+
+    void index();  // builds the lookup tables; called once by the generated code
+
+private:
+    std::array<int16_t, 1024> cmd0_{};
+    std::array<int16_t, 1024> cmd1_{};
+    std::array<int16_t, kCmdCount> by_cmd_{};
+    std::array<const FieldDesc*, kFieldCount> by_field_{};
+};
+
+const GenerationDesc& describe(Generation g);
+
+// Generated, one per description.
+const GenerationDesc& generation_u55();
+const GenerationDesc& generation_u65();
+const GenerationDesc& generation_u85();
+
+}  // namespace ethosu::isa

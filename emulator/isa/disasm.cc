@@ -1,0 +1,62 @@
+#include "emulator/isa/disasm.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+namespace ethosu {
+namespace {
+
+std::string enum_text(const isa::EnumDesc& e, std::string_view value) {
+    std::string text;
+    for (char c : e.name) text += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    text += '_';
+    text += value;
+    return text;
+}
+
+}  // namespace
+
+DisassembledCommand disassemble(const isa::GenerationDesc& gen, const RawCommand& command) {
+    (void)gen;
+    DisassembledCommand out;
+    out.offset = command.offset;
+    out.name = command.desc->name;
+    out.param = command.param();
+    out.code = static_cast<uint16_t>(command.value & 0xFFFF);
+    if (command.desc->kind == isa::CmdKind::Cmd1) out.payload = command.payload();
+    for (const auto& f : command.desc->fields) {
+        DisassembledField field;
+        field.name = f.name;
+        const uint64_t raw = f.extract(command.value);
+        field.value = f.extract_signed(command.value);
+        if (f.enumeration) {
+            field.enum_value = f.enumeration->value_name(raw);
+            field.text = field.enum_value.empty() ? "****" : enum_text(*f.enumeration, field.enum_value);
+        } else if (f.hex) {
+            field.text = fmt::format("0x{:x}", raw);
+        } else {
+            field.text = fmt::format("{}", field.value);
+        }
+        out.fields.push_back(std::move(field));
+    }
+    return out;
+}
+
+std::string format_listing_line(const DisassembledCommand& c) {
+    const std::string payload = c.payload ? fmt::format("{:08x}", *c.payload) : std::string(8, ' ');
+    std::string line = fmt::format("{:#08x}: {} {:04x} {:04x} - {:30} {:5}", c.offset, payload, c.param, c.code,
+                                   c.name, c.param);
+    for (const auto& f : c.fields) line += fmt::format(", {} = {}", f.name, f.text);
+    return line;
+}
+
+std::vector<DisassembledCommand> disassemble_stream(Generation generation, std::span<const uint32_t> words,
+                                                    const std::string& source) {
+    const auto& gen = isa::describe(generation);
+    std::vector<DisassembledCommand> out;
+    for_each_command(gen, words, source, [&](const RawCommand& c) { out.push_back(disassemble(gen, c)); });
+    return out;
+}
+
+}  // namespace ethosu

@@ -1,0 +1,24 @@
+#include "emulator/isa/error.h"
+
+#include <fmt/format.h>
+
+namespace ethosu {
+
+std::string format_error(const ErrorLocation& where, const std::string& reason) {
+    std::string text;
+    auto append = [&text](const std::string& part) {
+        if (part.empty()) return;
+        if (!text.empty()) text += ": ";
+        text += part;
+    };
+    append(where.file);
+    if (where.offset) append(fmt::format("offset 0x{:x}", *where.offset));
+    append(where.field);
+    append(reason);
+    return text;
+}
+
+Error::Error(ErrorLocation where, const std::string& what)
+    : std::runtime_error(format_error(where, what)), where_(std::move(where)), reason_(what) {}
+
+}  // namespace ethosu

@@ -1,0 +1,33 @@
+#pragma once
+// One error type for every hostile-input path: it names where (file, byte offset)
+// and what (field) so a user can find the bad byte without a debugger.
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace ethosu {
+
+struct ErrorLocation {
+    std::string file;              // path, or a label such as "<command stream>"
+    std::optional<uint64_t> offset;  // byte offset inside that file or stream
+    std::string field;             // the field, command or key at fault
+};
+
+class Error : public std::runtime_error {
+public:
+    Error(ErrorLocation where, const std::string& what);
+
+    const ErrorLocation& where() const { return where_; }
+    const std::string& reason() const { return reason_; }
+
+private:
+    ErrorLocation where_;
+    std::string reason_;
+};
+
+// Formats "file: offset 0x..: field: reason" with the empty parts left out.
+std::string format_error(const ErrorLocation& where, const std::string& reason);
+
+}  // namespace ethosu

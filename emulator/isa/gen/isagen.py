@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""Generate the ISA tables (commands, fields, enums, registers) from the per-generation
+TOML descriptions in emulator/isa/desc.
+
+The output is reproducible: it depends only on the descriptions' content (no paths,
+dates or ordering of the file system). A description that breaks an invariant
+(overlapping fields, duplicate opcodes, unknown keys, ...) is a build error that names
+the file and the item.
+"""
+import argparse
+import sys
+import tomllib
+from pathlib import Path
+
+CMD_KINDS = ("cmd0", "cmd1")
+ACCESS = ("RW", "RO", "WO")
+GEN_KEYS = {"name", "product", "arch", "address_bits"}
+COMMAND_KEYS = {"name", "kind", "opcode", "fields"}
+FIELD_KEYS = {"name", "bits", "enum", "signed", "format"}
+REGISTER_KEYS = {"name", "offset", "count", "width", "reset", "access", "fields"}
+REG_FIELD_KEYS = {"name", "bits"}
+TOP_KEYS = {"generation", "enums", "command", "register"}
+
+
+class DescriptionError(Exception):
+    pass
+
+
+def fail(path, where, message):
+    raise DescriptionError(f"{path}: {where}: {message}")
+
+
+def check_keys(path, where, table, allowed):
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        fail(path, where, f"unknown key '{unknown[0]}' (valid: {', '.join(sorted(allowed))})")
+
+
+def parse_range(path, where, text):
+    """'31:16' or '16' -> (lo, width)."""
+    try:
+        if ":" in text:
+            hi, lo = (int(p) for p in text.split(":"))
+        else:
+            hi = lo = int(text)
+    except ValueError:
+        fail(path, where, f"bad bit range '{text}'")
+    if hi < lo:
+        fail(path, where, f"bit range '{text}' has high < low")
+    return lo, hi - lo + 1
+
+
+def parse_bits(path, where, bits):
+    parts = bits if isinstance(bits, list) else [bits]
+    if not parts or len(parts) > 2:
+        fail(path, where, "a field has one or two bit ranges")
+    return [parse_range(path, where, p) for p in parts]
+
+
+def load(path):
+    with open(path, "rb") as f:
+        try:
+            doc = tomllib.load(f)
+        except tomllib.TOMLDecodeError as e:
+            fail(path, "toml", str(e))
+    check_keys(path, "top level", doc, TOP_KEYS)
+    gen = doc.get("generation")
+    if gen is None:
+        fail(path, "generation", "missing [generation] table")
+    check_keys(path, "generation", gen, GEN_KEYS)
+    for key in GEN_KEYS:
+        if key not in gen:
+            fail(path, "generation", f"missing key '{key}'")
+
+    enums = {}
+    for ename, values in sorted(doc.get("enums", {}).items()):
+        if not values:
+            fail(path, f"enums.{ename}", "an enum needs at least one value")
+        seen = {}
+        for vname, value in values.items():
+            if not isinstance(value, int) or value < 0:
+                fail(path, f"enums.{ename}.{vname}", "value must be a non-negative integer")
+            if value in seen:
+                fail(path, f"enums.{ename}", f"'{vname}' and '{seen[value]}' share value {value}")
+            seen[value] = vname
+        enums[ename] = sorted(((v, n) for n, v in values.items()))
+
+    commands = []
+    names = set()
+    opcodes = {}
+    for i, c in enumerate(doc.get("command", [])):
+        where = f"command[{i}] {c.get('name', '?')}"
+        check_keys(path, where, c, COMMAND_KEYS)
+        for key in ("name", "kind", "opcode"):
+            if key not in c:
+                fail(path, where, f"missing key '{key}'")
+        if c["kind"] not in CMD_KINDS:
+            fail(path, where, f"kind '{c['kind']}' (valid: {', '.join(CMD_KINDS)})")
+        if not 0 <= c["opcode"] < 1024:
+            fail(path, where, f"opcode {c['opcode']:#x} does not fit in 10 bits")
+        if c["name"] in names:
+            fail(path, where, "duplicate command name")
+        names.add(c["name"])
+        key = (c["kind"], c["opcode"])
+        if key in opcodes:
+            fail(path, where, f"{c['kind']} opcode {c['opcode']:#05x} already used by {opcodes[key]}")
+        opcodes[key] = c["name"]
+        top = 31 if c["kind"] == "cmd0" else 63
+        used = {}
+        fields = []
+        for f in c.get("fields", []):
+            fwhere = f"{where}.{f.get('name', '?')}"
+            check_keys(path, fwhere, f, FIELD_KEYS)
+            parts = parse_bits(path, fwhere, f.get("bits", ""))
+            for lo, width in parts:
+                for bit in range(lo, lo + width):
+                    if bit < 16 or bit > top:
+                        fail(path, fwhere, f"bit {bit} outside the parameter bits 16..{top}")
+                    if bit in used:
+                        fail(path, fwhere, f"bit {bit} overlaps field '{used[bit]}'")
+                    used[bit] = f["name"]
+            total = sum(w for _, w in parts)
+            enum = f.get("enum")
+            if enum is not None:
+                if enum not in enums:
+                    fail(path, fwhere, f"unknown enum '{enum}'")
+                biggest = enums[enum][-1][0]
+                if biggest >= (1 << total):
+                    fail(path, fwhere, f"enum '{enum}' value {biggest} does not fit in {total} bits")
+            if f.get("format", "dec") not in ("dec", "hex"):
+                fail(path, fwhere, f"format '{f['format']}' (valid: dec, hex)")
+            fields.append({"name": f["name"], "parts": parts, "enum": enum,
+                           "signed": bool(f.get("signed", False)), "hex": f.get("format") == "hex"})
+        if len({f["name"] for f in fields}) != len(fields):
+            fail(path, where, "duplicate field name")
+        commands.append({"name": c["name"], "kind": c["kind"], "opcode": c["opcode"], "fields": fields})
+
+    registers = []
+    occupied = {}
+    for i, r in enumerate(doc.get("register", [])):
+        where = f"register[{i}] {r.get('name', '?')}"
+        check_keys(path, where, r, REGISTER_KEYS)
+        for key in ("name", "offset", "reset", "access"):
+            if key not in r:
+                fail(path, where, f"missing key '{key}'")
+        if r["access"] not in ACCESS:
+            fail(path, where, f"access '{r['access']}' (valid: {', '.join(ACCESS)})")
+        width = r.get("width", 32)
+        count = r.get("count", 1)
+        if width not in (32, 64) or r["offset"] % 4:
+            fail(path, where, "registers are 32 or 64 bits wide at 4-byte aligned offsets")
+        if r["reset"] >= (1 << width):
+            fail(path, where, f"reset value does not fit in {width} bits")
+        for k in range(count):
+            for word in range(width // 32):
+                off = r["offset"] + k * (width // 8) + word * 4
+                if off in occupied:
+                    fail(path, where, f"offset {off:#x} overlaps register {occupied[off]}")
+                occupied[off] = r["name"]
+        fields = []
+        used = {}
+        for f in r.get("fields", []):
+            fwhere = f"{where}.{f.get('name', '?')}"
+            check_keys(path, fwhere, f, REG_FIELD_KEYS)
+            parts = parse_bits(path, fwhere, f.get("bits", ""))
+            if len(parts) != 1:
+                fail(path, fwhere, "register fields have one bit range")
+            lo, w = parts[0]
+            for bit in range(lo, lo + w):
+                if bit >= width:
+                    fail(path, fwhere, f"bit {bit} outside the {width}-bit register")
+                if bit in used:
+                    fail(path, fwhere, f"bit {bit} overlaps field '{used[bit]}'")
+                used[bit] = f["name"]
+            fields.append((f["name"], lo, w))
+        registers.append({"name": r["name"], "offset": r["offset"], "count": count, "width": width,
+                          "reset": r["reset"], "access": r["access"], "fields": fields})
+    registers.sort(key=lambda r: r["offset"])
+    return {"gen": gen, "enums": enums, "commands": commands, "registers": registers, "path": path}
+
+
+def cpp_id(name):
+    return name[4:] if name.startswith("NPU_") else name
+
+
+def field_id(cmd, field):
+    return f"{cpp_id(cmd)}__{field}"
+
+
+def short(gen_name):
+    return gen_name.replace("ethos-", "")  # "u55"
+
+
+def generate(descs):
+    gens = {short(d["gen"]["name"]): d for d in descs}
+    for required in ("u55", "u65", "u85"):
+        if required not in gens:
+            raise DescriptionError(f"no description for ethos-{required}")
+    # Union of command and field identities, in a stable order.
+    cmd_names = sorted({c["name"] for d in descs for c in d["commands"]})
+    field_names = sorted({field_id(c["name"], f["name"]) for d in descs for c in d["commands"] for f in c["fields"]})
+    cmd_index = {n: i for i, n in enumerate(cmd_names)}
+    field_index = {n: i for i, n in enumerate(field_names)}
+
+    h = []
+    h.append("// Generated by emulator/isa/gen/isagen.py from emulator/isa/desc/*.toml. Do not edit.")
+    h.append("#pragma once")
+    h.append("#include <cstddef>")
+    h.append("#include <cstdint>")
+    h.append("")
+    h.append("namespace ethosu::isa {")
+    h.append("")
+    h.append("// Every command of every generation; the same opcode may name different commands.")
+    h.append("enum class Cmd : uint16_t {")
+    for n in cmd_names:
+        h.append(f"    {cpp_id(n)},")
+    h.append("};")
+    h.append(f"inline constexpr size_t kCmdCount = {len(cmd_names)};")
+    h.append("")
+    h.append("// Every (command, field) pair of every generation.")
+    h.append("enum class Field : uint16_t {")
+    for n in field_names:
+        h.append(f"    {n},")
+    h.append("};")
+    h.append(f"inline constexpr size_t kFieldCount = {len(field_names)};")
+    h.append("")
+    for g in sorted(gens):
+        h.append(f"namespace {g} {{")
+        for ename, values in gens[g]["enums"].items():
+            h.append(f"enum class {ename} : uint32_t {{")
+            for v, n in values:
+                h.append(f"    {n} = {v},")
+            h.append("};")
+        h.append(f"}}  // namespace {g}")
+        h.append("")
+    h.append("}  // namespace ethosu::isa")
+    h.append("")
+
+    c = []
+    c.append("// Generated by emulator/isa/gen/isagen.py from emulator/isa/desc/*.toml. Do not edit.")
+    c.append('#include "emulator/isa/description.h"')
+    c.append("")
+    c.append("namespace ethosu::isa {")
+    c.append("namespace {")
+    c.append("")
+    for g in sorted(gens):
+        d = gens[g]
+        enum_pos = {}
+        for k, (ename, values) in enumerate(d["enums"].items()):
+            vals = ", ".join(f'{{"{n}", {v}}}' for v, n in values)
+            c.append(f"constexpr EnumValue {g}_enum_{ename}_values[] = {{{vals}}};")
+            enum_pos[ename] = k
+        c.append(f"constexpr EnumDesc {g}_enums[] = {{")
+        for ename in d["enums"]:
+            c.append(f'    {{"{ename}", {g}_enum_{ename}_values}},')
+        c.append("};")
+        for cmd in d["commands"]:
+            if not cmd["fields"]:
+                continue
+            c.append(f"constexpr FieldDesc {g}_fields_{cpp_id(cmd['name'])}[] = {{")
+            for f in cmd["fields"]:
+                parts = f["parts"] + [(0, 0)] * (2 - len(f["parts"]))
+                enum = f"&{g}_enums[{enum_pos[f['enum']]}]" if f["enum"] else "nullptr"
+                c.append(f'    {{Field::{field_id(cmd["name"], f["name"])}, Cmd::{cpp_id(cmd["name"])}, "{f["name"]}", '
+                         f'{{{{{{{parts[0][0]}, {parts[0][1]}}}, {{{parts[1][0]}, {parts[1][1]}}}}}}}, '
+                         f'{len(f["parts"])}, {enum}, {str(f["signed"]).lower()}, {str(f["hex"]).lower()}}},')
+            c.append("};")
+        c.append(f"constexpr CommandDesc {g}_commands[] = {{")
+        for cmd in d["commands"]:
+            fields = f"{g}_fields_{cpp_id(cmd['name'])}" if cmd["fields"] else "{}"
+            kind = "CmdKind::Cmd0" if cmd["kind"] == "cmd0" else "CmdKind::Cmd1"
+            c.append(f'    {{Cmd::{cpp_id(cmd["name"])}, "{cmd["name"]}", {kind}, {cmd["opcode"]:#05x}, {fields}}},')
+        c.append("};")
+        for r in d["registers"]:
+            if r["fields"]:
+                vals = ", ".join(f'{{"{n}", {lo}, {w}}}' for n, lo, w in r["fields"])
+                c.append(f"constexpr RegisterFieldDesc {g}_regfields_{r['name']}[] = {{{vals}}};")
+        c.append(f"constexpr RegisterDesc {g}_registers[] = {{")
+        for r in d["registers"]:
+            fields = f"{g}_regfields_{r['name']}" if r["fields"] else "{}"
+            c.append(f'    {{"{r["name"]}", {r["offset"]:#06x}, {r["count"]}, {r["width"]}, {r["reset"]:#010x}, '
+                     f'Access::{r["access"]}, {fields}}},')
+        c.append("};")
+        c.append("")
+    c.append("}  // namespace")
+    c.append("")
+    for g in sorted(gens):
+        d = gens[g]
+        gen = d["gen"]
+        enum_name = {"u55": "U55", "u65": "U65", "u85": "U85"}[g]
+        c.append(f"const GenerationDesc& generation_{g}() {{")
+        c.append("    static const GenerationDesc desc = [] {")
+        c.append("        GenerationDesc d;")
+        c.append(f"        d.generation = Generation::{enum_name};")
+        c.append(f'        d.name = "{gen["name"]}";')
+        c.append(f'        d.arch = "{gen["arch"]}";')
+        c.append(f"        d.product = {gen['product']};")
+        c.append(f"        d.address_bits = {gen['address_bits']};")
+        c.append(f"        d.commands = {g}_commands;")
+        c.append(f"        d.registers = {g}_registers;")
+        c.append(f"        d.enums = {g}_enums;")
+        c.append("        d.index();")
+        c.append("        return d;")
+        c.append("    }();")
+        c.append("    return desc;")
+        c.append("}")
+        c.append("")
+    c.append("}  // namespace ethosu::isa")
+    c.append("")
+    return "\n".join(h), "\n".join(c)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out-dir", required=True)
+    parser.add_argument("descriptions", nargs="+")
+    args = parser.parse_args()
+    try:
+        descs = [load(p) for p in args.descriptions]
+        header, source = generate(descs)
+    except DescriptionError as e:
+        print(f"isagen: error: {e}", file=sys.stderr)
+        return 1
+    out = Path(args.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in (("isa_generated.h", header), ("isa_generated.cc", source)):
+        target = out / name
+        if not target.exists() or target.read_text() != text:
+            target.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

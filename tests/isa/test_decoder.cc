@@ -1,0 +1,199 @@
+// The decoder on hand-built streams: sticky registers, the frozen op record, hostile input.
+
+#include <gtest/gtest.h>
+
+#include "emulator/isa/builder.h"
+#include "emulator/isa/decoder.h"
+#include "emulator/isa/error.h"
+
+namespace ethosu {
+namespace {
+
+using isa::Cmd;
+using isa::Field;
+
+// Every register a U55 pooling op reads, with recognisable values.
+CommandStreamBuilder pooling_setup(Generation g) {
+    CommandStreamBuilder b(g);
+    b.emit(Cmd::SET_IFM_REGION, {{Field::SET_IFM_REGION__region, 1}})
+        .emit(Cmd::SET_IFM_BASE0, {{Field::SET_IFM_BASE0__addr, 0x100}})
+        .emit(Cmd::SET_IFM_BASE1, {{Field::SET_IFM_BASE1__addr, 0x200}})
+        .emit(Cmd::SET_IFM_BASE2, {{Field::SET_IFM_BASE2__addr, 0x300}})
+        .emit(Cmd::SET_IFM_BASE3, {{Field::SET_IFM_BASE3__addr, 0x400}})
+        .emit(Cmd::SET_IFM_WIDTH0_M1, {{Field::SET_IFM_WIDTH0_M1__width_m1, 15}})
+        .emit(Cmd::SET_IFM_HEIGHT0_M1, {{Field::SET_IFM_HEIGHT0_M1__height_m1, 7}})
+        .emit(Cmd::SET_IFM_HEIGHT1_M1, {{Field::SET_IFM_HEIGHT1_M1__height_m1, 3}})
+        .emit(Cmd::SET_IFM_DEPTH_M1, {{Field::SET_IFM_DEPTH_M1__depth_m1, 31}})
+        .emit(Cmd::SET_IFM_STRIDE_X, {{Field::SET_IFM_STRIDE_X__addr, 32}})
+        .emit(Cmd::SET_IFM_STRIDE_Y, {{Field::SET_IFM_STRIDE_Y__addr, 512}})
+        .emit(Cmd::SET_IFM_STRIDE_C, {{Field::SET_IFM_STRIDE_C__addr, 16}})
+        .emit(Cmd::SET_IFM_PRECISION, {{Field::SET_IFM_PRECISION__activation_type, 1}})
+        .emit(Cmd::SET_IFM_ZERO_POINT, {{Field::SET_IFM_ZERO_POINT__zero_point, 0xFFEE}})  // -18
+        .emit(Cmd::SET_IFM_UPSCALE)
+        .emit(Cmd::SET_IFM_PAD_TOP, {{Field::SET_IFM_PAD_TOP__pad, 1}})
+        .emit(Cmd::SET_IFM_PAD_LEFT, {{Field::SET_IFM_PAD_LEFT__pad, 2}})
+        .emit(Cmd::SET_IFM_PAD_BOTTOM, {{Field::SET_IFM_PAD_BOTTOM__pad, 3}})
+        .emit(Cmd::SET_IFM_PAD_RIGHT, {{Field::SET_IFM_PAD_RIGHT__pad, 4}})
+        .emit(Cmd::SET_OFM_REGION, {{Field::SET_OFM_REGION__region, 1}})
+        .emit(Cmd::SET_OFM_BASE0, {{Field::SET_OFM_BASE0__addr, 0x1000}})
+        .emit(Cmd::SET_OFM_BASE1).emit(Cmd::SET_OFM_BASE2).emit(Cmd::SET_OFM_BASE3)
+        .emit(Cmd::SET_OFM_WIDTH_M1, {{Field::SET_OFM_WIDTH_M1__width_m1, 7}})
+        .emit(Cmd::SET_OFM_HEIGHT_M1, {{Field::SET_OFM_HEIGHT_M1__height_m1, 5}})
+        .emit(Cmd::SET_OFM_DEPTH_M1, {{Field::SET_OFM_DEPTH_M1__depth_m1, 31}})
+        .emit(Cmd::SET_OFM_WIDTH0_M1, {{Field::SET_OFM_WIDTH0_M1__width_m1, 7}})
+        .emit(Cmd::SET_OFM_HEIGHT0_M1, {{Field::SET_OFM_HEIGHT0_M1__height_m1, 5}})
+        .emit(Cmd::SET_OFM_HEIGHT1_M1, {{Field::SET_OFM_HEIGHT1_M1__height_m1, 5}})
+        .emit(Cmd::SET_OFM_STRIDE_X, {{Field::SET_OFM_STRIDE_X__addr, 32}})
+        .emit(Cmd::SET_OFM_STRIDE_Y, {{Field::SET_OFM_STRIDE_Y__addr, 256}})
+        .emit(Cmd::SET_OFM_STRIDE_C, {{Field::SET_OFM_STRIDE_C__addr, 16}})
+        .emit(Cmd::SET_OFM_PRECISION, {{Field::SET_OFM_PRECISION__activation_type, 1},
+                                       {Field::SET_OFM_PRECISION__scale_mode, 1},
+                                       {Field::SET_OFM_PRECISION__round_mode, 2}})
+        .emit(Cmd::SET_OFM_ZERO_POINT, {{Field::SET_OFM_ZERO_POINT__zero_point, 5}})
+        .emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, 1u << 30}, {Field::SET_OFM_SCALE__shift, 31}})
+        .emit(Cmd::SET_KERNEL_WIDTH_M1, {{Field::SET_KERNEL_WIDTH_M1__width_m1, 2}})
+        .emit(Cmd::SET_KERNEL_HEIGHT_M1, {{Field::SET_KERNEL_HEIGHT_M1__height_m1, 2}})
+        .emit(Cmd::SET_KERNEL_STRIDE, {{Field::SET_KERNEL_STRIDE__stride_x_lsb, 0},
+                                       {Field::SET_KERNEL_STRIDE__stride_x_msb, 1},  // stride 3
+                                       {Field::SET_KERNEL_STRIDE__stride_y_lsb, 1}})  // stride 2
+        .emit(Cmd::SET_ACTIVATION)
+        .emit(Cmd::SET_ACTIVATION_MIN, {{Field::SET_ACTIVATION_MIN__clip_boundary, 0xFF80}})
+        .emit(Cmd::SET_ACTIVATION_MAX, {{Field::SET_ACTIVATION_MAX__clip_boundary, 127}})
+        .emit(Cmd::SET_ACC_FORMAT)
+        .emit(Cmd::SET_OFM_BLK_WIDTH_M1, {{Field::SET_OFM_BLK_WIDTH_M1__width_m1, 7}})
+        .emit(Cmd::SET_OFM_BLK_HEIGHT_M1, {{Field::SET_OFM_BLK_HEIGHT_M1__height_m1, 3}})
+        .emit(Cmd::SET_OFM_BLK_DEPTH_M1, {{Field::SET_OFM_BLK_DEPTH_M1__depth_m1, 31}})
+        .emit(Cmd::SET_IFM_IB_END, {{Field::SET_IFM_IB_END__ib_end, 6}})
+        .emit(Cmd::SET_AB_START, {{Field::SET_AB_START__ab_start, 6}})
+        .emit(Cmd::SET_BLOCKDEP, {{Field::SET_BLOCKDEP__blockdep, 3}});
+    return b;
+}
+
+TEST(Decoder, FreezesEverythingAPoolingOpReads) {
+    auto b = pooling_setup(Generation::U55);
+    b.emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 1}});
+    b.emit(Cmd::OP_STOP, {{Field::OP_STOP__mask, 0xFFFF}});
+    const auto out = decode_stream(*find_npu_config("ethos-u55-128"), b.words(), "pool", {.strict = true});
+    ASSERT_EQ(out.ops.size(), 2u);
+    const DecodedOp& op = out.ops[0];
+    EXPECT_EQ(op.kind, OpKind::Pool);
+    EXPECT_EQ(op.pool, PoolMode::Average);
+    EXPECT_EQ(op.offset, (b.words().size() - 2) * 4);
+    EXPECT_EQ(op.ifm.tile_base, (std::array<uint64_t, 4>{0x100, 0x200, 0x300, 0x400}));
+    EXPECT_EQ(op.ifm.width0, 16);
+    EXPECT_EQ(op.ifm.height0, 8);
+    EXPECT_EQ(op.ifm.height1, 4);
+    EXPECT_EQ(op.ifm.depth, 32);
+    EXPECT_EQ(op.ifm.zero_point, -18);
+    EXPECT_TRUE(op.ifm.precision.is_signed);
+    EXPECT_EQ(op.ofm.width, 8);
+    EXPECT_EQ(op.ofm.height, 6);
+    EXPECT_EQ(op.kernel.stride_x, 3);
+    EXPECT_EQ(op.kernel.stride_y, 2);
+    EXPECT_EQ(op.kernel.padding.top, 1);
+    EXPECT_EQ(op.kernel.padding.right, 4);
+    EXPECT_FALSE(op.output.per_channel_scale);
+    EXPECT_EQ(op.output.global_scale.scale, 1u << 30);
+    EXPECT_EQ(op.output.global_scale.shift, 31);
+    EXPECT_EQ(op.output.round, RoundMode::Natural);
+    EXPECT_EQ(op.output.clip_min, -128);
+    EXPECT_EQ(op.block.blockdep, 3);
+    EXPECT_EQ(out.ops[1].kind, OpKind::Stop);
+    EXPECT_EQ(out.ops[1].mask, 0xFFFFu);
+    EXPECT_TRUE(out.warnings.empty());
+}
+
+TEST(Decoder, RegistersAreSticky) {
+    auto b = pooling_setup(Generation::U55);
+    b.emit(Cmd::OP_POOL);
+    b.emit(Cmd::SET_IFM_BASE0, {{Field::SET_IFM_BASE0__addr, 0x180}});
+    b.emit(Cmd::OP_POOL);
+    const auto out = decode_stream(*find_npu_config("ethos-u55-128"), b.words(), "sticky", {.strict = true});
+    ASSERT_EQ(out.ops.size(), 2u);
+    EXPECT_EQ(out.ops[0].ifm.tile_base[0], 0x100u);
+    EXPECT_EQ(out.ops[1].ifm.tile_base[0], 0x180u);
+    EXPECT_EQ(out.ops[1].ifm.depth, 32);  // unchanged registers carry over
+}
+
+TEST(Decoder, ReportsRegistersNeverSetWithTheCommandOffset) {
+    CommandStreamBuilder b(Generation::U55);
+    b.emit(Cmd::SET_IFM_REGION, {{Field::SET_IFM_REGION__region, 1}});
+    b.emit(Cmd::OP_POOL);
+    const auto out = decode_stream(*find_npu_config("ethos-u55-128"), b.words(), "unset.bin");
+    ASSERT_EQ(out.ops.size(), 1u);
+    EXPECT_FALSE(out.ops[0].unset_registers.empty());
+    ASSERT_EQ(out.warnings.size(), 1u);
+    EXPECT_NE(out.warnings[0].find("unset.bin: offset 0x4"), std::string::npos) << out.warnings[0];
+    EXPECT_NE(out.warnings[0].find("NPU_SET_IFM_BASE0"), std::string::npos);
+    try {
+        decode_stream(*find_npu_config("ethos-u55-128"), b.words(), "unset.bin", {.strict = true});
+        FAIL() << "strict decoding accepted an op with unset registers";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().offset, 4u);
+        EXPECT_EQ(e.where().field, "NPU_OP_POOL");
+    }
+}
+
+TEST(Decoder, RejectsUnknownOpcodesNamingTheOffset) {
+    const std::vector<uint32_t> words{0x0001010F, 0x00000004};  // SET_IFM_REGION, then opcode 4
+    try {
+        decode_stream(*find_npu_config("ethos-u55-128"), words, "bad.bin");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().file, "bad.bin");
+        EXPECT_EQ(e.where().offset, 4u);
+        EXPECT_EQ(e.where().field, "opcode");
+    }
+    // NPU_OP_RESIZE exists on U85 only.
+    EXPECT_THROW(decode_stream(*find_npu_config("ethos-u65-256"), std::vector<uint32_t>{0x00000007}, "resize.bin"), Error);
+    EXPECT_NO_THROW(decode_stream(*find_npu_config("ethos-u85-256"), std::vector<uint32_t>{0x00000007}, "resize.bin"));
+}
+
+TEST(Decoder, RejectsOperationParametersOutsideTheirEnum) {
+    const std::vector<uint32_t> words{0x00000005 | (3u << 16), 0x00000006 | (12u << 16)};  // POOL 3, ELEMENTWISE 12
+    EXPECT_NO_THROW(decode_stream(*find_npu_config("ethos-u85-256"), std::span(words).first(1), "pool.bin"));
+    try {
+        decode_stream(*find_npu_config("ethos-u55-128"), words, "pool.bin");  // U55 has no pooling mode 3
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().offset, 0u);
+        EXPECT_EQ(e.where().field, "NPU_OP_POOL.pooling_mode");
+    }
+    try {
+        decode_stream(*find_npu_config("ethos-u85-256"), words, "ew.bin");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().offset, 4u);
+        EXPECT_EQ(e.where().field, "NPU_OP_ELEMENTWISE.elementwise_mode");
+    }
+}
+
+TEST(Decoder, RejectsACmd1CutOffAtTheEnd) {
+    const std::vector<uint32_t> words{0x0001010F, 0x00004000};  // NPU_SET_IFM_BASE0 without payload
+    try {
+        decode_stream(*find_npu_config("ethos-u65-256"), words, "cut.bin");
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().offset, 4u);
+        EXPECT_EQ(e.where().field, "NPU_SET_IFM_BASE0");
+    }
+}
+
+TEST(Decoder, FortyBitAddressesOnU65AndU85) {
+    CommandStreamBuilder b(Generation::U85);
+    b.emit(Cmd::SET_DMA0_SRC_REGION, {{Field::SET_DMA0_SRC_REGION__region, 0}})
+        .emit(Cmd::SET_DMA0_DST_REGION, {{Field::SET_DMA0_DST_REGION__region, 2}})
+        .emit(Cmd::SET_DMA0_SRC, {{Field::SET_DMA0_SRC__addr, 0x12'0000'0040ull}})
+        .emit(Cmd::SET_DMA0_DST, {{Field::SET_DMA0_DST__addr, 0x80}})
+        .emit(Cmd::SET_DMA0_LEN, {{Field::SET_DMA0_LEN__addr, 256}})
+        .emit(Cmd::OP_DMA_START);
+    const auto out = decode_stream(*find_npu_config("ethos-u85-256"), b.words(), "dma", {.strict = true});
+    ASSERT_EQ(out.ops.size(), 1u);
+    EXPECT_EQ(out.ops[0].dma.src.address, 0x12'0000'0040ull);
+    EXPECT_EQ(out.ops[0].dma.dst.region, 2);
+    EXPECT_EQ(out.ops[0].dma.length, 256u);
+    EXPECT_EQ(out.ops[0].dma.dimensions, 1);
+}
+
+}  // namespace
+}  // namespace ethosu
