@@ -1,0 +1,70 @@
+#include "frontend/loaders/loader_common.h"
+
+#include <fmt/format.h>
+
+namespace ethosu {
+
+uint64_t tensor_byte_size(std::span<const int64_t> shape, int element_bytes, const ErrorLocation& where) {
+    uint64_t bytes = static_cast<uint64_t>(element_bytes);
+    for (const int64_t dim : shape) {
+        if (dim < 0) throw Error(where, fmt::format("negative dimension {} in the shape", dim));
+        // Division instead of multiplication, so the check itself cannot overflow.
+        if (dim != 0 && bytes > kMaxRegionBytes / static_cast<uint64_t>(dim))
+            throw Error(where, fmt::format("tensor is larger than {} bytes", kMaxRegionBytes));
+        bytes *= static_cast<uint64_t>(dim);
+    }
+    return bytes;
+}
+
+uint64_t checked_region_size(int64_t size, const ErrorLocation& where) {
+    if (size < 0 || static_cast<uint64_t>(size) > kMaxRegionBytes)
+        throw Error(where, fmt::format("region size {} is outside 0..{}", size, kMaxRegionBytes));
+    return static_cast<uint64_t>(size);
+}
+
+int checked_region_index(int64_t index, const ErrorLocation& where) {
+    if (index < 0 || index >= kRegionCount)
+        throw Error(where, fmt::format("region {} is not a base-pointer index 0..{}", index, kRegionCount - 1));
+    return static_cast<int>(index);
+}
+
+namespace {
+
+ElementType element_type_from_width(int64_t element_bytes, const ErrorLocation& where) {
+    switch (element_bytes) {
+        case 1: return ElementType::Int8;
+        case 2: return ElementType::Int16;
+        case 4: return ElementType::Int32;
+        default: throw Error(where, fmt::format("element size {} is not 1, 2 or 4 bytes", element_bytes));
+    }
+}
+
+}  // namespace
+
+TensorInfo make_feature_map(std::vector<int64_t> shape, int64_t element_bytes, int64_t region, int64_t offset,
+                            const ErrorLocation& where) {
+    TensorInfo t;
+    t.type = element_type_from_width(element_bytes, where);
+    t.size_bytes = tensor_byte_size(shape, element_size(t.type), where);
+    t.shape = std::move(shape);
+    if (offset == kUnplacedOffset) return t;  // e.g. a shape operand the NPU never reads
+    t.region = checked_region_index(region, where);
+    if (offset < 0 || static_cast<uint64_t>(offset) > kMaxRegionBytes)
+        throw Error(where, fmt::format("offset {} is outside 0..{}", offset, kMaxRegionBytes));
+    t.offset = static_cast<uint64_t>(offset);
+    return t;
+}
+
+std::unique_ptr<LoadedModel> single_invocation_model(const std::string& path, ModelFormat format,
+                                                     NpuInvocation invocation, const LoadOptions& options) {
+    auto model = std::make_unique<LoadedModel>();
+    model->path = path;
+    model->format = format;
+    model->config = resolve_npu_config(path, invocation.stream, options);
+    model->inputs = invocation.inputs;
+    model->outputs = invocation.outputs;
+    model->invocations.push_back(std::move(invocation));
+    return model;
+}
+
+}  // namespace ethosu

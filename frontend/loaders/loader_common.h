@@ -1,0 +1,44 @@
+#pragma once
+// Checks and constructors shared by the loaders (internal; model.h is the contract).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "emulator/isa/error.h"
+#include "frontend/loaders/model.h"
+
+namespace ethosu {
+
+constexpr int kRegionCount = 8;  // BASEP0..7 on every generation
+// No Vela model needs a region or tensor this large; refusing it keeps consumers from
+// allocating whatever a hostile file claims.
+constexpr uint64_t kMaxRegionBytes = uint64_t{1} << 32;
+
+// Bytes of a tensor: an Error at `where` for a negative dimension or a size over kMaxRegionBytes.
+uint64_t tensor_byte_size(std::span<const int64_t> shape, int element_bytes, const ErrorLocation& where);
+
+// A region size read from the file, checked against kMaxRegionBytes.
+uint64_t checked_region_size(int64_t size, const ErrorLocation& where);
+
+// A BASEP index read from the file, checked to be 0..7.
+int checked_region_index(int64_t index, const ErrorLocation& where);
+
+// Offset Vela gives a feature map it did not place in any region.
+constexpr int64_t kUnplacedOffset = -1;
+
+// A feature map described the npz/ExecuTorch way (shape, element width, region, offset).
+// Those formats record only the width, so 1/2/4 bytes read as Int8/Int16/Int32. An
+// unplaced one (kUnplacedOffset) gets region -1.
+TensorInfo make_feature_map(std::vector<int64_t> shape, int64_t element_bytes, int64_t region, int64_t offset,
+                            const ErrorLocation& where);
+
+// A model made of one NPU invocation whose feature maps are the model's inputs/outputs,
+// its configuration resolved from the stream and the options.
+std::unique_ptr<LoadedModel> single_invocation_model(const std::string& path, ModelFormat format,
+                                                     NpuInvocation invocation, const LoadOptions& options);
+
+}  // namespace ethosu

@@ -1,0 +1,117 @@
+// Names, format detection and NPU-configuration resolution common to all loaders.
+
+#include "frontend/loaders/model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "emulator/isa/error.h"
+
+namespace ethosu {
+
+std::string_view model_format_name(ModelFormat f) {
+    switch (f) {
+        case ModelFormat::VelaTflite: return "vela-tflite";
+        case ModelFormat::VelaNpz: return "vela-npz";
+        case ModelFormat::ExecuTorchBin: return "executorch-vela-bin";
+        case ModelFormat::RawCommandStream: return "raw-command-stream";
+    }
+    return "?";
+}
+
+std::string_view element_type_name(ElementType t) {
+    switch (t) {
+        case ElementType::Int8: return "int8";
+        case ElementType::UInt8: return "uint8";
+        case ElementType::Int16: return "int16";
+        case ElementType::UInt16: return "uint16";
+        case ElementType::Int32: return "int32";
+        case ElementType::Int64: return "int64";
+        case ElementType::Float32: return "float32";
+        case ElementType::Bool: return "bool";
+        case ElementType::Other: return "other";
+    }
+    return "?";
+}
+
+int element_size(ElementType t) {
+    switch (t) {
+        case ElementType::Int8:
+        case ElementType::UInt8:
+        case ElementType::Bool: return 1;
+        case ElementType::Int16:
+        case ElementType::UInt16: return 2;
+        case ElementType::Int32:
+        case ElementType::Float32: return 4;
+        case ElementType::Int64: return 8;
+        case ElementType::Other: return 0;
+    }
+    return 0;
+}
+
+namespace {
+
+std::vector<uint8_t> read_file(const std::string& path) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+        throw Error({path, std::nullopt, ""}, ec ? "cannot open: " + ec.message() : "not a regular file");
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error({path, std::nullopt, ""}, std::string("cannot open: ") + std::strerror(errno));
+    std::vector<uint8_t> data(std::filesystem::file_size(path, ec));
+    if (ec) throw Error({path, std::nullopt, ""}, "cannot read its size: " + ec.message());
+    in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size()));
+    if (static_cast<size_t>(in.gcount()) != data.size())
+        throw Error({path, static_cast<uint64_t>(in.gcount()), ""}, "file ended early while reading");
+    return data;
+}
+
+bool starts_with(const std::vector<uint8_t>& data, size_t at, std::string_view bytes) {
+    return data.size() >= at + bytes.size() && std::equal(bytes.begin(), bytes.end(), data.begin() + at);
+}
+
+constexpr std::string_view kExecuTorchHeader{"vela_bin_stream\0", 16};
+
+}  // namespace
+
+std::unique_ptr<LoadedModel> load_model(const std::string& path, const LoadOptions& options) {
+    const std::vector<uint8_t> data = read_file(path);
+    if (data.empty()) throw Error({path, 0, ""}, "file is empty");
+    if (starts_with(data, 4, "TFL3")) return load_vela_tflite(path, data, options);
+    if (starts_with(data, 0, "PK\x03\x04")) return load_vela_npz(path, data, options);
+    if (starts_with(data, 0, kExecuTorchHeader)) return load_executorch_bin(path, data, options);
+    return load_raw_command_stream(path, data, options);
+}
+
+NpuConfig resolve_npu_config(const std::string& path, const CommandStream& stream, const LoadOptions& options) {
+    const auto stream_config = stream.config_word ? npu_config_from_config_word(*stream.config_word) : std::nullopt;
+    if (options.npu) {
+        const auto chosen = find_npu_config(*options.npu);
+        if (!chosen)
+            throw Error({path, std::nullopt, "--npu"},
+                        fmt::format("unknown NPU configuration '{}'; valid: {}", *options.npu, npu_config_names()));
+        const auto product_and_macs = [](uint32_t word) { return word & 0xF000000Fu; };
+        if (stream.config_word && product_and_macs(*stream.config_word) != product_and_macs(chosen->config_word))
+            throw Error({path, std::nullopt, "CONFIG"},
+                        fmt::format("--npu {} (CONFIG 0x{:08x}) disagrees with the command stream's CONFIG 0x{:08x} "
+                                    "({}) in product or MACs",
+                                    chosen->name, chosen->config_word, *stream.config_word,
+                                    stream_config ? stream_config->name : "unknown configuration"));
+        return *chosen;
+    }
+    if (!stream.config_word)
+        throw Error({path, std::nullopt, "--npu"},
+                    fmt::format("a {} command stream does not name its NPU; --npu is required (one of {})",
+                                stream.payload_kind, npu_config_names()));
+    if (!stream_config)
+        throw Error({path, std::nullopt, "CONFIG"},
+                    fmt::format("CONFIG word 0x{:08x} matches no known NPU configuration; give --npu (one of {})",
+                                *stream.config_word, npu_config_names()));
+    return *stream_config;
+}
+
+}  // namespace ethosu

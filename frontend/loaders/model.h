@@ -1,0 +1,96 @@
+#pragma once
+// What every loader produces: the NPU work of a model (one or more command streams with
+// the region images they address) and its input/output tensors. Loaders treat their
+// input as hostile: every malformed file ends in ethosu::Error naming file, offset, field.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "emulator/isa/npu_config.h"
+
+namespace ethosu {
+
+enum class ModelFormat : uint8_t { VelaTflite, VelaNpz, ExecuTorchBin, RawCommandStream };
+std::string_view model_format_name(ModelFormat f);
+
+enum class ElementType : uint8_t { Int8, UInt8, Int16, UInt16, Int32, Int64, Float32, Bool, Other };
+std::string_view element_type_name(ElementType t);
+int element_size(ElementType t);  // bytes; 0 for Other
+
+struct TensorInfo {
+    std::string name;
+    std::vector<int64_t> shape;
+    ElementType type = ElementType::Other;
+    int region = -1;       // base-pointer index holding the tensor, -1 if unknown
+    uint64_t offset = 0;   // byte offset inside that region
+    uint64_t size_bytes = 0;
+    std::vector<float> scale;        // quantization, empty if none
+    std::vector<int64_t> zero_point;
+};
+
+// The COP1/COP2 driver payload, split into its parts.
+struct CommandStream {
+    std::string payload_kind;          // "COP1", "COP2" or "raw"
+    std::optional<uint32_t> config_word;  // CONFIG the compiler targeted (absent for raw)
+    std::optional<uint32_t> id_word;
+    std::vector<uint32_t> words;       // the register command stream
+    uint64_t file_offset = 0;          // byte offset of words[0] in the source file
+};
+
+// One region (base pointer) the command stream addresses.
+struct RegionImage {
+    int index = -1;               // BASEP index
+    std::string role;             // "weights", "scratch", "scratch_fast", "input", "output", ...
+    uint64_t size = 0;            // bytes the region spans
+    std::vector<uint8_t> bytes;   // initial contents; empty for scratch areas (zero-filled)
+};
+
+// One NPU invocation: a command stream and its regions (for .tflite: one "ethos-u" op).
+struct NpuInvocation {
+    CommandStream stream;
+    std::vector<RegionImage> regions;
+    std::vector<TensorInfo> inputs;   // feature maps read by this invocation
+    std::vector<TensorInfo> outputs;  // feature maps written by it
+};
+
+struct LoadedModel {
+    std::string path;
+    ModelFormat format = ModelFormat::VelaTflite;
+    NpuConfig config{};            // resolved: COP header, or --npu override
+    std::vector<NpuInvocation> invocations;
+    std::vector<TensorInfo> inputs;   // model inputs in model order
+    std::vector<TensorInfo> outputs;  // model outputs in model order
+    int cpu_operators = 0;            // operators left on the CPU (.tflite only)
+};
+
+struct LoadOptions {
+    std::optional<std::string> npu;  // Vela config name; overrides the COP header
+};
+
+// Detects the format from the content (TFL3 identifier, zip magic, ExecuTorch block name)
+// and loads. A raw command stream (anything else) needs options.npu.
+std::unique_ptr<LoadedModel> load_model(const std::string& path, const LoadOptions& options);
+
+// Loaders by format, for tests and fuzzers: data is the whole file, path names it in errors.
+std::unique_ptr<LoadedModel> load_vela_tflite(const std::string& path, const std::vector<uint8_t>& data,
+                                              const LoadOptions& options);
+std::unique_ptr<LoadedModel> load_vela_npz(const std::string& path, const std::vector<uint8_t>& data,
+                                           const LoadOptions& options);
+std::unique_ptr<LoadedModel> load_executorch_bin(const std::string& path, const std::vector<uint8_t>& data,
+                                                 const LoadOptions& options);
+std::unique_ptr<LoadedModel> load_raw_command_stream(const std::string& path, const std::vector<uint8_t>& data,
+                                                     const LoadOptions& options);
+
+// Parses a COP1/COP2 driver payload (the bytes of a command-stream tensor or cmd_data).
+// base_offset is where payload[0] sits in the file, for error offsets.
+CommandStream parse_driver_payload(const std::string& path, const uint8_t* payload, size_t size,
+                                   uint64_t base_offset);
+
+// Resolves the NPU configuration: the override if given (an error if it disagrees with the
+// COP header's product or MACs), else the header's CONFIG word.
+NpuConfig resolve_npu_config(const std::string& path, const CommandStream& stream, const LoadOptions& options);
+
+}  // namespace ethosu

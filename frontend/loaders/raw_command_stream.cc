@@ -1,0 +1,33 @@
+// A bare command stream: little-endian words, or a COP1/COP2 payload saved on its own.
+
+#include <fmt/format.h>
+
+#include "frontend/loaders/byte_reader.h"
+#include "frontend/loaders/loader_common.h"
+
+namespace ethosu {
+namespace {
+
+bool is_driver_payload(const std::vector<uint8_t>& data) {
+    return data.size() >= 4 && data[0] == 'C' && data[1] == 'O' && data[2] == 'P' && (data[3] == '1' || data[3] == '2');
+}
+
+}  // namespace
+
+std::unique_ptr<LoadedModel> load_raw_command_stream(const std::string& path, const std::vector<uint8_t>& data,
+                                                     const LoadOptions& options) {
+    NpuInvocation invocation;
+    if (is_driver_payload(data)) {
+        invocation.stream = parse_driver_payload(path, data.data(), data.size(), 0);
+    } else {
+        ByteReader r(path, data);
+        r.expect(!data.empty(), "command stream", "file is empty");
+        r.expect(data.size() % 4 == 0, "command stream",
+                 fmt::format("{} bytes is not a whole number of 32-bit words", data.size()));
+        invocation.stream.payload_kind = "raw";
+        invocation.stream.words = r.words(data.size() / 4, "command stream");
+    }
+    return single_invocation_model(path, ModelFormat::RawCommandStream, std::move(invocation), options);
+}
+
+}  // namespace ethosu

@@ -1,0 +1,297 @@
+// Vela's .tflite output: a TFLite flatbuffer where each NPU subgraph became one "ethos-u"
+// custom operator. Its inputs are [command stream, weights (region 0), scratch (region 1),
+// fast scratch (region 2), feature maps...]; feature maps live in the scratch area at the
+// offsets of TFLM's offline memory plan (metadata "OfflineMemoryAllocation").
+
+#include <flatbuffers/flatbuffers.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "frontend/loaders/byte_reader.h"
+#include "frontend/loaders/loader_common.h"
+#include "frontend/loaders/vela_tflite_generated.h"
+
+namespace ethosu {
+namespace {
+
+constexpr int32_t kBuiltinCustom = 32;
+constexpr std::string_view kEthosUCustomCode = "ethos-u";
+constexpr std::string_view kOfflinePlanName = "OfflineMemoryAllocation";
+
+// ethos-u operator inputs before the feature maps.
+constexpr size_t kCommandStreamInput = 0, kWeightsInput = 1, kScratchInput = 2, kScratchFastInput = 3;
+constexpr size_t kFirstFeatureMapInput = 4;
+
+template <class T>
+size_t count(const flatbuffers::Vector<T>* v) {
+    return v ? v->size() : 0;
+}
+
+ElementType element_type_from_tflite(int8_t type) {
+    switch (type) {
+        case 0: return ElementType::Float32;
+        case 2: return ElementType::Int32;
+        case 3: return ElementType::UInt8;
+        case 4: return ElementType::Int64;
+        case 6: return ElementType::Bool;
+        case 7: return ElementType::Int16;
+        case 9: return ElementType::Int8;
+        case 16: return ElementType::UInt16;
+        default: return ElementType::Other;
+    }
+}
+
+// Planned offsets by tensor index of subgraph 0; -1 where the runtime plans the tensor.
+using OfflinePlan = std::vector<int64_t>;
+
+class VelaTfliteLoader {
+public:
+    VelaTfliteLoader(const std::string& path, const std::vector<uint8_t>& data)
+        : path_(path), data_(data), model_(verified_model()) {}
+
+    std::unique_ptr<LoadedModel> load(const LoadOptions& options);
+
+private:
+    const tflite::Model& verified_model() const;
+    uint64_t offset_of(const void* p) const { return static_cast<uint64_t>(static_cast<const uint8_t*>(p) - data_.data()); }
+    [[noreturn]] void fail(const void* where, const std::string& field, const std::string& reason) const {
+        throw Error({path_, offset_of(where), field}, reason);
+    }
+
+    std::span<const uint8_t> buffer_bytes(uint32_t index, const void* where, const std::string& field) const;
+    const tflite::Tensor& tensor_at(const tflite::SubGraph& sg, int32_t index, const void* where,
+                                    const std::string& field) const;
+    TensorInfo tensor_info(const tflite::Tensor& t, const std::string& field) const;
+    std::span<const uint8_t> tensor_data(const tflite::Tensor& t, const std::string& field) const;
+    OfflinePlan offline_plan() const;
+    bool is_ethos_u(const tflite::Operator& op, const std::string& field) const;
+    void place_in_scratch(TensorInfo& info, int32_t tensor, int32_t scratch_tensor, const OfflinePlan& plan,
+                          const std::string& field) const;
+    NpuInvocation invocation(const tflite::SubGraph& sg, const tflite::Operator& op, const OfflinePlan* plan,
+                             const std::string& field) const;
+    std::vector<TensorInfo> model_io(const flatbuffers::Vector<int32_t>* indices, const char* what,
+                                     std::optional<int32_t> scratch_tensor, const OfflinePlan& plan) const;
+
+    const std::string& path_;
+    const std::vector<uint8_t>& data_;
+    const tflite::Model& model_;
+};
+
+const tflite::Model& VelaTfliteLoader::verified_model() const {
+    if (data_.size() < 8 || !tflite::ModelBufferHasIdentifier(data_.data()))
+        throw Error({path_, 4, "file_identifier"}, "not a TFLite flatbuffer (no \"TFL3\" at bytes 4..7)");
+    // Models over 2 GB keep buffer data past the flatbuffer; the verifier sees only what it may.
+    const size_t verified_size = std::min<size_t>(data_.size(), FLATBUFFERS_MAX_BUFFER_SIZE - 1);
+    flatbuffers::Verifier::Options limits;
+    limits.max_depth = 16;  // the schema nests 4 deep
+    limits.max_tables = 1u << 22;
+    flatbuffers::Verifier verifier(data_.data(), verified_size, limits);
+    if (!tflite::VerifyModelBuffer(verifier))
+        throw Error({path_, std::nullopt, "Model"},
+                    "flatbuffer verification failed: an offset, vtable or vector lies outside the file or is misaligned");
+    return *tflite::GetModel(data_.data());
+}
+
+std::span<const uint8_t> VelaTfliteLoader::buffer_bytes(uint32_t index, const void* where,
+                                                        const std::string& field) const {
+    if (index >= count(model_.buffers()))
+        fail(where, field, fmt::format("buffer {} does not exist ({} buffers)", index, count(model_.buffers())));
+    const tflite::Buffer& buffer = *model_.buffers()->Get(index);
+    // TFLite's rule: offset 0 and 1 are placeholders; above that, data lives at that file offset.
+    if (buffer.offset() > 1) {
+        if (buffer.offset() > data_.size() || buffer.size() > data_.size() - buffer.offset())
+            throw Error({path_, buffer.offset(), fmt::format("buffers[{}]", index)},
+                        fmt::format("data of {} bytes at offset 0x{:x} runs past the end of the {}-byte file",
+                                    buffer.size(), buffer.offset(), data_.size()));
+        return {data_.data() + buffer.offset(), static_cast<size_t>(buffer.size())};
+    }
+    if (!buffer.data()) return {};
+    return {buffer.data()->data(), buffer.data()->size()};
+}
+
+const tflite::Tensor& VelaTfliteLoader::tensor_at(const tflite::SubGraph& sg, int32_t index, const void* where,
+                                                  const std::string& field) const {
+    if (index < 0 || static_cast<size_t>(index) >= count(sg.tensors()))
+        fail(where, field, fmt::format("tensor index {} outside 0..{}", index, count(sg.tensors())));
+    return *sg.tensors()->Get(static_cast<flatbuffers::uoffset_t>(index));
+}
+
+TensorInfo VelaTfliteLoader::tensor_info(const tflite::Tensor& t, const std::string& field) const {
+    TensorInfo info;
+    if (t.name()) info.name = t.name()->str();
+    if (t.shape()) info.shape.assign(t.shape()->begin(), t.shape()->end());
+    info.type = element_type_from_tflite(t.type());
+    info.size_bytes = tensor_byte_size(info.shape, element_size(info.type), {path_, offset_of(&t), field});
+    if (const auto* q = t.quantization()) {
+        if (q->scale()) info.scale.assign(q->scale()->begin(), q->scale()->end());
+        if (const auto* zp = q->zero_point()) {
+            // The verifier checks only the 4-byte alignment of the length, so int64 elements
+            // may sit misaligned: read them bytewise.
+            ByteReader r(path_, {zp->Data(), zp->size() * sizeof(int64_t)}, offset_of(zp->Data()));
+            for (size_t i = 0; i < zp->size(); ++i) info.zero_point.push_back(r.i64(field + ".quantization.zero_point"));
+        }
+    }
+    return info;
+}
+
+std::span<const uint8_t> VelaTfliteLoader::tensor_data(const tflite::Tensor& t, const std::string& field) const {
+    const auto bytes = buffer_bytes(t.buffer(), &t, field + ".buffer");
+    const uint64_t expected = tensor_info(t, field).size_bytes;
+    if (!bytes.empty() && bytes.size() != expected)
+        fail(&t, field, fmt::format("buffer holds {} bytes but the tensor's shape needs {}", bytes.size(), expected));
+    return bytes;
+}
+
+OfflinePlan VelaTfliteLoader::offline_plan() const {
+    const auto* metadata = model_.metadata();
+    for (size_t m = 0; m < count(metadata); ++m) {
+        const tflite::Metadata& entry = *metadata->Get(static_cast<flatbuffers::uoffset_t>(m));
+        if (!entry.name() || entry.name()->string_view() != kOfflinePlanName) continue;
+        const std::string field = fmt::format("metadata[{}] ({})", m, kOfflinePlanName);
+        const auto bytes = buffer_bytes(entry.buffer(), &entry, field);
+        ByteReader r(path_, bytes, bytes.empty() ? 0 : offset_of(bytes.data()));
+        const int32_t version = r.i32(field + ".version");
+        r.expect(version == 0, field + ".version", fmt::format("version {} is not 0", version));
+        r.i32(field + ".subgraph");  // TFLM ignores it (Vela writes 1 for a single subgraph)
+        const int32_t planned = r.i32(field + ".count");
+        const size_t tensors = count(model_.subgraphs()->Get(0)->tensors());
+        r.expect(planned >= 0 && static_cast<size_t>(planned) == tensors, field + ".count",
+                 fmt::format("plans {} tensors but subgraph 0 has {}", planned, tensors));
+        OfflinePlan plan;
+        for (const uint32_t word : r.words(static_cast<uint64_t>(planned), field + ".offsets"))
+            plan.push_back(static_cast<int32_t>(word));
+        return plan;
+    }
+    return {};
+}
+
+bool VelaTfliteLoader::is_ethos_u(const tflite::Operator& op, const std::string& field) const {
+    const auto* codes = model_.operator_codes();
+    if (op.opcode_index() >= count(codes))
+        fail(&op, field + ".opcode_index",
+             fmt::format("operator code {} does not exist ({} codes)", op.opcode_index(), count(codes)));
+    const tflite::OperatorCode& code = *codes->Get(op.opcode_index());
+    // Newer files keep the code in builtin_code; older ones only in the deprecated byte.
+    const int32_t builtin = std::max<int32_t>(code.deprecated_builtin_code(), code.builtin_code());
+    return builtin == kBuiltinCustom && code.custom_code() && code.custom_code()->string_view() == kEthosUCustomCode;
+}
+
+void VelaTfliteLoader::place_in_scratch(TensorInfo& info, int32_t tensor, int32_t scratch_tensor,
+                                        const OfflinePlan& plan, const std::string& field) const {
+    if (plan.empty()) return;
+    const int64_t at = plan[static_cast<size_t>(tensor)];
+    const int64_t scratch_at = plan[static_cast<size_t>(scratch_tensor)];
+    if (at < 0 || scratch_at < 0) return;
+    if (at < scratch_at)
+        throw Error({path_, std::nullopt, field},
+                    fmt::format("planned at {}, below the scratch area planned at {}", at, scratch_at));
+    info.region = 1;
+    info.offset = static_cast<uint64_t>(at - scratch_at);
+}
+
+NpuInvocation VelaTfliteLoader::invocation(const tflite::SubGraph& sg, const tflite::Operator& op,
+                                           const OfflinePlan* plan, const std::string& field) const {
+    const auto* inputs = op.inputs();
+    if (count(inputs) < kFirstFeatureMapInput)
+        fail(&op, field + ".inputs",
+             fmt::format("an ethos-u operator needs command stream, weights, scratch and fast scratch inputs; has {}",
+                         count(inputs)));
+    const auto input_field = [&](size_t k) { return fmt::format("{}.inputs[{}]", field, k); };
+    const auto input = [&](size_t k) -> const tflite::Tensor& {
+        return tensor_at(sg, inputs->Get(static_cast<flatbuffers::uoffset_t>(k)), &op, input_field(k));
+    };
+
+    NpuInvocation inv;
+    const auto payload = tensor_data(input(kCommandStreamInput), input_field(kCommandStreamInput));
+    inv.stream = parse_driver_payload(path_, payload.data(), payload.size(),
+                                      payload.empty() ? 0 : offset_of(payload.data()));
+
+    const auto weights = tensor_data(input(kWeightsInput), input_field(kWeightsInput));
+    inv.regions.push_back({0, "weights", weights.size(), {weights.begin(), weights.end()}});
+    const int32_t scratch_index = inputs->Get(kScratchInput);
+    inv.regions.push_back({1, "scratch", tensor_info(input(kScratchInput), input_field(kScratchInput)).size_bytes, {}});
+    // Where fast scratch is the arena itself Vela passes the scratch tensor twice; like the
+    // .npz (size 0) that means no separate region 2.
+    const uint64_t fast_size = tensor_info(input(kScratchFastInput), input_field(kScratchFastInput)).size_bytes;
+    if (inputs->Get(kScratchFastInput) != scratch_index && fast_size > 0)
+        inv.regions.push_back({2, "scratch_fast", fast_size, {}});
+
+    const auto feature_map = [&](int32_t index, const std::string& fm_field) {
+        TensorInfo info = tensor_info(tensor_at(sg, index, &op, fm_field), fm_field);
+        if (plan) place_in_scratch(info, index, scratch_index, *plan, fm_field);
+        return info;
+    };
+    for (size_t k = kFirstFeatureMapInput; k < inputs->size(); ++k)
+        inv.inputs.push_back(feature_map(inputs->Get(static_cast<flatbuffers::uoffset_t>(k)), input_field(k)));
+    for (size_t k = 0; k < count(op.outputs()); ++k)
+        inv.outputs.push_back(feature_map(op.outputs()->Get(static_cast<flatbuffers::uoffset_t>(k)),
+                                          fmt::format("{}.outputs[{}]", field, k)));
+    return inv;
+}
+
+std::vector<TensorInfo> VelaTfliteLoader::model_io(const flatbuffers::Vector<int32_t>* indices, const char* what,
+                                                   std::optional<int32_t> scratch_tensor,
+                                                   const OfflinePlan& plan) const {
+    const tflite::SubGraph& sg = *model_.subgraphs()->Get(0);
+    std::vector<TensorInfo> io;
+    for (size_t k = 0; k < count(indices); ++k) {
+        const std::string field = fmt::format("subgraphs[0].{}[{}]", what, k);
+        const int32_t index = indices->Get(static_cast<flatbuffers::uoffset_t>(k));
+        TensorInfo info = tensor_info(tensor_at(sg, index, indices, field), field);
+        if (scratch_tensor) place_in_scratch(info, index, *scratch_tensor, plan, field);
+        io.push_back(std::move(info));
+    }
+    return io;
+}
+
+std::unique_ptr<LoadedModel> VelaTfliteLoader::load(const LoadOptions& options) {
+    if (count(model_.subgraphs()) == 0) throw Error({path_, std::nullopt, "subgraphs"}, "model has no subgraph");
+    const OfflinePlan plan = offline_plan();
+
+    auto model = std::make_unique<LoadedModel>();
+    model->path = path_;
+    model->format = ModelFormat::VelaTflite;
+    std::optional<int32_t> first_scratch_tensor;  // of subgraph 0: the base of its planned arena
+    for (size_t s = 0; s < model_.subgraphs()->size(); ++s) {
+        const tflite::SubGraph& sg = *model_.subgraphs()->Get(static_cast<flatbuffers::uoffset_t>(s));
+        for (size_t i = 0; i < count(sg.operators()); ++i) {
+            const tflite::Operator& op = *sg.operators()->Get(static_cast<flatbuffers::uoffset_t>(i));
+            const std::string field = fmt::format("subgraphs[{}].operators[{}]", s, i);
+            if (!is_ethos_u(op, field)) {
+                ++model->cpu_operators;
+                continue;
+            }
+            // The offline plan covers subgraph 0 only.
+            model->invocations.push_back(invocation(sg, op, s == 0 ? &plan : nullptr, field));
+            if (s == 0 && !first_scratch_tensor) first_scratch_tensor = op.inputs()->Get(kScratchInput);
+        }
+    }
+
+    for (size_t i = 0; i < model->invocations.size(); ++i) {
+        const NpuConfig config = resolve_npu_config(path_, model->invocations[i].stream, options);
+        if (i == 0) model->config = config;
+        else if (config.name != model->config.name)
+            throw Error({path_, model->invocations[i].stream.file_offset, "CONFIG"},
+                        fmt::format("ethos-u operator {} targets {} but the first targets {}", i, config.name,
+                                    model->config.name));
+    }
+    if (model->invocations.empty() && options.npu) {
+        CommandStream none;
+        model->config = resolve_npu_config(path_, none, options);
+    }
+
+    const tflite::SubGraph& main = *model_.subgraphs()->Get(0);
+    model->inputs = model_io(main.inputs(), "inputs", first_scratch_tensor, plan);
+    model->outputs = model_io(main.outputs(), "outputs", first_scratch_tensor, plan);
+    return model;
+}
+
+}  // namespace
+
+std::unique_ptr<LoadedModel> load_vela_tflite(const std::string& path, const std::vector<uint8_t>& data,
+                                              const LoadOptions& options) {
+    return VelaTfliteLoader(path, data).load(options);
+}
+
+}  // namespace ethosu

@@ -1,0 +1,230 @@
+// Vela .tflite: models built here with the schema subset (inline and external buffer data,
+// CPU operators, broken references) and corrupted copies of a corpus model.
+
+#include <gtest/gtest.h>
+
+#include "frontend/loaders/model.h"
+#include "frontend/loaders/vela_tflite_generated.h"
+#include "loader_test_util.h"
+
+namespace ethosu::test {
+namespace {
+
+using ::testing::HasSubstr;
+namespace tfl = ethosu::tflite;
+
+constexpr int8_t kUInt8 = 3, kInt8 = 9;
+constexpr int32_t kFullyConnected = 9;
+
+// A one-NPU-operator model: tensors [command stream, weights, scratch, fast scratch, input,
+// output], buffers [empty, payload, weights, plan].
+struct ModelSpec {
+    Bytes payload = cop1_payload(kU55_128Config, kU55Id, kSomeWords);
+    Bytes weights = {1, 2, 3, 4, 5, 6, 7, 8};
+    std::vector<int32_t> op_inputs = {0, 1, 2, 3, 4};
+    std::vector<int32_t> plan = {0, 1, 6, -1, -1, 0, 0, 96, 128};  // version, subgraph, count, offsets
+    int32_t weights_shape = 8;
+    bool external_weights = false;  // weights after the flatbuffer, found by Buffer.offset/size
+    uint64_t external_offset = 0;   // override of the computed offset (0: right after the flatbuffer)
+    bool cpu_operator = false;      // add a FULLY_CONNECTED after the NPU operator
+};
+
+Bytes plan_bytes(const std::vector<int32_t>& plan) {
+    Bytes out;
+    for (const int32_t v : plan) put_u32(out, static_cast<uint32_t>(v));
+    return out;
+}
+
+Bytes build_flatbuffer(const ModelSpec& spec, uint64_t weights_offset) {
+    flatbuffers::FlatBufferBuilder fbb;
+    const auto tensor = [&](std::vector<int32_t> shape, int8_t type, uint32_t buffer, const char* name) {
+        const std::vector<float> scale = {0.25f};
+        const std::vector<int64_t> zero_point = {-3};
+        const auto quant = type == kInt8
+                               ? tfl::CreateQuantizationParametersDirect(fbb, nullptr, nullptr, &scale, &zero_point)
+                               : flatbuffers::Offset<tfl::QuantizationParameters>();
+        return tfl::CreateTensorDirect(fbb, &shape, type, buffer, name, quant);
+    };
+    const std::vector<flatbuffers::Offset<tfl::Tensor>> tensors = {
+        tensor({static_cast<int32_t>(spec.payload.size())}, kUInt8, 1, "ethos_u_command_stream"),
+        tensor({spec.weights_shape}, kUInt8, 2, "read_only"),
+        tensor({96}, kUInt8, 0, "scratch"),
+        tensor({32}, kUInt8, 0, "scratch_fast"),
+        tensor({1, 4, 4, 2}, kInt8, 0, "input"),
+        tensor({1, 2, 2, 2}, kInt8, 0, "output"),
+    };
+    const std::vector<int32_t> npu_outputs = {5};
+    std::vector<flatbuffers::Offset<tfl::Operator>> operators = {
+        tfl::CreateOperatorDirect(fbb, 0, &spec.op_inputs, &npu_outputs)};
+    if (spec.cpu_operator) {
+        const std::vector<int32_t> in = {5}, out = {4};
+        operators.push_back(tfl::CreateOperatorDirect(fbb, 1, &in, &out));
+    }
+    const std::vector<int32_t> inputs = {4}, outputs = {5};
+    const std::vector<flatbuffers::Offset<tfl::SubGraph>> subgraphs = {
+        tfl::CreateSubGraphDirect(fbb, &tensors, &inputs, &outputs, &operators, "main")};
+    const std::vector<flatbuffers::Offset<tfl::OperatorCode>> codes = {
+        tfl::CreateOperatorCodeDirect(fbb, 32, "ethos-u", 1, 32),
+        tfl::CreateOperatorCodeDirect(fbb, kFullyConnected, nullptr, 1, kFullyConnected)};
+    const Bytes plan = plan_bytes(spec.plan);
+    const std::vector<flatbuffers::Offset<tfl::Buffer>> buffers = {
+        tfl::CreateBufferDirect(fbb),
+        tfl::CreateBufferDirect(fbb, &spec.payload),
+        spec.external_weights ? tfl::CreateBuffer(fbb, 0, weights_offset, spec.weights.size())
+                              : tfl::CreateBufferDirect(fbb, &spec.weights),
+        tfl::CreateBufferDirect(fbb, &plan)};
+    const std::vector<flatbuffers::Offset<tfl::Metadata>> metadata = {
+        tfl::CreateMetadataDirect(fbb, "OfflineMemoryAllocation", 3)};
+    fbb.Finish(tfl::CreateModelDirect(fbb, 3, &codes, &subgraphs, "test", &buffers, nullptr, &metadata),
+               tfl::ModelIdentifier());
+    return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
+}
+
+Bytes build_model(const ModelSpec& spec) {
+    if (!spec.external_weights) return build_flatbuffer(spec, 0);
+    // The offset field is stored either way, so a second build with the real offset keeps the size.
+    const size_t flatbuffer_size = build_flatbuffer(spec, 0x10000).size();
+    const uint64_t offset = spec.external_offset ? spec.external_offset : (flatbuffer_size + 15) / 16 * 16;
+    Bytes file = build_flatbuffer(spec, offset);
+    file.resize((file.size() + 15) / 16 * 16, 0);
+    put_bytes(file, spec.weights);
+    return file;
+}
+
+std::string tflite_error(const ModelSpec& spec) {
+    return error_of([&] { load_vela_tflite("model.tflite", build_model(spec), {}); });
+}
+
+TEST(Tflite, OneNpuOperator) {
+    const auto model = load_vela_tflite("model.tflite", build_model({}), {});
+    EXPECT_EQ(model->format, ModelFormat::VelaTflite);
+    EXPECT_EQ(model->config.name, "ethos-u55-128");
+    EXPECT_EQ(model->cpu_operators, 0);
+    ASSERT_EQ(model->invocations.size(), 1u);
+    const NpuInvocation& inv = model->invocations[0];
+    EXPECT_EQ(inv.stream.words, kSomeWords);
+    ASSERT_EQ(inv.regions.size(), 3u);
+    EXPECT_EQ(inv.regions[0].bytes, (Bytes{1, 2, 3, 4, 5, 6, 7, 8}));
+    EXPECT_EQ(inv.regions[1].size, 96u);
+    EXPECT_EQ(inv.regions[2].role, "scratch_fast");
+    EXPECT_EQ(inv.regions[2].size, 32u);
+    ASSERT_EQ(inv.inputs.size(), 1u);
+    EXPECT_EQ(inv.inputs[0].region, 1);
+    EXPECT_EQ(inv.inputs[0].offset, 96u);  // planned 96 bytes above the scratch tensor
+    EXPECT_EQ(inv.outputs.at(0).offset, 128u);
+
+    ASSERT_EQ(model->inputs.size(), 1u);
+    const TensorInfo& in = model->inputs[0];
+    EXPECT_EQ(in.name, "input");
+    EXPECT_EQ(in.shape, (std::vector<int64_t>{1, 4, 4, 2}));
+    EXPECT_EQ(in.type, ElementType::Int8);
+    EXPECT_EQ(in.size_bytes, 32u);
+    EXPECT_EQ(in.offset, 96u);
+    EXPECT_EQ(in.scale, std::vector<float>{0.25f});
+    EXPECT_EQ(in.zero_point, std::vector<int64_t>{-3});
+}
+
+TEST(Tflite, ExternalBufferData) {
+    ModelSpec spec;
+    spec.external_weights = true;
+    const auto model = load_vela_tflite("big.tflite", build_model(spec), {});
+    EXPECT_EQ(model->invocations.at(0).regions.at(0).bytes, spec.weights);
+
+    spec.external_offset = 1u << 20;  // far past the end of the file
+    const std::string e = tflite_error(spec);
+    EXPECT_THAT(e, HasSubstr("model.tflite: offset 0x100000: buffers[2]"));
+    EXPECT_THAT(e, HasSubstr("runs past the end"));
+}
+
+TEST(Tflite, CpuOperatorsAndSharedScratch) {
+    ModelSpec spec;
+    spec.cpu_operator = true;
+    spec.op_inputs = {0, 1, 2, 2, 4};  // fast scratch is the arena itself (U55)
+    const auto model = load_vela_tflite("model.tflite", build_model(spec), {});
+    EXPECT_EQ(model->cpu_operators, 1);
+    EXPECT_EQ(model->invocations.at(0).regions.size(), 2u);
+}
+
+TEST(Tflite, WithoutAPlanFeatureMapsHaveNoRegion) {
+    ModelSpec spec;
+    spec.plan = {0, 1, 6, -1, -1, 0, -1, -1, 16};
+    const auto model = load_vela_tflite("model.tflite", build_model(spec), {});
+    EXPECT_EQ(model->inputs.at(0).region, -1);
+    EXPECT_EQ(model->outputs.at(0).region, 1);
+    EXPECT_EQ(model->outputs.at(0).offset, 16u);
+}
+
+TEST(Tflite, BrokenReferences) {
+    ModelSpec few_inputs;
+    few_inputs.op_inputs = {0, 1, 2};
+    EXPECT_THAT(tflite_error(few_inputs), HasSubstr("has 3"));
+
+    ModelSpec bad_tensor;
+    bad_tensor.op_inputs = {0, 1, 2, 3, 17};
+    const std::string e = tflite_error(bad_tensor);
+    EXPECT_THAT(e, HasSubstr("model.tflite: offset 0x"));
+    EXPECT_THAT(e, HasSubstr("subgraphs[0].operators[0].inputs[4]"));
+    EXPECT_THAT(e, HasSubstr("tensor index 17"));
+
+    ModelSpec size_mismatch;
+    size_mismatch.weights_shape = 4096;
+    EXPECT_THAT(tflite_error(size_mismatch), HasSubstr("buffer holds 8 bytes but the tensor's shape needs 4096"));
+
+    ModelSpec plan_count;
+    plan_count.plan = {0, 1, 5, 0, 0, 0, 0, 0};
+    EXPECT_THAT(tflite_error(plan_count), HasSubstr("plans 5 tensors but subgraph 0 has 6"));
+
+    ModelSpec plan_short;
+    plan_short.plan = {0, 1, 6, 0, 0};
+    EXPECT_THAT(tflite_error(plan_short), HasSubstr("OfflineMemoryAllocation"));
+
+    ModelSpec plan_below;
+    plan_below.plan = {0, 1, 6, -1, -1, 96, 96, 0, 128};
+    EXPECT_THAT(tflite_error(plan_below), HasSubstr("below the scratch area"));
+
+    ModelSpec bad_payload;
+    bad_payload.payload = {'C', 'O', 'P', '1', 2, 0, 0, 1};
+    EXPECT_THAT(tflite_error(bad_payload), HasSubstr("COMMAND_STREAM.length"));
+}
+
+TEST(Tflite, NpuOverride) {
+    const Bytes file = build_model({});
+    EXPECT_EQ(load_vela_tflite("m.tflite", file, {.npu = "ethos-u55-128"})->config.name, "ethos-u55-128");
+    EXPECT_THAT(error_of([&] { load_vela_tflite("m.tflite", file, {.npu = "ethos-u55-256"}); }),
+                HasSubstr("disagrees"));
+    EXPECT_THAT(error_of([&] { load_vela_tflite("m.tflite", file, {.npu = "npu"}); }), HasSubstr("unknown NPU"));
+}
+
+uint32_t read_u32(const Bytes& b, size_t at) {
+    return b[at] | b[at + 1] << 8 | b[at + 2] << 16 | static_cast<uint32_t>(b[at + 3]) << 24;
+}
+
+TEST(Tflite, CorruptedCorpusModel) {
+    if (!have_vectors()) GTEST_SKIP() << "no Vela corpus at " << vectors_dir() << " (ETHOSU_VECTORS_DIR)";
+    const auto path = (vectors_dir() / "hello_world_int8" / "ethos-u55-128" / "model_vela.tflite").string();
+    const Bytes good = read_bytes(path);
+    const auto error = [&](const Bytes& bytes) { return error_of([&] { load_vela_tflite(path, bytes, {}); }); };
+
+    Bytes root = good;  // root table offset far outside the file
+    root[3] = 0x7F;
+    std::string e = error(root);
+    EXPECT_THAT(e, HasSubstr(path));
+    EXPECT_THAT(e, HasSubstr("Model: flatbuffer verification failed"));
+
+    Bytes vtable = good;  // the root table's vtable offset pointing outside the file
+    const uint32_t table = read_u32(good, 0);
+    vtable[table + 3] = 0x40;
+    EXPECT_THAT(error(vtable), HasSubstr("flatbuffer verification failed"));
+
+    Bytes identifier = good;
+    identifier[4] = 'X';
+    EXPECT_THAT(error(identifier), HasSubstr("TFL3"));
+    // Without its identifier the file is no longer recognised, so it reads as a raw stream.
+    EXPECT_THAT(error_of([&] { load_model(write_temp("m.tflite", identifier), {}); }), HasSubstr("--npu"));
+
+    EXPECT_EQ(load_model(path, {.npu = "ethos-u55-128"})->config.name, "ethos-u55-128");
+    EXPECT_THAT(error_of([&] { load_model(path, {.npu = "ethos-u85-256"}); }), HasSubstr("ethos-u55-128"));
+}
+
+}  // namespace
+}  // namespace ethosu::test
