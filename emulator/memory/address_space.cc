@@ -1,0 +1,68 @@
+#include "emulator/memory/address_space.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "emulator/isa/error.h"
+
+namespace ethosu {
+
+void MemoryMap::map(uint64_t address, std::span<uint8_t> bytes, std::string name, MemoryKind kind) {
+    const uint64_t end = address + bytes.size();
+    if (end < address) throw std::invalid_argument(fmt::format("{}: mapping wraps the address space", name));
+    for (const auto& m : mappings_) {
+        if (address < m.address + m.bytes.size() && m.address < end) {
+            throw std::invalid_argument(fmt::format("{} at 0x{:x} overlaps {} at 0x{:x}", name, address, m.name,
+                                                    m.address));
+        }
+    }
+    mappings_.push_back({address, bytes, std::move(name), kind});
+}
+
+std::span<uint8_t> MemoryMap::allocate(uint64_t address, uint64_t size, std::string name, MemoryKind kind) {
+    owned_.push_back(std::make_unique<uint8_t[]>(size));  // value-initialised: zero
+    std::span<uint8_t> bytes(owned_.back().get(), size);
+    map(address, bytes, std::move(name), kind);
+    return bytes;
+}
+
+const MemoryMap::Mapping* MemoryMap::find(uint64_t address, uint64_t length) const {
+    for (const auto& m : mappings_) {
+        if (address >= m.address && address - m.address <= m.bytes.size() &&
+            length <= m.bytes.size() - (address - m.address)) {
+            return &m;
+        }
+    }
+    return nullptr;
+}
+
+const MemoryMap::Mapping& AddressSpace::mapping(int region, uint64_t offset, uint64_t length,
+                                                const AccessContext& who) const {
+    const ErrorLocation where{who.source ? *who.source : std::string("<command stream>"), who.command_offset,
+                              std::string(who.op)};
+    if (region < 0 || region >= kRegions) {
+        throw Error(where, fmt::format("{} uses region {}, outside 0..{}", who.what, region, kRegions - 1));
+    }
+    const uint64_t address = base_[static_cast<size_t>(region)] + offset;
+    const MemoryMap::Mapping* m = address >= offset ? map_.find(address, length) : nullptr;
+    if (!m) {
+        throw Error(where, fmt::format("{} accesses region {} bytes [0x{:x}, 0x{:x}) (address 0x{:x}), outside every "
+                                       "mapped memory",
+                                       who.what, region, offset, offset + length, address));
+    }
+    return *m;
+}
+
+std::span<const uint8_t> AddressSpace::read(int region, uint64_t offset, uint64_t length,
+                                            const AccessContext& who) const {
+    return write(region, offset, length, who);
+}
+
+std::span<uint8_t> AddressSpace::write(int region, uint64_t offset, uint64_t length, const AccessContext& who) const {
+    const auto& m = mapping(region, offset, length, who);
+    const uint64_t address = base_[static_cast<size_t>(region)] + offset;
+    return m.bytes.subspan(address - m.address, length);
+}
+
+}  // namespace ethosu

@@ -1,0 +1,71 @@
+#pragma once
+// The NPU's view of memory: a physical address map of host buffers, the eight region base
+// pointers (BASEP) into it, and bounds-checked access that names the op on a fault.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ethosu {
+
+// Where the memory sits, as Vela's memory modes place it; the timing model prices accesses by it.
+enum class MemoryKind : uint8_t { Sram, Dram, OnChipFlash, OffChipFlash };
+
+// Who is accessing, for error messages: "model.tflite: offset 0x120: NPU_OP_CONV: IFM ...".
+struct AccessContext {
+    const std::string* source = nullptr;
+    uint32_t command_offset = 0;
+    std::string_view op;    // e.g. "NPU_OP_CONV"
+    std::string_view what;  // e.g. "IFM", "weights", "DMA source"
+};
+
+// Host buffers mapped at physical addresses. Buffers are borrowed (the host owns them) or owned.
+class MemoryMap {
+public:
+    struct Mapping {
+        uint64_t address = 0;
+        std::span<uint8_t> bytes;
+        std::string name;
+        MemoryKind kind = MemoryKind::Sram;
+    };
+
+    // Maps host memory at address; throws std::invalid_argument if it overlaps a mapping.
+    void map(uint64_t address, std::span<uint8_t> bytes, std::string name, MemoryKind kind);
+    // Allocates zero-filled memory owned by the map and maps it.
+    std::span<uint8_t> allocate(uint64_t address, uint64_t size, std::string name, MemoryKind kind);
+
+    // The mapping holding [address, address + length), or nullptr.
+    const Mapping* find(uint64_t address, uint64_t length) const;
+    const std::vector<Mapping>& mappings() const { return mappings_; }
+
+private:
+    std::vector<Mapping> mappings_;
+    std::vector<std::unique_ptr<uint8_t[]>> owned_;
+};
+
+class AddressSpace {
+public:
+    static constexpr int kRegions = 8;
+
+    explicit AddressSpace(const MemoryMap& map) : map_(map) {}
+
+    void set_base(int region, uint64_t address) { base_.at(static_cast<size_t>(region)) = address; }
+    uint64_t base(int region) const { return base_.at(static_cast<size_t>(region)); }
+
+    // The bytes at region + offset. Throws ethosu::Error naming the access when the region
+    // index is invalid or the range is not inside one mapped buffer.
+    std::span<const uint8_t> read(int region, uint64_t offset, uint64_t length, const AccessContext& who) const;
+    std::span<uint8_t> write(int region, uint64_t offset, uint64_t length, const AccessContext& who) const;
+
+    // The mapping behind an access, for the timing model (memory kind).
+    const MemoryMap::Mapping& mapping(int region, uint64_t offset, uint64_t length, const AccessContext& who) const;
+
+private:
+    const MemoryMap& map_;
+    std::array<uint64_t, kRegions> base_{};
+};
+
+}  // namespace ethosu

@@ -1,0 +1,41 @@
+#include "emulator/memory/feature_map.h"
+
+#include <algorithm>
+
+namespace ethosu {
+
+FeatureMapView::FeatureMapView(const FeatureMap& fm, int height, int width, int depth, const AddressSpace& memory,
+                               const AccessContext& who)
+    : height_(height), width_(width), depth_(depth), precision_(fm.precision), width0_(fm.width0),
+      height0_(fm.height0), height1_(fm.height1), elem_(fm.precision.bytes()) {
+    const bool s = precision_.is_signed;
+    switch (precision_.bits) {
+        case 8: kind_ = s ? Kind::S8 : Kind::U8; break;
+        case 16: kind_ = s ? Kind::S16 : Kind::U16; break;
+        case 32: kind_ = s ? Kind::S32 : Kind::U32; break;
+        default: kind_ = Kind::S64; break;
+    }
+    // Vela's addressing: NHWC steps x by STRIDE_X and channel bricks by 16 elements;
+    // NHCWB16 steps x by one brick row (16 elements) and bricks by STRIDE_C.
+    const bool brick = fm.format == DataFormat::NHCWB16;
+    stride_y_ = fm.stride_y;
+    stride_x_ = brick ? 16 * elem_ : fm.stride_x;
+    stride_brick_ = brick ? fm.stride_c : 16 * elem_;
+
+    // Each tile's area, in tile-local coordinates: rows and columns it holds.
+    const int w0 = std::min(width, width0_);
+    const int w1 = std::max(0, width - width0_);
+    const int rows[4] = {std::min(height, height0_), std::min(height, height1_), std::max(0, height - height0_),
+                         std::max(0, height - height1_)};
+    const int cols[4] = {w0, w1, w0, w1};
+    const int64_t last_channel = depth > 0 ? ((depth - 1) >> 4) * stride_brick_ + ((depth - 1) & 15) * elem_ : 0;
+    for (int t = 0; t < 4; ++t) {
+        if (rows[t] <= 0 || cols[t] <= 0 || depth <= 0) continue;
+        const int64_t extent = (rows[t] - 1) * stride_y_ + (cols[t] - 1) * stride_x_ + last_channel + elem_;
+        AccessContext tile = who;
+        const auto bytes = memory.write(fm.region, fm.tile_base[t], static_cast<uint64_t>(extent), tile);
+        tiles_[t] = bytes.data();
+    }
+}
+
+}  // namespace ethosu

@@ -1,0 +1,82 @@
+#pragma once
+// Element addressing of a feature map as the NPU does it: up to four tiles, NHWC or NHCWB16
+// (bricks of 16 channels). The constructor validates the whole accessed area against the
+// address space once, so element access in kernels needs no further checks.
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+
+#include "emulator/isa/decoded_op.h"
+#include "emulator/memory/address_space.h"
+
+namespace ethosu {
+
+class FeatureMapView {
+public:
+    // The area [0, height) x [0, width) x [0, depth) of fm. Throws ethosu::Error (naming who)
+    // if any tile's extent lies outside mapped memory.
+    FeatureMapView(const FeatureMap& fm, int height, int width, int depth, const AddressSpace& memory,
+                   const AccessContext& who);
+
+    int height() const { return height_; }
+    int width() const { return width_; }
+    int depth() const { return depth_; }
+    const Precision& precision() const { return precision_; }
+
+    uint8_t* element(int y, int x, int c) const {
+        int t = 0;
+        if (x >= width0_) {
+            x -= width0_;
+            t = 1;
+            if (y >= height1_) {
+                y -= height1_;
+                t = 3;
+            }
+        } else if (y >= height0_) {
+            y -= height0_;
+            t = 2;
+        }
+        return tiles_[t] + y * stride_y_ + x * stride_x_ + (c >> 4) * stride_brick_ + (c & 15) * elem_;
+    }
+
+    // Reads the element as a signed 64-bit value, by the map's precision and signedness.
+    int64_t load(int y, int x, int c) const {
+        const uint8_t* p = element(y, x, c);
+        switch (kind_) {
+            case Kind::U8: return *p;
+            case Kind::S8: return static_cast<int8_t>(*p);
+            case Kind::U16: return read_as<uint16_t>(p);
+            case Kind::S16: return read_as<int16_t>(p);
+            case Kind::U32: return read_as<uint32_t>(p);
+            case Kind::S32: return read_as<int32_t>(p);
+            case Kind::S64: return read_as<int64_t>(p);
+        }
+        return 0;
+    }
+
+    // Writes the low bits of value (the caller has clamped it to the precision).
+    void store(int y, int x, int c, int64_t value) const {
+        uint8_t* p = element(y, x, c);
+        std::memcpy(p, &value, elem_);  // little-endian host
+    }
+
+private:
+    enum class Kind : uint8_t { U8, S8, U16, S16, U32, S32, S64 };
+    template <typename T>
+    static int64_t read_as(const uint8_t* p) {
+        T v;
+        std::memcpy(&v, p, sizeof v);
+        return static_cast<int64_t>(v);
+    }
+
+    int height_, width_, depth_;
+    Precision precision_;
+    Kind kind_;
+    int width0_, height0_, height1_;
+    int64_t stride_y_, stride_x_, stride_brick_;
+    int elem_;
+    std::array<uint8_t*, 4> tiles_{};
+};
+
+}  // namespace ethosu
