@@ -1,0 +1,108 @@
+// NPU_OP_ELEMENTWISE on U55/U65: binary ops with IFM2 tensor, broadcast or scalar operands,
+// the OPA/OPB input scaling of ADD/SUB, and unary LRELU/ABS/CLZ.
+
+#include <algorithm>
+#include <bit>
+#include <optional>
+
+#include "emulator/engine/executor.h"
+#include "emulator/engine/output_pipeline.h"
+#include "emulator/isa/error.h"
+
+namespace ethosu {
+namespace {
+
+// Scale of the IFM scale modes (IFM_PRECISION.scale_mode).
+constexpr int kOpaOpb16 = 0, kOpa32 = 1, kOpb32 = 2;
+
+int64_t shift_left(int64_t v, int n) { return static_cast<int64_t>(static_cast<uint64_t>(v) << n); }
+
+}  // namespace
+
+void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
+    const ErrorLocation where{ctx.source, op.offset, "NPU_OP_ELEMENTWISE"};
+    if (ctx.config.generation == Generation::U85) throw Error(where, "U85 elementwise is not supported yet");
+    const Elementwise& e = op.elementwise;
+    const int H = op.ofm.height, W = op.ofm.width, C = op.ofm.depth;
+    const FeatureMapView ifm(op.ifm, H, W, C, ctx.memory, ctx.access(op, "IFM"));
+    const FeatureMapView ofm(op.ofm, H, W, C, ctx.memory, ctx.access(op, "OFM"));
+    std::optional<FeatureMapView> ifm2;
+    if (op.has_ifm2 && !e.ifm2_scalar) {
+        ifm2.emplace(op.ifm2, e.broadcast_h ? 1 : H, e.broadcast_w ? 1 : W, e.broadcast_c ? 1 : C, ctx.memory,
+                     ctx.access(op, "IFM2"));
+    }
+    const OutputPipeline out(op, ctx);
+    const Scale& ofm_scale = op.output.global_scale;
+    const RoundMode round = op.output.round;
+    const int ifm_bits = op.ifm.precision.bits;
+    // ADD/SUB left shift of the operands: TFLite's 20 for 8-bit, 15 for 16-bit inputs.
+    const int L = ifm_bits == 8 ? 20 : 15;
+    const int64_t zp1 = op.ifm.zero_point, zp2 = op.ifm2.zero_point;
+
+    for (int y = 0; y < H; ++y)
+        for (int x = 0; x < W; ++x)
+            for (int c = 0; c < C; ++c) {
+                const int64_t a = ifm.load(y, x, c) - zp1;
+                int64_t b = 0;
+                if (ifm2) b = ifm2->load(e.broadcast_h ? 0 : y, e.broadcast_w ? 0 : x, e.broadcast_c ? 0 : c) - zp2;
+                else if (e.ifm2_scalar) b = e.scalar - zp2;
+                int64_t v = 0;
+                switch (e.mode) {
+                    case ElementwiseMode::Add:
+                    case ElementwiseMode::Sub: {
+                        int64_t sa = a, sb = b;
+                        if (e.ifm_scale_mode == kOpaOpb16) {
+                            sa = a * (e.opa.scale & 0xFFFF);
+                            sb = b * (e.opb.scale & 0xFFFF);
+                        } else if (e.ifm_scale_mode == kOpa32) {
+                            sa = scale_value(shift_left(a, L), e.opa.scale, e.opa.shift + L, RoundMode::DoubleSymmetric);
+                            sb = shift_left(b, L - 1);
+                        } else if (e.ifm_scale_mode == kOpb32) {
+                            sa = shift_left(a, L - 1);
+                            sb = scale_value(shift_left(b, L), e.opa.scale, e.opa.shift + L, RoundMode::DoubleSymmetric);
+                        }
+                        const int64_t first = e.reversed_operands ? sb : sa, second = e.reversed_operands ? sa : sb;
+                        const int64_t r = e.mode == ElementwiseMode::Add ? first + second : first - second;
+                        v = scale_value(r, ofm_scale.scale, ofm_scale.shift, round);
+                        break;
+                    }
+                    case ElementwiseMode::Mul: {
+                        // 32-bit operands ignore the scale and only shift.
+                        const uint32_t scale = ifm_bits == 32 ? 1 : ofm_scale.scale;
+                        v = scale_value(a * b, scale, ofm_scale.shift, round);
+                        break;
+                    }
+                    case ElementwiseMode::Min:
+                    case ElementwiseMode::Max: {
+                        const int64_t m = e.mode == ElementwiseMode::Min ? std::min(a, b) : std::max(a, b);
+                        v = scale_value(m, ofm_scale.scale, ofm_scale.shift, round);
+                        break;
+                    }
+                    case ElementwiseMode::LRelu:
+                        v = a >= 0 ? a : scale_value(a, ofm_scale.scale, ofm_scale.shift, round);
+                        break;
+                    case ElementwiseMode::Abs:
+                        v = scale_value(a < 0 ? -a : a, ofm_scale.scale, ofm_scale.shift, round);
+                        break;
+                    case ElementwiseMode::Clz:
+                        v = std::countl_zero(static_cast<uint32_t>(a));
+                        break;
+                    case ElementwiseMode::Shl: {
+                        const int n = static_cast<int>(std::clamp<int64_t>(e.reversed_operands ? a : b, 0, 31));
+                        v = static_cast<int32_t>(static_cast<uint32_t>(e.reversed_operands ? b : a) << n);
+                        break;
+                    }
+                    case ElementwiseMode::Shr: {
+                        const int n = static_cast<int>(std::clamp<int64_t>(e.reversed_operands ? a : b, 0, 31));
+                        const int64_t value = e.reversed_operands ? b : a;
+                        v = round == RoundMode::Natural && n > 0 ? (value + (int64_t{1} << (n - 1))) >> n : value >> n;
+                        break;
+                    }
+                    default:
+                        throw Error(where, "this elementwise mode does not exist on U55/U65");
+                }
+                ofm.store(y, x, c, out.finish(v));
+            }
+}
+
+}  // namespace ethosu

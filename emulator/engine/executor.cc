@@ -1,0 +1,70 @@
+#include "emulator/engine/executor.h"
+
+#include <fmt/format.h>
+
+#include "emulator/isa/error.h"
+
+namespace ethosu {
+
+Shram::Shram(const NpuConfig& config)
+    // U85 has no SHRAM; its 2 KB LUT RAM is modelled by the same LUT area.
+    : bytes_(static_cast<size_t>(config.shram_kb > 0 ? config.shram_kb * 1024 : kLutBytes)) {}
+
+std::span<const uint8_t> Shram::lut(int slot) const {
+    return std::span<const uint8_t>(bytes_).subspan(lut_base() + static_cast<size_t>(slot) * kLutSlotBytes);
+}
+
+const OpWeights& WeightCache::get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
+                                  const std::string& source) {
+    Key key;
+    for (const auto& s : op.weights) key.emplace_back(s.region, s.base, s.length);
+    for (const auto& s : op.scales) key.emplace_back(s.region + 8, s.base, s.length);
+    auto& slot = cache_[key];
+    if (!slot) {
+        const StreamFetch fetch = [&](const Stream& s) {
+            const AccessContext who{&source, op.offset, op_kind_name(op.kind), "weight/scale stream"};
+            return memory.read(s.region, s.base, s.length, who);
+        };
+        slot = std::make_unique<OpWeights>(decode_op_weights(op, config, fetch, source));
+    }
+    return *slot;
+}
+
+AccessContext ExecutionContext::access(const DecodedOp& op, std::string_view what) const {
+    return AccessContext{&source, op.offset, op_kind_name(op.kind), what};
+}
+
+Executor::Executor(const NpuConfig& config, const AddressSpace& memory, std::string source)
+    : config_(config), memory_(memory), source_(std::move(source)), shram_(config) {}
+
+void Executor::run(const DecodedStream& stream) {
+    for (const auto& op : stream.ops) {
+        run_op(op);
+        if (op.kind == OpKind::Stop) break;
+    }
+}
+
+void Executor::run_op(const DecodedOp& op) {
+    ExecutionContext ctx{config_, memory_, shram_, weights_, source_};
+    switch (op.kind) {
+        case OpKind::DmaStart: run_dma(op, ctx); return;
+        case OpKind::Conv:
+        case OpKind::Depthwise: run_conv(op, ctx); return;
+        case OpKind::Pool: run_pool(op, ctx); return;
+        case OpKind::Elementwise: run_elementwise(op, ctx); return;
+        // Ordering only: execution is already in stream order.
+        case OpKind::DmaWait:
+        case OpKind::KernelWait:
+        case OpKind::PmuMask:
+        case OpKind::Stop:
+        case OpKind::Irq:
+            return;
+        case OpKind::Resize:
+        case OpKind::Branch:
+            break;
+    }
+    throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
+                fmt::format("{} is not supported on {} yet", op_kind_name(op.kind), config_.name));
+}
+
+}  // namespace ethosu

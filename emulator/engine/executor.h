@@ -1,0 +1,81 @@
+#pragma once
+// Functional execution of a decoded command stream: every op in stream order (the order a
+// correctly synchronised stream guarantees), on the NPU's address space and internal SHRAM.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "emulator/engine/weights.h"
+#include "emulator/isa/decoder.h"
+#include "emulator/memory/address_space.h"
+#include "emulator/memory/feature_map.h"
+
+namespace ethosu {
+
+// The U55/U65 shared buffer. Only its LUT area matters functionally: internal-mode DMAs write
+// LUTs there, TABLE_n activations read them. On U85 the same bytes stand for the LUT RAM.
+class Shram {
+public:
+    static constexpr int kLutSlotBytes = 256;
+    static constexpr int kLutBytes = 2048;  // 8 slots; an int16 LUT fills all of them
+
+    explicit Shram(const NpuConfig& config);
+
+    std::span<uint8_t> bytes() { return bytes_; }
+    // The LUT area starts kLutBytes before the end (Vela places it in the last two banks).
+    std::span<const uint8_t> lut(int slot) const;
+    uint64_t lut_base() const { return bytes_.size() - kLutBytes; }
+
+private:
+    std::vector<uint8_t> bytes_;
+};
+
+// Decoded weights, cached by the streams they came from: a model's weights decode once.
+class WeightCache {
+public:
+    const OpWeights& get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
+                         const std::string& source);
+
+private:
+    using Key = std::vector<std::tuple<int, uint64_t, uint64_t>>;
+    std::map<Key, std::unique_ptr<OpWeights>> cache_;
+};
+
+struct ExecutionContext {
+    const NpuConfig& config;
+    const AddressSpace& memory;
+    Shram& shram;
+    WeightCache& weights;
+    const std::string& source;
+
+    AccessContext access(const DecodedOp& op, std::string_view what) const;
+};
+
+class Executor {
+public:
+    Executor(const NpuConfig& config, const AddressSpace& memory, std::string source);
+
+    void run(const DecodedStream& stream);
+    void run_op(const DecodedOp& op);
+
+    Shram& shram() { return shram_; }
+
+private:
+    NpuConfig config_;
+    const AddressSpace& memory_;
+    std::string source_;
+    Shram shram_;
+    WeightCache weights_;
+};
+
+// Kernels, one per op family (engine/*.cc).
+void run_dma(const DecodedOp& op, ExecutionContext& ctx);
+void run_conv(const DecodedOp& op, ExecutionContext& ctx);  // CONV and DEPTHWISE
+void run_pool(const DecodedOp& op, ExecutionContext& ctx);
+void run_elementwise(const DecodedOp& op, ExecutionContext& ctx);
+
+}  // namespace ethosu

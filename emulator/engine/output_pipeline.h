@@ -1,0 +1,31 @@
+#pragma once
+// Per-element output stage of an op: scale and round the accumulator, add the OFM zero
+// point, clamp, and look up the LUT when the activation is a table.
+
+#include <cstdint>
+
+#include "emulator/engine/executor.h"
+#include "emulator/engine/output_stage.h"
+
+namespace ethosu {
+
+class OutputPipeline {
+public:
+    OutputPipeline(const DecodedOp& op, ExecutionContext& ctx);
+
+    // weights: the op's per-channel bias/scale/shift when it has a scale stream, else nullptr.
+    int64_t apply(int64_t acc, int channel, const OpWeights* weights) const;
+
+    // From an already-scaled value (pooling, elementwise).
+    int64_t finish(int64_t scaled) const;
+
+private:
+    const DecodedOp& op_;
+    Range clip_;
+    bool clip_enabled_ = true;
+    std::span<const uint8_t> lut_;  // empty without a table activation
+    bool lut_signed_index_ = true;
+    int lut_entry_bytes_ = 1;
+};
+
+}  // namespace ethosu

@@ -1,0 +1,37 @@
+#pragma once
+// The output stage shared by every kernel op: accumulator scaling with the hardware's
+// rounding modes, OFM zero point, clamp, LUT activation.
+
+#include <algorithm>
+#include <cstdint>
+
+#include "emulator/isa/decoded_op.h"
+
+namespace ethosu {
+
+__extension__ typedef __int128 int128;  // exact products of 64-bit values and 32-bit scales
+
+// value / 2^shift rounded as mode says. shift 0 returns value.
+int64_t rounding_shift(int128 value, int shift, RoundMode mode);
+
+// acc * scale / 2^shift, rounded by mode. DoubleSymmetric is U55/U65 "DBL": TFLite's
+// MultiplyByQuantizedMultiplier (and TOSA apply_scale_32 with double_round); Natural rounds
+// half toward +infinity (TFLite's 16-bit requantize with Vela's reduced scale).
+int64_t scale_value(int64_t acc, uint32_t scale, int shift, RoundMode mode);
+
+// Vela's QuantizePoolingScale(n): 1/n as scale / 2^shift with NATURAL rounding, which equals
+// TFLite's rounded average for every window size (regor ethos_u_scaling.cpp).
+Scale average_pool_scale(int64_t n);
+
+// Range of the OFM element type.
+struct Range {
+    int64_t min, max;
+};
+Range precision_range(const Precision& p);
+
+// Clip bounds of the op: ACTIVATION_MIN/MAX intersected with the OFM type.
+Range clip_range(const DecodedOp& op);
+
+inline int64_t clamp(int64_t v, Range r) { return std::min(std::max(v, r.min), r.max); }
+
+}  // namespace ethosu

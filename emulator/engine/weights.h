@@ -1,0 +1,50 @@
+#pragma once
+// Compressed weight and scale/bias streams of a kernel op, decoded into the plain layout
+// the kernels consume. A model's weights are decoded once per load, not per inference.
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "emulator/isa/decoded_op.h"
+#include "emulator/isa/npu_config.h"
+
+namespace ethosu {
+
+// Weights of one CONV / DEPTHWISE / fully-connected (CONV 1x1) op.
+struct OpWeights {
+    int ofm_depth = 0;
+    int kernel_height = 0;  // the dilated kernel as programmed (KERNEL_HEIGHT_M1 + 1)
+    int kernel_width = 0;
+    int ifm_depth = 0;      // 1 for depthwise
+    // OHWI order: values[((o * kernel_height + y) * kernel_width + x) * ifm_depth + i].
+    // Signed 9-bit range (the encoder folded any weight zero point in already).
+    std::vector<int16_t> values;
+    // Per OFM channel, from the scale/bias records.
+    std::vector<int64_t> bias;
+    std::vector<uint32_t> scale;
+    std::vector<uint8_t> shift;
+
+    int16_t at(int o, int y, int x, int i) const {
+        return values[((static_cast<size_t>(o) * kernel_height + y) * kernel_width + x) * ifm_depth + i];
+    }
+};
+
+// Maps one stream (region, byte offset, length) to its bytes; the caller bounds-checks and
+// throws ethosu::Error naming the op when the stream lies outside its region.
+using StreamFetch = std::function<std::span<const uint8_t>(const Stream&)>;
+
+// Decodes op.weights and op.scales of a CONV or DEPTHWISE op for the given configuration.
+// Throws ethosu::Error (source, op.offset, field) for a stream that ends early, a slice header
+// that is invalid, or a length that does not match the op's shape.
+OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
+                            const std::string& source);
+
+// The compressed weight bitstream alone (U55/U65 format, U85 "SWD"): the signed weight
+// values in stream order. Throws ethosu::Error with the byte offset inside the stream.
+std::vector<int16_t> decode_weight_bitstream(std::span<const uint8_t> stream, const std::string& source,
+                                             uint64_t base_offset);
+
+}  // namespace ethosu

@@ -1,0 +1,84 @@
+#include "frontend/cli/run_model.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "emulator/engine/executor.h"
+#include "emulator/isa/error.h"
+
+namespace ethosu {
+namespace {
+
+// Regions sit 256 MiB apart in the NPU's address space (inside U55's 32-bit range).
+constexpr uint64_t kRegionSpacing = uint64_t{1} << 28;
+
+MemoryKind memory_kind(const std::string& role) {
+    return role == "weights" ? MemoryKind::OffChipFlash : MemoryKind::Sram;
+}
+
+}  // namespace
+
+RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint8_t>>& inputs) {
+    if (model.invocations.size() != 1) {
+        throw Error({model.path, std::nullopt, "ethos-u"},
+                    fmt::format("run needs a model whose graph is one NPU operator; this one has {} NPU and {} CPU "
+                                "operators",
+                                model.invocations.size(), model.cpu_operators));
+    }
+    if (model.cpu_operators) {
+        throw Error({model.path, std::nullopt, "operators"},
+                    fmt::format("{} operators run on the CPU; run executes NPU work only", model.cpu_operators));
+    }
+    if (inputs.size() > model.inputs.size()) {
+        throw Error({model.path, std::nullopt, "--input"},
+                    fmt::format("{} input files for {} model inputs", inputs.size(), model.inputs.size()));
+    }
+    const NpuInvocation& inv = model.invocations[0];
+    MemoryMap map;
+    AddressSpace space(map);
+    std::vector<std::span<uint8_t>> regions(AddressSpace::kRegions);
+    for (const auto& r : inv.regions) {
+        if (r.index < 0 || r.index >= AddressSpace::kRegions || r.size >= kRegionSpacing) {
+            throw Error({model.path, std::nullopt, r.role}, fmt::format("region {} of {} bytes cannot be mapped", r.index,
+                                                                        r.size));
+        }
+        const uint64_t base = kRegionSpacing * static_cast<uint64_t>(r.index + 1);
+        const uint64_t size = std::max<uint64_t>(r.size, r.bytes.size());
+        auto bytes = map.allocate(base, std::max<uint64_t>(size, 16), r.role, memory_kind(r.role));
+        std::memcpy(bytes.data(), r.bytes.data(), r.bytes.size());
+        space.set_base(r.index, base);
+        regions[static_cast<size_t>(r.index)] = bytes;
+    }
+    auto tensor_bytes = [&](const TensorInfo& t, const char* what) {
+        const auto& region = regions.at(static_cast<size_t>(std::clamp(t.region, 0, AddressSpace::kRegions - 1)));
+        if (t.region < 0 || t.region >= AddressSpace::kRegions || t.offset > region.size() ||
+            t.size_bytes > region.size() - t.offset) {
+            throw Error({model.path, std::nullopt, t.name},
+                        fmt::format("{} tensor lies outside region {} ({} bytes at offset 0x{:x})", what, t.region,
+                                    t.size_bytes, t.offset));
+        }
+        return region.subspan(t.offset, t.size_bytes);
+    };
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        if (inputs[i].empty()) continue;
+        auto dst = tensor_bytes(model.inputs[i], "input");
+        if (inputs[i].size() != dst.size()) {
+            throw Error({model.path, std::nullopt, model.inputs[i].name},
+                        fmt::format("input {} has {} bytes, the model expects {}", i, inputs[i].size(), dst.size()));
+        }
+        std::memcpy(dst.data(), inputs[i].data(), dst.size());
+    }
+
+    RunResult result;
+    result.streams.push_back(decode_stream(model.config, inv.stream.words, model.path));
+    Executor executor(model.config, space, model.path);
+    executor.run(result.streams.back());
+    for (const auto& t : model.outputs) {
+        const auto bytes = tensor_bytes(t, "output");
+        result.outputs.emplace_back(bytes.begin(), bytes.end());
+    }
+    return result;
+}
+
+}  // namespace ethosu

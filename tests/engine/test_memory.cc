@@ -1,0 +1,94 @@
+// Regions, bounds checks and feature-map addressing (four tiles, NHWC and NHCWB16).
+
+#include <gtest/gtest.h>
+
+#include "emulator/isa/error.h"
+#include "emulator/memory/feature_map.h"
+
+namespace ethosu {
+namespace {
+
+TEST(Memory, RegionsResolveThroughBasePointers) {
+    MemoryMap map;
+    auto sram = map.allocate(0x2000'0000, 0x1000, "sram", MemoryKind::Sram);
+    AddressSpace space(map);
+    space.set_base(1, 0x2000'0100);
+    sram[0x180] = 42;
+    const std::string source = "test";
+    const AccessContext who{&source, 0x40, "NPU_OP_CONV", "IFM"};
+    EXPECT_EQ(space.read(1, 0x80, 1, who)[0], 42);
+    EXPECT_EQ(map.find(0x2000'0FFF, 1)->name, "sram");
+    EXPECT_EQ(map.find(0x2000'0FFF, 2), nullptr);
+    EXPECT_THROW(map.allocate(0x2000'0800, 0x1000, "overlap", MemoryKind::Dram), std::invalid_argument);
+}
+
+TEST(Memory, OutOfRangeAccessNamesTheOp) {
+    MemoryMap map;
+    map.allocate(0x1000, 0x100, "scratch", MemoryKind::Sram);
+    AddressSpace space(map);
+    space.set_base(1, 0x1000);
+    const std::string source = "model.tflite";
+    const AccessContext who{&source, 0x120, "NPU_OP_CONV", "IFM"};
+    try {
+        space.read(1, 0xF0, 0x20, who);
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().file, "model.tflite");
+        EXPECT_EQ(e.where().offset, 0x120u);
+        EXPECT_EQ(e.where().field, "NPU_OP_CONV");
+        EXPECT_NE(std::string(e.what()).find("IFM accesses region 1"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(space.read(8, 0, 1, who), Error);
+    EXPECT_THROW(space.read(1, ~0ull - 4, 16, who), Error);  // wraps around
+}
+
+// A 6x6x20 int16 map split in four tiles: width0 = 4, height0 = 2, height1 = 3.
+TEST(Memory, FourTilesAndPartialBricks) {
+    MemoryMap map;
+    auto bytes = map.allocate(0, 0x10000, "ram", MemoryKind::Sram);
+    AddressSpace space(map);
+    FeatureMap fm;
+    fm.region = 0;
+    fm.tile_base = {0x0000, 0x4000, 0x8000, 0xC000};
+    fm.width0 = 4;
+    fm.height0 = 2;
+    fm.height1 = 3;
+    fm.precision = {true, 16};
+    fm.format = DataFormat::NHCWB16;
+    fm.stride_y = 0x400;
+    fm.stride_c = 0x100;  // brick stride
+    const std::string source = "t";
+    FeatureMapView view(fm, 6, 6, 20, space, {&source, 0, "op", "OFM"});
+    // Tile 0: (y=1, x=3, c=17) -> base + 1*0x400 + 3*32 + 1*0x100 + 1*2
+    EXPECT_EQ(view.element(1, 3, 17) - bytes.data(), 0x400 + 96 + 0x100 + 2);
+    // Tile 1: x >= 4, y < 3 -> (y=2, x=5) local (2, 1)
+    EXPECT_EQ(view.element(2, 5, 0) - bytes.data(), 0x4000 + 2 * 0x400 + 32);
+    // Tile 3: x >= 4, y >= 3 -> local y = y - height1
+    EXPECT_EQ(view.element(4, 4, 0) - bytes.data(), 0xC000 + 0x400);
+    // Tile 2: x < 4, y >= 2 -> local y = y - height0
+    EXPECT_EQ(view.element(5, 0, 16) - bytes.data(), 0x8000 + 3 * 0x400 + 0x100);
+    view.store(5, 0, 16, -2);
+    EXPECT_EQ(view.load(5, 0, 16), -2);
+
+    fm.format = DataFormat::NHWC;
+    fm.stride_x = 40;
+    FeatureMapView nhwc(fm, 6, 6, 20, space, {&source, 0, "op", "OFM"});
+    EXPECT_EQ(nhwc.element(1, 3, 17) - bytes.data(), 0x400 + 3 * 40 + 17 * 2);
+}
+
+TEST(Memory, FeatureMapExtentIsValidatedUpFront) {
+    MemoryMap map;
+    map.allocate(0, 1000, "ram", MemoryKind::Sram);
+    AddressSpace space(map);
+    FeatureMap fm;
+    fm.width0 = fm.height0 = fm.height1 = 10;
+    fm.stride_x = 10;
+    fm.stride_y = 100;
+    fm.precision = {true, 8};
+    const std::string source = "t";
+    EXPECT_NO_THROW(FeatureMapView(fm, 10, 10, 10, space, {&source, 0, "op", "IFM"}));
+    EXPECT_THROW(FeatureMapView(fm, 10, 10, 11, space, {&source, 0, "op", "IFM"}), Error);
+}
+
+}  // namespace
+}  // namespace ethosu
