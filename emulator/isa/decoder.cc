@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 #include "emulator/isa/error.h"
@@ -180,6 +181,41 @@ namespace {
 
 Precision precision(uint64_t type, uint64_t bits_code) { return {type == 1, 8 << bits_code}; }
 
+// The registers that describe one feature map (IFM, IFM2 or OFM).
+struct FeatureMapFields {
+    Field format, type, precision, zero_point, storage;
+    std::optional<Field> broadcast;  // IFM2 only: its broadcast mode decides if a tensor exists
+    Field region;
+    std::array<Field, 4> base;
+    Field width0, height0, height1, stride_x, stride_y, stride_c;
+};
+
+const FeatureMapFields kIfmFields{
+    Field::SET_IFM_PRECISION__activation_format, Field::SET_IFM_PRECISION__activation_type,
+    Field::SET_IFM_PRECISION__activation_precision, Field::SET_IFM_ZERO_POINT__zero_point,
+    Field::SET_IFM_PRECISION__activation_storage, std::nullopt, Field::SET_IFM_REGION__region,
+    {Field::SET_IFM_BASE0__addr, Field::SET_IFM_BASE1__addr, Field::SET_IFM_BASE2__addr, Field::SET_IFM_BASE3__addr},
+    Field::SET_IFM_WIDTH0_M1__width_m1, Field::SET_IFM_HEIGHT0_M1__height_m1, Field::SET_IFM_HEIGHT1_M1__height_m1,
+    Field::SET_IFM_STRIDE_X__addr, Field::SET_IFM_STRIDE_Y__addr, Field::SET_IFM_STRIDE_C__addr};
+
+const FeatureMapFields kIfm2Fields{
+    Field::SET_IFM2_PRECISION__activation_format, Field::SET_IFM2_PRECISION__activation_type,
+    Field::SET_IFM2_PRECISION__activation_precision, Field::SET_IFM2_ZERO_POINT__zero_point,
+    Field::SET_IFM2_PRECISION__activation_storage, Field::SET_IFM2_BROADCAST__broadcast_mode,
+    Field::SET_IFM2_REGION__region,
+    {Field::SET_IFM2_BASE0__addr, Field::SET_IFM2_BASE1__addr, Field::SET_IFM2_BASE2__addr,
+     Field::SET_IFM2_BASE3__addr},
+    Field::SET_IFM2_WIDTH0_M1__width_m1, Field::SET_IFM2_HEIGHT0_M1__height_m1, Field::SET_IFM2_HEIGHT1_M1__height_m1,
+    Field::SET_IFM2_STRIDE_X__addr, Field::SET_IFM2_STRIDE_Y__addr, Field::SET_IFM2_STRIDE_C__addr};
+
+const FeatureMapFields kOfmFields{
+    Field::SET_OFM_PRECISION__activation_format, Field::SET_OFM_PRECISION__activation_type,
+    Field::SET_OFM_PRECISION__activation_precision, Field::SET_OFM_ZERO_POINT__zero_point,
+    Field::SET_OFM_PRECISION__activation_storage, std::nullopt, Field::SET_OFM_REGION__region,
+    {Field::SET_OFM_BASE0__addr, Field::SET_OFM_BASE1__addr, Field::SET_OFM_BASE2__addr, Field::SET_OFM_BASE3__addr},
+    Field::SET_OFM_WIDTH0_M1__width_m1, Field::SET_OFM_HEIGHT0_M1__height_m1, Field::SET_OFM_HEIGHT1_M1__height_m1,
+    Field::SET_OFM_STRIDE_X__addr, Field::SET_OFM_STRIDE_Y__addr, Field::SET_OFM_STRIDE_C__addr};
+
 }  // namespace
 
 void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
@@ -193,64 +229,37 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
 
     // U85 feature maps in the chaining buffer (or absent) have no address registers.
     auto in_memory = [](const FeatureMap& fm) { return fm.storage == Storage::Tile2x2 || fm.storage == Storage::Tile3x1; };
-    auto read_ifm = [&](FeatureMap& fm) {
-        fm.format = r.get(Field::SET_IFM_PRECISION__activation_format) ? DataFormat::NHCWB16 : DataFormat::NHWC;
-        fm.precision = precision(r.get(Field::SET_IFM_PRECISION__activation_type),
-                                 r.get(Field::SET_IFM_PRECISION__activation_precision));
-        fm.zero_point = static_cast<int32_t>(r.get_signed(Field::SET_IFM_ZERO_POINT__zero_point, 16));
-        fm.depth = r.geti(Field::SET_IFM_DEPTH_M1__depth_m1) + 1;
-        if (u85) fm.storage = static_cast<Storage>(r.get(Field::SET_IFM_PRECISION__activation_storage));
-        if (!in_memory(fm)) return;
-        fm.region = r.geti(Field::SET_IFM_REGION__region);
-        fm.tile_base = {r.get(Field::SET_IFM_BASE0__addr), r.get(Field::SET_IFM_BASE1__addr),
-                        r.get(Field::SET_IFM_BASE2__addr), r.get(Field::SET_IFM_BASE3__addr)};
-        fm.width0 = r.geti(Field::SET_IFM_WIDTH0_M1__width_m1) + 1;
-        fm.height0 = r.geti(Field::SET_IFM_HEIGHT0_M1__height_m1) + 1;
-        fm.height1 = r.geti(Field::SET_IFM_HEIGHT1_M1__height_m1) + 1;
-        fm.stride_x = static_cast<int64_t>(r.get(Field::SET_IFM_STRIDE_X__addr));
-        fm.stride_y = static_cast<int64_t>(r.get(Field::SET_IFM_STRIDE_Y__addr));
-        fm.stride_c = static_cast<int64_t>(r.get(Field::SET_IFM_STRIDE_C__addr));
-    };
-    auto read_ifm2 = [&](FeatureMap& fm) {
-        fm.format = r.get(Field::SET_IFM2_PRECISION__activation_format) ? DataFormat::NHCWB16 : DataFormat::NHWC;
-        fm.precision = precision(r.get(Field::SET_IFM2_PRECISION__activation_type),
-                                 r.get(Field::SET_IFM2_PRECISION__activation_precision));
-        fm.zero_point = static_cast<int32_t>(r.get_signed(Field::SET_IFM2_ZERO_POINT__zero_point, 16));
+    auto read_feature_map = [&](FeatureMap& fm, const FeatureMapFields& f) {
+        fm.format = r.get(f.format) ? DataFormat::NHCWB16 : DataFormat::NHWC;
+        fm.precision = precision(r.get(f.type), r.get(f.precision));
+        fm.zero_point = static_cast<int32_t>(r.get_signed(f.zero_point, 16));
         if (u85) {
-            fm.storage = static_cast<Storage>(r.get(Field::SET_IFM2_PRECISION__activation_storage));
-            fm.broadcast = r.geti(Field::SET_IFM2_BROADCAST__broadcast_mode);
-            if (fm.broadcast & 8) fm.storage = Storage::None;  // SCALAR: the operand is OP_SCALAR
+            fm.storage = static_cast<Storage>(r.get(f.storage));
+            if (f.broadcast) {
+                fm.broadcast = r.geti(*f.broadcast);
+                if (fm.broadcast & 8) fm.storage = Storage::None;  // SCALAR: the operand is OP_SCALAR
+            }
         }
         if (!in_memory(fm)) return;
-        fm.region = r.geti(Field::SET_IFM2_REGION__region);
-        fm.tile_base = {r.get(Field::SET_IFM2_BASE0__addr), r.get(Field::SET_IFM2_BASE1__addr),
-                        r.get(Field::SET_IFM2_BASE2__addr), r.get(Field::SET_IFM2_BASE3__addr)};
-        fm.width0 = r.geti(Field::SET_IFM2_WIDTH0_M1__width_m1) + 1;
-        fm.height0 = r.geti(Field::SET_IFM2_HEIGHT0_M1__height_m1) + 1;
-        fm.height1 = r.geti(Field::SET_IFM2_HEIGHT1_M1__height_m1) + 1;
-        fm.stride_x = static_cast<int64_t>(r.get(Field::SET_IFM2_STRIDE_X__addr));
-        fm.stride_y = static_cast<int64_t>(r.get(Field::SET_IFM2_STRIDE_Y__addr));
-        fm.stride_c = static_cast<int64_t>(r.get(Field::SET_IFM2_STRIDE_C__addr));
+        fm.region = r.geti(f.region);
+        for (size_t t = 0; t < 4; ++t) fm.tile_base[t] = r.get(f.base[t]);
+        fm.width0 = r.geti(f.width0) + 1;
+        fm.height0 = r.geti(f.height0) + 1;
+        fm.height1 = r.geti(f.height1) + 1;
+        fm.stride_x = static_cast<int64_t>(r.get(f.stride_x));
+        fm.stride_y = static_cast<int64_t>(r.get(f.stride_y));
+        fm.stride_c = static_cast<int64_t>(r.get(f.stride_c));
     };
+    auto read_ifm = [&](FeatureMap& fm) {
+        fm.depth = r.geti(Field::SET_IFM_DEPTH_M1__depth_m1) + 1;
+        read_feature_map(fm, kIfmFields);
+    };
+    auto read_ifm2 = [&](FeatureMap& fm) { read_feature_map(fm, kIfm2Fields); };
     auto read_ofm = [&](FeatureMap& fm) {
         fm.width = r.geti(Field::SET_OFM_WIDTH_M1__width_m1) + 1;
         fm.height = r.geti(Field::SET_OFM_HEIGHT_M1__height_m1) + 1;
         fm.depth = r.geti(Field::SET_OFM_DEPTH_M1__depth_m1) + 1;
-        fm.format = r.get(Field::SET_OFM_PRECISION__activation_format) ? DataFormat::NHCWB16 : DataFormat::NHWC;
-        fm.precision = precision(r.get(Field::SET_OFM_PRECISION__activation_type),
-                                 r.get(Field::SET_OFM_PRECISION__activation_precision));
-        fm.zero_point = static_cast<int32_t>(r.get_signed(Field::SET_OFM_ZERO_POINT__zero_point, 16));
-        if (u85) fm.storage = static_cast<Storage>(r.get(Field::SET_OFM_PRECISION__activation_storage));
-        if (!in_memory(fm)) return;
-        fm.region = r.geti(Field::SET_OFM_REGION__region);
-        fm.tile_base = {r.get(Field::SET_OFM_BASE0__addr), r.get(Field::SET_OFM_BASE1__addr),
-                        r.get(Field::SET_OFM_BASE2__addr), r.get(Field::SET_OFM_BASE3__addr)};
-        fm.width0 = r.geti(Field::SET_OFM_WIDTH0_M1__width_m1) + 1;
-        fm.height0 = r.geti(Field::SET_OFM_HEIGHT0_M1__height_m1) + 1;
-        fm.height1 = r.geti(Field::SET_OFM_HEIGHT1_M1__height_m1) + 1;
-        fm.stride_x = static_cast<int64_t>(r.get(Field::SET_OFM_STRIDE_X__addr));
-        fm.stride_y = static_cast<int64_t>(r.get(Field::SET_OFM_STRIDE_Y__addr));
-        fm.stride_c = static_cast<int64_t>(r.get(Field::SET_OFM_STRIDE_C__addr));
+        read_feature_map(fm, kOfmFields);
     };
     auto read_kernel = [&](Kernel& k) {
         k.width = r.geti(Field::SET_KERNEL_WIDTH_M1__width_m1) + 1;

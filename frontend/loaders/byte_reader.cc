@@ -30,28 +30,18 @@ uint8_t ByteReader::u8(std::string_view field) {
     return data_[pos_++];
 }
 
-uint16_t ByteReader::u16(std::string_view field) {
-    require(2, field);
-    const uint16_t value = static_cast<uint16_t>(data_[pos_] | (data_[pos_ + 1] << 8));
-    pos_ += 2;
+template <typename T>
+T ByteReader::little_endian(std::string_view field) {
+    require(sizeof(T), field);
+    T value = 0;
+    for (size_t i = sizeof(T); i-- > 0;) value = static_cast<T>((value << 8) | data_[pos_ + i]);
+    pos_ += sizeof(T);
     return value;
 }
 
-uint32_t ByteReader::u32(std::string_view field) {
-    require(4, field);
-    uint32_t value = 0;
-    for (int i = 3; i >= 0; --i) value = (value << 8) | data_[pos_ + i];
-    pos_ += 4;
-    return value;
-}
-
-uint64_t ByteReader::u64(std::string_view field) {
-    require(8, field);
-    uint64_t value = 0;
-    for (int i = 7; i >= 0; --i) value = (value << 8) | data_[pos_ + i];
-    pos_ += 8;
-    return value;
-}
+uint16_t ByteReader::u16(std::string_view field) { return little_endian<uint16_t>(field); }
+uint32_t ByteReader::u32(std::string_view field) { return little_endian<uint32_t>(field); }
+uint64_t ByteReader::u64(std::string_view field) { return little_endian<uint64_t>(field); }
 
 std::span<const uint8_t> ByteReader::bytes(uint64_t count, std::string_view field) {
     require(count, field);

@@ -52,6 +52,8 @@ public:
 
 private:
     void require(uint64_t count, std::string_view field) const;
+    template <typename T>
+    T little_endian(std::string_view field);
 
     std::string label_;
     std::span<const uint8_t> data_;

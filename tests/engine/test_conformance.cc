@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "tests/config_test_name.h"
+
 #include <cstring>
 
 #include <filesystem>
@@ -160,12 +162,7 @@ TEST_P(Conformance, OutputsEqualTfliteMicroReference) {
 }
 
 INSTANTIATE_TEST_SUITE_P(U55U65, Conformance, ::testing::Values("ethos-u55-128", "ethos-u55-256", "ethos-u65-256"),
-                         [](const auto& info) {
-                             std::string name = info.param;
-                             for (char& c : name)
-                                 if (c == '-') c = '_';
-                             return name;
-                         });
+                         ConfigTestName{});
 
 }  // namespace
 }  // namespace ethosu

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/config_test_name.h"
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -132,12 +134,7 @@ TEST_P(VelaListing, EveryCommandMatchesVelasDisassembly) {
 INSTANTIATE_TEST_SUITE_P(AllConfigs, VelaListing,
                          ::testing::Values("ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u85-256",
                                            "ethos-u85-1024"),
-                         [](const auto& info) {
-                             std::string name = info.param;
-                             for (char& c : name)
-                                 if (c == '-') c = '_';
-                             return name;
-                         });
+                         ConfigTestName{});
 
 }  // namespace
 }  // namespace ethosu
