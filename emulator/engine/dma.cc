@@ -17,6 +17,7 @@ void run_dma(const DecodedOp& op, ExecutionContext& ctx) {
     if (d.dimensions > 1 && ctx.config.generation == Generation::U65) {
         throw Error(where, "U65 2D/3D DMA (SKIP0/SKIP1) is not supported yet: the skip semantics are unconfirmed");
     }
+    if (d.length == 0) return;
     const int rows = d.dimensions >= 2 ? d.size0 : 1;
     const int planes = d.dimensions >= 3 ? d.size1 : 1;
     const AccessContext src_who = ctx.access(op, "DMA source");

@@ -17,17 +17,24 @@ std::span<const uint8_t> Shram::lut(int slot) const {
 const OpWeights& WeightCache::get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
                                   const std::string& source) {
     Key key;
-    for (const auto& s : op.weights) key.emplace_back(s.region, s.base, s.length);
-    for (const auto& s : op.scales) key.emplace_back(s.region + 8, s.base, s.length);
-    auto& slot = cache_[key];
-    if (!slot) {
-        const StreamFetch fetch = [&](const Stream& s) {
-            const AccessContext who{&source, op.offset, op_kind_name(op.kind), "weight/scale stream"};
-            return memory.read(s.region, s.base, s.length, who);
-        };
-        slot = std::make_unique<OpWeights>(decode_op_weights(op, config, fetch, source));
+    std::vector<uint8_t> bytes;
+    const AccessContext who{&source, op.offset, op_kind_name(op.kind), "weight/scale stream"};
+    auto collect = [&](const std::vector<Stream>& streams, int tag) {
+        for (const auto& s : streams) {
+            key.emplace_back(s.region + tag, s.base, s.length);
+            const auto b = memory.read(s.region, s.base, s.length, who);
+            bytes.insert(bytes.end(), b.begin(), b.end());
+        }
+    };
+    collect(op.weights, 0);
+    collect(op.scales, AddressSpace::kRegions);
+    Entry& entry = cache_[key];
+    if (!entry.weights || entry.stream_bytes != bytes) {
+        const StreamFetch fetch = [&](const Stream& s) { return memory.read(s.region, s.base, s.length, who); };
+        entry.weights = std::make_unique<OpWeights>(decode_op_weights(op, config, fetch, source));
+        entry.stream_bytes = std::move(bytes);
     }
-    return *slot;
+    return *entry.weights;
 }
 
 AccessContext ExecutionContext::access(const DecodedOp& op, std::string_view what) const {

@@ -35,6 +35,8 @@ private:
 };
 
 // Decoded weights, cached by the streams they came from: a model's weights decode once.
+// Vela stages weights in SRAM and reuses staging addresses for other ops' weights, so an
+// entry is only reused when the stream bytes are still the same.
 class WeightCache {
 public:
     const OpWeights& get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
@@ -42,7 +44,11 @@ public:
 
 private:
     using Key = std::vector<std::tuple<int, uint64_t, uint64_t>>;
-    std::map<Key, std::unique_ptr<OpWeights>> cache_;
+    struct Entry {
+        std::vector<uint8_t> stream_bytes;  // what the weights were decoded from
+        std::unique_ptr<OpWeights> weights;
+    };
+    std::map<Key, Entry> cache_;
 };
 
 struct ExecutionContext {

@@ -46,7 +46,7 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
         const uint64_t base = kRegionSpacing * static_cast<uint64_t>(r.index + 1);
         const uint64_t size = std::max<uint64_t>(r.size, r.bytes.size());
         auto bytes = map.allocate(base, std::max<uint64_t>(size, 16), r.role, memory_kind(r.role));
-        std::memcpy(bytes.data(), r.bytes.data(), r.bytes.size());
+        if (!r.bytes.empty()) std::memcpy(bytes.data(), r.bytes.data(), r.bytes.size());
         space.set_base(r.index, base);
         regions[static_cast<size_t>(r.index)] = bytes;
     }

@@ -9,8 +9,8 @@ ByteReader::ByteReader(std::string label, std::span<const uint8_t> data, uint64_
 
 void ByteReader::require(uint64_t count, std::string_view field) const {
     if (count > remaining())
-        fail(field, fmt::format("needs {} bytes but only {} are left (data ends at offset 0x{:x})", count,
-                                remaining(), file_offset_of(size())));
+        fail(field, fmt::format("needs {} bytes but only {} are left (data ends at offset 0x{:x})", count, remaining(),
+                                file_offset_of(size())));
 }
 
 void ByteReader::seek(uint64_t pos, std::string_view field) {

@@ -35,7 +35,8 @@ CommandStream parse_cop1(ByteReader& r) {
             case kNop: break;
             case kCommandStream: {
                 if (have_stream)
-                    r.fail_at(tag_pos, "COMMAND_STREAM", "second COMMAND_STREAM tag (one stream per payload is supported)");
+                    r.fail_at(tag_pos, "COMMAND_STREAM",
+                              "second COMMAND_STREAM tag (one stream per payload is supported)");
                 const uint64_t length = (((tag >> 8) & 0xFF) << 16) | (tag >> 16);
                 if (length * 4 > r.remaining())
                     r.fail_at(tag_pos, "COMMAND_STREAM.length",
@@ -48,9 +49,11 @@ CommandStream parse_cop1(ByteReader& r) {
             }
             case kReadApb:
             case kDumpShram:
-                r.fail_at(tag_pos, "tag", fmt::format("driver action {} ({}) is not supported", tag & 0xFF,
-                                                      (tag & 0xFF) == kReadApb ? "READ_APB" : "DUMP_SHRAM"));
-            default: r.fail_at(tag_pos, "tag", fmt::format("unknown driver action id {} in tag 0x{:08x}", tag & 0xFF, tag));
+                r.fail_at(tag_pos, "tag",
+                          fmt::format("driver action {} ({}) is not supported", tag & 0xFF,
+                                      (tag & 0xFF) == kReadApb ? "READ_APB" : "DUMP_SHRAM"));
+            default:
+                r.fail_at(tag_pos, "tag", fmt::format("unknown driver action id {} in tag 0x{:08x}", tag & 0xFF, tag));
         }
     }
     if (!have_stream) r.fail("COMMAND_STREAM", "payload has no COMMAND_STREAM tag");
@@ -76,7 +79,8 @@ void parse_cop2_stream_entry(ByteReader entry, CommandStream& cs) {
                      "local addressing (vela --separate-io-regions) is not supported");
 
     if (entry.remaining() % 4 != 0)
-        entry.fail("COMMAND_STREAM", fmt::format("stream of {} bytes is not a whole number of words", entry.remaining()));
+        entry.fail("COMMAND_STREAM",
+                   fmt::format("stream of {} bytes is not a whole number of words", entry.remaining()));
     cs.file_offset = entry.file_offset();
     cs.words = entry.words(entry.remaining() / 4, "COMMAND_STREAM");
 }
@@ -109,8 +113,7 @@ CommandStream parse_cop2(ByteReader& r) {
 
 }  // namespace
 
-CommandStream parse_driver_payload(const std::string& path, const uint8_t* payload, size_t size,
-                                   uint64_t base_offset) {
+CommandStream parse_driver_payload(const std::string& path, const uint8_t* payload, size_t size, uint64_t base_offset) {
     ByteReader r(path, {payload, size}, base_offset);
     if (size % 4 != 0) r.fail("payload", fmt::format("payload of {} bytes is not a whole number of words", size));
     const uint32_t magic = r.u32("magic");

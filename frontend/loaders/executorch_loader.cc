@@ -17,7 +17,8 @@ constexpr size_t kNameSize = 16;
 constexpr size_t kAlignment = 16;
 constexpr uint8_t kExternalBlock = 1;  // newer ExecuTorch: data kept in its named data map
 constexpr std::string_view kFirstBlock = "vela_bin_stream", kLastBlock = "vela_end_stream";
-constexpr std::string_view kKnownBlocks[] = {"cmd_data", "weight_data", "scratch_size", "scratch_data", "inputs", "outputs"};
+constexpr std::string_view kKnownBlocks[] = {"cmd_data",     "weight_data", "scratch_size",
+                                             "scratch_data", "inputs",      "outputs"};
 
 // I/O entry: int32 shape[rank], element size, offset, region. ExecuTorch writes rank 6;
 // older versions wrote rank 4.
@@ -55,7 +56,8 @@ Block read_block(ByteReader& r) {
 std::map<std::string, Block> read_blocks(ByteReader& r) {
     const Block first = read_block(r);
     if (first.name != kFirstBlock || first.data.size() != 0)
-        r.fail_at(0, "block.name", fmt::format("first block must be an empty '{}', found '{}'", kFirstBlock, first.name));
+        r.fail_at(0, "block.name",
+                  fmt::format("first block must be an empty '{}', found '{}'", kFirstBlock, first.name));
     std::map<std::string, Block> blocks;
     while (true) {
         if (r.at_end()) r.fail("block.name", fmt::format("no '{}' block ends the stream", kLastBlock));
@@ -123,9 +125,11 @@ std::unique_ptr<LoadedModel> load_executorch_bin(const std::string& path, const 
     NpuInvocation invocation;
     invocation.stream = parse_driver_payload(path, cmd.data().data(), cmd.size(), cmd.file_offset());
     invocation.regions.push_back({0, "weights", weights.size(), {weights.begin(), weights.end()}});
-    invocation.regions.push_back({1, "scratch", checked_region_size(static_cast<int64_t>(scratch_size(blocks, r)),
-                                                                    {path, std::nullopt, "scratch_size"}),
-                                  {}});
+    invocation.regions.push_back(
+        {1,
+         "scratch",
+         checked_region_size(static_cast<int64_t>(scratch_size(blocks, r)), {path, std::nullopt, "scratch_size"}),
+         {}});
     invocation.inputs = feature_maps(required(blocks, "inputs", r), path);
     invocation.outputs = feature_maps(required(blocks, "outputs", r), path);
     return single_invocation_model(path, ModelFormat::ExecuTorchBin, std::move(invocation), options);

@@ -24,28 +24,28 @@ struct TensorInfo {
     std::string name;
     std::vector<int64_t> shape;
     ElementType type = ElementType::Other;
-    int region = -1;       // base-pointer index holding the tensor, -1 if unknown
-    uint64_t offset = 0;   // byte offset inside that region
+    int region = -1;      // base-pointer index holding the tensor, -1 if unknown
+    uint64_t offset = 0;  // byte offset inside that region
     uint64_t size_bytes = 0;
-    std::vector<float> scale;        // quantization, empty if none
+    std::vector<float> scale;  // quantization, empty if none
     std::vector<int64_t> zero_point;
 };
 
 // The COP1/COP2 driver payload, split into its parts.
 struct CommandStream {
-    std::string payload_kind;          // "COP1", "COP2" or "raw"
+    std::string payload_kind;             // "COP1", "COP2" or "raw"
     std::optional<uint32_t> config_word;  // CONFIG the compiler targeted (absent for raw)
     std::optional<uint32_t> id_word;
-    std::vector<uint32_t> words;       // the register command stream
-    uint64_t file_offset = 0;          // byte offset of words[0] in the source file
+    std::vector<uint32_t> words;  // the register command stream
+    uint64_t file_offset = 0;     // byte offset of words[0] in the source file
 };
 
 // One region (base pointer) the command stream addresses.
 struct RegionImage {
-    int index = -1;               // BASEP index
-    std::string role;             // "weights", "scratch", "scratch_fast", "input", "output", ...
-    uint64_t size = 0;            // bytes the region spans
-    std::vector<uint8_t> bytes;   // initial contents; empty for scratch areas (zero-filled)
+    int index = -1;              // BASEP index
+    std::string role;            // "weights", "scratch", "scratch_fast", "input", "output", ...
+    uint64_t size = 0;           // bytes the region spans
+    std::vector<uint8_t> bytes;  // initial contents; empty for scratch areas (zero-filled)
 };
 
 // One NPU invocation: a command stream and its regions (for .tflite: one "ethos-u" op).
@@ -59,7 +59,7 @@ struct NpuInvocation {
 struct LoadedModel {
     std::string path;
     ModelFormat format = ModelFormat::VelaTflite;
-    NpuConfig config{};            // resolved: COP header, or --npu override
+    NpuConfig config{};  // resolved: COP header, or --npu override
     std::vector<NpuInvocation> invocations;
     std::vector<TensorInfo> inputs;   // model inputs in model order
     std::vector<TensorInfo> outputs;  // model outputs in model order
@@ -86,8 +86,7 @@ std::unique_ptr<LoadedModel> load_raw_command_stream(const std::string& path, co
 
 // Parses a COP1/COP2 driver payload (the bytes of a command-stream tensor or cmd_data).
 // base_offset is where payload[0] sits in the file, for error offsets.
-CommandStream parse_driver_payload(const std::string& path, const uint8_t* payload, size_t size,
-                                   uint64_t base_offset);
+CommandStream parse_driver_payload(const std::string& path, const uint8_t* payload, size_t size, uint64_t base_offset);
 
 // Resolves the NPU configuration: the override if given (an error if it disagrees with the
 // COP header's product or MACs), else the header's CONFIG word.

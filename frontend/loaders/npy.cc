@@ -134,7 +134,9 @@ private:
 // Bytes per element of a descr such as "<i8" or "|S580"; only little-endian or byte-order-free
 // plain types (no objects, no structured types).
 uint64_t item_size(const ByteReader& r, size_t header_pos, const std::string& descr, const std::string& field) {
-    const auto bad = [&](const std::string& reason) { r.fail_at(header_pos, field, fmt::format("descr '{}': {}", descr, reason)); };
+    const auto bad = [&](const std::string& reason) {
+        r.fail_at(header_pos, field, fmt::format("descr '{}': {}", descr, reason));
+    };
     if (descr.size() < 2 || (descr[0] != '<' && descr[0] != '|')) bad("only little-endian data is supported");
     if (std::string_view("biufcSUV").find(descr[1]) == std::string_view::npos)
         bad("only numbers and byte strings are read (object arrays are pickles)");
@@ -150,12 +152,15 @@ uint64_t item_size(const ByteReader& r, size_t header_pos, const std::string& de
 
 NpyArray parse_npy(ByteReader member, const std::string& name) {
     const auto magic = member.bytes(kMagic.size(), name + ": magic");
-    if (!std::equal(magic.begin(), magic.end(), kMagic.begin(), [](uint8_t a, char b) { return a == static_cast<uint8_t>(b); }))
+    if (!std::equal(magic.begin(), magic.end(), kMagic.begin(),
+                    [](uint8_t a, char b) { return a == static_cast<uint8_t>(b); }))
         member.fail_at(0, name + ": magic", "not a .npy array (no \\x93NUMPY magic)");
     const uint8_t major = member.u8(name + ": version");
     member.u8(name + ": version");
-    if (major < 1 || major > 3) member.fail_at(6, name + ": version", fmt::format("format version {} is not 1..3", major));
-    const uint64_t header_length = major == 1 ? member.u16(name + ": header length") : member.u32(name + ": header length");
+    if (major < 1 || major > 3)
+        member.fail_at(6, name + ": version", fmt::format("format version {} is not 1..3", major));
+    const uint64_t header_length =
+        major == 1 ? member.u16(name + ": header length") : member.u32(name + ": header length");
     const size_t header_pos = member.position();
     const auto header = member.bytes(header_length, name + ": header");
 
@@ -177,8 +182,8 @@ NpyArray parse_npy(ByteReader member, const std::string& name) {
         }
     }
     if (count > member.remaining() / item)
-        member.fail(name + ": data",
-                    fmt::format("{} elements of {} bytes need more than the {} bytes left", count, item, member.remaining()));
+        member.fail(name + ": data", fmt::format("{} elements of {} bytes need more than the {} bytes left", count,
+                                                 item, member.remaining()));
     array.elements = member.sub(count * item, name + ": data");
     if (!member.at_end())
         member.fail(name + ": data", fmt::format("{} bytes follow the array data", member.remaining()));

@@ -12,7 +12,7 @@
 namespace ethosu {
 
 struct NpyArray {
-    std::string descr;            // e.g. "<i8", "|S580"
+    std::string descr;  // e.g. "<i8", "|S580"
     bool fortran_order = false;
     std::vector<uint64_t> shape;  // () for a scalar
     ByteReader elements;          // exactly the element bytes

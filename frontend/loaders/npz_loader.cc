@@ -22,7 +22,8 @@ class NpzReader {
 public:
     NpzReader(const std::string& path, const std::vector<uint8_t>& data) : archive_(path, data) {
         for (ZipMember& m : read_zip_members(archive_)) {
-            const std::string key = m.name.ends_with(kNpySuffix) ? m.name.substr(0, m.name.size() - kNpySuffix.size()) : m.name;
+            const std::string key =
+                m.name.ends_with(kNpySuffix) ? m.name.substr(0, m.name.size() - kNpySuffix.size()) : m.name;
             if (members_.contains(key))
                 throw Error({path, m.data_offset, m.name}, "member appears twice in the archive");
             members_.emplace(key, std::move(m));
@@ -42,8 +43,7 @@ public:
     int64_t int_scalar(const std::string& key) {
         NpyArray a = array(key);
         require_int64(a, key);
-        if (a.shape.size() > 1 || (a.shape.size() == 1 && a.shape[0] != 1))
-            fail(a, key, "expected a single value");
+        if (a.shape.size() > 1 || (a.shape.size() == 1 && a.shape[0] != 1)) fail(a, key, "expected a single value");
         return a.elements.i64(key);
     }
 
@@ -82,7 +82,8 @@ private:
         return static_cast<int64_t>(value);
     }
     [[noreturn]] static void fail(const NpyArray& a, const std::string& key, const std::string& reason) {
-        a.elements.fail_at(0, key + ".npy", fmt::format("{} (descr '{}', {} dimensions)", reason, a.descr, a.shape.size()));
+        a.elements.fail_at(0, key + ".npy",
+                           fmt::format("{} (descr '{}', {} dimensions)", reason, a.descr, a.shape.size()));
     }
     static void require_int64(const NpyArray& a, const std::string& key) {
         if (a.descr != "<i8") fail(a, key, "expected int64 ('<i8')");
@@ -103,7 +104,8 @@ RegionImage weights_region(NpzReader& npz, const std::string& path) {
 }
 
 RegionImage scratch_region(NpzReader& npz, const std::string& prefix, const std::string& path) {
-    const int index = checked_region_index(npz.int_scalar(prefix + "_region"), {path, std::nullopt, prefix + "_region"});
+    const int index =
+        checked_region_index(npz.int_scalar(prefix + "_region"), {path, std::nullopt, prefix + "_region"});
     const uint64_t size = checked_region_size(npz.int_scalar(prefix + "_size"), {path, std::nullopt, prefix + "_size"});
     return {index, prefix, size, {}};
 }
@@ -130,8 +132,9 @@ std::vector<TensorInfo> feature_maps(NpzReader& npz, const std::string& prefix, 
     const auto offsets = npz.int_rows(prefix + "_offset");
     for (const auto* column : {&element_sizes, &region_indices, &offsets})
         if (column->size() != shapes.size() || (!column->empty() && column->front().size() != 1))
-            throw Error({path, std::nullopt, prefix + "_*"},
-                        fmt::format("{}_shape has {} rows but the other {} arrays disagree", prefix, shapes.size(), prefix));
+            throw Error(
+                {path, std::nullopt, prefix + "_*"},
+                fmt::format("{}_shape has {} rows but the other {} arrays disagree", prefix, shapes.size(), prefix));
     std::vector<TensorInfo> out;
     for (size_t i = 0; i < shapes.size(); ++i)
         out.push_back(make_feature_map(shapes[i], element_sizes[i][0], region_indices[i][0], offsets[i][0],

@@ -54,7 +54,9 @@ public:
 
 private:
     const tflite::Model& verified_model() const;
-    uint64_t offset_of(const void* p) const { return static_cast<uint64_t>(static_cast<const uint8_t*>(p) - data_.data()); }
+    uint64_t offset_of(const void* p) const {
+        return static_cast<uint64_t>(static_cast<const uint8_t*>(p) - data_.data());
+    }
     [[noreturn]] void fail(const void* where, const std::string& field, const std::string& reason) const {
         throw Error({path_, offset_of(where), field}, reason);
     }
@@ -70,6 +72,7 @@ private:
                           const std::string& field) const;
     NpuInvocation invocation(const tflite::SubGraph& sg, const tflite::Operator& op, const OfflinePlan* plan,
                              const std::string& field) const;
+    NpuConfig common_config(const std::vector<NpuInvocation>& invocations, const LoadOptions& options) const;
     std::vector<TensorInfo> model_io(const flatbuffers::Vector<int32_t>* indices, const char* what,
                                      std::optional<int32_t> scratch_tensor, const OfflinePlan& plan) const;
 
@@ -88,8 +91,9 @@ const tflite::Model& VelaTfliteLoader::verified_model() const {
     limits.max_tables = 1u << 22;
     flatbuffers::Verifier verifier(data_.data(), verified_size, limits);
     if (!tflite::VerifyModelBuffer(verifier))
-        throw Error({path_, std::nullopt, "Model"},
-                    "flatbuffer verification failed: an offset, vtable or vector lies outside the file or is misaligned");
+        throw Error(
+            {path_, std::nullopt, "Model"},
+            "flatbuffer verification failed: an offset, vtable or vector lies outside the file or is misaligned");
     return *tflite::GetModel(data_.data());
 }
 
@@ -129,7 +133,8 @@ TensorInfo VelaTfliteLoader::tensor_info(const tflite::Tensor& t, const std::str
             // The verifier checks only the 4-byte alignment of the length, so int64 elements
             // may sit misaligned: read them bytewise.
             ByteReader r(path_, {zp->Data(), zp->size() * sizeof(int64_t)}, offset_of(zp->Data()));
-            for (size_t i = 0; i < zp->size(); ++i) info.zero_point.push_back(r.i64(field + ".quantization.zero_point"));
+            for (size_t i = 0; i < zp->size(); ++i)
+                info.zero_point.push_back(r.i64(field + ".quantization.zero_point"));
         }
     }
     return info;
@@ -204,8 +209,8 @@ NpuInvocation VelaTfliteLoader::invocation(const tflite::SubGraph& sg, const tfl
 
     NpuInvocation inv;
     const auto payload = tensor_data(input(kCommandStreamInput), input_field(kCommandStreamInput));
-    inv.stream = parse_driver_payload(path_, payload.data(), payload.size(),
-                                      payload.empty() ? 0 : offset_of(payload.data()));
+    inv.stream =
+        parse_driver_payload(path_, payload.data(), payload.size(), payload.empty() ? 0 : offset_of(payload.data()));
 
     const auto weights = tensor_data(input(kWeightsInput), input_field(kWeightsInput));
     inv.regions.push_back({0, "weights", weights.size(), {weights.begin(), weights.end()}});
@@ -245,6 +250,21 @@ std::vector<TensorInfo> VelaTfliteLoader::model_io(const flatbuffers::Vector<int
     return io;
 }
 
+NpuConfig VelaTfliteLoader::common_config(const std::vector<NpuInvocation>& invocations,
+                                          const LoadOptions& options) const {
+    // No NPU work: nothing to check an override against, but its name must still be valid.
+    if (invocations.empty()) return options.npu ? resolve_npu_config(path_, CommandStream{}, options) : NpuConfig{};
+    const NpuConfig first = resolve_npu_config(path_, invocations[0].stream, options);
+    for (size_t i = 1; i < invocations.size(); ++i) {
+        const NpuConfig config = resolve_npu_config(path_, invocations[i].stream, options);
+        if (config.name != first.name)
+            throw Error(
+                {path_, invocations[i].stream.file_offset, "CONFIG"},
+                fmt::format("ethos-u operator {} targets {} but the first targets {}", i, config.name, first.name));
+    }
+    return first;
+}
+
 std::unique_ptr<LoadedModel> VelaTfliteLoader::load(const LoadOptions& options) {
     if (count(model_.subgraphs()) == 0) throw Error({path_, std::nullopt, "subgraphs"}, "model has no subgraph");
     const OfflinePlan plan = offline_plan();
@@ -268,18 +288,7 @@ std::unique_ptr<LoadedModel> VelaTfliteLoader::load(const LoadOptions& options) 
         }
     }
 
-    for (size_t i = 0; i < model->invocations.size(); ++i) {
-        const NpuConfig config = resolve_npu_config(path_, model->invocations[i].stream, options);
-        if (i == 0) model->config = config;
-        else if (config.name != model->config.name)
-            throw Error({path_, model->invocations[i].stream.file_offset, "CONFIG"},
-                        fmt::format("ethos-u operator {} targets {} but the first targets {}", i, config.name,
-                                    model->config.name));
-    }
-    if (model->invocations.empty() && options.npu) {
-        CommandStream none;
-        model->config = resolve_npu_config(path_, none, options);
-    }
+    model->config = common_config(model->invocations, options);
 
     const tflite::SubGraph& main = *model_.subgraphs()->Get(0);
     model->inputs = model_io(main.inputs(), "inputs", first_scratch_tensor, plan);

@@ -57,13 +57,8 @@ struct NotYetBitExact {
 const NotYetBitExact kNotYetBitExact[] = {
     {"dtln_noise_suppression", {"ethos-u55-128", "ethos-u55-256", "ethos-u65-256"},
      "LSTM gates use the built-in int16 SIGMOID/TANH activations, not implemented yet"},
-    {"coral_tf2_mobilenet_v2_224_ptq", {"ethos-u55-128", "ethos-u55-256", "ethos-u65-256"},
-     "50-102 of 1001 uint8 softmax outputs differ by one; cause not yet found"},
-    {"mlperftiny_kws_dscnn_int8", {"ethos-u55-128", "ethos-u55-256", "ethos-u65-256"},
-     "4 of 12 softmax outputs differ; cause not yet found"},
     {"mlzoo_rnnoise_int8", {"ethos-u55-128", "ethos-u55-256", "ethos-u65-256"},
      "LUT-activated GRU outputs differ; cause not yet found"},
-    {"person_detect", {"ethos-u55-256"}, "2 outputs differ on U55-256 only (bit-exact on U55-128 and U65-256)"},
 };
 
 const NotYetBitExact* not_yet_bit_exact(const std::string& model, const std::string& config) {

@@ -22,8 +22,8 @@ std::string write_temp(const std::string& name, const Bytes& bytes) {
                      (std::string("ethosu_loaders_") + info->test_suite_name() + "_" + info->name());
     std::filesystem::create_directories(dir);
     const auto path = dir / name;
-    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                               static_cast<std::streamsize>(bytes.size()));
+    std::ofstream(path, std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
     return path.string();
 }
 
@@ -58,9 +58,9 @@ Bytes cop2_payload(uint32_t config, uint32_t id, uint32_t features, const std::v
     put_u16(out, 1);
     put_u16(out, 0);
     put_u64(out, 8 + 16 + 20 + kPadding + stream_bytes);
-    put_u32(out, 1);                                     // command-stream entry
-    put_u32(out, 16 + 20 + kPadding + stream_bytes);     // entry length
-    put_u32(out, 12 + 20 + kPadding);                    // metadata length (after this word)
+    put_u32(out, 1);                                  // command-stream entry
+    put_u32(out, 16 + 20 + kPadding + stream_bytes);  // entry length
+    put_u32(out, 12 + 20 + kPadding);                 // metadata length (after this word)
     put_string(out, "VEUM");
     put_u16(out, 1);
     put_u16(out, 0);

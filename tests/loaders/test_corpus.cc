@@ -162,8 +162,10 @@ TEST(Corpus, TruncatedFilesNeverCrash) {
                 const Bytes part(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(cut));
                 ++truncated;
                 try {
-                    if (path.extension() == ".tflite") load_vela_tflite(path.string(), part, {});
-                    else load_vela_npz(path.string(), part, {});
+                    if (path.extension() == ".tflite")
+                        load_vela_tflite(path.string(), part, {});
+                    else
+                        load_vela_npz(path.string(), part, {});
                 } catch (const Error& e) {
                     ++rejected;
                     EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos) << e.what();

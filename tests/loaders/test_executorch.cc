@@ -75,8 +75,8 @@ TEST(ExecuTorch, LoadsAndIsDetected) {
 
 TEST(ExecuTorch, OlderLayouts) {
     Blocks older = good_blocks();
-    older.list[3] = {"scratch_data", Bytes(48, 0)};                   // scratch as a zero block
-    older.list[4] = {"inputs", io_block({{1, 4, 4, 2, 1, 0, 1}})};     // 4-D entries
+    older.list[3] = {"scratch_data", Bytes(48, 0)};                 // scratch as a zero block
+    older.list[4] = {"inputs", io_block({{1, 4, 4, 2, 1, 0, 1}})};  // 4-D entries
     older.list[5] = {"outputs", io_block({{1, 2, 2, 2, 1, 64, 1}})};
     const auto model = load_executorch_bin("old.bin", older.build(), {});
     EXPECT_EQ(model->invocations[0].regions[1].size, 48u);

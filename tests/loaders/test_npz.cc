@@ -174,7 +174,8 @@ TEST(Npy, StrictHeaderGrammar) {
     EXPECT_EQ(a.shape, (std::vector<uint64_t>{1, 2}));
     EXPECT_EQ(a.elements.size(), 16u);
 
-    EXPECT_THAT(npy_error("{'descr': '<i8', 'fortran_order': False, 'shape': (), 'x': 1}"), HasSubstr("unexpected key 'x'"));
+    EXPECT_THAT(npy_error("{'descr': '<i8', 'fortran_order': False, 'shape': (), 'x': 1}"),
+                HasSubstr("unexpected key 'x'"));
     EXPECT_THAT(npy_error("{'descr': '<i8', 'shape': ()}"), HasSubstr("lacks"));
     EXPECT_THAT(npy_error("{'descr': '<i8', 'descr': '<i8'}"), HasSubstr("twice"));
     EXPECT_THAT(npy_error("{'descr': '>i8', 'fortran_order': False, 'shape': ()}"), HasSubstr("little-endian"));

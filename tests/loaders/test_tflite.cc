@@ -68,8 +68,7 @@ Bytes build_flatbuffer(const ModelSpec& spec, uint64_t weights_offset) {
         tfl::CreateOperatorCodeDirect(fbb, kFullyConnected, nullptr, 1, kFullyConnected)};
     const Bytes plan = plan_bytes(spec.plan);
     const std::vector<flatbuffers::Offset<tfl::Buffer>> buffers = {
-        tfl::CreateBufferDirect(fbb),
-        tfl::CreateBufferDirect(fbb, &spec.payload),
+        tfl::CreateBufferDirect(fbb), tfl::CreateBufferDirect(fbb, &spec.payload),
         spec.external_weights ? tfl::CreateBuffer(fbb, 0, weights_offset, spec.weights.size())
                               : tfl::CreateBufferDirect(fbb, &spec.weights),
         tfl::CreateBufferDirect(fbb, &plan)};
