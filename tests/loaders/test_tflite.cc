@@ -24,6 +24,7 @@ struct ModelSpec {
     std::vector<int32_t> op_inputs = {0, 1, 2, 3, 4};
     std::vector<int32_t> plan = {0, 1, 6, -1, -1, 0, 0, 96, 128};  // version, subgraph, count, offsets
     int32_t weights_shape = 8;
+    std::vector<int32_t> input_shape = {1, 4, 4, 2};
     bool external_weights = false;  // weights after the flatbuffer, found by Buffer.offset/size
     uint64_t external_offset = 0;   // override of the computed offset (0: right after the flatbuffer)
     bool cpu_operator = false;      // add a FULLY_CONNECTED after the NPU operator
@@ -50,7 +51,7 @@ Bytes build_flatbuffer(const ModelSpec& spec, uint64_t weights_offset) {
         tensor({spec.weights_shape}, kUInt8, 2, "read_only"),
         tensor({96}, kUInt8, 0, "scratch"),
         tensor({32}, kUInt8, 0, "scratch_fast"),
-        tensor({1, 4, 4, 2}, kInt8, 0, "input"),
+        tensor(spec.input_shape, kInt8, 0, "input"),
         tensor({1, 2, 2, 2}, kInt8, 0, "output"),
     };
     const std::vector<int32_t> npu_outputs = {5};
@@ -168,6 +169,16 @@ TEST(Tflite, BrokenReferences) {
     ModelSpec size_mismatch;
     size_mismatch.weights_shape = 4096;
     EXPECT_THAT(tflite_error(size_mismatch), HasSubstr("buffer holds 8 bytes but the tensor's shape needs 4096"));
+
+    ModelSpec huge_tensor;
+    huge_tensor.input_shape = {1 << 20, 1 << 20, 8};
+    const std::string huge = tflite_error(huge_tensor);
+    EXPECT_THAT(huge, HasSubstr("subgraphs[0].operators[0].inputs[4]"));
+    EXPECT_THAT(huge, HasSubstr("tensor is larger than"));
+
+    ModelSpec negative_dimension;
+    negative_dimension.input_shape = {1, -4, 4, 2};
+    EXPECT_THAT(tflite_error(negative_dimension), HasSubstr("negative dimension -4"));
 
     ModelSpec plan_count;
     plan_count.plan = {0, 1, 5, 0, 0, 0, 0, 0};
