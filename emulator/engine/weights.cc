@@ -1,318 +1,265 @@
+// A kernel op's weight and scale/bias streams decoded into OHWI weights and per-channel
+// bias/scale/shift. The weight order undone here is Vela 5.1's U55/U65 encoder
+// (regor/architecture/ethosu55/ethos_u55_weight_encoder.cpp, EthosUWeightOrdering); the stream
+// layout per core is regor/compiler/scheduler.cpp (TryEncodeWeightAndScaleTensor).
+
 #include "emulator/engine/weights.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
-#include <bit>
+#include <limits>
 
 #include "emulator/isa/error.h"
 
 namespace ethosu {
 namespace {
 
-// Bitstream constants of the U55/U65 weight codec (Vela mlw_common.h).
-constexpr int kZeroRunDisabled = 6;  // ZDIV: no zero runs in this slice
-constexpr int kEndOfStream = 7;      // ZDIV: end of stream, then byte alignment
-constexpr int kUncompressed = 7;     // WDIV: remainders only
+enum class Traversal { DepthFirst, PartKernelFirst, Depthwise };
 
-// LSB-first bit reader; reading past the end is an Error with the byte offset.
-class BitReader {
-public:
-    BitReader(std::span<const uint8_t> bytes, const std::string& source, uint64_t base)
-        : bytes_(bytes), source_(source), base_(base) {}
-
-    uint32_t get(int bits, const char* field) {
-        if (bits == 0) return 0;
-        if (pos_ + static_cast<uint64_t>(bits) > bytes_.size() * 8) {
-            throw Error({source_, base_ + pos_ / 8, field}, "weight stream ends in the middle of a slice");
-        }
-        uint32_t value = 0;
-        for (int i = 0; i < bits; ++i, ++pos_) value |= static_cast<uint32_t>((bytes_[pos_ >> 3] >> (pos_ & 7)) & 1) << i;
-        return value;
-    }
-    void align_to_byte() { pos_ = (pos_ + 7) & ~uint64_t{7}; }
-    bool at_end() const { return pos_ >= bytes_.size() * 8; }
-    uint64_t byte_offset() const { return base_ + pos_ / 8; }
-
-private:
-    std::span<const uint8_t> bytes_;
-    const std::string& source_;
-    uint64_t base_;
-    uint64_t pos_ = 0;
+struct MicroBlockDepths {
+    int ofm;
+    int ifm;
 };
 
-// Golomb-Rice quotients come as unary words; remainders follow one chunk later.
-struct UnaryChunk {
-    std::array<int, 12> quotients{};
-    int count = 0;
+// Vela 5.1 ethos_u55.cpp / ethos_u65.cpp accelerator tables: only the 32-MAC U55 has a
+// 4-deep OFM micro-block.
+MicroBlockDepths micro_block_depths(const NpuConfig& config) { return {config.macs == 32 ? 4 : 8, 8}; }
+
+// The loop limits of the encoder's traversal for one core's stream.
+struct WeightOrder {
+    Traversal traversal = Traversal::DepthFirst;
+    int ofm_depth = 0;  // channels in this stream
+    int kernel_height = 0, kernel_width = 0;
+    int ifm_depth = 0;        // 1 for depthwise
+    int ofm_block_depth = 0;  // this stream's share of OFM_BLK_DEPTH
+    int ifm_block_depth = 0;
+    MicroBlockDepths micro{};
+    // The hardware's 8x8 sub-kernels: fewer taps when dilated.
+    int sub_kernel_width = 8, sub_kernel_height = 8;
+    // Kernel elements per sub-kernel are padded to a multiple of this.
+    int element_round = 1;
 };
 
-}  // namespace
-
-std::vector<int16_t> decode_weight_bitstream(std::span<const uint8_t> stream, const std::string& source,
-                                             uint64_t base_offset) {
-    BitReader bits(stream, source, base_offset);
-    std::vector<int16_t> out;
-    std::array<int16_t, 32> palette{};
-    int palette_size = 0, palette_bits = 0, direct_offset = 0;
-    bool need_palette = true;
-    bool previous_zero_runs = false;
-
-    while (!bits.at_end()) {
-        int z_div = static_cast<int>(bits.get(3, "ZDIV"));
-        if (z_div == kEndOfStream) {
-            bits.align_to_byte();
-            need_palette = true;
-            continue;
-        }
-        const uint64_t slice_offset = bits.byte_offset();
-        if (z_div > 3 && z_div != kZeroRunDisabled) {
-            throw Error({source, slice_offset, "ZDIV"}, fmt::format("invalid zero-run divisor {}", z_div));
-        }
-        const bool zero_runs = z_div != kZeroRunDisabled;
-        const int count = static_cast<int>(bits.get(15, "SLICELEN")) + 1;
-        int w_div = static_cast<int>(bits.get(3, "WDIV"));
-        const bool truncated = bits.get(1, "WTRUNC") != 0;
-        const bool new_palette = bits.get(1, "NEWPAL") != 0;
-        if (need_palette && !new_palette) {
-            throw Error({source, slice_offset, "NEWPAL"}, "the first slice of a stream must define its palette");
-        }
-        if (!new_palette && zero_runs != previous_zero_runs) {
-            throw Error({source, slice_offset, "ZDIV"}, "zero-run mode changes without a new palette");
-        }
-        need_palette = false;
-        previous_zero_runs = zero_runs;
-        if (new_palette) {
-            direct_offset = static_cast<int>(bits.get(5, "DIROFS"));
-            palette_size = static_cast<int>(bits.get(5, "PALSIZE"));
-            if (palette_size > 0) ++palette_size;
-            palette_bits = static_cast<int>(bits.get(3, "PALBITS")) + 2;
-            for (int i = 0; i < palette_size; ++i) palette[i] = static_cast<int16_t>(bits.get(palette_bits, "PALETTE"));
-        }
-        const bool uncompressed = w_div == kUncompressed;
-        if (uncompressed) {
-            // Only remainders, as wide as a palette index (or PALBITS without a palette).
-            w_div = palette_size > 0 ? std::bit_width(static_cast<unsigned>(palette_size - 1)) : palette_bits;
-        } else if (w_div > 5) {
-            throw Error({source, slice_offset, "WDIV"}, fmt::format("invalid weight divisor {}", w_div));
-        }
-
-        // Zero runs: with a new palette, a leading run before the first weight.
-        const int z_count = zero_runs ? count + (new_palette ? 1 : 0) : 0;
-        std::vector<int> weights(static_cast<size_t>(count), 0), zeros(static_cast<size_t>(z_count), 0);
-        int w_pos = 0, z_pos = 0, w_done = 0, z_done = 0;
-        int w_carry = 0, z_carry = 0;
-        const int z_unary_bits = z_div < 3 ? 12 : 8;
-        UnaryChunk w_prev, z_prev;
-        bool w_prev_enabled = false, z_prev_enabled = false;
-        do {
-            // Flow control keeps the weight and zero-run streams within 8 symbols of each other.
-            const int balance = zero_runs ? w_pos - z_pos : 0;
-            const bool w_enabled = (balance < 8 || !zero_runs) && w_pos < count;
-            const bool z_enabled = balance >= 0 && zero_runs && z_pos < z_count;
-            UnaryChunk w_now, z_now;
-            const uint32_t w_unary0 = w_enabled && !uncompressed ? bits.get(12, "WUNARY0") : 0;
-            if (z_enabled) {
-                const uint32_t unary = bits.get(z_unary_bits, "ZUNARY");
-                int run = z_carry;
-                for (int i = 0; i < z_unary_bits; ++i) {
-                    if (unary & (1u << i)) {
-                        ++run;
-                    } else {
-                        z_now.quotients[z_now.count++] = run;
-                        run = 0;
-                    }
-                }
-                z_carry = run;
-                z_pos += z_now.count;
-            }
-            if (w_enabled) {
-                const int symbols = uncompressed && w_div > 5 ? 8 : 12;
-                int unary1_bits = 0;
-                for (int i = 0; i < symbols; ++i) unary1_bits += (w_unary0 >> i) & 1;
-                uint32_t w_unary1 = bits.get(unary1_bits, "WUNARY1");
-                int run = w_carry;
-                for (int i = 0; i < symbols; ++i) {
-                    int code = 0;
-                    if (w_unary0 & (1u << i)) {
-                        ++code;
-                        if (w_unary1 & 1) ++code;
-                        w_unary1 >>= 1;
-                    }
-                    run += code;
-                    if (code < 2 || truncated) {
-                        w_now.quotients[w_now.count++] = run;
-                        run = 0;
-                    }
-                }
-                w_carry = run;
-                w_pos += w_now.count;
-            }
-            if (w_prev_enabled) {
-                for (int i = 0; i < w_prev.count && w_done < count; ++i, ++w_done)
-                    weights[w_done] = (w_prev.quotients[i] << w_div) + static_cast<int>(bits.get(w_div, "WREMAIN"));
-            }
-            if (z_prev_enabled) {
-                for (int i = 0; i < z_prev.count && z_done < z_count; ++i, ++z_done)
-                    zeros[z_done] = (z_prev.quotients[i] << z_div) + static_cast<int>(bits.get(z_div, "ZREMAIN"));
-            }
-            w_prev = w_now;
-            z_prev = z_now;
-            w_prev_enabled = w_enabled;
-            z_prev_enabled = z_enabled;
-        } while (w_prev_enabled || z_prev_enabled);
-
-        auto emit_zeros = [&](int n) {
-            if (n < 0 || out.size() + static_cast<size_t>(n) > stream.size() * 8 * 64 + 65536) {
-                throw Error({source, slice_offset, "ZREMAIN"}, "zero run larger than any real weight tensor");
-            }
-            out.insert(out.end(), static_cast<size_t>(n), int16_t{0});
-        };
-        if (zero_runs && new_palette) emit_zeros(zeros[0]);
-        for (int i = 0; i < count; ++i) {
-            const int index = weights[i];
-            const int value = index < palette_size ? palette[index] : index - palette_size + direct_offset;
-            if (value >= 512) throw Error({source, slice_offset, "WREMAIN"}, "weight symbol beyond 9 bits");
-            const int magnitude = value >> 1;
-            out.push_back(static_cast<int16_t>(value & 1 ? -magnitude : magnitude));  // sign folded in bit 0
-            if (zero_runs) emit_zeros(zeros[i + (new_palette ? 1 : 0)]);
-        }
-    }
-    return out;
-}
-
-namespace {
-
-// The OFM/IFM micro-block depths that set the weight traversal (Vela's architecture tables).
-struct MicroBlocks {
-    int ofm_depth;
-    int ifm_depth;
+// A sub-kernel of at most 8x8 (dilated) taps inside one OFM block x IFM block.
+struct SubKernelPass {
+    int ofm_base, ofm_count;
+    int ifm_base, ifm_count;
+    int x0, y0, width, height;
 };
-MicroBlocks micro_blocks(const NpuConfig& config) {
-    if (config.generation != Generation::U85 && config.macs == 32) return {4, 8};
-    return {8, 8};
-}
 
-enum class Traversal { DepthFirst, PartKernel, Depthwise };
-
-// Replays the order in which Vela's U55/U65 encoder emits weights (regor
-// EthosUWeightOrdering) and calls place(o, y, x, i) for each position, or place(-1, ...)
-// for the zero padding the traversal inserts.
-template <typename Place>
-void traverse_u55(int ofm_depth, int kernel_h, int kernel_w, int ifm_depth, int ofm_block_depth, int ifm_bits,
-                  int dilation_x, int dilation_y, Traversal traversal, MicroBlocks ublock, Place&& place) {
-    const bool depthwise = traversal == Traversal::Depthwise;
-    const bool part_kernel = traversal == Traversal::PartKernel;
-    const int ifm_block_depth = part_kernel || ifm_bits == 16 ? 16 : 32;
-    const int decomp_x = 8 / dilation_x, decomp_y = 8 / dilation_y;
-    const int element_round = depthwise ? 4 : part_kernel ? (ifm_bits == 16 ? 2 : 4) : 1;
-    for (int ofm_block = 0; ofm_block < ofm_depth; ofm_block += ofm_block_depth) {
-        const int block_depth = std::min(ofm_block_depth, ofm_depth - ofm_block);
-        for (int ifm_block = 0; ifm_block < (depthwise ? 1 : ifm_depth); ifm_block += ifm_block_depth) {
-            const int ifm_block_len = depthwise ? ublock.ifm_depth
-                                    : part_kernel ? std::min(ifm_block_depth, ifm_depth - ifm_block)
-                                                  : ifm_block_depth;
-            for (int sub_y = 0; sub_y < kernel_h; sub_y += decomp_y) {
-                const int sub_h = std::min(kernel_h - sub_y, decomp_y);
-                for (int sub_x = 0; sub_x < kernel_w; sub_x += decomp_x) {
-                    const int sub_w = std::min(kernel_w - sub_x, decomp_x);
-                    const int elements = (sub_w * sub_h + element_round - 1) / element_round * element_round;
-                    const int outer_len = part_kernel ? ifm_block_len : 1;
-                    const int inner_len = part_kernel ? 1 : ifm_block_len;
-                    for (int ifm_outer = 0; ifm_outer < outer_len; ifm_outer += ublock.ifm_depth)
-                        for (int ofm_ublock = 0; ofm_ublock < block_depth; ofm_ublock += ublock.ofm_depth)
-                            for (int element = 0; element < elements; ++element) {
-                                const int kx = element % sub_w, ky = element / sub_w;
-                                for (int ifm_inner = 0; ifm_inner < inner_len; ifm_inner += ublock.ifm_depth)
-                                    for (int oz = 0; oz < ublock.ofm_depth; ++oz)
-                                        for (int iz = 0; iz < (depthwise ? 1 : ublock.ifm_depth); ++iz) {
-                                            const int i = ifm_block + ifm_outer + ifm_inner + iz;
-                                            const int o = ofm_block + ofm_ublock + oz;
-                                            const bool real = i < (depthwise ? 1 : ifm_depth) && o < ofm_depth &&
-                                                              ky < sub_h;
-                                            if (real) place(o, sub_y + ky, sub_x + kx, i);
-                                            else place(-1, 0, 0, 0);
-                                        }
-                            }
+// The innermost loops for one sub-kernel: part-kernel-first walks IFM micro-blocks outside the
+// kernel elements, depth-first inside. visit(o, y, x, i) gets o = -1 for padding entries.
+template <typename Visit>
+void visit_sub_kernel(const WeightOrder& w, const SubKernelPass& p, Visit& visit) {
+    const bool part_kernel = w.traversal == Traversal::PartKernelFirst;
+    const bool depthwise = w.traversal == Traversal::Depthwise;
+    const int elements = (p.width * p.height + w.element_round - 1) / w.element_round * w.element_round;
+    const int ifm_outer_count = part_kernel ? p.ifm_count : 1;
+    const int ifm_inner_count = part_kernel ? 1 : p.ifm_count;
+    const int ifm_per_micro = depthwise ? 1 : w.micro.ifm;
+    for (int ifm_outer = 0; ifm_outer < ifm_outer_count; ifm_outer += w.micro.ifm) {
+        for (int ofm_micro = 0; ofm_micro < p.ofm_count; ofm_micro += w.micro.ofm) {
+            for (int element = 0; element < elements; ++element) {
+                const int kx = element % p.width, ky = element / p.width;
+                for (int ifm_inner = 0; ifm_inner < ifm_inner_count; ifm_inner += w.micro.ifm) {
+                    for (int oz = 0; oz < w.micro.ofm; ++oz) {
+                        for (int iz = 0; iz < ifm_per_micro; ++iz) {
+                            const int o = p.ofm_base + ofm_micro + oz;
+                            const int i = p.ifm_base + ifm_outer + ifm_inner + iz;
+                            const bool real = o < w.ofm_depth && i < w.ifm_depth && ky < p.height;
+                            visit(real ? o : -1, p.y0 + ky, p.x0 + kx, i);
+                        }
+                    }
                 }
             }
         }
     }
 }
 
-int64_t sign_extend_40(uint64_t v) { return static_cast<int64_t>(v << 24) >> 24; }
+// Every weight position of one stream in encoding order: OFM blocks, IFM blocks, sub-kernels
+// (rows of sub-kernels outermost), then visit_sub_kernel.
+template <typename Visit>
+void for_each_weight_position(const WeightOrder& w, Visit&& visit) {
+    const bool depthwise = w.traversal == Traversal::Depthwise;
+    const bool part_kernel = w.traversal == Traversal::PartKernelFirst;
+    for (int ofm = 0; ofm < w.ofm_depth; ofm += w.ofm_block_depth) {
+        for (int ifm = 0; ifm < (depthwise ? 1 : w.ifm_depth); ifm += w.ifm_block_depth) {
+            // Depth-first always walks whole IFM blocks; the channels past the IFM are zeros.
+            const int ifm_count = depthwise     ? w.micro.ifm
+                                  : part_kernel ? std::min(w.ifm_block_depth, w.ifm_depth - ifm)
+                                                : w.ifm_block_depth;
+            for (int y0 = 0; y0 < w.kernel_height; y0 += w.sub_kernel_height) {
+                for (int x0 = 0; x0 < w.kernel_width; x0 += w.sub_kernel_width) {
+                    const SubKernelPass pass{ofm,
+                                             std::min(w.ofm_block_depth, w.ofm_depth - ofm),
+                                             ifm,
+                                             ifm_count,
+                                             x0,
+                                             y0,
+                                             std::min(w.sub_kernel_width, w.kernel_width - x0),
+                                             std::min(w.sub_kernel_height, w.kernel_height - y0)};
+                    visit_sub_kernel(w, pass, visit);
+                }
+            }
+        }
+    }
+}
+
+Traversal traversal_of(const DecodedOp& op) {
+    if (op.kind == OpKind::Depthwise) return Traversal::Depthwise;
+    return op.kernel.part_kernel_first ? Traversal::PartKernelFirst : Traversal::DepthFirst;
+}
+
+// Channels of stream s out of n: the cores take OFM channels in turn (s, s + n, ...).
+int channels_of_stream(int channels, int stream, int streams) { return (channels + streams - 1 - stream) / streams; }
+
+WeightOrder u55_weight_order(const DecodedOp& op, const NpuConfig& config, const OpWeights& shape, int stream,
+                             int streams) {
+    WeightOrder w;
+    w.traversal = traversal_of(op);
+    w.ofm_depth = channels_of_stream(shape.ofm_depth, stream, streams);
+    w.kernel_height = shape.kernel_height;
+    w.kernel_width = shape.kernel_width;
+    w.ifm_depth = shape.ifm_depth;
+    w.ofm_block_depth = channels_of_stream(op.block.ofm_depth, stream, streams);
+    const bool ifm16 = op.ifm.precision.bits == 16;
+    w.ifm_block_depth = w.traversal == Traversal::PartKernelFirst || ifm16 ? 16 : 32;
+    w.micro = micro_block_depths(config);
+    w.sub_kernel_width = 8 / op.kernel.dilation_x;
+    w.sub_kernel_height = 8 / op.kernel.dilation_y;
+    if (w.traversal == Traversal::Depthwise) w.element_round = 4;
+    if (w.traversal == Traversal::PartKernelFirst) w.element_round = ifm16 ? 2 : 4;
+    return w;
+}
+
+void check_kernel_op(const DecodedOp& op, const NpuConfig& config, const ErrorLocation& where) {
+    if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) throw Error(where, "the op has no weights to decode");
+    if (config.generation == Generation::U85) throw Error(where, "U85 weight streams are not supported yet");
+    if (op.weights.empty()) throw Error(where, "the op has no weight stream");
+    // Every core needs an OFM block of at least one channel, or the traversal would not advance.
+    if (op.block.ofm_depth < static_cast<int>(op.weights.size())) {
+        throw Error(where,
+                    fmt::format("OFM block depth {} for {} weight streams", op.block.ofm_depth, op.weights.size()));
+    }
+    if (op.kernel.dilation_x < 1 || op.kernel.dilation_y < 1 || op.kernel.dilation_x > 8 || op.kernel.dilation_y > 8) {
+        throw Error(where, "kernel dilation outside 1..8");
+    }
+    if (op.kernel.width < 1 || op.kernel.height < 1 || op.ofm.depth < 1 || op.ifm.depth < 1) {
+        throw Error(where, "empty kernel, IFM or OFM");
+    }
+}
+
+OpWeights weights_shape(const DecodedOp& op) {
+    OpWeights w;
+    w.ofm_depth = op.ofm.depth;
+    // Vela encodes the kernel's taps; the registers hold their dilated extent.
+    w.kernel_height = (op.kernel.height - 1) / op.kernel.dilation_y + 1;
+    w.kernel_width = (op.kernel.width - 1) / op.kernel.dilation_x + 1;
+    w.ifm_depth = op.kind == OpKind::Depthwise ? 1 : op.ifm.depth;
+    return w;
+}
+
+// The OHWI element count of some OFM channels; saturates, as hostile registers can ask for 2^64.
+uint64_t weight_count(uint64_t channels, const OpWeights& shape) {
+    uint64_t n = channels;
+    for (const int d : {shape.kernel_height, shape.kernel_width, shape.ifm_depth}) {
+        const auto factor = static_cast<uint64_t>(d);
+        n = n > std::numeric_limits<uint64_t>::max() / factor ? std::numeric_limits<uint64_t>::max() : n * factor;
+    }
+    return n;
+}
+
+const char* weight_field(int stream) { return stream == 0 ? "WEIGHT_BASE" : "WEIGHT1_BASE"; }
+
+// Decodes one core's stream. Its count is checked against the weights the core owns before the
+// OHWI buffer is sized from the (possibly hostile) registers.
+std::vector<int16_t> read_weight_stream(const DecodedOp& op, const StreamFetch& fetch, const std::string& source,
+                                        int stream, const OpWeights& shape) {
+    const int streams = static_cast<int>(op.weights.size());
+    const uint64_t channels = static_cast<uint64_t>(channels_of_stream(shape.ofm_depth, stream, streams));
+    if (channels == 0) return {};  // a second core without channels gets WEIGHT1_LENGTH 0
+    const Stream& where = op.weights[static_cast<size_t>(stream)];
+    auto values = decode_weight_bitstream(fetch(where), source, where.base);
+    const uint64_t owned = weight_count(channels, shape);
+    if (values.size() < owned) {
+        throw Error({source, op.offset, weight_field(stream)},
+                    fmt::format("weight stream at 0x{:x} holds {} weights; the op has {} for this core", where.base,
+                                values.size(), owned));
+    }
+    return values;
+}
+
+// Replays the encoder's traversal over one core's decoded values into OHWI; each position takes
+// one value, so a short stream ends the walk at once.
+void place_weight_stream(const DecodedOp& op, const NpuConfig& config, const std::string& source, int stream,
+                         const std::vector<int16_t>& values, OpWeights& out) {
+    const int streams = static_cast<int>(op.weights.size());
+    const WeightOrder order = u55_weight_order(op, config, out, stream, streams);
+    if (order.ofm_depth == 0) return;
+    const uint64_t base = op.weights[static_cast<size_t>(stream)].base;
+    auto mismatch = [&](const char* how) {
+        return Error({source, op.offset, weight_field(stream)},
+                     fmt::format("weight stream at 0x{:x} holds {} weights, {} the op's traversal needs", base,
+                                 values.size(), how));
+    };
+    size_t next = 0;
+    for_each_weight_position(order, [&](int o, int y, int x, int i) {
+        if (next == values.size()) throw mismatch("fewer than");
+        const int16_t v = values[next++];
+        if (o < 0) return;
+        const size_t channel = static_cast<size_t>(o) * streams + stream;
+        out.values[((channel * out.kernel_height + y) * out.kernel_width + x) * out.ifm_depth + i] = v;
+    });
+    if (next != values.size()) throw mismatch("more than");
+}
+
+// U55/U65 scale/bias record, 10 bytes little-endian: bias int40, scale uint32, shift in the low 6
+// bits of the last byte (ethos_u55_weight_encoder.cpp EncodeBias).
+constexpr size_t kScaleRecordBytes = 10;
+
+void decode_scale_record(const uint8_t* r, size_t channel, OpWeights& out) {
+    uint64_t bias = 0;
+    for (int b = 0; b < 5; ++b) bias |= uint64_t{r[b]} << (8 * b);
+    out.bias[channel] = static_cast<int64_t>(bias << 24) >> 24;  // sign-extend 40 bits
+    out.scale[channel] = uint32_t{r[5]} | uint32_t{r[6]} << 8 | uint32_t{r[7]} << 16 | uint32_t{r[8]} << 24;
+    out.shift[channel] = r[9] & 0x3F;
+}
+
+void decode_scale_stream(const DecodedOp& op, const StreamFetch& fetch, const std::string& source, int stream,
+                         OpWeights& out) {
+    const int streams = static_cast<int>(op.scales.size());
+    const int channels = channels_of_stream(out.ofm_depth, stream, streams);
+    if (channels == 0) return;
+    const Stream& where = op.scales[static_cast<size_t>(stream)];
+    const auto bytes = fetch(where);
+    if (bytes.size() < channels * kScaleRecordBytes) {
+        throw Error({source, op.offset, stream == 0 ? "SCALE_LENGTH" : "SCALE1_LENGTH"},
+                    fmt::format("scale stream at 0x{:x} holds {} bytes; {} channels need {}", where.base, bytes.size(),
+                                channels, channels * kScaleRecordBytes));
+    }
+    for (int c = 0; c < channels; ++c) {
+        decode_scale_record(bytes.data() + c * kScaleRecordBytes, static_cast<size_t>(c) * streams + stream, out);
+    }
+}
 
 }  // namespace
 
 OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
                             const std::string& source) {
-    const ErrorLocation where{source, op.offset, std::string(op_kind_name(op.kind))};
-    if (config.generation == Generation::U85) throw Error(where, "U85 weight streams are not supported yet");
-    if (op.weights.empty()) throw Error(where, "the op has no weight stream");
-    const bool depthwise = op.kind == OpKind::Depthwise;
-    const int streams = static_cast<int>(op.weights.size());
-
-    OpWeights w;
-    w.ofm_depth = op.ofm.depth;
-    // Vela encodes the undilated kernel; the registers hold the dilated size.
-    w.kernel_height = (op.kernel.height - 1) / op.kernel.dilation_y + 1;
-    w.kernel_width = (op.kernel.width - 1) / op.kernel.dilation_x + 1;
-    w.ifm_depth = depthwise ? 1 : op.ifm.depth;
-    const size_t total = static_cast<size_t>(w.ofm_depth) * w.kernel_height * w.kernel_width * w.ifm_depth;
-    w.values.assign(total, 0);
-    const Traversal traversal = depthwise ? Traversal::Depthwise
-                              : op.kernel.part_kernel_first ? Traversal::PartKernel
-                                                            : Traversal::DepthFirst;
-
-    // Each core's stream holds every streams-th OFM channel, starting at its index.
-    for (int s = 0; s < streams; ++s) {
-        const Stream& stream = op.weights[static_cast<size_t>(s)];
-        const auto values = decode_weight_bitstream(fetch(stream), source, stream.base);
-        const int channels = (w.ofm_depth - s + streams - 1) / streams;
-        const int block_depth = (op.block.ofm_depth + streams - 1 - s) / streams;
-        size_t next = 0;
-        traverse_u55(channels, w.kernel_height, w.kernel_width, w.ifm_depth, block_depth, op.ifm.precision.bits,
-                     op.kernel.dilation_x, op.kernel.dilation_y, traversal, micro_blocks(config),
-                     [&](int o, int y, int x, int i) {
-                         if (next >= values.size()) {
-                             throw Error({source, op.offset, "weights"},
-                                         fmt::format("weight stream at 0x{:x} ends after {} weights; the op needs more",
-                                                     stream.base, values.size()));
-                         }
-                         const int16_t v = values[next++];
-                         if (o >= 0) {
-                             const int oc = o * streams + s;
-                             w.values[((static_cast<size_t>(oc) * w.kernel_height + y) * w.kernel_width + x) *
-                                          w.ifm_depth + i] = v;
-                         }
-                     });
-    }
-
-    // Scale/bias records: 10 bytes per channel, channels interleaved over the cores' streams.
-    constexpr size_t kRecord = 10;
-    w.bias.assign(static_cast<size_t>(w.ofm_depth), 0);
-    w.scale.assign(static_cast<size_t>(w.ofm_depth), 1);
-    w.shift.assign(static_cast<size_t>(w.ofm_depth), 0);
-    const int scale_streams = static_cast<int>(op.scales.size());
-    for (int s = 0; s < scale_streams; ++s) {
-        const Stream& stream = op.scales[static_cast<size_t>(s)];
-        const auto bytes = fetch(stream);
-        const int channels = (w.ofm_depth - s + scale_streams - 1) / scale_streams;
-        if (bytes.size() < static_cast<size_t>(channels) * kRecord) {
-            throw Error({source, op.offset, "scales"},
-                        fmt::format("scale stream at 0x{:x} holds {} bytes; {} channels need {}", stream.base,
-                                    bytes.size(), channels, channels * kRecord));
-        }
-        for (int c = 0; c < channels; ++c) {
-            const uint8_t* r = bytes.data() + static_cast<size_t>(c) * kRecord;
-            uint64_t bias = 0;
-            for (int b = 0; b < 5; ++b) bias |= uint64_t{r[b]} << (8 * b);
-            const size_t oc = static_cast<size_t>(c * scale_streams + s);
-            w.bias[oc] = sign_extend_40(bias);
-            w.scale[oc] = uint32_t{r[5]} | uint32_t{r[6]} << 8 | uint32_t{r[7]} << 16 | uint32_t{r[8]} << 24;
-            w.shift[oc] = r[9] & 0x3F;
-        }
+    check_kernel_op(op, config, {source, op.offset, std::string(op_kind_name(op.kind))});
+    OpWeights w = weights_shape(op);
+    std::vector<std::vector<int16_t>> streams;
+    for (int s = 0; s < static_cast<int>(op.weights.size()); ++s)
+        streams.push_back(read_weight_stream(op, fetch, source, s, w));
+    w.values.assign(static_cast<size_t>(w.ofm_depth) * w.kernel_height * w.kernel_width * w.ifm_depth, 0);
+    for (int s = 0; s < static_cast<int>(streams.size()); ++s)
+        place_weight_stream(op, config, source, s, streams[static_cast<size_t>(s)], w);
+    if (!op.scales.empty()) {
+        w.bias.assign(static_cast<size_t>(w.ofm_depth), 0);
+        w.scale.assign(static_cast<size_t>(w.ofm_depth), 0);
+        w.shift.assign(static_cast<size_t>(w.ofm_depth), 0);
+        for (int s = 0; s < static_cast<int>(op.scales.size()); ++s) decode_scale_stream(op, fetch, source, s, w);
     }
     return w;
 }

@@ -16,13 +16,16 @@ namespace ethosu {
 // Weights of one CONV / DEPTHWISE / fully-connected (CONV 1x1) op.
 struct OpWeights {
     int ofm_depth = 0;
-    int kernel_height = 0;  // the dilated kernel as programmed (KERNEL_HEIGHT_M1 + 1)
+    // The kernel taps Vela encoded: the programmed size (KERNEL_HEIGHT_M1 + 1) undilated,
+    // (height - 1) / dilation_y + 1; the hardware spaces the taps by the dilation.
+    int kernel_height = 0;
     int kernel_width = 0;
-    int ifm_depth = 0;      // 1 for depthwise
+    int ifm_depth = 0;  // 1 for depthwise
     // OHWI order: values[((o * kernel_height + y) * kernel_width + x) * ifm_depth + i].
     // Signed 9-bit range (the encoder folded any weight zero point in already).
     std::vector<int16_t> values;
-    // Per OFM channel, from the scale/bias records.
+    // Per OFM channel, from the scale/bias records; empty when the op has no scale stream
+    // (global OFM_SCALE, no bias).
     std::vector<int64_t> bias;
     std::vector<uint32_t> scale;
     std::vector<uint8_t> shift;
@@ -36,14 +39,20 @@ struct OpWeights {
 // throws ethosu::Error naming the op when the stream lies outside its region.
 using StreamFetch = std::function<std::span<const uint8_t>(const Stream&)>;
 
-// Decodes op.weights and op.scales of a CONV or DEPTHWISE op for the given configuration.
+// Decodes op.weights and op.scales of a CONV or DEPTHWISE op for the given configuration
+// (U55/U65; U85 is refused). Each core's weight stream must decode to exactly the count of
+// Vela's traversal for the op's shape, OFM block depth, weight order, dilation, IFM precision
+// and the configuration's micro-block.
 // Throws ethosu::Error (source, op.offset, field) for a stream that ends early, a slice header
-// that is invalid, or a length that does not match the op's shape.
+// that is invalid, or a weight or scale count that does not match the op's shape.
 OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
                             const std::string& source);
 
 // The compressed weight bitstream alone (U55/U65 format, U85 "SWD"): the signed weight
-// values in stream order. Throws ethosu::Error with the byte offset inside the stream.
+// values in stream order, across every slice and end-of-stream marker up to the end of the span.
+// Throws ethosu::Error with the byte offset (base_offset + position in the span) for a stream that
+// ends inside a slice or an invalid slice header. A zero run costs a unary bit per 8 zeros at
+// most, so the output is bounded by 64 values per input byte.
 std::vector<int16_t> decode_weight_bitstream(std::span<const uint8_t> stream, const std::string& source,
                                              uint64_t base_offset);
 

@@ -1,0 +1,1102 @@
+// Weight and scale/bias stream decoding: hand-built bitstreams for every slice-header case,
+// hostile streams, and every kernel op of the corpus against the original model's weights.
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <random>
+
+#include "emulator/engine/weights.h"
+#include "emulator/isa/decoder.h"
+#include "emulator/isa/error.h"
+#include "frontend/loaders/model.h"
+#include "tests/config_test_name.h"
+#include "tests/engine/tflite_kernel_ops.h"
+
+namespace fs = std::filesystem;
+
+namespace ethosu {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// A small encoder for the bitstream, written from the format description (LSB-first fields,
+// slice header, chunks of unary words with remainders one chunk behind, flow control).
+
+class BitWriter {
+public:
+    void put(uint64_t value, int bits) {
+        for (int i = 0; i < bits; ++i, ++count_) {
+            if (count_ % 8 == 0) bytes_.push_back(0);
+            bytes_.back() |= static_cast<uint8_t>(((value >> i) & 1) << (count_ % 8));
+        }
+    }
+    // End-of-stream marker, 1-bits to the byte boundary, 0xFF bytes to a multiple of 16 (as Vela).
+    void end_stream() {
+        put(7, 3);
+        align_with_ones();
+        while (bytes_.size() % 16) put(0xFF, 8);
+    }
+    void align_with_ones() {
+        while (count_ % 8) put(1, 1);
+    }
+    const std::vector<uint8_t>& bytes() const { return bytes_; }
+
+private:
+    std::vector<uint8_t> bytes_;
+    uint64_t count_ = 0;
+};
+
+struct SliceSpec {
+    int zdiv = 6;  // 0..3, or 6: no zero runs
+    int wdiv = 0;  // 0..5, or 7: uncompressed
+    bool truncated = false;
+    bool new_palette = true;
+    int direct_offset = 0;
+    std::vector<int> palette;    // sign-folded values
+    int palette_bits = 2;        // PALBITS + 2
+    std::vector<int> symbols;    // palette indices, or direct symbols past the palette
+    std::vector<int> zero_runs;  // zero runs on: one per symbol, plus a leading one with a new palette
+
+    bool zero_runs_on() const { return zdiv != 6; }
+    size_t zero_run_count() const { return zero_runs_on() ? symbols.size() + (new_palette ? 1 : 0) : 0; }
+};
+
+// The palette in force for a slice (a slice without NEWPAL reuses the previous one).
+struct PaletteState {
+    std::vector<int> entries;
+    int bits = 2;
+    int direct_offset = 0;
+};
+
+int remainder_width(const SliceSpec& s, const PaletteState& p) {
+    if (s.wdiv != 7) return s.wdiv;
+    return p.entries.empty() ? p.bits : std::bit_width(p.entries.size() - 1);
+}
+
+// One unary position of a weight quotient: code 0, 1 or 2; the last one ends the symbol.
+struct UnaryCode {
+    int code;
+    bool ends_symbol;
+};
+
+std::vector<UnaryCode> weight_codes(const SliceSpec& s, int width) {
+    std::vector<UnaryCode> codes;
+    for (int symbol : s.symbols) {
+        int q = symbol >> width;
+        if (s.truncated) {
+            codes.push_back({q, true});  // truncated slices keep quotients at most 2
+            continue;
+        }
+        for (; q >= 2; q -= 2) codes.push_back({2, false});
+        codes.push_back({q, true});
+    }
+    return codes;
+}
+
+std::vector<bool> zero_unary_bits(const SliceSpec& s) {
+    std::vector<bool> bits;
+    for (int run : s.zero_runs) {
+        bits.insert(bits.end(), static_cast<size_t>(run >> s.zdiv), true);
+        bits.push_back(false);
+    }
+    return bits;
+}
+
+void write_header(BitWriter& w, const SliceSpec& s) {
+    w.put(static_cast<uint64_t>(s.zdiv), 3);
+    w.put(s.symbols.size() - 1, 15);
+    w.put(static_cast<uint64_t>(s.wdiv), 3);
+    w.put(s.truncated, 1);
+    w.put(s.new_palette, 1);
+    if (!s.new_palette) return;
+    w.put(static_cast<uint64_t>(s.direct_offset), 5);
+    w.put(s.palette.empty() ? 0 : s.palette.size() - 1, 5);
+    w.put(static_cast<uint64_t>(s.palette_bits - 2), 3);
+    for (int e : s.palette) w.put(static_cast<uint64_t>(e), s.palette_bits);
+}
+
+void write_slice(BitWriter& w, const SliceSpec& s, PaletteState& palette) {
+    if (s.new_palette) palette = {s.palette, s.palette_bits, s.direct_offset};
+    write_header(w, s);
+    const bool uncompressed = s.wdiv == 7;
+    const int width = remainder_width(s, palette);
+    const std::vector<UnaryCode> codes = weight_codes(s, width);
+    const std::vector<bool> zero_bits = zero_unary_bits(s);
+    const int n = static_cast<int>(s.symbols.size()), zn = static_cast<int>(s.zero_run_count());
+    const int zero_width = s.zdiv < 3 ? 12 : 8;
+    size_t next_code = 0, next_zero_bit = 0;
+    int weights_started = 0, zeros_started = 0;
+    std::vector<int> previous_weights, previous_zeros;
+    while (true) {
+        const int balance = s.zero_runs_on() ? weights_started - zeros_started : 0;
+        const bool weights_on = (balance < 8 || !s.zero_runs_on()) && weights_started < n;
+        const bool zeros_on = s.zero_runs_on() && balance >= 0 && zeros_started < zn;
+        std::vector<int> current_weights, current_zeros;
+        std::vector<int> second_bits;
+        if (weights_on && uncompressed) {
+            for (int i = 0; i < (width > 5 ? 8 : 12); ++i) current_weights.push_back(weights_started++);
+        } else if (weights_on) {
+            uint32_t unary0 = 0;
+            for (int i = 0; i < 12; ++i, ++next_code) {
+                const UnaryCode c = next_code < codes.size() ? codes[next_code] : UnaryCode{0, true};
+                if (c.code > 0) {
+                    unary0 |= 1u << i;
+                    second_bits.push_back(c.code == 2);
+                }
+                if (c.ends_symbol) current_weights.push_back(weights_started++);
+            }
+            w.put(unary0, 12);
+        }
+        if (zeros_on) {
+            uint32_t unary = 0;
+            for (int i = 0; i < zero_width; ++i, ++next_zero_bit) {
+                const bool one = next_zero_bit < zero_bits.size() && zero_bits[next_zero_bit];
+                unary |= static_cast<uint32_t>(one) << i;
+                if (!one) current_zeros.push_back(zeros_started++);
+            }
+            w.put(unary, zero_width);
+        }
+        for (bool b : second_bits) w.put(b, 1);
+        for (int i : previous_weights)
+            if (i < n) w.put(static_cast<uint64_t>(s.symbols[static_cast<size_t>(i)]) & ((1u << width) - 1), width);
+        for (int i : previous_zeros)
+            if (i < zn)
+                w.put(static_cast<uint64_t>(s.zero_runs[static_cast<size_t>(i)]) & ((1u << s.zdiv) - 1), s.zdiv);
+        if (!weights_on && !zeros_on) break;
+        previous_weights = current_weights;
+        previous_zeros = current_zeros;
+    }
+}
+
+// What a slice decodes to, straight from the definition.
+void expected_values(const SliceSpec& s, const PaletteState& p, std::vector<int16_t>& out) {
+    auto zeros = [&](size_t i) { out.insert(out.end(), static_cast<size_t>(s.zero_runs[i]), int16_t{0}); };
+    if (s.zero_runs_on() && s.new_palette) zeros(0);
+    for (size_t i = 0; i < s.symbols.size(); ++i) {
+        const int symbol = s.symbols[i];
+        const int palette_size = static_cast<int>(p.entries.size());
+        const int folded =
+            symbol < palette_size ? p.entries[static_cast<size_t>(symbol)] : symbol - palette_size + p.direct_offset;
+        out.push_back(static_cast<int16_t>(folded & 1 ? -(folded >> 1) : folded >> 1));
+        if (s.zero_runs_on()) zeros(i + (s.new_palette ? 1 : 0));
+    }
+}
+
+struct EncodedStream {
+    std::vector<uint8_t> bytes;
+    std::vector<int16_t> values;
+};
+
+// Slices in order; a slice spec with no symbols stands for an end-of-stream marker mid-stream.
+EncodedStream encode(const std::vector<SliceSpec>& slices) {
+    BitWriter w;
+    EncodedStream out;
+    PaletteState palette;
+    for (const SliceSpec& s : slices) {
+        if (s.symbols.empty()) {
+            w.put(7, 3);
+            w.align_with_ones();
+            continue;
+        }
+        write_slice(w, s, palette);
+        expected_values(s, palette, out.values);
+    }
+    w.end_stream();
+    out.bytes = w.bytes();
+    return out;
+}
+
+std::vector<int16_t> decode(const std::vector<uint8_t>& bytes) { return decode_weight_bitstream(bytes, "test", 0); }
+
+int fold(int value) { return value < 0 ? (-value << 1) | 1 : value << 1; }
+
+// ---------------------------------------------------------------------------------------------
+// Hand-built slices: every header case.
+
+TEST(WeightBitstream, DirectSymbolsForEveryWeightDivisor) {
+    for (int wdiv = 0; wdiv <= 5; ++wdiv) {
+        SliceSpec s;
+        s.wdiv = wdiv;
+        s.direct_offset = 3;
+        for (int v = -40; v <= 40; v += 3) s.symbols.push_back(std::max(fold(v) - 3, 0));
+        const EncodedStream e = encode({s});
+        EXPECT_EQ(decode(e.bytes), e.values) << "WDIV " << wdiv;
+        EXPECT_EQ(e.bytes.size() % 16, 0u);
+    }
+}
+
+TEST(WeightBitstream, DirectOffsetShiftsSymbols) {
+    SliceSpec s;
+    s.direct_offset = 31;
+    s.symbols = {0, 1, 2, 10};  // folded 31, 32, 33, 41
+    const EncodedStream e = encode({s});
+    EXPECT_EQ(decode(e.bytes), (std::vector<int16_t>{-15, 16, -16, -20}));
+}
+
+TEST(WeightBitstream, PaletteIndicesAndDirectSymbolsPastThePalette) {
+    SliceSpec s;
+    s.wdiv = 1;
+    s.palette = {fold(-7), fold(100), fold(0), fold(-128)};
+    s.palette_bits = 9;
+    s.direct_offset = 5;
+    s.symbols = {0, 1, 2, 3, 4, 9, 3, 0};  // 4 -> folded 5, 9 -> folded 10
+    const EncodedStream e = encode({s});
+    EXPECT_EQ(decode(e.bytes), (std::vector<int16_t>{-7, 100, 0, -128, -2, 5, -128, -7}));
+}
+
+TEST(WeightBitstream, ZeroRunsForEveryZeroDivisor) {
+    for (int zdiv : {0, 1, 2, 3}) {
+        SliceSpec s;
+        s.zdiv = zdiv;
+        s.wdiv = 2;
+        s.palette = {fold(1), fold(-1), fold(5)};
+        s.palette_bits = 4;
+        s.symbols = {0, 1, 2, 2, 1, 0, 5, 7, 0, 0, 1, 1, 2};
+        s.zero_runs = {4, 0, 1, 30, 0, 0, 2, 9, 0, 64, 3, 0, 0, 17};  // leading run first
+        const EncodedStream e = encode({s});
+        EXPECT_EQ(decode(e.bytes), e.values) << "ZDIV " << zdiv;
+        EXPECT_EQ(e.values.size(), 13u + 4 + 1 + 30 + 2 + 9 + 64 + 3 + 17);
+    }
+}
+
+TEST(WeightBitstream, ZeroRunsThrottleLongWeightSequences) {
+    // Many weights with no zeros between them: the flow control lets the weights run at most 8
+    // symbols ahead of the zero runs, so chunks alternate with one side disabled.
+    SliceSpec s;
+    s.zdiv = 3;
+    s.wdiv = 0;
+    for (int i = 0; i < 200; ++i) s.symbols.push_back(i % 7 == 0 ? 60 : i % 3);
+    s.zero_runs.assign(201, 0);
+    s.zero_runs[100] = 500;
+    const EncodedStream e = encode({s});
+    EXPECT_EQ(decode(e.bytes), e.values);
+}
+
+TEST(WeightBitstream, TruncatedQuotients) {
+    SliceSpec s;
+    s.wdiv = 3;
+    s.truncated = true;
+    s.symbols = {0, 7, 8, 15, 16, 23, 1, 22};  // quotients 0..2 only
+    const EncodedStream e = encode({s});
+    EXPECT_EQ(decode(e.bytes), e.values);
+    // The same symbols untruncated take a different stream and decode alike.
+    s.truncated = false;
+    const EncodedStream plain = encode({s});
+    EXPECT_NE(plain.bytes, e.bytes);
+    EXPECT_EQ(decode(plain.bytes), e.values);
+}
+
+TEST(WeightBitstream, UncompressedWithPaletteUsesIndexWidth) {
+    for (int palette_size : {2, 3, 5, 17, 32}) {
+        SliceSpec s;
+        s.wdiv = 7;
+        s.palette_bits = 9;
+        for (int i = 0; i < palette_size; ++i) s.palette.push_back(fold(i * 7 - 50));
+        for (int i = 0; i < 50; ++i) s.symbols.push_back((i * 11) % palette_size);
+        const EncodedStream e = encode({s});
+        EXPECT_EQ(decode(e.bytes), e.values) << palette_size << " entries";
+    }
+}
+
+TEST(WeightBitstream, UncompressedWithoutPaletteUsesPaletteBits) {
+    // Widths above 5 bits carry 8 symbols per chunk instead of 12.
+    for (int bits = 2; bits <= 9; ++bits) {
+        SliceSpec s;
+        s.wdiv = 7;
+        s.palette_bits = bits;
+        for (int i = 0; i < 41; ++i) s.symbols.push_back((i * 37) % (1 << bits));
+        const EncodedStream e = encode({s});
+        EXPECT_EQ(decode(e.bytes), e.values) << bits << " bits";
+    }
+}
+
+TEST(WeightBitstream, UncompressedWithZeroRuns) {
+    SliceSpec s;
+    s.wdiv = 7;
+    s.zdiv = 1;
+    s.palette = {fold(3), fold(-3), fold(9)};
+    s.palette_bits = 5;
+    for (int i = 0; i < 30; ++i) s.symbols.push_back(i % 3), s.zero_runs.push_back(i % 4);
+    s.zero_runs.push_back(6);
+    const EncodedStream e = encode({s});
+    EXPECT_EQ(decode(e.bytes), e.values);
+}
+
+TEST(WeightBitstream, LaterSliceReusesThePalette) {
+    SliceSpec first;
+    first.zdiv = 0;
+    first.wdiv = 1;
+    first.palette = {fold(4), fold(-9)};
+    first.palette_bits = 5;
+    first.symbols = {0, 1, 1, 0};
+    first.zero_runs = {1, 0, 2, 0, 3};
+    SliceSpec second = first;
+    second.new_palette = false;
+    second.zdiv = 2;
+    second.symbols = {1, 1, 0, 2};    // 2: first direct symbol (offset 0)
+    second.zero_runs = {5, 0, 0, 1};  // no leading run without a new palette
+    const EncodedStream e = encode({first, second});
+    EXPECT_EQ(decode(e.bytes), (std::vector<int16_t>{0, 4, -9, 0, 0, -9, 4, 0, 0, 0, -9, 0, 0, 0, 0, 0, -9, 4, 0, 0}));
+}
+
+TEST(WeightBitstream, EndOfStreamMidwayNeedsANewPalette) {
+    SliceSpec a;
+    a.symbols = {2, 3};
+    const SliceSpec eos;
+    SliceSpec b;
+    b.wdiv = 4;
+    b.direct_offset = 1;
+    b.symbols = {100, 0};
+    const EncodedStream e = encode({a, eos, b});
+    EXPECT_EQ(decode(e.bytes), (std::vector<int16_t>{1, -1, -50, 0}));
+
+    b.new_palette = false;
+    EXPECT_THROW(decode(encode({a, eos, b}).bytes), Error);
+}
+
+TEST(WeightBitstream, EmptyAndPaddingOnlyStreamsDecodeToNothing) {
+    EXPECT_TRUE(decode({}).empty());
+    EXPECT_TRUE(decode(std::vector<uint8_t>(16, 0xFF)).empty());
+}
+
+TEST(WeightBitstream, LongestSlice) {
+    SliceSpec s;
+    s.wdiv = 2;
+    for (int i = 0; i < 32768; ++i) s.symbols.push_back(i % 13);
+    const EncodedStream e = encode({s});
+    EXPECT_EQ(decode(e.bytes), e.values);
+}
+
+// Random slices over the whole header space: palette or not, reuse, zero runs, divisors, truncation.
+SliceSpec random_slice(std::mt19937& rng, const SliceSpec* previous, int longest = 3000) {
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    SliceSpec s;
+    s.new_palette = !previous || pick(0, 2) != 0;
+    if (s.new_palette) {
+        s.zdiv = std::array{0, 1, 2, 3, 6}[static_cast<size_t>(pick(0, 4))];
+        s.palette_bits = pick(2, 9);
+        s.direct_offset = pick(0, 31);
+        const int palette_size = pick(0, 3) == 0 ? 0 : pick(2, 32);
+        for (int i = 0; i < palette_size; ++i) s.palette.push_back(pick(0, (1 << s.palette_bits) - 1));
+    } else {
+        s.zdiv = previous->zero_runs_on() ? pick(0, 3) : 6;  // the zero-run mode stays with the palette
+        s.palette = previous->palette;
+        s.palette_bits = previous->palette_bits;
+        s.direct_offset = previous->direct_offset;
+    }
+    s.wdiv = pick(0, 6) == 6 ? 7 : pick(0, 5);
+    const PaletteState p{s.palette, s.palette_bits, s.direct_offset};
+    const bool uncompressed = s.wdiv == 7;
+    const int width = remainder_width(s, p);
+    const int palette_size = static_cast<int>(p.entries.size());
+    // Largest symbol that stays within 9 bits, as does the folded value it stands for.
+    const int max_symbol = !uncompressed  ? std::min(511, palette_size + 511 - p.direct_offset)
+                           : palette_size ? palette_size - 1
+                                          : std::min((1 << width) - 1, 511 - p.direct_offset);
+    s.truncated = s.wdiv != 7 && pick(0, 3) == 0;
+    const int limit = s.truncated ? std::min(max_symbol, (3 << width) - 1) : max_symbol;
+    const int count = pick(0, 5) == 0 ? pick(std::min(100, longest), longest) : pick(1, 60);
+    for (int i = 0; i < count; ++i) s.symbols.push_back(pick(0, 2) == 0 ? pick(0, limit) : pick(0, std::min(limit, 8)));
+    for (size_t i = 0; i < s.zero_run_count(); ++i) s.zero_runs.push_back(pick(0, 4) == 0 ? pick(0, 300) : pick(0, 2));
+    return s;
+}
+
+TEST(WeightBitstream, RandomStreamsRoundTrip) {
+    std::mt19937 rng(1234);
+    for (int trial = 0; trial < 300; ++trial) {
+        std::vector<SliceSpec> slices;
+        const int n = std::uniform_int_distribution<int>(1, 5)(rng);
+        for (int i = 0; i < n; ++i) slices.push_back(random_slice(rng, i ? &slices.back() : nullptr));
+        const EncodedStream e = encode(slices);
+        ASSERT_EQ(decode(e.bytes), e.values) << "trial " << trial;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Invalid headers and hostile streams.
+
+ErrorLocation error_of(const std::vector<uint8_t>& bytes, uint64_t base = 0x100) {
+    try {
+        decode_weight_bitstream(bytes, "hostile", base);
+    } catch (const Error& e) {
+        return e.where();
+    }
+    ADD_FAILURE() << "no error";
+    return {};
+}
+
+TEST(WeightBitstream, InvalidHeadersNameFieldAndOffset) {
+    BitWriter w;
+    w.put(4, 3);  // ZDIV 4 and 5 are reserved
+    EXPECT_EQ(error_of(w.bytes()).field, "ZDIV");
+    EXPECT_EQ(error_of(w.bytes()).offset, 0x100u);
+
+    SliceSpec s;
+    s.symbols = {1};
+    s.wdiv = 6;  // WDIV 6 is reserved
+    BitWriter w6;
+    write_header(w6, s);
+    w6.put(0, 32);
+    EXPECT_EQ(error_of(w6.bytes()).field, "WDIV");
+
+    s.wdiv = 0;
+    s.new_palette = false;  // the first slice must set up a palette
+    BitWriter np;
+    write_header(np, s);
+    np.put(0, 32);
+    EXPECT_EQ(error_of(np.bytes()).field, "NEWPAL");
+}
+
+TEST(WeightBitstream, ZeroRunModeChangeNeedsANewPalette) {
+    SliceSpec first;
+    first.symbols = {1, 2};
+    SliceSpec second = first;
+    second.new_palette = false;
+    second.zdiv = 0;
+    second.zero_runs = {0, 0};
+    BitWriter w;
+    PaletteState p;
+    write_slice(w, first, p);
+    write_slice(w, second, p);
+    w.end_stream();
+    EXPECT_EQ(error_of(w.bytes()).field, "ZDIV");
+}
+
+TEST(WeightBitstream, SymbolsBeyondNineBitsAreRefused) {
+    SliceSpec s;
+    s.direct_offset = 10;
+    s.symbols = {502};  // folded 512
+    EXPECT_EQ(error_of(encode({s}).bytes).field, "WREMAIN");
+}
+
+TEST(WeightBitstream, EveryTruncationIsAnErrorOrThePaddingOnly) {
+    std::mt19937 rng(77);
+    for (int trial = 0; trial < 20; ++trial) {
+        std::vector<SliceSpec> slices;
+        for (int i = 0; i < 3; ++i) slices.push_back(random_slice(rng, i ? &slices.back() : nullptr, 300));
+        const EncodedStream e = encode(slices);
+        for (size_t cut = 0; cut < e.bytes.size(); ++cut) {
+            const std::vector<uint8_t> head(e.bytes.begin(), e.bytes.begin() + static_cast<std::ptrdiff_t>(cut));
+            try {
+                const auto values = decode(head);
+                // Only a cut on a byte boundary between slices or in the padding decodes cleanly.
+                ASSERT_LE(values.size(), e.values.size());
+                ASSERT_TRUE(std::equal(values.begin(), values.end(), e.values.begin()));
+            } catch (const Error& err) {
+                ASSERT_LE(*err.where().offset, cut) << "error offset past the end";
+            }
+        }
+    }
+}
+
+TEST(WeightBitstream, GarbageNeverCrashesOrHangs) {
+    std::mt19937 rng(99);
+    int errors = 0;
+    for (int trial = 0; trial < 3000; ++trial) {
+        std::vector<uint8_t> bytes(std::uniform_int_distribution<size_t>(0, 256)(rng));
+        for (auto& b : bytes) b = static_cast<uint8_t>(rng());
+        try {
+            decode_weight_bitstream(bytes, "garbage", 0);
+        } catch (const Error&) {
+            ++errors;
+        }
+    }
+    EXPECT_GT(errors, 2900);  // random bytes end inside a slice or break a header nearly always
+}
+
+// ---------------------------------------------------------------------------------------------
+// Whole ops built by hand: configurations and shapes the corpus lacks (dual-core U65-512, the
+// 4-deep OFM micro-block of U55-32, kernels split into 8x8 sub-kernels).
+
+// Vela's U55/U65 weight order for one core's stream, transcribed from the loop nest of
+// docs/spec-sources.md section 2 (regor ethos_u55_weight_encoder.cpp): positions (o, y, x, i)
+// in stream channels, o = -1 for padding.
+struct OrderSpec {
+    bool depthwise = false, part_kernel = false;
+    int ofm_depth = 0, kernel_h = 1, kernel_w = 1, ifm_depth = 1;
+    int ofm_block = 8, ifm_bits = 8, dilation_x = 1, dilation_y = 1;
+    int ofm_micro = 8;
+};
+
+std::vector<std::array<int, 4>> vela_order(const OrderSpec& p) {
+    std::vector<std::array<int, 4>> order;
+    const int ifm_block = p.part_kernel || p.ifm_bits == 16 ? 16 : 32;
+    const int round = p.depthwise ? 4 : p.part_kernel ? (p.ifm_bits == 16 ? 2 : 4) : 1;
+    const int ifm_limit = p.depthwise ? 1 : p.ifm_depth;
+    for (int ob = 0; ob < p.ofm_depth; ob += p.ofm_block)
+        for (int ib = 0; ib < ifm_limit; ib += ifm_block) {
+            const int ib_len = p.depthwise ? 8 : p.part_kernel ? std::min(ifm_block, p.ifm_depth - ib) : ifm_block;
+            for (int sy = 0; sy < p.kernel_h; sy += 8 / p.dilation_y)
+                for (int sx = 0; sx < p.kernel_w; sx += 8 / p.dilation_x) {
+                    const int h = std::min(p.kernel_h - sy, 8 / p.dilation_y);
+                    const int w = std::min(p.kernel_w - sx, 8 / p.dilation_x);
+                    const int elements = (w * h + round - 1) / round * round;
+                    for (int iu_outer = 0; iu_outer < (p.part_kernel ? ib_len : 1); iu_outer += 8)
+                        for (int ou = 0; ou < std::min(p.ofm_block, p.ofm_depth - ob); ou += p.ofm_micro)
+                            for (int e = 0; e < elements; ++e)
+                                for (int iu_inner = 0; iu_inner < (p.part_kernel ? 1 : ib_len); iu_inner += 8)
+                                    for (int oz = 0; oz < p.ofm_micro; ++oz)
+                                        for (int iz = 0; iz < (p.depthwise ? 1 : 8); ++iz) {
+                                            const int o = ob + ou + oz, i = ib + iu_outer + iu_inner + iz;
+                                            const bool real = o < p.ofm_depth && i < ifm_limit && e / w < h;
+                                            order.push_back({real ? o : -1, sy + e / w, sx + e % w, i});
+                                        }
+                }
+        }
+    return order;
+}
+
+int16_t test_weight(int o, int y, int x, int i) {
+    return static_cast<int16_t>((o * 37 + y * 11 + x * 5 + i * 3) % 255 - 127);
+}
+
+// Values as uncompressed 9-bit direct symbols, in slices of at most 32768.
+std::vector<uint8_t> encode_values(const std::vector<int16_t>& values) {
+    BitWriter w;
+    PaletteState palette;
+    for (size_t first = 0; first < values.size(); first += 32768) {
+        SliceSpec s;
+        s.wdiv = 7;
+        s.palette_bits = 9;
+        s.new_palette = first == 0;
+        for (size_t k = first; k < std::min(values.size(), first + 32768); ++k) s.symbols.push_back(fold(values[k]));
+        write_slice(w, s, palette);
+    }
+    w.end_stream();
+    return w.bytes();
+}
+
+struct HandBuiltOp {
+    DecodedOp op;
+    std::vector<uint8_t> memory;  // every stream, at the bases the op names
+    std::span<const uint8_t> fetch(const Stream& s) const {
+        return std::span<const uint8_t>(memory).subspan(s.base, s.length);
+    }
+};
+
+void append_stream(HandBuiltOp& h, std::vector<Stream>& streams, const std::vector<uint8_t>& bytes) {
+    streams.push_back({0, h.memory.size(), bytes.size()});
+    h.memory.insert(h.memory.end(), bytes.begin(), bytes.end());
+}
+
+// Scale records of the channels a core owns; the bias spans the full signed 40 bits.
+std::vector<uint8_t> scale_records(int ofm_depth, int stream, int streams) {
+    std::vector<uint8_t> bytes;
+    for (int c = stream; c < ofm_depth; c += streams) {
+        const int64_t bias = (c % 2 ? -1 : 1) * ((int64_t{1} << 38) + c);
+        const uint32_t scale = 0x80000000u + static_cast<uint32_t>(c);
+        for (int b = 0; b < 5; ++b) bytes.push_back(static_cast<uint8_t>(bias >> (8 * b)));
+        for (int b = 0; b < 4; ++b) bytes.push_back(static_cast<uint8_t>(scale >> (8 * b)));
+        bytes.push_back(static_cast<uint8_t>(0xC0 | (c % 64)));  // the top two bits are not the shift
+    }
+    bytes.resize((bytes.size() + 15) / 16 * 16);
+    return bytes;
+}
+
+HandBuiltOp build_op(const OrderSpec& shape, const NpuConfig& config) {
+    HandBuiltOp h;
+    DecodedOp& op = h.op;
+    op.kind = shape.depthwise ? OpKind::Depthwise : OpKind::Conv;
+    op.ofm.depth = shape.ofm_depth;
+    op.ifm.depth = shape.depthwise ? shape.ofm_depth : shape.ifm_depth;
+    op.ifm.precision.bits = shape.ifm_bits;
+    op.kernel.height = (shape.kernel_h - 1) * shape.dilation_y + 1;
+    op.kernel.width = (shape.kernel_w - 1) * shape.dilation_x + 1;
+    op.kernel.dilation_x = shape.dilation_x;
+    op.kernel.dilation_y = shape.dilation_y;
+    op.kernel.part_kernel_first = shape.part_kernel;
+    op.block.ofm_depth = shape.ofm_block;
+    for (int s = 0; s < config.cores; ++s) {
+        OrderSpec core = shape;
+        core.ofm_depth = (shape.ofm_depth + config.cores - 1 - s) / config.cores;
+        core.ofm_block = (shape.ofm_block + config.cores - 1 - s) / config.cores;
+        core.ofm_micro = config.macs == 32 ? 4 : 8;
+        std::vector<int16_t> values;
+        for (const auto& [o, y, x, i] : vela_order(core))
+            values.push_back(o < 0 ? 0 : test_weight(o * config.cores + s, y, x, i));
+        append_stream(h, op.weights, core.ofm_depth ? encode_values(values) : std::vector<uint8_t>{});
+        append_stream(h, op.scales, scale_records(shape.ofm_depth, s, config.cores));
+    }
+    return h;
+}
+
+void expect_decodes(const OrderSpec& shape, const char* config_name) {
+    const NpuConfig config = *find_npu_config(config_name);
+    const HandBuiltOp h = build_op(shape, config);
+    const OpWeights w = decode_op_weights(
+        h.op, config, [&](const Stream& s) { return h.fetch(s); }, "hand-built");
+    ASSERT_EQ(w.ofm_depth, shape.ofm_depth);
+    ASSERT_EQ(w.kernel_height, shape.kernel_h);
+    ASSERT_EQ(w.kernel_width, shape.kernel_w);
+    ASSERT_EQ(w.ifm_depth, shape.depthwise ? 1 : shape.ifm_depth);
+    for (int o = 0; o < w.ofm_depth; ++o) {
+        for (int y = 0; y < w.kernel_height; ++y)
+            for (int x = 0; x < w.kernel_width; ++x)
+                for (int i = 0; i < w.ifm_depth; ++i)
+                    ASSERT_EQ(w.at(o, y, x, i), test_weight(o, y, x, i))
+                        << config_name << " o" << o << " y" << y << " x" << x << " i" << i;
+        const int64_t bias = (o % 2 ? -1 : 1) * ((int64_t{1} << 38) + o);
+        EXPECT_EQ(w.bias[static_cast<size_t>(o)], bias);
+        EXPECT_EQ(w.scale[static_cast<size_t>(o)], 0x80000000u + static_cast<uint32_t>(o));
+        EXPECT_EQ(w.shift[static_cast<size_t>(o)], o % 64);
+    }
+}
+
+TEST(OpWeights, DualCoreU65InterleavesChannelsAndSplitsTheBlock) {
+    OrderSpec s;
+    s.ofm_depth = 21, s.ifm_depth = 40, s.kernel_h = 3, s.kernel_w = 2, s.ofm_block = 16;
+    expect_decodes(s, "ethos-u65-512");
+    s.part_kernel = true, s.ofm_block = 24;
+    expect_decodes(s, "ethos-u65-512");
+    s.depthwise = true, s.part_kernel = false, s.ofm_block = 8;
+    expect_decodes(s, "ethos-u65-512");
+}
+
+TEST(OpWeights, DualCoreWithOneChannelLeavesTheSecondStreamEmpty) {
+    OrderSpec s;
+    s.ofm_depth = 1, s.ifm_depth = 8, s.ofm_block = 8;
+    expect_decodes(s, "ethos-u65-512");
+}
+
+TEST(OpWeights, DualCoreNeedsAnOfmBlockPerCore) {
+    const NpuConfig config = *find_npu_config("ethos-u65-512");
+    OrderSpec s;
+    s.ofm_depth = 4, s.ifm_depth = 8, s.ofm_block = 8;
+    HandBuiltOp h = build_op(s, config);
+    h.op.block.ofm_depth = 1;  // the second core's share would be empty and its walk never advance
+    EXPECT_THROW(decode_op_weights(
+                     h.op, config, [&](const Stream& st) { return h.fetch(st); }, "hand-built"),
+                 Error);
+}
+
+TEST(OpWeights, U55With32MacsUsesFourDeepOfmMicroBlocks) {
+    OrderSpec s;
+    s.ofm_depth = 10, s.ifm_depth = 20, s.kernel_h = 5, s.kernel_w = 3, s.ofm_block = 8, s.part_kernel = true;
+    s.ifm_bits = 16;
+    expect_decodes(s, "ethos-u55-32");
+    s.part_kernel = false;
+    expect_decodes(s, "ethos-u55-32");
+    expect_decodes(s, "ethos-u55-64");
+}
+
+TEST(OpWeights, LargeAndDilatedKernelsSplitIntoSubKernels) {
+    OrderSpec s;
+    s.ofm_depth = 9, s.ifm_depth = 5, s.kernel_h = 7, s.kernel_w = 5, s.ofm_block = 8;
+    s.dilation_x = 2, s.dilation_y = 2;
+    expect_decodes(s, "ethos-u55-128");
+    s.dilation_x = 1, s.kernel_w = 11, s.part_kernel = true;
+    expect_decodes(s, "ethos-u55-256");
+    s.depthwise = true, s.part_kernel = false, s.kernel_h = 9, s.kernel_w = 9, s.dilation_y = 1;
+    expect_decodes(s, "ethos-u65-256");
+}
+
+ErrorLocation op_error(const HandBuiltOp& h, const NpuConfig& config) {
+    try {
+        decode_op_weights(
+            h.op, config, [&](const Stream& s) { return h.fetch(s); }, "hand-built");
+    } catch (const Error& e) {
+        return e.where();
+    }
+    ADD_FAILURE() << "no error";
+    return {};
+}
+
+TEST(OpWeights, StreamsThatDoNotFitTheShapeAreRefused) {
+    const NpuConfig config = *find_npu_config("ethos-u55-128");
+    OrderSpec shape;
+    shape.ofm_depth = 16, shape.ifm_depth = 8, shape.kernel_h = 3, shape.kernel_w = 3, shape.ofm_block = 16;
+    HandBuiltOp h = build_op(shape, config);
+    h.op.offset = 0x40;
+
+    HandBuiltOp deeper = h;
+    deeper.op.ofm.depth = 24;  // more channels than the stream holds
+    EXPECT_EQ(op_error(deeper, config).field, "WEIGHT_BASE");
+    EXPECT_EQ(op_error(deeper, config).offset, 0x40u);
+
+    HandBuiltOp shallower = h;
+    shallower.op.ofm.depth = 8;  // the stream runs past what the op needs
+    EXPECT_EQ(op_error(shallower, config).field, "WEIGHT_BASE");
+
+    HandBuiltOp huge = h;  // registers asking for 2^64 weights: refused before anything is sized from them
+    huge.op.ofm.depth = huge.op.ifm.depth = huge.op.kernel.height = huge.op.kernel.width = 65536;
+    EXPECT_EQ(op_error(huge, config).field, "WEIGHT_BASE");
+
+    HandBuiltOp short_scales = h;
+    short_scales.op.scales[0].length = 150;  // 16 channels need 160 bytes
+    EXPECT_EQ(op_error(short_scales, config).field, "SCALE_LENGTH");
+
+    HandBuiltOp pool = h;
+    pool.op.kind = OpKind::Pool;
+    EXPECT_EQ(op_error(pool, config).field, "pool");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The corpus: every kernel op Vela emitted, decoded and compared with the original model.
+
+using tflite_reference::ReferenceKernelOp;
+
+// Region images as the command stream leaves them: Vela stages weights into SRAM with DMA
+// before the op that reads them, so the DMA copies are replayed in stream order.
+class RegionImages {
+public:
+    explicit RegionImages(const NpuInvocation& invocation) {
+        for (const RegionImage& r : invocation.regions) {
+            auto& image = images_[r.index];
+            image = r.bytes;
+            image.resize(std::max<uint64_t>(r.size, r.bytes.size()));
+        }
+    }
+    std::span<const uint8_t> bytes(int region, uint64_t offset, uint64_t length) const {
+        const auto it = images_.find(region);
+        if (it == images_.end() || offset > it->second.size() || length > it->second.size() - offset) {
+            throw std::runtime_error(fmt::format("[0x{:x}, +{}) is outside region {}", offset, length, region));
+        }
+        return std::span<const uint8_t>(it->second).subspan(offset, length);
+    }
+    void copy(const Dma& d) {
+        if (d.src.internal || d.dst.internal || d.length == 0) return;  // LUT loads into SHRAM
+        if (d.dimensions != 1) throw std::runtime_error("multi-dimensional DMA");
+        const auto from = bytes(d.src.region, d.src.address, d.length);
+        const std::vector<uint8_t> staged(from.begin(), from.end());
+        bytes(d.dst.region, d.dst.address, d.length);  // bounds check
+        std::copy(staged.begin(), staged.end(),
+                  images_[d.dst.region].begin() + static_cast<std::ptrdiff_t>(d.dst.address));
+    }
+
+private:
+    std::map<int, std::vector<uint8_t>> images_;
+};
+
+struct CorpusOp {
+    NpuConfig config;
+    DecodedOp op;
+    OpWeights weights;
+    std::vector<uint8_t> weight_stream, scale_stream;  // the first core's, as the op found them
+};
+
+// Decodes the weights of every CONV / DEPTHWISE op of every NPU invocation of a Vela output.
+std::vector<CorpusOp> decode_corpus_ops(const std::string& path) {
+    const auto model = load_model(path, {});
+    std::vector<CorpusOp> out;
+    for (const NpuInvocation& invocation : model->invocations) {
+        RegionImages images(invocation);
+        const auto stream = decode_stream(model->config, invocation.stream.words, path);
+        const StreamFetch fetch = [&](const Stream& s) { return images.bytes(s.region, s.base, s.length); };
+        for (const DecodedOp& op : stream.ops) {
+            if (op.kind == OpKind::DmaStart) images.copy(op.dma);
+            if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) continue;
+            const auto weight_stream = fetch(op.weights[0]);
+            const auto scale_stream = op.scales.empty() ? std::span<const uint8_t>{} : fetch(op.scales[0]);
+            out.push_back({model->config,
+                           op,
+                           decode_op_weights(op, model->config, fetch, path),
+                           {weight_stream.begin(), weight_stream.end()},
+                           {scale_stream.begin(), scale_stream.end()}});
+        }
+    }
+    return out;
+}
+
+// A depthwise operator over a single IFM channel (depth multiplier = OFM depth) is a CONV with
+// IFM depth 1 to Vela; both lay their weights out alike.
+bool same_shape(const OpWeights& w, const DecodedOp& op, const ReferenceKernelOp& r) {
+    const bool depthwise = op.kind == OpKind::Depthwise;
+    const bool reference_depthwise = r.kind == tflite_reference::KernelOpKind::Depthwise;
+    const bool same_kind = depthwise == reference_depthwise || (reference_depthwise && w.ifm_depth == 1);
+    return same_kind && w.kernel_height == r.kernel_height && w.kernel_width == r.kernel_width &&
+           w.ifm_depth == r.ifm_depth && w.ofm_depth <= r.ofm_depth;
+}
+
+bool weights_match_at(const OpWeights& w, const ReferenceKernelOp& r, int first_channel) {
+    const size_t per_channel = static_cast<size_t>(w.kernel_height) * w.kernel_width * w.ifm_depth;
+    return std::equal(w.values.begin(), w.values.end(),
+                      r.weights.begin() + static_cast<std::ptrdiff_t>(first_channel * per_channel));
+}
+
+// Where an NPU op's weights sit in the original model: the operator and the first OFM channel
+// (Vela splits an operator along OFM depth into several NPU ops).
+struct Placement {
+    const ReferenceKernelOp* reference = nullptr;
+    int first_channel = 0;
+};
+
+Placement place(const CorpusOp& c, const std::vector<ReferenceKernelOp>& references) {
+    for (const ReferenceKernelOp& r : references) {
+        if (!same_shape(c.weights, c.op, r)) continue;
+        for (int first = 0; first + c.weights.ofm_depth <= r.ofm_depth; ++first)
+            if (weights_match_at(c.weights, r, first)) return {&r, first};
+    }
+    return {};
+}
+
+// Compares bias, scale and shift channel by channel; empty if they all agree.
+std::string compare_scales(const OpWeights& w, const ReferenceKernelOp& r, int first) {
+    std::string diff;
+    for (size_t c = 0; c < static_cast<size_t>(w.ofm_depth) && diff.size() < 300; ++c) {
+        const size_t o = static_cast<size_t>(first) + c;
+        const tflite_reference::QuantizedScale got{w.scale[c], w.shift[c]};
+        if (w.bias[c] != r.bias[o]) diff += fmt::format(" channel {} bias {} vs {};", o, w.bias[c], r.bias[o]);
+        if (!(got == r.scales[o])) {
+            diff += fmt::format(" channel {} scale {}>>{} vs {}>>{};", o, got.scale, got.shift, r.scales[o].scale,
+                                r.scales[o].shift);
+        }
+    }
+    return diff;
+}
+
+// Vela lowers MEAN to a DEPTHWISE of unit weights (regor tflite_graph_optimiser.cpp
+// ConvertMeanOps / MakeDepthwiseMeanOp): an op with no operator of its own in the model.
+bool is_lowered_mean(const CorpusOp& c) {
+    return c.op.kind == OpKind::Depthwise &&
+           std::all_of(c.weights.values.begin(), c.weights.values.end(), [](int16_t v) { return v == 1; });
+}
+
+struct ModelReport {
+    int npu_ops = 0, placed = 0, lowered_means = 0, scales_compared = 0;
+    int reference_ops = 0, references_covered = 0;
+    std::vector<std::string> problems;
+
+    void add(const ModelReport& r) {
+        npu_ops += r.npu_ops, placed += r.placed, lowered_means += r.lowered_means;
+        scales_compared += r.scales_compared, reference_ops += r.reference_ops;
+        references_covered += r.references_covered;
+    }
+};
+
+void check_op(const CorpusOp& c, const std::vector<ReferenceKernelOp>& references,
+              std::map<const ReferenceKernelOp*, std::vector<bool>>& covered, ModelReport& report) {
+    ++report.npu_ops;
+    const Placement p = place(c, references);
+    if (!p.reference) {
+        if (is_lowered_mean(c)) {
+            ++report.lowered_means;
+            return;
+        }
+        report.problems.push_back(fmt::format("{} at 0x{:x} ({}x{}x{}x{}) matches no operator", op_kind_name(c.op.kind),
+                                              c.op.offset, c.weights.ofm_depth, c.weights.kernel_height,
+                                              c.weights.kernel_width, c.weights.ifm_depth));
+        return;
+    }
+    ++report.placed;
+    auto& channels = covered[p.reference];
+    channels.resize(static_cast<size_t>(p.reference->ofm_depth));
+    std::fill_n(channels.begin() + p.first_channel, c.weights.ofm_depth, true);
+    if (p.reference->scales.empty() || c.weights.scale.empty()) return;
+    ++report.scales_compared;
+    const std::string diff = compare_scales(c.weights, *p.reference, p.first_channel);
+    if (!diff.empty()) {
+        report.problems.push_back(
+            fmt::format("op at 0x{:x} (operator {}):{}", c.op.offset, p.reference->operator_index, diff));
+    }
+}
+
+// The original model's kernel operators that Vela placed on the NPU: those it left to the CPU
+// are still operators of its output.
+std::vector<ReferenceKernelOp> npu_operators(const fs::path& original, const fs::path& vela_output) {
+    std::vector<ReferenceKernelOp> on_npu = tflite_reference::read_reference_kernel_ops(original.string());
+    for (const ReferenceKernelOp& cpu : tflite_reference::read_reference_kernel_ops(vela_output.string())) {
+        std::erase_if(on_npu, [&](const ReferenceKernelOp& r) { return r.output_name == cpu.output_name; });
+    }
+    return on_npu;
+}
+
+ModelReport check_model(const fs::path& dir, const std::string& config) {
+    ModelReport report;
+    const fs::path vela_output = dir / config / "model_vela.tflite";
+    const auto references = npu_operators(dir / "model.tflite", vela_output);
+    std::map<const ReferenceKernelOp*, std::vector<bool>> covered;
+    for (const CorpusOp& c : decode_corpus_ops(vela_output.string())) check_op(c, references, covered, report);
+    report.reference_ops = static_cast<int>(references.size());
+    for (const auto& [reference, channels] : covered)
+        report.references_covered += std::all_of(channels.begin(), channels.end(), [](bool b) { return b; });
+    return report;
+}
+
+bool vectors_present() { return fs::exists(fs::path(ETHOSU_VECTORS_DIR) / "index.csv"); }
+
+std::vector<std::string> corpus_models() {
+    std::vector<std::string> models;
+    for (const auto& entry : fs::directory_iterator(ETHOSU_VECTORS_DIR))
+        if (fs::exists(entry.path() / "model.tflite")) models.push_back(entry.path().filename().string());
+    std::sort(models.begin(), models.end());
+    return models;
+}
+
+// Every CONV / DEPTHWISE op of every Vela output decodes (to exactly its traversal's count), its
+// weights are a run of OFM channels of one operator of the original model, its bias, scale and
+// shift are the model's, and every weight of every operator is covered by some NPU op.
+class WeightCorpus : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(WeightCorpus, KernelOpsMatchTheOriginalModel) {
+    if (!vectors_present()) GTEST_SKIP() << "test vectors not found at " << ETHOSU_VECTORS_DIR;
+    const std::string config = GetParam();
+    ModelReport total;
+    int models = 0;
+    for (const std::string& name : corpus_models()) {
+        const fs::path dir = fs::path(ETHOSU_VECTORS_DIR) / name;
+        if (!fs::exists(dir / config / "model_vela.tflite")) continue;
+        try {
+            const ModelReport r = check_model(dir, config);
+            for (const auto& problem : r.problems) ADD_FAILURE() << config << " " << name << ": " << problem;
+            EXPECT_EQ(r.references_covered, r.reference_ops) << config << " " << name << ": operators not covered";
+            total.add(r);
+            models += r.npu_ops > 0;
+        } catch (const std::exception& e) {
+            ADD_FAILURE() << config << " " << name << ": " << e.what();
+        }
+    }
+    std::cout << fmt::format(
+        "[ weights ] {}: {} models, {} CONV/DEPTHWISE ops decoded, {} placed in the original "
+        "model ({} with bias/scale/shift compared), {} lowered MEANs; {}/{} operators covered\n",
+        config, models, total.npu_ops, total.placed, total.scales_compared, total.lowered_means,
+        total.references_covered, total.reference_ops);
+    EXPECT_GT(total.placed, 0);
+}
+
+// U85 "SWD" streams use the same bitstream; their order (EthosU85WeightOrdering) is not undone
+// yet, so the check is order-free: a single-op model's NPU op holds, over all its weight
+// decoders' streams, exactly the nonzero weights of the original operator.
+std::map<int, int> nonzero_histogram(std::span<const int16_t> values) {
+    std::map<int, int> h;
+    for (int16_t v : values)
+        if (v != 0) ++h[v];
+    return h;
+}
+
+struct U85Report {
+    int streams = 0, fast_format = 0, ops_compared = 0;
+};
+
+void check_u85_model(const fs::path& dir, const std::string& config, U85Report& report) {
+    const auto references = npu_operators(dir / "model.tflite", dir / config / "model_vela.tflite");
+    const std::string path = (dir / config / "model_vela.tflite").string();
+    const auto model = load_model(path, {});
+    int kernel_ops = 0;
+    std::map<int, int> decoded;
+    for (const NpuInvocation& invocation : model->invocations) {
+        RegionImages images(invocation);
+        const auto stream = decode_stream(model->config, invocation.stream.words, path);
+        for (const DecodedOp& op : stream.ops) {
+            if (op.kind == OpKind::DmaStart) images.copy(op.dma);
+            if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) continue;
+            if (op.weight_format != 0) {
+                ++report.fast_format;
+                continue;
+            }
+            ++kernel_ops;
+            for (const Stream& s : op.weights) {
+                if (s.length == 0) continue;
+                ++report.streams;
+                for (const auto& [value, count] :
+                     nonzero_histogram(decode_weight_bitstream(images.bytes(s.region, s.base, s.length), path, s.base)))
+                    decoded[value] += count;
+            }
+        }
+    }
+    if (references.size() == 1 && kernel_ops == 1) {
+        ++report.ops_compared;
+        EXPECT_EQ(decoded, nonzero_histogram(references[0].weights)) << config << " " << dir.filename();
+    }
+}
+
+TEST(WeightCorpusU85, StandardStreamsDecode) {
+    if (!vectors_present()) GTEST_SKIP() << "test vectors not found at " << ETHOSU_VECTORS_DIR;
+    for (const char* config : {"ethos-u85-256", "ethos-u85-1024"}) {
+        U85Report report;
+        for (const std::string& name : corpus_models()) {
+            const fs::path dir = fs::path(ETHOSU_VECTORS_DIR) / name;
+            if (!fs::exists(dir / config / "model_vela.tflite")) continue;
+            try {
+                check_u85_model(dir, config, report);
+            } catch (const std::exception& e) {
+                ADD_FAILURE() << config << " " << name << ": " << e.what();
+            }
+        }
+        std::cout << fmt::format(
+            "[ weights ] {}: {} SWD streams decoded, {} single-op models hold the original "
+            "weights; {} ops in the fast (FWD) format skipped\n",
+            config, report.streams, report.ops_compared, report.fast_format);
+        EXPECT_GT(report.ops_compared, 0);
+    }
+}
+
+// A Vela stream cut short anywhere, or replaced by garbage, is an ethosu::Error; a cut that only
+// drops the end marker and padding still decodes to the same weights.
+class HostileRealStream : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (!vectors_present()) GTEST_SKIP() << "test vectors not found at " << ETHOSU_VECTORS_DIR;
+        const fs::path path =
+            fs::path(ETHOSU_VECTORS_DIR) / "conv_k3s1_same_16x16x8to16_relu" / "ethos-u55-128" / "model_vela.tflite";
+        real_ = decode_corpus_ops(path.string()).at(0);
+    }
+    // Decodes with the given stream bytes in place of the real weight or scale stream.
+    std::optional<OpWeights> decode_with(const std::vector<uint8_t>& weights, const std::vector<uint8_t>& scales) {
+        DecodedOp op = real_.op;
+        op.weights[0] = {0, 0, weights.size()};
+        op.scales[0] = {1, 0, scales.size()};
+        const StreamFetch fetch = [&](const Stream& s) {
+            return std::span<const uint8_t>(s.region == 0 ? weights : scales);
+        };
+        try {
+            return decode_op_weights(op, real_.config, fetch, "hostile");
+        } catch (const Error&) {
+            return std::nullopt;
+        }
+    }
+    CorpusOp real_;
+};
+
+TEST_F(HostileRealStream, EveryTruncationOfTheWeightStream) {
+    int decoded = 0;
+    for (size_t cut = 0; cut < real_.weight_stream.size(); ++cut) {
+        const std::vector<uint8_t> head(real_.weight_stream.begin(),
+                                        real_.weight_stream.begin() + static_cast<std::ptrdiff_t>(cut));
+        const auto w = decode_with(head, real_.scale_stream);
+        if (!w) continue;
+        ++decoded;
+        ASSERT_EQ(w->values, real_.weights.values) << "cut at " << cut;
+    }
+    EXPECT_LT(decoded, 16) << "only the end marker and padding can go";
+}
+
+TEST_F(HostileRealStream, EveryTruncationOfTheScaleStream) {
+    const size_t needed = static_cast<size_t>(real_.op.ofm.depth) * 10;
+    for (size_t cut = 0; cut < real_.scale_stream.size(); ++cut) {
+        const std::vector<uint8_t> head(real_.scale_stream.begin(),
+                                        real_.scale_stream.begin() + static_cast<std::ptrdiff_t>(cut));
+        EXPECT_EQ(decode_with(real_.weight_stream, head).has_value(), cut >= needed) << "cut at " << cut;
+    }
+}
+
+TEST_F(HostileRealStream, GarbageInPlaceOfTheWeightStream) {
+    // Beyond not crashing, hanging or over-allocating: random bytes almost never make a stream of
+    // exactly the op's weight count, while one flipped bit often only changes a value.
+    std::mt19937 rng(5);
+    int random_decoded = 0, flipped_decoded = 0;
+    for (int trial = 0; trial < 500; ++trial) {
+        std::vector<uint8_t> garbage = real_.weight_stream;
+        const bool random = trial % 2;
+        if (random)
+            std::generate(garbage.begin(), garbage.end(), [&] { return static_cast<uint8_t>(rng()); });
+        else
+            garbage[rng() % garbage.size()] ^= static_cast<uint8_t>(1u << (rng() % 8));
+        const bool decoded = decode_with(garbage, real_.scale_stream).has_value();
+        (random ? random_decoded : flipped_decoded) += decoded;
+    }
+    EXPECT_LT(random_decoded, 5);
+    EXPECT_GT(flipped_decoded, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(U55U65, WeightCorpus, ::testing::Values("ethos-u55-128", "ethos-u55-256", "ethos-u65-256"),
+                         ConfigTestName{});
+
+}  // namespace
+}  // namespace ethosu
