@@ -46,6 +46,8 @@ void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
                 int64_t b = 0;
                 if (ifm2) b = ifm2->load(e.broadcast_h ? 0 : y, e.broadcast_w ? 0 : x, e.broadcast_c ? 0 : c) - zp2;
                 else if (e.ifm2_scalar) b = e.scalar - zp2;
+                // The operation's first and second operands (ORDER_A swaps IFM and IFM2).
+                const int64_t lhs = e.reversed_operands ? b : a, rhs = e.reversed_operands ? a : b;
                 int64_t v = 0;
                 switch (e.mode) {
                     case ElementwiseMode::Add:
@@ -88,14 +90,13 @@ void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
                         v = std::countl_zero(static_cast<uint32_t>(a));
                         break;
                     case ElementwiseMode::Shl: {
-                        const int n = static_cast<int>(std::clamp<int64_t>(e.reversed_operands ? a : b, 0, 31));
-                        v = static_cast<int32_t>(static_cast<uint32_t>(e.reversed_operands ? b : a) << n);
+                        const int n = static_cast<int>(std::clamp<int64_t>(rhs, 0, 31));
+                        v = static_cast<int32_t>(static_cast<uint32_t>(lhs) << n);
                         break;
                     }
                     case ElementwiseMode::Shr: {
-                        const int n = static_cast<int>(std::clamp<int64_t>(e.reversed_operands ? a : b, 0, 31));
-                        const int64_t value = e.reversed_operands ? b : a;
-                        v = round == RoundMode::Natural && n > 0 ? (value + (int64_t{1} << (n - 1))) >> n : value >> n;
+                        const int n = static_cast<int>(std::clamp<int64_t>(rhs, 0, 31));
+                        v = round == RoundMode::Natural && n > 0 ? (lhs + (int64_t{1} << (n - 1))) >> n : lhs >> n;
                         break;
                     }
                     default:

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "emulator/isa/error.h"
 
 namespace ethosu {
@@ -14,26 +16,47 @@ std::span<const uint8_t> Shram::lut(int slot) const {
     return std::span<const uint8_t>(bytes_).subspan(lut_base() + static_cast<size_t>(slot) * kLutSlotBytes);
 }
 
+namespace {
+
+// Whether the concatenation of spans equals bytes, without building the concatenation.
+bool same_bytes(const std::vector<uint8_t>& bytes, const std::vector<std::span<const uint8_t>>& spans) {
+    size_t at = 0;
+    for (const auto& s : spans) {
+        if (s.size() > bytes.size() - at || !std::equal(s.begin(), s.end(), bytes.begin() + static_cast<ptrdiff_t>(at)))
+            return false;
+        at += s.size();
+    }
+    return at == bytes.size();
+}
+
+}  // namespace
+
 const OpWeights& WeightCache::get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
                                   const std::string& source) {
     Key key;
-    std::vector<uint8_t> bytes;
+    std::vector<std::span<const uint8_t>> spans;
     const AccessContext who{&source, op.offset, op_kind_name(op.kind), "weight/scale stream"};
     auto collect = [&](const std::vector<Stream>& streams, int tag) {
         for (const auto& s : streams) {
             key.emplace_back(s.region + tag, s.base, s.length);
-            const auto b = memory.read(s.region, s.base, s.length, who);
-            bytes.insert(bytes.end(), b.begin(), b.end());
+            spans.push_back(memory.read(s.region, s.base, s.length, who));
         }
     };
     collect(op.weights, 0);
     collect(op.scales, AddressSpace::kRegions);
     Entry& entry = cache_[key];
-    if (!entry.weights || entry.stream_bytes != bytes) {
-        const StreamFetch fetch = [&](const Stream& s) { return memory.read(s.region, s.base, s.length, who); };
-        entry.weights = std::make_unique<OpWeights>(decode_op_weights(op, config, fetch, source));
-        entry.stream_bytes = std::move(bytes);
-    }
+    if (entry.weights && same_bytes(entry.stream_bytes, spans)) return *entry.weights;
+
+    // The decoder fetches elements of op.weights and op.scales; spans holds them in that order.
+    const StreamFetch fetch = [&](const Stream& s) {
+        const bool is_weight = &s >= op.weights.data() && &s < op.weights.data() + op.weights.size();
+        const size_t index = is_weight ? static_cast<size_t>(&s - op.weights.data())
+                                       : op.weights.size() + static_cast<size_t>(&s - op.scales.data());
+        return spans.at(index);
+    };
+    entry.weights = std::make_unique<OpWeights>(decode_op_weights(op, config, fetch, source));
+    entry.stream_bytes.clear();
+    for (const auto& b : spans) entry.stream_bytes.insert(entry.stream_bytes.end(), b.begin(), b.end());
     return *entry.weights;
 }
 

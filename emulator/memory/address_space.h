@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -17,7 +18,7 @@ enum class MemoryKind : uint8_t { Sram, Dram, OnChipFlash, OffChipFlash };
 // Who is accessing, for error messages: "model.tflite: offset 0x120: NPU_OP_CONV: IFM ...".
 struct AccessContext {
     const std::string* source = nullptr;
-    uint32_t command_offset = 0;
+    std::optional<uint32_t> command_offset;  // absent for host-side accesses (placing inputs)
     std::string_view op;    // e.g. "NPU_OP_CONV"
     std::string_view what;  // e.g. "IFM", "weights", "DMA source"
 };

@@ -37,7 +37,6 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
     const NpuInvocation& inv = model.invocations[0];
     MemoryMap map;
     AddressSpace space(map);
-    std::vector<std::span<uint8_t>> regions(AddressSpace::kRegions);
     for (const auto& r : inv.regions) {
         if (r.index < 0 || r.index >= AddressSpace::kRegions || r.size >= kRegionSpacing) {
             throw Error({model.path, std::nullopt, r.role}, fmt::format("region {} of {} bytes cannot be mapped", r.index,
@@ -48,21 +47,13 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
         auto bytes = map.allocate(base, std::max<uint64_t>(size, 16), r.role, memory_kind(r.role));
         if (!r.bytes.empty()) std::memcpy(bytes.data(), r.bytes.data(), r.bytes.size());
         space.set_base(r.index, base);
-        regions[static_cast<size_t>(r.index)] = bytes;
     }
-    auto tensor_bytes = [&](const TensorInfo& t, const char* what) {
-        const auto& region = regions.at(static_cast<size_t>(std::clamp(t.region, 0, AddressSpace::kRegions - 1)));
-        if (t.region < 0 || t.region >= AddressSpace::kRegions || t.offset > region.size() ||
-            t.size_bytes > region.size() - t.offset) {
-            throw Error({model.path, std::nullopt, t.name},
-                        fmt::format("{} tensor lies outside region {} ({} bytes at offset 0x{:x})", what, t.region,
-                                    t.size_bytes, t.offset));
-        }
-        return region.subspan(t.offset, t.size_bytes);
+    auto tensor_bytes = [&](const TensorInfo& t, std::string_view what) {
+        return space.write(t.region, t.offset, t.size_bytes, {&model.path, std::nullopt, t.name, what});
     };
     for (size_t i = 0; i < inputs.size(); ++i) {
         if (inputs[i].empty()) continue;
-        auto dst = tensor_bytes(model.inputs[i], "input");
+        auto dst = tensor_bytes(model.inputs[i], "input tensor");
         if (inputs[i].size() != dst.size()) {
             throw Error({model.path, std::nullopt, model.inputs[i].name},
                         fmt::format("input {} has {} bytes, the model expects {}", i, inputs[i].size(), dst.size()));
@@ -75,7 +66,7 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
     Executor executor(model.config, space, model.path);
     executor.run(result.streams.back());
     for (const auto& t : model.outputs) {
-        const auto bytes = tensor_bytes(t, "output");
+        const auto bytes = tensor_bytes(t, "output tensor");
         result.outputs.emplace_back(bytes.begin(), bytes.end());
     }
     return result;
