@@ -129,12 +129,61 @@ std::vector<uint8_t> read_file(const std::string& path) {
     return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-int run_run(const std::string& path, const LoadOptions& options, const std::vector<std::string>& input_files,
-            const std::string& output_prefix, bool as_json) {
+json traffic_json(const MemorySystem& memory, const MemoryTraffic& traffic) {
+    json per_memory = json::object();
+    for (int m = 0; m < kMemoryKinds; ++m) {
+        if (traffic.read[m] == 0 && traffic.write[m] == 0) continue;
+        per_memory[std::string(memory_kind_name(static_cast<MemoryKind>(m)))] = {{"read_bytes", traffic.read[m]},
+                                                                                 {"write_bytes", traffic.write[m]}};
+    }
+    const PortBeats beats = port_beats(memory, traffic);
+    json ports = json::array();
+    for (size_t p = 0; p < 2; ++p) {
+        ports.push_back({{"port", fmt::format("AXI{}", p)},
+                         {"memory", memory_kind_name(memory.port_memory(static_cast<int>(p)))},
+                         {"read_beats", beats.read[p]},
+                         {"write_beats", beats.write[p]}});
+    }
+    return {{"memories", per_memory}, {"axi", ports}};
+}
+
+json timing_json(const RunResult& result) {
+    TimingTotals sum;
+    MemoryTraffic traffic;
+    for (const auto& t : result.timing) {
+        sum.cycles += t.totals.cycles;
+        sum.npu_active += t.totals.npu_active;
+        sum.idle += t.totals.idle;
+        sum.macs += t.totals.macs;
+        for (int m = 0; m < kMemoryKinds; ++m) {
+            traffic.read[m] += t.totals.traffic.read[m];
+            traffic.write[m] += t.totals.traffic.write[m];
+        }
+    }
+    const auto& sys = result.memory.system;
+    json out = {{"total", sum.cycles}, {"npu_active", sum.npu_active}, {"idle", sum.idle}};
+    return {{"system_config", sys.name},
+            {"memory_mode", result.memory.mode.name},
+            {"core_clock_hz", sys.core_clock},
+            {"cycles", out},
+            {"inference_seconds", double(sum.cycles) / sys.core_clock},
+            {"macs", sum.macs},
+            {"traffic", traffic_json(result.memory, traffic)}};
+}
+
+struct RunCliOptions {
+    std::vector<std::string> input_files;
+    std::string output_prefix = "out";
+    bool timing_only = false;
+    SystemSelection system;
+};
+
+int run_run(const std::string& path, const LoadOptions& options, const RunCliOptions& cli, bool as_json) {
     const auto model = load_model(path, options);
     std::vector<std::vector<uint8_t>> inputs;
-    for (const auto& f : input_files) inputs.push_back(read_file(f));
-    const RunResult result = run_model(*model, inputs);
+    for (const auto& f : cli.input_files) inputs.push_back(read_file(f));
+    const RunResult result = run_model(*model, inputs, {!cli.timing_only, cli.system});
+    const std::string& output_prefix = cli.output_prefix;
     json outputs = json::array();
     for (size_t i = 0; i < result.outputs.size(); ++i) {
         const std::string file = fmt::format("{}.out{}.bin", output_prefix, i);
@@ -146,18 +195,36 @@ int run_run(const std::string& path, const LoadOptions& options, const std::vect
         t["file"] = file;
         outputs.push_back(t);
     }
+    const json timing = timing_json(result);
     if (!as_json) {
         size_t ops = 0;
         for (const auto& s : result.streams) ops += s.ops.size();
-        fmt::print("{}: {} ops on {}; wrote {} outputs to {}.out<k>.bin\n", path, ops, model->config.name,
-                   result.outputs.size(), output_prefix);
+        fmt::print("{}: {} ops on {}", path, ops, model->config.name);
+        if (!cli.timing_only) fmt::print("; wrote {} outputs to {}.out<k>.bin", result.outputs.size(), output_prefix);
+        fmt::print("\n{} cycles ({:.3f} ms at {:g} MHz, {}, {})\n", timing["cycles"]["total"].get<int64_t>(),
+                   timing["inference_seconds"].get<double>() * 1e3, result.memory.system.core_clock / 1e6,
+                   result.memory.system.name, result.memory.mode.name);
         return 0;
     }
     json ops = json::array();
-    for (const auto& s : result.streams)
-        for (const auto& op : s.ops)
-            ops.push_back({{"offset", op.offset}, {"kind", op_kind_name(op.kind)}});
-    json out = {{"model", path}, {"npu", model->config.name}, {"outputs", outputs}, {"ops", ops}};
+    for (size_t s = 0; s < result.streams.size(); ++s) {
+        const auto& decoded = result.streams[s].ops;
+        const auto& timed = result.timing[s].ops;
+        for (size_t i = 0; i < timed.size(); ++i) {
+            const OpTiming& t = timed[i];
+            json op = {{"offset", decoded[i].offset}, {"kind", op_kind_name(decoded[i].kind)},
+                       {"start", t.start}, {"end", t.end}};
+            if (t.unit == Unit::Kernel) {
+                op["compute_cycles"] = t.cost.compute_cycles;
+                op["macs"] = t.cost.macs;
+            }
+            if (t.unit != Unit::Command) op["traffic"] = traffic_json(result.memory, t.cost.traffic)["memories"];
+            ops.push_back(op);
+        }
+    }
+    json out = {{"model", path}, {"npu", model->config.name}, {"timing_only", cli.timing_only}, {"outputs", outputs}};
+    out.update(timing);
+    out["ops"] = ops;
     std::cout << out.dump(2) << "\n";
     return 0;
 }
@@ -184,10 +251,17 @@ int main(int argc, char** argv) {
     add_model_options(disasm);
     auto* run = app.add_subcommand("run", "execute the model's NPU work bit-exactly; write its outputs");
     add_model_options(run);
-    std::vector<std::string> input_files;
-    std::string output_prefix = "out";
-    run->add_option("--input", input_files, "raw input tensor file, in the model's input order (omitted: zeros)");
-    run->add_option("--output-prefix", output_prefix, "outputs are written to PREFIX.out<k>.bin");
+    RunCliOptions run_options;
+    run->add_option("--input", run_options.input_files,
+                    "raw input tensor file, in the model's input order (omitted: zeros)");
+    run->add_option("--output-prefix", run_options.output_prefix, "outputs are written to PREFIX.out<k>.bin");
+    run->add_flag("--timing-only", run_options.timing_only, "cycles, traffic and traces without computing data");
+    run->add_option("--system-config", run_options.system.system_config,
+                    "Vela system configuration (default: Vela's for the NPU, e.g. Ethos_U55_High_End_Embedded)");
+    run->add_option("--memory-mode", run_options.system.memory_mode,
+                    "Vela memory mode (default: Shared_Sram on U55, Dedicated_Sram_384KB on U65/U85)");
+    run->add_option("--config", run_options.system.config_files,
+                    "vela.ini-format file with more System_Config/Memory_Mode sections");
     auto* example = app.add_subcommand("example", "write the bundled example model (an ExecuTorch vela_bin_stream)");
     example->add_option("OUTPUT", out_path, "file to write")->required();
     CLI11_PARSE(app, argc, argv);
@@ -197,7 +271,7 @@ int main(int argc, char** argv) {
         if (!npu.empty()) options.npu = npu;
         if (*info) return run_info(model_path, options, as_json);
         if (*disasm) return run_disasm(model_path, options, as_json);
-        if (*run) return run_run(model_path, options, input_files, output_prefix, as_json);
+        if (*run) return run_run(model_path, options, run_options, as_json);
         if (*example) {
             const auto bytes = build_example_model();
             std::ofstream out(out_path, std::ios::binary);

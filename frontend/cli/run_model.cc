@@ -13,13 +13,10 @@ namespace {
 // Regions sit 256 MiB apart in the NPU's address space (inside U55's 32-bit range).
 constexpr uint64_t kRegionSpacing = uint64_t{1} << 28;
 
-MemoryKind memory_kind(const std::string& role) {
-    return role == "weights" ? MemoryKind::OffChipFlash : MemoryKind::Sram;
-}
-
 }  // namespace
 
-RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint8_t>>& inputs) {
+RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint8_t>>& inputs,
+                    const RunOptions& options) {
     if (model.invocations.size() != 1) {
         throw Error({model.path, std::nullopt, "ethos-u"},
                     fmt::format("run needs a model whose graph is one NPU operator; this one has {} NPU and {} CPU "
@@ -35,6 +32,16 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
                     fmt::format("{} input files for {} model inputs", inputs.size(), model.inputs.size()));
     }
     const NpuInvocation& inv = model.invocations[0];
+    RunResult result;
+    result.memory = make_memory_system(model.config, options.system);
+    std::vector<std::pair<int, std::string>> roles;
+    for (const auto& r : inv.regions) roles.emplace_back(r.index, r.role);
+    const auto memories = region_memories(result.memory, roles);
+    const TimingModel timing(model.config, result.memory, memories);
+    result.streams.push_back(decode_stream(model.config, inv.stream.words, model.path));
+    result.timing.push_back(timing.run(result.streams.back()));
+    if (!options.execute) return result;
+
     MemoryMap map;
     AddressSpace space(map);
     for (const auto& r : inv.regions) {
@@ -44,7 +51,7 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
         }
         const uint64_t base = kRegionSpacing * static_cast<uint64_t>(r.index + 1);
         const uint64_t size = std::max<uint64_t>(r.size, r.bytes.size());
-        auto bytes = map.allocate(base, std::max<uint64_t>(size, 16), r.role, memory_kind(r.role));
+        auto bytes = map.allocate(base, std::max<uint64_t>(size, 16), r.role, memories[static_cast<size_t>(r.index)]);
         if (!r.bytes.empty()) std::memcpy(bytes.data(), r.bytes.data(), r.bytes.size());
         space.set_base(r.index, base);
     }
@@ -61,8 +68,6 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
         std::memcpy(dst.data(), inputs[i].data(), dst.size());
     }
 
-    RunResult result;
-    result.streams.push_back(decode_stream(model.config, inv.stream.words, model.path));
     Executor executor(model.config, space, model.path);
     executor.run(result.streams.back());
     for (const auto& t : model.outputs) {

@@ -1,22 +1,31 @@
 #pragma once
 // Runs a loaded model's NPU work: maps its regions, places the inputs, executes every
-// command stream, and returns the outputs.
+// command stream, times it, and returns the outputs and the timeline.
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "emulator/engine/timing/timing_model.h"
 #include "emulator/isa/decoder.h"
 #include "frontend/loaders/model.h"
 
 namespace ethosu {
 
+struct RunOptions {
+    bool execute = true;  // false: timing only; no data is computed and no outputs are produced
+    SystemSelection system;
+};
+
 struct RunResult {
-    std::vector<std::vector<uint8_t>> outputs;  // raw bytes, model output order
+    std::vector<std::vector<uint8_t>> outputs;  // raw bytes, model output order (empty when timing only)
     std::vector<DecodedStream> streams;         // what was executed
+    MemorySystem memory;                        // the system the streams were timed on
+    std::vector<TimingResult> timing;           // one per stream
 };
 
 // inputs: raw bytes per model input (empty vector = zeros). Throws ethosu::Error.
-RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint8_t>>& inputs);
+RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint8_t>>& inputs,
+                    const RunOptions& options = {});
 
 }  // namespace ethosu

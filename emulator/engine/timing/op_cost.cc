@@ -1,0 +1,33 @@
+#include "emulator/engine/timing/op_cost.h"
+
+#include <algorithm>
+
+namespace ethosu {
+
+Block3 input_extent(const DecodedOp& op) {
+    const FeatureMap& ofm = op.ofm;
+    if (op.kind == OpKind::Elementwise) return {ofm.height, ofm.width, op.ifm.depth > 0 ? op.ifm.depth : ofm.depth};
+    const Kernel& k = op.kernel;
+    const int upscale = k.upscale == UpscaleMode::None ? 1 : 2;
+    auto extent = [&](int out, int stride, int kernel, int pad) {
+        return std::max(1, ((out - 1) * stride + kernel - pad + upscale - 1) / upscale);
+    };
+    return {extent(ofm.height, k.stride_y, k.height, k.padding.top + k.padding.bottom),
+            extent(ofm.width, k.stride_x, k.width, k.padding.left + k.padding.right), std::max(1, op.ifm.depth)};
+}
+
+bool has_clamp_activation(const DecodedOp& op) {
+    const Precision& p = op.ofm.precision;
+    const int64_t lo = p.is_signed ? -(int64_t{1} << (p.bits - 1)) : 0;
+    const int64_t hi = p.is_signed ? (int64_t{1} << (p.bits - 1)) - 1 : (int64_t{1} << p.bits) - 1;
+    if (p.bits > 16) return false;  // 32-bit OFMs carry no fused clamp
+    return op.output.clip_min > lo || op.output.clip_max < hi;
+}
+
+int64_t dma_cycles(const MemorySystem& memory, MemoryKind from, MemoryKind to, int64_t bytes) {
+    const int64_t read = static_cast<int64_t>(double(bytes) / memory.bytes_per_cycle(from)) + memory.timing(from).read_latency;
+    const int64_t write = static_cast<int64_t>(double(bytes) / memory.bytes_per_cycle(to)) + memory.timing(to).write_latency;
+    return std::max(read, write);
+}
+
+}  // namespace ethosu

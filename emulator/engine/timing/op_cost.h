@@ -1,0 +1,59 @@
+#pragma once
+// One kernel operation's cost, as a generation's cost function estimates it from the decoded op
+// alone: compute cycles (MAC array, output unit, command issue) and the bytes its block
+// traversal moves per memory. The timing model turns these into a timeline.
+
+#include <array>
+#include <cstdint>
+
+#include "emulator/engine/timing/arch_timing.h"
+#include "emulator/engine/timing/system_config.h"
+#include "emulator/isa/decoded_op.h"
+#include "emulator/memory/address_space.h"
+
+namespace ethosu {
+
+struct MemoryTraffic {
+    std::array<int64_t, kMemoryKinds> read{};   // bytes, by MemoryKind
+    std::array<int64_t, kMemoryKinds> write{};
+    void add_read(MemoryKind k, int64_t bytes) { read[static_cast<size_t>(k)] += bytes; }
+    void add_write(MemoryKind k, int64_t bytes) { write[static_cast<size_t>(k)] += bytes; }
+};
+
+struct OpCost {
+    int64_t compute_cycles = 0;  // the op's NPU cycles without memory stalls
+    int64_t mac_cycles = 0;      // MAC array busy
+    int64_t output_cycles = 0;   // output unit (AO) busy
+    int64_t issue_cycles = 0;    // command-issue limit
+    int64_t weight_decode_cycles = 0;
+    int64_t macs = 0;
+    MemoryTraffic traffic;       // what the op's block traversal reads and writes
+};
+
+// Where the op's data lives: the memory behind each region, and that memory's parameters.
+struct CostContext {
+    const NpuConfig& npu;
+    const MemorySystem& memory;
+    std::array<MemoryKind, AddressSpace::kRegions> region_memory{};
+
+    MemoryKind memory_of(int region) const { return region_memory.at(static_cast<size_t>(region)); }
+};
+
+// Kernel ops (CONV, DEPTHWISE, POOL, ELEMENTWISE, RESIZE); one function per generation.
+OpCost u55_kernel_cost(const DecodedOp& op, const CostContext& ctx);  // U55 and U65
+
+// DMA: cycles to move bytes from one memory to another (read and write overlap; the slower
+// side, plus its latency, bounds the transfer).
+int64_t dma_cycles(const MemorySystem& memory, MemoryKind from, MemoryKind to, int64_t bytes);
+
+// Helpers shared by the cost functions.
+inline int64_t div_round_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t round_up(int64_t a, int64_t b) { return div_round_up(a, b) * b; }
+
+// The IFM extent the op reads: from the OFM, stride, dilated kernel and padding (the IFM width
+// is not a register on every generation), limited below by 1.
+Block3 input_extent(const DecodedOp& op);
+// Whether the op's clamp is narrower than its OFM type (a fused ReLU-style activation).
+bool has_clamp_activation(const DecodedOp& op);
+
+}  // namespace ethosu

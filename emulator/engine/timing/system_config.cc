@@ -1,0 +1,463 @@
+#include "emulator/engine/timing/system_config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "emulator/isa/error.h"
+
+namespace ethosu {
+namespace {
+
+// The system configurations and memory modes bundled with Vela 5.1 (config_files/Arm/vela.ini),
+// the numbers Vela compiled the corpus against. Bandwidth follows from them: see bytes_per_cycle.
+constexpr const char* kBuiltinIni = R"ini(
+[System_Config.Ethos_U55_Deep_Embedded]
+core_clock=200e6
+axi0_port=Sram
+axi1_port=OffChipFlash
+Sram_clock_scale=1.0
+Sram_burst_length=32
+Sram_read_latency=32
+Sram_write_latency=32
+Sram_max_reads=8
+Sram_max_writes=8
+OffChipFlash_clock_scale=0.0625
+OffChipFlash_burst_length=128
+OffChipFlash_read_latency=64
+OffChipFlash_write_latency=0
+OffChipFlash_max_reads=2
+OffChipFlash_max_writes=0
+
+[System_Config.Ethos_U55_High_End_Embedded]
+core_clock=500e6
+axi0_port=Sram
+axi1_port=OffChipFlash
+Sram_clock_scale=1.0
+Sram_burst_length=32
+Sram_read_latency=32
+Sram_write_latency=32
+Sram_max_reads=4
+Sram_max_writes=4
+OffChipFlash_clock_scale=0.125
+OffChipFlash_burst_length=128
+OffChipFlash_read_latency=64
+OffChipFlash_write_latency=0
+OffChipFlash_max_reads=2
+OffChipFlash_max_writes=0
+
+[System_Config.Ethos_U65_Embedded]
+core_clock=500e6
+axi0_port=Sram
+axi1_port=OffChipFlash
+Sram_clock_scale=1.0
+Sram_burst_length=32
+Sram_read_latency=32
+Sram_write_latency=32
+Sram_max_reads=8
+Sram_max_writes=8
+OffChipFlash_clock_scale=0.0625
+OffChipFlash_burst_length=128
+OffChipFlash_read_latency=64
+OffChipFlash_write_latency=0
+OffChipFlash_max_reads=2
+OffChipFlash_max_writes=0
+
+[System_Config.Ethos_U65_Mid_End]
+core_clock=500e6
+axi0_port=Sram
+axi1_port=Dram
+Sram_clock_scale=1.0
+Sram_burst_length=32
+Sram_read_latency=32
+Sram_write_latency=32
+Sram_max_reads=8
+Sram_max_writes=8
+Dram_clock_scale=0.46875
+Dram_burst_length=128
+Dram_read_latency=500
+Dram_write_latency=250
+Dram_max_reads=12
+Dram_max_writes=6
+
+[System_Config.Ethos_U65_High_End]
+core_clock=1e9
+axi0_port=Sram
+axi1_port=Dram
+Sram_clock_scale=1.0
+Sram_burst_length=32
+Sram_read_latency=32
+Sram_write_latency=32
+Sram_max_reads=16
+Sram_max_writes=16
+Dram_clock_scale=0.234375
+Dram_burst_length=128
+Dram_read_latency=500
+Dram_write_latency=250
+Dram_max_reads=24
+Dram_max_writes=12
+
+[System_Config.Ethos_U65_Client_Server]
+core_clock=1e9
+axi0_port=Sram
+axi1_port=Dram
+Sram_clock_scale=1.0
+Sram_burst_length=32
+Sram_read_latency=32
+Sram_write_latency=32
+Sram_max_reads=16
+Sram_max_writes=16
+Dram_clock_scale=0.75
+Dram_burst_length=128
+Dram_read_latency=500
+Dram_write_latency=250
+Dram_max_reads=24
+Dram_max_writes=12
+
+[System_Config.Ethos_U85_SYS_Flash_Low]
+core_clock=200e6
+axi0_port=Sram
+axi1_port=OffChipFlash
+Sram_clock_scale=1
+Sram_ports_used=2
+Sram_burst_length=64
+Sram_read_latency=8
+Sram_write_latency=8
+Sram_max_reads=8
+Sram_max_writes=8
+OffChipFlash_clock_scale=0.0625
+OffChipFlash_ports_used=1
+OffChipFlash_burst_length=128
+OffChipFlash_read_latency=32
+OffChipFlash_write_latency=0
+OffChipFlash_max_reads=2
+OffChipFlash_max_writes=0
+
+[System_Config.Ethos_U85_SYS_Flash_High]
+core_clock=500e6
+axi0_port=Sram
+axi1_port=OffChipFlash
+Sram_clock_scale=1.0
+Sram_ports_used=2
+Sram_burst_length=64
+Sram_read_latency=32
+Sram_write_latency=32
+Sram_max_reads=8
+Sram_max_writes=8
+OffChipFlash_clock_scale=0.0625
+OffChipFlash_ports_used=1
+OffChipFlash_burst_length=128
+OffChipFlash_read_latency=64
+OffChipFlash_write_latency=0
+OffChipFlash_max_reads=2
+OffChipFlash_max_writes=0
+
+[System_Config.Ethos_U85_SYS_DRAM_Low]
+core_clock=500e6
+axi0_port=Sram
+axi1_port=Dram
+Sram_clock_scale=1.0
+Sram_ports_used=2
+Sram_burst_length=64
+Sram_read_latency=16
+Sram_write_latency=16
+Sram_max_reads=8
+Sram_max_writes=8
+Dram_clock_scale=0.46875
+Dram_ports_used=1
+Dram_burst_length=128
+Dram_read_latency=500
+Dram_write_latency=250
+Dram_max_reads=24
+Dram_max_writes=12
+
+[System_Config.Ethos_U85_SYS_DRAM_Mid]
+core_clock=1e9
+axi0_port=Sram
+axi1_port=Dram
+Sram_clock_scale=1.0
+Sram_ports_used=2
+Sram_burst_length=64
+Sram_read_latency=32
+Sram_write_latency=32
+Sram_max_reads=8
+Sram_max_writes=8
+Dram_clock_scale=0.75
+Dram_ports_used=1
+Dram_burst_length=128
+Dram_read_latency=500
+Dram_write_latency=250
+Dram_max_reads=64
+Dram_max_writes=32
+
+[System_Config.Ethos_U85_SYS_DRAM_High]
+core_clock=1e9
+axi0_port=Sram
+axi1_port=Dram
+Sram_clock_scale=1.0
+Sram_ports_used=4
+Sram_burst_length=64
+Sram_read_latency=32
+Sram_write_latency=32
+Sram_max_reads=8
+Sram_max_writes=8
+Dram_clock_scale=0.75
+Dram_ports_used=2
+Dram_burst_length=128
+Dram_read_latency=500
+Dram_write_latency=250
+Dram_max_reads=64
+Dram_max_writes=32
+
+[Memory_Mode.Sram_Only]
+const_mem_area=Axi0
+arena_mem_area=Axi0
+cache_mem_area=Axi0
+
+[Memory_Mode.Shared_Sram]
+const_mem_area=Axi1
+arena_mem_area=Axi0
+cache_mem_area=Axi0
+
+[Memory_Mode.Dedicated_Sram]
+const_mem_area=Axi1
+arena_mem_area=Axi1
+cache_mem_area=Axi0
+
+[Memory_Mode.Dedicated_Sram_256KB]
+inherit=Memory_Mode.Dedicated_Sram
+arena_cache_size=262144
+
+[Memory_Mode.Dedicated_Sram_384KB]
+inherit=Memory_Mode.Dedicated_Sram
+arena_cache_size=393216
+
+[Memory_Mode.Dedicated_Sram_512KB]
+inherit=Memory_Mode.Dedicated_Sram
+arena_cache_size=524288
+)ini";
+
+constexpr std::string_view kMemoryNames[kMemoryKinds] = {"Sram", "Dram", "OnChipFlash", "OffChipFlash"};
+constexpr std::string_view kMemoryKeys[] = {"clock_scale", "ports_used",   "burst_length", "read_latency",
+                                            "write_latency", "max_reads", "max_writes"};
+constexpr std::string_view kSystemKeys[] = {"core_clock", "axi0_port", "axi1_port"};
+constexpr std::string_view kModeKeys[] = {"const_mem_area", "arena_mem_area", "cache_mem_area", "arena_cache_size"};
+
+std::string trim(std::string_view s) {
+    const auto b = s.find_first_not_of(" \t\r");
+    if (b == std::string_view::npos) return {};
+    const auto e = s.find_last_not_of(" \t\r");
+    return std::string(s.substr(b, e - b + 1));
+}
+
+std::string join(const std::vector<std::string>& items) {
+    std::string out;
+    for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+    return out;
+}
+
+std::vector<std::string> system_keys() {
+    std::vector<std::string> keys(std::begin(kSystemKeys), std::end(kSystemKeys));
+    for (auto m : kMemoryNames)
+        for (auto k : kMemoryKeys) keys.push_back(fmt::format("{}_{}", m, k));
+    return keys;
+}
+
+std::vector<std::string> mode_keys() { return {std::begin(kModeKeys), std::end(kModeKeys)}; }
+
+bool contains(const std::vector<std::string>& keys, const std::string& key) {
+    return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+double parse_number(const std::string& value, const ErrorLocation& where) {
+    try {
+        size_t used = 0;
+        const double v = std::stod(value, &used);
+        if (used == value.size()) return v;
+    } catch (const std::exception&) {
+    }
+    throw Error(where, fmt::format("'{}' is not a number", value));
+}
+
+int parse_int(const std::string& value, const ErrorLocation& where) {
+    const double v = parse_number(value, where);
+    if (v != static_cast<double>(static_cast<int64_t>(v)) || v < 0 || v > 1e9)
+        throw Error(where, fmt::format("'{}' is not a non-negative integer", value));
+    return static_cast<int>(v);
+}
+
+MemoryKind parse_memory(const std::string& value, const ErrorLocation& where) {
+    for (int k = 0; k < kMemoryKinds; ++k)
+        if (kMemoryNames[k] == value) return static_cast<MemoryKind>(k);
+    throw Error(where, fmt::format("'{}' is not a memory; valid: Sram, Dram, OnChipFlash, OffChipFlash", value));
+}
+
+int parse_port(const std::string& value, const ErrorLocation& where) {
+    if (value == "Axi0") return 0;
+    if (value == "Axi1") return 1;
+    throw Error(where, fmt::format("'{}' is not an AXI port; valid: Axi0, Axi1", value));
+}
+
+}  // namespace
+
+std::string_view memory_kind_name(MemoryKind k) { return kMemoryNames[static_cast<size_t>(k)]; }
+
+VelaIni VelaIni::builtin() {
+    VelaIni ini;
+    ini.add(kBuiltinIni, "<built-in vela.ini>");
+    return ini;
+}
+
+void VelaIni::add(const std::string& text, const std::string& source) {
+    std::istringstream in(text);
+    std::string line, current;
+    std::map<std::string, Section> added;
+    for (int number = 1; std::getline(in, line); ++number) {
+        const std::string t = trim(line);
+        const ErrorLocation where{source, std::nullopt, fmt::format("line {}", number)};
+        if (t.empty() || t[0] == ';' || t[0] == '#') continue;
+        if (t.front() == '[') {
+            if (t.back() != ']') throw Error(where, fmt::format("malformed section header '{}'", t));
+            current = trim(std::string_view(t).substr(1, t.size() - 2));
+            if (!current.starts_with("System_Config.") && !current.starts_with("Memory_Mode.")) {
+                throw Error(where, fmt::format("unknown section '{}'; valid: System_Config.NAME, Memory_Mode.NAME",
+                                               current));
+            }
+            added[current].source = source;
+            continue;
+        }
+        const auto eq = t.find_first_of("=:");
+        if (eq == std::string::npos) throw Error(where, fmt::format("expected key=value, got '{}'", t));
+        if (current.empty()) throw Error(where, "key outside any section");
+        const std::string key = trim(std::string_view(t).substr(0, eq));
+        const std::string value = trim(std::string_view(t).substr(eq + 1));
+        const bool system = current.starts_with("System_Config.");
+        const auto valid = system ? system_keys() : mode_keys();
+        if (key != "inherit" && !contains(valid, key)) {
+            throw Error({source, std::nullopt, fmt::format("[{}] {}", current, key)},
+                        fmt::format("unknown key; valid: inherit, {}", join(valid)));
+        }
+        added[current].keys[key] = value;
+    }
+    for (auto& [name, section] : added) sections_[name] = std::move(section);
+}
+
+std::map<std::string, std::string> VelaIni::resolved(const std::string& section, int depth) const {
+    const auto it = sections_.find(section);
+    if (it == sections_.end()) return {};
+    std::map<std::string, std::string> keys;
+    if (const auto parent = it->second.keys.find("inherit"); parent != it->second.keys.end()) {
+        if (depth > 16 || !sections_.contains(parent->second)) {
+            throw Error({it->second.source, std::nullopt, fmt::format("[{}] inherit", section)},
+                        fmt::format("cannot inherit from '{}'", parent->second));
+        }
+        keys = resolved(parent->second, depth + 1);
+    }
+    for (const auto& [k, v] : it->second.keys)
+        if (k != "inherit") keys[k] = v;
+    return keys;
+}
+
+std::vector<std::string> VelaIni::names(std::string_view kind) const {
+    std::vector<std::string> out;
+    const std::string prefix = std::string(kind) + ".";
+    for (const auto& [name, _] : sections_)
+        if (name.starts_with(prefix)) out.push_back(name.substr(prefix.size()));
+    return out;
+}
+
+SystemConfig VelaIni::system_config(const std::string& name) const {
+    const std::string section = "System_Config." + name;
+    if (!sections_.contains(section)) {
+        throw Error({"--system-config", std::nullopt, name},
+                    fmt::format("no such system configuration; valid: {}", join(names("System_Config"))));
+    }
+    const auto& source = sections_.at(section).source;
+    SystemConfig cfg;
+    cfg.name = name;
+    for (const auto& [key, value] : resolved(section)) {
+        const ErrorLocation where{source, std::nullopt, fmt::format("[{}] {}", section, key)};
+        if (key == "core_clock") cfg.core_clock = parse_number(value, where);
+        else if (key == "axi0_port") cfg.axi_port[0] = parse_memory(value, where);
+        else if (key == "axi1_port") cfg.axi_port[1] = parse_memory(value, where);
+        else {
+            const auto split = key.find('_');
+            MemoryTiming& m = cfg.memory[static_cast<size_t>(parse_memory(key.substr(0, split), where))];
+            const std::string field = key.substr(split + 1);
+            if (field == "clock_scale") m.clock_scale = parse_number(value, where);
+            else if (field == "ports_used") m.ports_used = std::max(1, parse_int(value, where));
+            else if (field == "burst_length") m.burst_length = std::max(1, parse_int(value, where));
+            else if (field == "read_latency") m.read_latency = parse_int(value, where);
+            else if (field == "write_latency") m.write_latency = parse_int(value, where);
+            else if (field == "max_reads") m.max_reads = parse_int(value, where);
+            else m.max_writes = parse_int(value, where);
+        }
+    }
+    if (!(cfg.core_clock > 0)) throw Error({source, std::nullopt, section + " core_clock"}, "must be positive");
+    return cfg;
+}
+
+MemoryMode VelaIni::memory_mode(const std::string& name) const {
+    const std::string section = "Memory_Mode." + name;
+    if (!sections_.contains(section)) {
+        throw Error({"--memory-mode", std::nullopt, name},
+                    fmt::format("no such memory mode; valid: {}", join(names("Memory_Mode"))));
+    }
+    const auto& source = sections_.at(section).source;
+    MemoryMode mode;
+    mode.name = name;
+    for (const auto& [key, value] : resolved(section)) {
+        const ErrorLocation where{source, std::nullopt, fmt::format("[{}] {}", section, key)};
+        if (key == "const_mem_area") mode.const_port = parse_port(value, where);
+        else if (key == "arena_mem_area") mode.arena_port = parse_port(value, where);
+        else if (key == "cache_mem_area") mode.cache_port = parse_port(value, where);
+        else mode.arena_cache_size = static_cast<uint64_t>(parse_number(value, where));
+    }
+    return mode;
+}
+
+std::string default_system_config(Generation g) {
+    switch (g) {
+        case Generation::U55: return "Ethos_U55_High_End_Embedded";
+        case Generation::U65: return "Ethos_U65_Client_Server";
+        case Generation::U85: return "Ethos_U85_SYS_DRAM_Mid";
+    }
+    return {};
+}
+
+std::string default_memory_mode(Generation g) {
+    return g == Generation::U55 ? "Shared_Sram" : "Dedicated_Sram_384KB";
+}
+
+double MemorySystem::bytes_per_cycle(MemoryKind k) const {
+    const MemoryTiming& t = timing(k);
+    return axi_bytes * t.ports_used * t.clock_scale;
+}
+
+int MemorySystem::port_for_role(std::string_view role) const {
+    if (role == "weights") return mode.const_port;
+    if (role == "scratch_fast") return mode.cache_port;
+    return mode.arena_port;
+}
+
+MemorySystem make_memory_system(const NpuConfig& npu, const SystemSelection& selection) {
+    VelaIni ini = VelaIni::builtin();
+    for (const auto& file : selection.config_files) {
+        std::ifstream in(file);
+        if (!in) throw Error({file, std::nullopt, "--config"}, "cannot open file");
+        std::stringstream text;
+        text << in.rdbuf();
+        ini.add(text.str(), file);
+    }
+    MemorySystem ms;
+    ms.system = ini.system_config(selection.system_config.empty() ? default_system_config(npu.generation)
+                                                                  : selection.system_config);
+    ms.mode = ini.memory_mode(selection.memory_mode.empty() ? default_memory_mode(npu.generation)
+                                                            : selection.memory_mode);
+    ms.axi_bytes = npu.generation == Generation::U55 ? 8 : 16;
+    return ms;
+}
+
+}  // namespace ethosu

@@ -1,0 +1,97 @@
+#pragma once
+// The system around the NPU, as Vela describes it: a [System_Config.*] section (core clock,
+// which memory sits behind AXI0 and AXI1, and each memory's clock scale, ports, burst length,
+// latencies and outstanding transactions) and a [Memory_Mode.*] section (which AXI port holds
+// the constant data, the tensor arena and the arena cache). Read from files in vela.ini format;
+// Vela's bundled configurations are built in, with Vela's defaults per NPU generation.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "emulator/isa/npu_config.h"
+#include "emulator/memory/address_space.h"
+
+namespace ethosu {
+
+inline constexpr int kMemoryKinds = 4;  // MemoryKind values: Sram, Dram, OnChipFlash, OffChipFlash
+std::string_view memory_kind_name(MemoryKind k);  // vela.ini spelling: "Sram", "OffChipFlash", ...
+
+struct MemoryTiming {
+    double clock_scale = 1.0;
+    int ports_used = 1;
+    int burst_length = 1;  // bytes
+    int read_latency = 0;  // NPU cycles
+    int write_latency = 0;
+    int max_reads = 1;     // outstanding transactions
+    int max_writes = 1;
+};
+
+struct SystemConfig {
+    std::string name;
+    double core_clock = 1.0;  // Hz
+    std::array<MemoryKind, 2> axi_port{MemoryKind::Sram, MemoryKind::Sram};  // AXI0, AXI1
+    std::array<MemoryTiming, kMemoryKinds> memory{};                       // by MemoryKind
+};
+
+struct MemoryMode {
+    std::string name;
+    int const_port = 1;  // AXI port of the read-only data (weights, LUTs, scales)
+    int arena_port = 0;  // AXI port of the tensor arena
+    int cache_port = 0;  // AXI port of the arena cache (fast scratch)
+    uint64_t arena_cache_size = 0;
+};
+
+// Sections of one or more vela.ini-format texts: "System_Config.X" / "Memory_Mode.X" -> key -> value.
+class VelaIni {
+public:
+    // The configurations Vela ships (its Arm/vela.ini), as our own table.
+    static VelaIni builtin();
+
+    // Adds the sections of text; a section that already exists is replaced. Throws ethosu::Error
+    // naming source and line for malformed lines, unknown sections kinds and unknown keys.
+    void add(const std::string& text, const std::string& source);
+
+    SystemConfig system_config(const std::string& name) const;
+    MemoryMode memory_mode(const std::string& name) const;
+    std::vector<std::string> names(std::string_view kind) const;  // "System_Config" or "Memory_Mode"
+
+private:
+    struct Section {
+        std::string source;
+        std::map<std::string, std::string> keys;
+    };
+    // Resolves inherit= chains into one key map.
+    std::map<std::string, std::string> resolved(const std::string& section, int depth = 0) const;
+    std::map<std::string, Section> sections_;
+};
+
+// Vela's defaults when no system config or memory mode is given.
+std::string default_system_config(Generation g);
+std::string default_memory_mode(Generation g);
+
+// What the timing model needs of the system: the configuration plus, per memory, its
+// bandwidth in bytes per NPU cycle (AXI bytes per beat x ports used x clock scale).
+struct MemorySystem {
+    SystemConfig system;
+    MemoryMode mode;
+    int axi_bytes = 8;  // bytes per AXI beat: 8 on U55, 16 on U65/U85
+
+    MemoryKind port_memory(int port) const { return system.axi_port.at(static_cast<size_t>(port)); }
+    const MemoryTiming& timing(MemoryKind k) const { return system.memory.at(static_cast<size_t>(k)); }
+    double bytes_per_cycle(MemoryKind k) const;
+    // The AXI port a region's memory sits behind, from the role its loader gave it
+    // ("weights" -> const, "scratch_fast" -> cache, anything else -> arena).
+    int port_for_role(std::string_view role) const;
+};
+
+struct SystemSelection {
+    std::string system_config;  // empty: Vela's default for the generation
+    std::string memory_mode;    // empty: Vela's default
+    std::vector<std::string> config_files;  // extra vela.ini-format files
+};
+MemorySystem make_memory_system(const NpuConfig& npu, const SystemSelection& selection);
+
+}  // namespace ethosu

@@ -1,0 +1,158 @@
+#include "emulator/engine/timing/timing_model.h"
+
+#include <algorithm>
+
+#include "emulator/isa/error.h"
+
+namespace ethosu {
+namespace {
+
+// Adds [start, end) to a sorted list of disjoint busy intervals' total length, tracked as a
+// sweep: ops arrive in stream order but units overlap, so intervals are merged at the end.
+int64_t union_length(std::vector<std::pair<int64_t, int64_t>> intervals) {
+    std::sort(intervals.begin(), intervals.end());
+    int64_t total = 0, covered_to = INT64_MIN;
+    for (const auto& [s, e] : intervals) {
+        const int64_t from = std::max(s, covered_to);
+        if (e > from) total += e - from;
+        covered_to = std::max(covered_to, e);
+    }
+    return total;
+}
+
+int64_t dma_bytes(const Dma& d) {
+    const int64_t rows = d.dimensions >= 2 ? d.size0 : 1;
+    const int64_t planes = d.dimensions >= 3 ? d.size1 : 1;
+    return static_cast<int64_t>(d.length) * rows * planes;
+}
+
+}  // namespace
+
+TimingModel::TimingModel(const NpuConfig& npu, MemorySystem memory,
+                         std::array<MemoryKind, AddressSpace::kRegions> region_memory)
+    : npu_(npu), memory_(std::move(memory)), ctx_{npu_, memory_, region_memory} {}
+
+OpCost TimingModel::kernel_cost(const DecodedOp& op) const {
+    if (npu_.generation == Generation::U85) {
+        throw Error({"<timing>", op.offset, std::string(op_kind_name(op.kind))},
+                    "the U85 timing model is not available yet");
+    }
+    return u55_kernel_cost(op, ctx_);
+}
+
+TimingResult TimingModel::run(const DecodedStream& stream) const {
+    TimingResult result;
+    TimingTotals& totals = result.totals;
+    int64_t command = 0, kernel_free = 0, dma_free = 0;
+    uint64_t next_word_offset = 0;
+    bool pmu_counting = false;
+    std::vector<int64_t> kernel_ends, dma_ends;
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    result.ops.reserve(stream.ops.size());
+
+    for (const DecodedOp& op : stream.ops) {
+        OpTiming t;
+        t.offset = op.offset;
+        t.kind = op.kind;
+        // The register writes before the op, and the op word itself, one word per cycle.
+        const int64_t words = static_cast<int64_t>((op.offset + 4 - std::min<uint64_t>(next_word_offset, op.offset)) / 4);
+        next_word_offset = op.offset + 4;
+        busy.emplace_back(command, command + words);
+        command += words;
+        totals.command_words += words;
+        t.issue = command;
+        t.start = t.end = command;
+
+        if (is_kernel_op(op.kind)) {
+            t.unit = Unit::Kernel;
+            t.cost = kernel_cost(op);
+            int64_t duration = t.cost.compute_cycles;
+            for (int m = 0; m < kMemoryKinds; ++m) {
+                const auto kind = static_cast<MemoryKind>(m);
+                const int64_t bytes = t.cost.traffic.read[m] + t.cost.traffic.write[m];
+                if (bytes == 0) continue;
+                t.access_cycles[m] = static_cast<int64_t>(double(bytes) / memory_.bytes_per_cycle(kind));
+                duration = std::max(duration, t.access_cycles[m]);
+            }
+            t.start = std::max(command, kernel_free);
+            t.end = t.start + duration;
+            kernel_free = t.end;
+            kernel_ends.push_back(t.end);
+            command = t.start;  // the command processor hands the op over when the pipeline takes it
+            totals.macs += t.cost.macs;
+            totals.mac_active += std::min(t.cost.mac_cycles, duration);
+            totals.output_active += std::min(t.cost.output_cycles, duration);
+            totals.weight_decode_active += std::min(t.cost.weight_decode_cycles, duration);
+        } else if (op.kind == OpKind::DmaStart) {
+            t.unit = Unit::Dma;
+            const Dma& d = op.dma;
+            const int64_t bytes = dma_bytes(d);
+            const MemoryKind from = ctx_.memory_of(d.src.region);
+            t.cost.traffic.add_read(from, bytes);
+            int64_t duration = 0;
+            if (d.dst.internal) {  // LUT load into SHRAM / LUT RAM: only the read side is external
+                duration = static_cast<int64_t>(double(bytes) / memory_.bytes_per_cycle(from)) +
+                           memory_.timing(from).read_latency;
+            } else {
+                const MemoryKind to = ctx_.memory_of(d.dst.region);
+                t.cost.traffic.add_write(to, bytes);
+                duration = dma_cycles(memory_, from, to, bytes);
+            }
+            t.start = std::max(command, dma_free);
+            t.end = t.start + duration;
+            dma_free = t.end;
+            dma_ends.push_back(t.end);
+            totals.dma_active += duration;
+        } else if (op.kind == OpKind::DmaWait || op.kind == OpKind::KernelWait) {
+            const auto& ends = op.kind == OpKind::DmaWait ? dma_ends : kernel_ends;
+            const int64_t must_finish = static_cast<int64_t>(ends.size()) - op.wait_count;
+            if (must_finish > 0) command = std::max(command, ends[static_cast<size_t>(must_finish - 1)]);
+            t.end = command;
+        } else if (op.kind == OpKind::PmuMask) {
+            pmu_counting = op.pmu_enable;
+        }
+        t.pmu_counting = pmu_counting;
+        if (t.end > t.start) busy.emplace_back(t.start, t.end);
+        for (int m = 0; m < kMemoryKinds; ++m) {
+            totals.traffic.read[m] += t.cost.traffic.read[m];
+            totals.traffic.write[m] += t.cost.traffic.write[m];
+        }
+        result.ops.push_back(t);
+        if (op.kind == OpKind::Stop) break;
+    }
+    totals.cycles = std::max({command, kernel_free, dma_free});
+    totals.npu_active = union_length(std::move(busy));
+    totals.idle = totals.cycles - totals.npu_active;
+    return result;
+}
+
+std::array<MemoryKind, AddressSpace::kRegions> region_memories(const MemorySystem& memory,
+                                                                const std::vector<std::pair<int, std::string>>& roles) {
+    std::array<MemoryKind, AddressSpace::kRegions> out{};
+    for (int r = 0; r < AddressSpace::kRegions; ++r) {
+        const char* role = r == 0 ? "weights" : r == 2 ? "scratch_fast" : "scratch";
+        out[static_cast<size_t>(r)] = memory.port_memory(memory.port_for_role(role));
+    }
+    for (const auto& [index, role] : roles) {
+        if (index >= 0 && index < AddressSpace::kRegions)
+            out[static_cast<size_t>(index)] = memory.port_memory(memory.port_for_role(role));
+    }
+    return out;
+}
+
+PortBeats port_beats(const MemorySystem& memory, const MemoryTraffic& traffic) {
+    PortBeats beats;
+    for (int m = 0; m < kMemoryKinds; ++m) {
+        const auto kind = static_cast<MemoryKind>(m);
+        // A memory behind neither port (unused by this system) carries no traffic.
+        for (int port = 0; port < 2; ++port) {
+            if (memory.port_memory(port) != kind) continue;
+            beats.read[static_cast<size_t>(port)] += div_round_up(traffic.read[m], memory.axi_bytes);
+            beats.write[static_cast<size_t>(port)] += div_round_up(traffic.write[m], memory.axi_bytes);
+            break;
+        }
+    }
+    return beats;
+}
+
+}  // namespace ethosu

@@ -1,0 +1,82 @@
+#pragma once
+// The timing model: replays a decoded command stream on a timeline of the NPU's units. It
+// reads DecodedOp records and the memory each region lives in; it never reads data, so it gives
+// the same cycles with or without functional execution.
+//
+// Units: the command processor reads the stream one 32-bit word per cycle; kernel ops run one
+// at a time on the MAC/output pipeline for max(compute, per-memory access) cycles; DMA runs on
+// its own channel, concurrently; DMA_WAIT and KERNEL_WAIT hold the command processor until at
+// most k DMAs / n kernel ops are outstanding.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "emulator/engine/timing/op_cost.h"
+#include "emulator/isa/decoder.h"
+
+namespace ethosu {
+
+enum class Unit : uint8_t { Command, Kernel, Dma };
+
+struct OpTiming {
+    uint32_t offset = 0;  // command-stream byte offset of the NPU_OP_*
+    OpKind kind = OpKind::Stop;
+    Unit unit = Unit::Command;
+    int64_t issue = 0;  // when the command processor reached the op
+    int64_t start = 0;  // when its unit started it
+    int64_t end = 0;
+    OpCost cost;        // kernel ops: compute cycles and traffic; DMA: traffic
+    std::array<int64_t, kMemoryKinds> access_cycles{};  // bytes / bandwidth per memory
+    bool pmu_counting = false;  // NPU_OP_PMU_MASK state while the op ran
+};
+
+struct TimingTotals {
+    int64_t cycles = 0;      // from the first command to the end of the last unit
+    int64_t npu_active = 0;  // cycles with any unit busy
+    int64_t idle = 0;
+    int64_t macs = 0;
+    int64_t mac_active = 0;  // MAC array busy cycles
+    int64_t output_active = 0;
+    int64_t weight_decode_active = 0;
+    int64_t dma_active = 0;
+    int64_t command_words = 0;
+    MemoryTraffic traffic;   // bytes per memory, kernel ops and DMA
+};
+
+struct TimingResult {
+    std::vector<OpTiming> ops;  // one per DecodedOp, in stream order
+    TimingTotals totals;
+};
+
+class TimingModel {
+public:
+    // region_memory: the memory behind each BASEP region (see region_memories()).
+    TimingModel(const NpuConfig& npu, MemorySystem memory, std::array<MemoryKind, AddressSpace::kRegions> region_memory);
+
+    TimingResult run(const DecodedStream& stream) const;
+
+    const MemorySystem& memory() const { return memory_; }
+    const NpuConfig& npu() const { return npu_; }
+
+private:
+    OpCost kernel_cost(const DecodedOp& op) const;
+
+    NpuConfig npu_;
+    MemorySystem memory_;
+    CostContext ctx_;
+};
+
+// The memory behind each region given the roles a loader assigned (index -> role); regions
+// without a role default to Vela's layout: 0 constant data, 1 arena, 2 arena cache, others arena.
+std::array<MemoryKind, AddressSpace::kRegions> region_memories(const MemorySystem& memory,
+                                                                const std::vector<std::pair<int, std::string>>& roles);
+
+// AXI beats on each port for a traffic total: the memory's port, bytes / bytes per beat.
+struct PortBeats {
+    std::array<int64_t, 2> read{}, write{};  // AXI0, AXI1
+};
+PortBeats port_beats(const MemorySystem& memory, const MemoryTraffic& traffic);
+
+}  // namespace ethosu

@@ -1,0 +1,302 @@
+// U55/U65 kernel-op cost: the block-traversal model of Vela 5.1's Ethos-U55 performance
+// estimator (regor ethos_u55_performance.cpp), rewritten on the decoded op. The OFM block comes
+// from the command stream (NPU_SET_OFM_BLK_*); the IFM block follows from it as the hardware
+// derives it.
+
+#include <algorithm>
+#include <cmath>
+
+#include "emulator/engine/timing/op_cost.h"
+
+namespace ethosu {
+namespace {
+
+enum class MacOp { Conv, ConvPartKernel, Depthwise, Pooling, ReduceSum, Elementwise };
+
+MacOp mac_op(const DecodedOp& op) {
+    switch (op.kind) {
+        case OpKind::Conv: return op.kernel.part_kernel_first ? MacOp::ConvPartKernel : MacOp::Conv;
+        case OpKind::Depthwise: return MacOp::Depthwise;
+        case OpKind::Pool: return op.pool == PoolMode::ReduceSum ? MacOp::ReduceSum : MacOp::Pooling;
+        default: return MacOp::Elementwise;
+    }
+}
+
+// Sub-kernels of at most 8x8 for kernel ops (the hardware splits larger kernels).
+constexpr int kSubKernelMax = 8;
+
+Block3 min3(const Block3& a, const Block3& b) {
+    return {std::min(a.height, b.height), std::min(a.width, b.width), std::min(a.depth, b.depth)};
+}
+Block3 div_up3(const Block3& a, const Block3& b) {
+    return {static_cast<int>(div_round_up(a.height, b.height)), static_cast<int>(div_round_up(a.width, b.width)),
+            static_cast<int>(div_round_up(a.depth, b.depth))};
+}
+Block3 undilated_kernel(const Kernel& k) {
+    return {(k.height - 1) / std::max(1, k.dilation_y) + 1, (k.width - 1) / std::max(1, k.dilation_x) + 1, 1};
+}
+Block3 shape_of(const FeatureMap& fm) { return {fm.height, fm.width, fm.depth}; }
+// Bricks of 16 channels in NHCWB16.
+Block3 storage_rounded(Block3 s, DataFormat f) {
+    if (f == DataFormat::NHCWB16) s.depth = static_cast<int>(round_up(s.depth, 16));
+    return s;
+}
+
+struct U55Op {
+    const DecodedOp& op;
+    const CostContext& ctx;
+    const U55TimingRow& row;
+    MacOp kind;
+    Block3 kernel;  // undilated kernel size (height, width)
+    Block3 ifm_shape, ofm_shape, ofm_block, ifm_block, ublock;
+    int ifm_bits, ofm_bits;
+    bool acc40;
+
+    U55Op(const DecodedOp& o, const CostContext& c)
+        : op(o), ctx(c), row(u55_timing(c.npu)), kind(mac_op(o)), kernel(undilated_kernel(o.kernel)),
+          ifm_shape(input_extent(o)), ofm_shape(shape_of(o.ofm)),
+          ifm_bits(o.ifm.precision.bits), ofm_bits(o.ofm.precision.bits), acc40(o.output.acc_format == 1) {
+        ofm_block = min3(ofm_shape, {std::max(1, o.block.ofm_height), std::max(1, o.block.ofm_width),
+                                     std::max(1, o.block.ofm_depth)});
+        ublock = micro_block();
+        ifm_block = min3(ifm_shape, arch_ifm_block());
+    }
+
+    // The 256/128-MAC arrays use a 1x4 micro-block for even-width single-row 1xN convolutions.
+    Block3 micro_block() const {
+        const Block3 arch = row.ofm_ublock;
+        if (arch.height == 2 && (kind == MacOp::Conv || kind == MacOp::ConvPartKernel) && ofm_shape.height == 1 &&
+            ofm_shape.width % 2 == 0 && kernel.height == 1)
+            return {1, 4, arch.depth};
+        return arch;
+    }
+
+    Block3 arch_ifm_block() const {
+        const bool upscaled = op.kernel.upscale != UpscaleMode::None;
+        const int upscale = upscaled ? 2 : 1;
+        auto required = [&](int out, int stride, int dilated_kernel) {
+            return static_cast<int>(std::ceil(double((out - 1) * stride + std::min(dilated_kernel, kSubKernelMax)) / upscale));
+        };
+        Block3 b;
+        b.height = static_cast<int>(round_up(required(ofm_block.height, op.kernel.stride_y, op.kernel.height), row.ofm_ublock.height));
+        b.width = static_cast<int>(round_up(required(ofm_block.width, op.kernel.stride_x, op.kernel.width), row.ofm_ublock.width));
+        const bool equal_depth = kind == MacOp::Elementwise || kind == MacOp::Pooling || kind == MacOp::Depthwise;
+        if (equal_depth) {
+            b.depth = ofm_block.depth;
+        } else if (ifm_bits == 16) {
+            b.depth = static_cast<int>(round_up(std::min(ifm_shape.depth, 16), 4));
+        } else {
+            const int cap = kind == MacOp::ConvPartKernel ? 16 : 32;
+            b.depth = static_cast<int>(round_up(std::min(ifm_shape.depth, cap), row.ifm_ublock.depth));
+        }
+        return b;
+    }
+
+    MemoryKind ifm_memory(int i) const { return ctx.memory_of((i == 0 ? op.ifm : op.ifm2).region); }
+    MemoryKind ofm_memory() const { return ctx.memory_of(op.ofm.region); }
+    const MemoryTiming& timing(MemoryKind k) const { return ctx.memory.timing(k); }
+    double bandwidth(MemoryKind k) const { return ctx.memory.bytes_per_cycle(k); }
+
+    // Bytes moved for `elements` elements, inflated by how far the access pattern falls short of
+    // the memory's burst length.
+    int64_t transfer(bool read, MemoryKind mem, DataFormat format, int bits, const Block3& block, const Block3& shape,
+                     int64_t elements) const {
+        int burst_bits = 8 * 8;
+        if (format == DataFormat::NHCWB16) {
+            const int brick_stride = shape.width * bits * 16 / 8;
+            if (brick_stride == block.depth) burst_bits = bits * block.width * block.depth;
+            else burst_bits = 16 * bits * block.width * (read ? 1 : row.cores);
+        } else {
+            const int pixel_stride = shape.depth * bits / 8;
+            if (read) {
+                burst_bits = pixel_stride == block.depth ? bits * block.width * block.depth : bits * block.depth;
+            } else if (block.depth <= 16 && pixel_stride == block.depth) {
+                burst_bits = bits * block.width * block.depth;
+            } else {
+                burst_bits = std::min(std::min(64 * 8, 16 * bits * row.cores), block.depth * bits);
+            }
+        }
+        const int max_burst = timing(mem).burst_length;
+        const int burst = std::max(1, std::min(max_burst, burst_bits / 8));
+        return elements * (bits / 8) * max_burst / burst;
+    }
+
+    int64_t block_ifm_cycles() const {
+        int64_t worst = 0;
+        for (int i = 0; i < (op.has_ifm2 && !op.elementwise.ifm2_scalar ? 2 : 1); ++i) {
+            const FeatureMap& fm = i == 0 ? op.ifm : op.ifm2;
+            const Block3 shape = i == 0 ? ifm_shape : shape_of_ifm2();
+            const MemoryKind mem = ifm_memory(i);
+            const int64_t tx = transfer(true, mem, fm.format, ifm_bits, ifm_block, shape, min3(shape, ifm_block).elements());
+            worst = std::max(worst, timing(mem).read_latency + static_cast<int64_t>(tx / bandwidth(mem)));
+        }
+        return worst;
+    }
+
+    int64_t block_ofm_cycles() const {
+        const MemoryKind mem = ofm_memory();
+        const int64_t tx = transfer(false, mem, op.ofm.format, ofm_bits, ofm_block, ofm_shape, ofm_block.elements());
+        return timing(mem).write_latency + static_cast<int64_t>(tx / bandwidth(mem));
+    }
+
+    Block3 shape_of_ifm2() const {
+        const auto& e = op.elementwise;
+        return {e.broadcast_h ? 1 : ofm_shape.height, e.broadcast_w ? 1 : ofm_shape.width,
+                e.broadcast_c ? 1 : ofm_shape.depth};
+    }
+
+    double output_cycles_per_element() const {
+        OutputClass oc = OutputClass::Other;
+        const bool mul = kind == MacOp::Elementwise && op.elementwise.mode == ElementwiseMode::Mul;
+        const bool add_sub = kind == MacOp::Elementwise &&
+                             (op.elementwise.mode == ElementwiseMode::Add || op.elementwise.mode == ElementwiseMode::Sub);
+        if (kind == MacOp::Elementwise && ifm_bits == 32)
+            oc = op.has_ifm2 ? OutputClass::Elementwise32Binary : OutputClass::Elementwise32Unary;
+        else if (mul && ofm_bits == 32) oc = OutputClass::Mul32;
+        else if (mul || (kind != MacOp::Elementwise && acc40)) oc = OutputClass::Mul8Or40BitAcc;
+        else if (add_sub) oc = OutputClass::AddSub;
+        else if (kind == MacOp::Pooling && op.pool == PoolMode::Max) oc = OutputClass::MaxPool;
+        ActivationClass ac = ActivationClass::None;
+        if (op.output.activation != Activation::None) ac = ActivationClass::Lut;
+        else if (has_clamp_activation(op)) ac = ActivationClass::Relu;
+        return std::max(row.output_cycles[static_cast<size_t>(oc)], row.activation_cycles[static_cast<size_t>(ac)]);
+    }
+
+    int64_t mac_cycles_per_block() const {
+        const Block3 blocks = div_up3(ofm_block, ublock);
+        const int64_t writeback = 32 * ublock.depth / 8;
+        const bool u55_32 = row.macs == 32;
+        int64_t cycles_block = 0;
+        for (int x = 0; x < kernel.width; x += kSubKernelMax) {
+            for (int y = 0; y < kernel.height; y += kSubKernelMax) {
+                const int elements = std::min(kernel.height - y, kSubKernelMax) * std::min(kernel.width - x, kSubKernelMax);
+                int64_t steps = 0, cycles = 0;
+                switch (kind) {
+                    case MacOp::Pooling:
+                        steps = 1;
+                        cycles = std::max(4, elements) * blocks.elements();
+                        if (!u55_32) cycles *= ifm_bits / 2;
+                        break;
+                    case MacOp::Depthwise:
+                        steps = div_round_up(elements, 4);
+                        cycles = std::max<int64_t>(writeback, 4 * blocks.elements_wh() * (ifm_bits / 8)) * steps * blocks.depth;
+                        break;
+                    case MacOp::Conv:
+                    case MacOp::ReduceSum:
+                        steps = elements;
+                        cycles = std::max<int64_t>(writeback, 4 * blocks.elements_wh()) * steps * blocks.depth;
+                        break;
+                    case MacOp::ConvPartKernel:
+                        steps = div_round_up(elements, ifm_bits == 16 ? 2 : 4);
+                        cycles = std::max<int64_t>(writeback, 4 * blocks.elements_wh()) * steps * blocks.depth *
+                                 div_round_up(ifm_block.depth, 8);
+                        break;
+                    case MacOp::Elementwise: break;
+                }
+                // Accumulator pipeline delay when a block has a single micro-block in width/height.
+                int64_t delay = 0;
+                const int per_step = u55_32 ? (acc40 ? 7 : 3) : ((acc40 && row.macs <= 128) ? 3 : 2);
+                if (blocks.elements_wh() == 1) {
+                    if (blocks.depth == 1) delay = per_step * steps;
+                    else if (steps > 1) delay = per_step * (steps - 1) * blocks.depth;
+                }
+                if (u55_32 && (blocks.width == 1 || blocks.height == 1) && blocks.depth > 1 && acc40)
+                    delay += per_step * blocks.depth;
+                if (kind == MacOp::ConvPartKernel) delay *= div_round_up(ifm_block.depth, 8);
+                cycles_block += cycles + delay;
+            }
+        }
+        if (kind == MacOp::Conv || kind == MacOp::ConvPartKernel || kind == MacOp::ReduceSum)
+            cycles_block *= div_round_up(ifm_shape.depth, ifm_block.depth);
+        return cycles_block / row.cores;
+    }
+
+    void mac_op_cycles(OpCost& cost) const {
+        const int64_t ublocks_in_block = div_up3(ofm_block, ublock).elements();
+        const double ofm_blocks = double(div_up3(ofm_shape, ublock).elements()) / double(ublocks_in_block);
+        const double ao_per_block = std::ceil(output_cycles_per_element() * double(ofm_block.elements()));
+        double bias_per_block = 0;
+        if (kind != MacOp::Pooling && kind != MacOp::ReduceSum && !op.scales.empty()) {
+            bias_per_block = 10.0 * ofm_block.depth * timing(ctx.memory_of(op.scales[0].region)).read_latency / 256;
+        }
+        const double ao_block = std::max(ao_per_block, bias_per_block);
+        const double mac_block = double(mac_cycles_per_block());
+        const int64_t ifm_cycles = block_ifm_cycles(), ofm_cycles = block_ofm_cycles();
+        const int64_t mem_skew = ofm_blocks > 1 ? std::abs(ofm_cycles - ifm_cycles) : 0;
+        const double issue = (double(mem_skew) + mac_block + ao_block) / 4;
+        const double mac_balanced = std::max(mac_block, issue), ao_balanced = std::max(ao_block, issue);
+        int64_t total = 0;
+        if (mac_balanced > ao_balanced) total = static_cast<int64_t>(mac_balanced * ofm_blocks + ao_balanced);
+        else total = static_cast<int64_t>(ao_balanced * ofm_blocks + mac_balanced);
+        total += ofm_cycles + ifm_cycles;  // the first IFM block's fetch and the last OFM block's write
+        cost.compute_cycles = total;
+        cost.mac_cycles = static_cast<int64_t>(mac_block * ofm_blocks + ao_block);
+        cost.output_cycles = static_cast<int64_t>(ao_per_block * ofm_blocks + mac_block);
+        cost.issue_cycles = static_cast<int64_t>(issue);
+        cost.macs = kernel.elements_wh() * ofm_shape.elements() *
+                    (kind == MacOp::Depthwise || kind == MacOp::Pooling ? 1 : ifm_shape.depth);
+    }
+
+    void elementwise_cycles(OpCost& cost) const {
+        const int64_t elements = storage_rounded(ofm_shape, op.ofm.format).elements();
+        const double per_element = output_cycles_per_element();
+        const double ao = std::ceil(per_element * double(elements));
+        const double block = double(std::max(block_ofm_cycles(), block_ifm_cycles()));
+        const double issue = std::ceil((block / double(ofm_block.elements()) + per_element) / 4.0 * double(elements));
+        cost.compute_cycles = static_cast<int64_t>(std::max(issue, ao));
+        cost.output_cycles = static_cast<int64_t>(ao);
+        cost.issue_cycles = static_cast<int64_t>(issue);
+    }
+
+    void traffic(OpCost& cost) const {
+        MemoryTraffic& t = cost.traffic;
+        const Block3 out = storage_rounded(ofm_shape, op.ofm.format);
+        if (kind == MacOp::Elementwise) {
+            const int64_t elements = storage_rounded(ofm_shape, op.ifm.format).elements();
+            t.add_read(ifm_memory(0), transfer(true, ifm_memory(0), op.ifm.format, ifm_bits, ifm_block, ifm_shape, elements));
+            if (op.has_ifm2 && !op.elementwise.ifm2_scalar) {
+                const int64_t e2 = storage_rounded(shape_of_ifm2(), op.ifm2.format).elements();
+                t.add_read(ifm_memory(1),
+                           transfer(true, ifm_memory(1), op.ifm2.format, ifm_bits, ifm_block, shape_of_ifm2(), e2));
+            }
+        } else {
+            Block3 blocks = div_up3(ofm_shape, ofm_block);
+            if (kind == MacOp::Depthwise || kind == MacOp::Pooling) blocks.depth = 1;
+            const int64_t sub_kernels =
+                div_round_up(kernel.width, kSubKernelMax) * div_round_up(kernel.height, kSubKernelMax);
+            const Block3 fetch_block = storage_rounded(ifm_block, op.ifm.format);
+            const int64_t ifm_elements = fetch_block.elements_wh() * storage_rounded(ifm_shape, op.ifm.format).depth *
+                                         sub_kernels * blocks.elements();
+            t.add_read(ifm_memory(0),
+                       transfer(true, ifm_memory(0), op.ifm.format, ifm_bits, ifm_block, ifm_shape, ifm_elements));
+            // Weights and scales are streamed again for every OFM block in height and width.
+            const int64_t refetch = blocks.elements_wh();
+            for (const auto& w : op.weights) t.add_read(ctx.memory_of(w.region), refetch * static_cast<int64_t>(w.length));
+            for (const auto& s : op.scales) t.add_read(ctx.memory_of(s.region), refetch * static_cast<int64_t>(s.length));
+        }
+        t.add_write(ofm_memory(), transfer(false, ofm_memory(), op.ofm.format, ofm_bits, ofm_block, ofm_shape, out.elements()));
+    }
+
+    int64_t weight_decode_cycles() const {
+        int64_t cycles = 0;
+        for (const auto& w : op.weights) {
+            const MemoryKind mem = ctx.memory_of(w.region);
+            cycles += static_cast<int64_t>(double(w.length) / bandwidth(mem)) + timing(mem).read_latency;
+        }
+        return cycles;
+    }
+};
+
+}  // namespace
+
+OpCost u55_kernel_cost(const DecodedOp& op, const CostContext& ctx) {
+    const U55Op u(op, ctx);
+    OpCost cost;
+    if (u.kind == MacOp::Elementwise) u.elementwise_cycles(cost);
+    else u.mac_op_cycles(cost);
+    u.traffic(cost);
+    cost.weight_decode_cycles = u.weight_decode_cycles();
+    return cost;
+}
+
+}  // namespace ethosu
