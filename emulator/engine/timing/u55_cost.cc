@@ -104,27 +104,25 @@ struct U55Op {
     double bandwidth(MemoryKind k) const { return ctx.memory.bytes_per_cycle(k); }
 
     // Bytes moved for `elements` elements, inflated by how far the access pattern falls short of
-    // the memory's burst length.
-    int64_t transfer(bool read, MemoryKind mem, DataFormat format, int bits, const Block3& block, const Block3& shape,
-                     int64_t elements) const {
+    // the memory's burst length. The layout comes from the stride registers: a block whose
+    // channels are not contiguous in memory is fetched a pixel (NHWC) or brick row at a time.
+    int64_t transfer(bool read, MemoryKind mem, const FeatureMap& fm, int bits, const Block3& block, int64_t elements) const {
+        const int bytes = bits / 8;
         int burst_bits = 8 * 8;
-        if (format == DataFormat::NHCWB16) {
-            const int brick_stride = shape.width * bits * 16 / 8;
-            if (brick_stride == block.depth) burst_bits = bits * block.width * block.depth;
+        if (fm.format == DataFormat::NHCWB16) {
+            const int64_t brick_stride = fm.stride_c > 0 ? fm.stride_c : int64_t{fm.width} * 16 * bytes;
+            if (brick_stride == int64_t{block.depth} * bytes) burst_bits = bits * block.width * block.depth;
             else burst_bits = 16 * bits * block.width * (read ? 1 : row.cores);
         } else {
-            const int pixel_stride = shape.depth * bits / 8;
-            if (read) {
-                burst_bits = pixel_stride == block.depth ? bits * block.width * block.depth : bits * block.depth;
-            } else if (block.depth <= 16 && pixel_stride == block.depth) {
-                burst_bits = bits * block.width * block.depth;
-            } else {
-                burst_bits = std::min(std::min(64 * 8, 16 * bits * row.cores), block.depth * bits);
-            }
+            const int64_t pixel_stride = fm.stride_x > 0 ? fm.stride_x : int64_t{fm.depth} * bytes;
+            const bool contiguous = pixel_stride == int64_t{block.depth} * bytes;
+            if (read) burst_bits = contiguous ? bits * block.width * block.depth : bits * block.depth;
+            else if (block.depth <= 16 && contiguous) burst_bits = bits * block.width * block.depth;
+            else burst_bits = std::min(std::min(64 * 8, 16 * bits * row.cores), block.depth * bits);
         }
         const int max_burst = timing(mem).burst_length;
         const int burst = std::max(1, std::min(max_burst, burst_bits / 8));
-        return elements * (bits / 8) * max_burst / burst;
+        return elements * bytes * max_burst / burst;
     }
 
     int64_t block_ifm_cycles() const {
@@ -134,7 +132,7 @@ struct U55Op {
             const Block3 shape = i == 0 ? ifm_shape : shape_of_ifm2();
             const MemoryKind mem = ifm_memory(i);
             const int64_t tx =
-                transfer(true, mem, fm.format, ifm_bits, ifm_block_config, shape, min3(shape, ifm_block_config).elements());
+                transfer(true, mem, fm, ifm_bits, ifm_block_config, min3(shape, ifm_block_config).elements());
             worst = std::max(worst, timing(mem).read_latency + static_cast<int64_t>(tx / bandwidth(mem)));
         }
         return worst;
@@ -142,7 +140,7 @@ struct U55Op {
 
     int64_t block_ofm_cycles() const {
         const MemoryKind mem = ofm_memory();
-        const int64_t tx = transfer(false, mem, op.ofm.format, ofm_bits, ofm_block_config, ofm_shape, ofm_block.elements());
+        const int64_t tx = transfer(false, mem, op.ofm, ofm_bits, ofm_block_config, ofm_block.elements());
         return timing(mem).write_latency + static_cast<int64_t>(tx / bandwidth(mem));
     }
 
@@ -261,11 +259,11 @@ struct U55Op {
         if (kind == MacOp::Elementwise) {
             const int64_t elements = storage_rounded(ofm_shape, op.ifm.format).elements();
             t.add_read(ifm_memory(0),
-                       transfer(true, ifm_memory(0), op.ifm.format, ifm_bits, ifm_block_config, ifm_shape, elements));
+                       transfer(true, ifm_memory(0), op.ifm, ifm_bits, ifm_block_config, elements));
             if (op.has_ifm2 && !op.elementwise.ifm2_scalar) {
                 const int64_t e2 = storage_rounded(shape_of_ifm2(), op.ifm2.format).elements();
                 t.add_read(ifm_memory(1),
-                           transfer(true, ifm_memory(1), op.ifm2.format, ifm_bits, ifm_block_config, shape_of_ifm2(), e2));
+                           transfer(true, ifm_memory(1), op.ifm2, ifm_bits, ifm_block_config, e2));
             }
         } else {
             Block3 blocks = div_up3(ofm_shape, ofm_block);
@@ -276,14 +274,14 @@ struct U55Op {
             const int64_t ifm_elements = fetch_block.elements_wh() * storage_rounded(ifm_shape, op.ifm.format).depth *
                                          sub_kernels * blocks.elements();
             t.add_read(ifm_memory(0),
-                       transfer(true, ifm_memory(0), op.ifm.format, ifm_bits, ifm_block_config, ifm_shape, ifm_elements));
+                       transfer(true, ifm_memory(0), op.ifm, ifm_bits, ifm_block_config, ifm_elements));
             // Weights and scales are streamed again for every OFM block in height and width.
             const int64_t refetch = blocks.elements_wh();
             for (const auto& w : op.weights) t.add_read(ctx.memory_of(w.region), refetch * static_cast<int64_t>(w.length));
             for (const auto& s : op.scales) t.add_read(ctx.memory_of(s.region), refetch * static_cast<int64_t>(s.length));
         }
         t.add_write(ofm_memory(),
-                    transfer(false, ofm_memory(), op.ofm.format, ofm_bits, ofm_block_config, ofm_shape, out.elements()));
+                    transfer(false, ofm_memory(), op.ofm, ofm_bits, ofm_block_config, out.elements()));
     }
 
     int64_t weight_decode_cycles() const {
