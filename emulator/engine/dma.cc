@@ -26,10 +26,14 @@ void run_dma(const DecodedOp& op, ExecutionContext& ctx) {
     const int planes = d.dimensions >= 3 ? d.size1 : 1;
     const AccessContext src_who{&ctx.source, op.offset, where.field, "DMA source"};
     const AccessContext dst_who{&ctx.source, op.offset, where.field, "DMA destination"};
-    for (int p = 0; p < planes; ++p) {
-        for (int r = 0; r < rows; ++r) {
-            const uint64_t src = d.src.address + static_cast<uint64_t>(p * d.src_stride1 + r * d.src_stride0);
-            const uint64_t dst = d.dst.address + static_cast<uint64_t>(p * d.dst_stride1 + r * d.dst_stride0);
+    // Modular address arithmetic, as the hardware's: negative strides step backwards.
+    auto step = [](uint64_t base, uint64_t p, int64_t stride1, uint64_t r, int64_t stride0) {
+        return base + p * static_cast<uint64_t>(stride1) + r * static_cast<uint64_t>(stride0);
+    };
+    for (uint64_t p = 0; p < static_cast<uint64_t>(planes); ++p) {
+        for (uint64_t r = 0; r < static_cast<uint64_t>(rows); ++r) {
+            const uint64_t src = step(d.src.address, p, d.src_stride1, r, d.src_stride0);
+            const uint64_t dst = step(d.dst.address, p, d.dst_stride1, r, d.dst_stride0);
             const auto from = ctx.memory.read(d.src.region, src, d.length, src_who);
             if (d.dst.internal) {
                 // Internal destination: an address in SHRAM (U55/U65) or LUT RAM (U85).
