@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
+#include <cstring>
 #include <vector>
 
 #include "emulator/engine/weights.h"
@@ -31,11 +33,14 @@ public:
         if (position_ + static_cast<uint64_t>(bits) > bytes_.size() * 8) {
             throw Error({source_, byte_offset(), field}, "weight stream ends in the middle of a slice");
         }
-        uint32_t value = 0;
-        for (int i = 0; i < bits; ++i, ++position_) {
-            value |= static_cast<uint32_t>((bytes_[position_ / 8] >> (position_ % 8)) & 1) << i;
-        }
-        return value;
+        if (bits == 0) return 0;
+        // Up to 8 bytes from the current one hold the field (bits <= 32, at most 7 bits in).
+        const size_t first = static_cast<size_t>(position_ / 8);
+        uint64_t window = 0;
+        std::memcpy(&window, bytes_.data() + first, std::min<size_t>(8, bytes_.size() - first));  // little-endian host
+        const uint64_t value = (window >> (position_ % 8)) & ((uint64_t{1} << bits) - 1);
+        position_ += static_cast<uint64_t>(bits);
+        return static_cast<uint32_t>(value);
     }
     void skip_to_byte_boundary() { position_ = (position_ + 7) / 8 * 8; }
     bool at_end() const { return position_ >= bytes_.size() * 8; }
