@@ -55,6 +55,31 @@ public:
         return 0;
     }
 
+    // Reads channels [0, count) of element (y, x) minus offset into out, a brick of 16
+    // channels at a time (within a brick the channels are contiguous in both formats).
+    template <typename T>
+    void load_channels(int y, int x, int count, int64_t offset, T* out) const {
+        switch (kind_) {
+            case Kind::U8: return load_channels_as<uint8_t>(y, x, count, offset, out);
+            case Kind::S8: return load_channels_as<int8_t>(y, x, count, offset, out);
+            case Kind::U16: return load_channels_as<uint16_t>(y, x, count, offset, out);
+            case Kind::S16: return load_channels_as<int16_t>(y, x, count, offset, out);
+            case Kind::U32: return load_channels_as<uint32_t>(y, x, count, offset, out);
+            case Kind::S32: return load_channels_as<int32_t>(y, x, count, offset, out);
+            case Kind::S64: return load_channels_as<int64_t>(y, x, count, offset, out);
+        }
+    }
+
+    // store() for channels [0, count) of element (y, x), a brick at a time.
+    void store_channels(int y, int x, int count, const int64_t* values) const {
+        switch (elem_) {
+            case 1: return store_channels_as<uint8_t>(y, x, count, values);
+            case 2: return store_channels_as<uint16_t>(y, x, count, values);
+            case 4: return store_channels_as<uint32_t>(y, x, count, values);
+            default: return store_channels_as<uint64_t>(y, x, count, values);
+        }
+    }
+
     // Writes the low bits of value (the caller has clamped it to the precision).
     void store(int y, int x, int c, int64_t value) const {
         uint8_t* p = element(y, x, c);
@@ -68,6 +93,31 @@ private:
         T v;
         std::memcpy(&v, p, sizeof v);
         return static_cast<int64_t>(v);
+    }
+
+    template <typename Stored, typename T>
+    void load_channels_as(int y, int x, int count, int64_t offset, T* out) const {
+        for (int c0 = 0; c0 < count; c0 += 16) {
+            const uint8_t* p = element(y, x, c0);
+            const int n = count - c0 < 16 ? count - c0 : 16;
+            for (int j = 0; j < n; ++j) {
+                Stored v;
+                std::memcpy(&v, p + j * sizeof(Stored), sizeof v);
+                out[c0 + j] = static_cast<T>(static_cast<int64_t>(v) - offset);
+            }
+        }
+    }
+
+    template <typename Stored>
+    void store_channels_as(int y, int x, int count, const int64_t* values) const {
+        for (int c0 = 0; c0 < count; c0 += 16) {
+            uint8_t* p = element(y, x, c0);
+            const int n = count - c0 < 16 ? count - c0 : 16;
+            for (int j = 0; j < n; ++j) {
+                const auto v = static_cast<Stored>(values[c0 + j]);
+                std::memcpy(p + j * sizeof(Stored), &v, sizeof v);
+            }
+        }
     }
 
     int height_, width_, depth_;
