@@ -50,6 +50,19 @@ int64_t OutputPipeline::apply(int64_t acc, int channel, const OpWeights* weights
     return finish(scaled);
 }
 
+void OutputPipeline::apply_channels(const int32_t* acc, int count, const OpWeights* weights, int64_t* out) const {
+    const OutputStage& o = op_.output;
+    if (weights && o.per_channel_scale) {
+        for (int i = 0; i < count; ++i) {
+            const size_t c = static_cast<size_t>(i);
+            out[i] = finish(scale_value(acc[i] + weights->bias[c], weights->scale[c], weights->shift[c], o.round));
+        }
+    } else {
+        for (int i = 0; i < count; ++i)
+            out[i] = finish(scale_value(acc[i], o.global_scale.scale, o.global_scale.shift, o.round));
+    }
+}
+
 int64_t OutputPipeline::finish(int64_t scaled) const {
     int64_t v = scaled + op_.ofm.zero_point;
     if (lut_.empty()) {

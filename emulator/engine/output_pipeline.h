@@ -16,6 +16,9 @@ public:
     // weights: the op's per-channel bias/scale/shift when it has a scale stream, else nullptr.
     int64_t apply(int64_t acc, int channel, const OpWeights* weights) const;
 
+    // apply() for OFM channels [0, count) of one element, from their accumulators.
+    void apply_channels(const int32_t* acc, int count, const OpWeights* weights, int64_t* out) const;
+
     // From an already-scaled value (pooling, elementwise).
     int64_t finish(int64_t scaled) const;
 

@@ -27,7 +27,7 @@ int64_t rounding_shift(int128 value, int shift, RoundMode mode) {
     return static_cast<int64_t>(floor);
 }
 
-int64_t scale_value(int64_t acc, uint32_t scale, int shift, RoundMode mode) {
+int64_t scale_value_wide(int64_t acc, uint32_t scale, int shift, RoundMode mode) {
     const int128 product = static_cast<int128>(acc) * scale;
     if (mode != RoundMode::DoubleSymmetric) return rounding_shift(product, shift, mode);
     // DBL: TFLite's double rounding (doubling high multiply, then rounding divide by a power

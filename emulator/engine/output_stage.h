@@ -17,7 +17,22 @@ int64_t rounding_shift(int128 value, int shift, RoundMode mode);
 // acc * scale / 2^shift, rounded by mode. DoubleSymmetric is U55/U65 "DBL": TFLite's
 // MultiplyByQuantizedMultiplier (and TOSA apply_scale_32 with double_round); Natural rounds
 // half toward +infinity (TFLite's 16-bit requantize with Vela's reduced scale).
-int64_t scale_value(int64_t acc, uint32_t scale, int shift, RoundMode mode);
+inline int64_t scale_value(int64_t acc, uint32_t scale, int shift, RoundMode mode);
+
+// scale_value in 128-bit arithmetic, for every case.
+int64_t scale_value_wide(int64_t acc, uint32_t scale, int shift, RoundMode mode);
+
+inline int64_t scale_value(int64_t acc, uint32_t scale, int shift, RoundMode mode) {
+    // DBL of accumulators below 2^30 (nearly all of them) stays within 64 bits: |acc * scale| < 2^62
+    // and the rounding term is at most 2^61 + 2^30. Same closed form as scale_value_wide.
+    constexpr int64_t kLimit = int64_t{1} << 30;
+    if (mode == RoundMode::DoubleSymmetric && shift > 0 && shift < 63 && acc > -kLimit && acc < kLimit) {
+        int64_t round = int64_t{1} << (shift - 1);
+        if (shift > 31) round += acc >= 0 ? kLimit : -kLimit;
+        return (acc * int64_t{scale} + round) >> shift;
+    }
+    return scale_value_wide(acc, scale, shift, mode);
+}
 
 // Vela's QuantizePoolingScale(n): 1/n as scale / 2^shift with NATURAL rounding, which equals
 // TFLite's rounded average for every window size (regor ethos_u_scaling.cpp).
