@@ -64,8 +64,9 @@ AccessContext ExecutionContext::access(const DecodedOp& op, std::string_view wha
     return AccessContext{&source, op.offset, op_kind_name(op.kind), what};
 }
 
-Executor::Executor(const NpuConfig& config, const AddressSpace& memory, std::string source)
-    : config_(config), memory_(memory), source_(std::move(source)), shram_(config) {}
+Executor::Executor(const NpuConfig& config, const AddressSpace& memory, std::string source, WeightCache* weights)
+    : config_(config), memory_(memory), source_(std::move(source)), shram_(config),
+      shared_weights_(weights) {}
 
 void Executor::run(const DecodedStream& stream) {
     for (const auto& op : stream.ops) {
@@ -75,7 +76,8 @@ void Executor::run(const DecodedStream& stream) {
 }
 
 void Executor::run_op(const DecodedOp& op) {
-    ExecutionContext ctx{config_, memory_, shram_, weights_, source_};
+    ExecutionContext ctx{config_, memory_, shram_, shared_weights_ ? *shared_weights_ : own_weights_, source_,
+                         scratch_};
     switch (op.kind) {
         case OpKind::DmaStart: run_dma(op, ctx); return;
         case OpKind::Conv:

@@ -9,6 +9,8 @@
 #include <tuple>
 #include <vector>
 
+#include <tbb/enumerable_thread_specific.h>
+
 #include "emulator/engine/weights.h"
 #include "emulator/isa/decoder.h"
 #include "emulator/memory/address_space.h"
@@ -51,19 +53,32 @@ private:
     std::map<Key, Entry> cache_;
 };
 
+// Buffers the kernels reuse from op to op: once grown, running an op allocates nothing.
+struct KernelScratch {
+    std::vector<int16_t> ifm;      // the IFM area, zero point taken off, dense HWC
+    std::vector<int16_t> weights;  // weights rearranged for a kernel's inner loop
+    tbb::enumerable_thread_specific<std::vector<int32_t>> accumulators;  // per worker thread
+    tbb::enumerable_thread_specific<std::vector<int16_t>> patches;       // per worker thread
+    tbb::enumerable_thread_specific<std::vector<int64_t>> results;       // per worker thread
+};
+
 struct ExecutionContext {
     const NpuConfig& config;
     const AddressSpace& memory;
     Shram& shram;
     WeightCache& weights;
     const std::string& source;
+    KernelScratch& scratch;
 
     AccessContext access(const DecodedOp& op, std::string_view what) const;
 };
 
 class Executor {
 public:
-    Executor(const NpuConfig& config, const AddressSpace& memory, std::string source);
+    // weights: a cache that outlives this executor, so that repeated runs of one model decode
+    // its weights once; nullptr gives the executor its own.
+    Executor(const NpuConfig& config, const AddressSpace& memory, std::string source,
+             WeightCache* weights = nullptr);
 
     void run(const DecodedStream& stream);
     void run_op(const DecodedOp& op);
@@ -75,7 +90,9 @@ private:
     const AddressSpace& memory_;
     std::string source_;
     Shram shram_;
-    WeightCache weights_;
+    WeightCache own_weights_;
+    WeightCache* shared_weights_;  // nullptr: own_weights_
+    KernelScratch scratch_;
 };
 
 // Kernels, one per op family (engine/*.cc).

@@ -68,7 +68,7 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
         std::memcpy(dst.data(), inputs[i].data(), dst.size());
     }
 
-    Executor executor(model.config, space, model.path);
+    Executor executor(model.config, space, model.path, options.weight_cache);
     executor.run(result.streams.back());
     for (const auto& t : model.outputs) {
         const auto bytes = tensor_bytes(t, "output tensor");

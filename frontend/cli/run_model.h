@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "emulator/engine/executor.h"
 #include "emulator/engine/timing/timing_model.h"
 #include "emulator/isa/decoder.h"
 #include "frontend/loaders/model.h"
@@ -15,6 +16,9 @@ namespace ethosu {
 struct RunOptions {
     bool execute = true;  // false: timing only; no data is computed and no outputs are produced
     SystemSelection system;
+    // Decoded weights kept across runs of the same model (weights decode once per model);
+    // nullptr: each run decodes them afresh.
+    WeightCache* weight_cache = nullptr;
 };
 
 struct RunResult {
