@@ -1,6 +1,11 @@
 // NPU_OP_CONV (also fully connected, as a 1x1 convolution) and NPU_OP_DEPTHWISE.
 
 #include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cstdlib>
 
 #include "emulator/engine/output_pipeline.h"
 #include "emulator/engine/executor.h"
@@ -9,6 +14,120 @@
 #include "emulator/isa/error.h"
 
 namespace ethosu {
+namespace {
+
+// The fast path computes in int16 operands and int32 sums. It gives the reference's sums exactly
+// when every IFM value minus the zero point fits int16 and no sum can leave int32: at most
+// `terms` products of an operand and a 9-bit weight (|w| <= 256).
+bool int32_sums_are_exact(const DecodedOp& op, int64_t terms) {
+    if (op.ifm.precision.bits != 8) return false;
+    const int64_t lo = op.ifm.precision.is_signed ? -128 : 0, hi = op.ifm.precision.is_signed ? 127 : 255;
+    const int64_t zp = op.ifm.zero_point;
+    const int64_t largest = std::max(std::abs(lo - zp), std::abs(hi - zp));
+    if (largest > INT16_MAX) return false;
+    return terms > 0 && largest * 256 * terms <= INT32_MAX;
+}
+
+// The IFM area [0, height) x [0, width) x [0, depth) minus its zero point, dense HWC.
+void load_dense_ifm(const FeatureMapView& ifm, int depth, int64_t zero_point, std::vector<int16_t>& out) {
+    const int height = ifm.height(), width = ifm.width();
+    out.resize(static_cast<size_t>(height) * width * depth);
+    tbb::parallel_for(tbb::blocked_range<int>(0, height), [&](const tbb::blocked_range<int>& rows) {
+        for (int y = rows.begin(); y < rows.end(); ++y)
+            for (int x = 0; x < width; ++x)
+                ifm.load_channels(y, x, depth, zero_point, out.data() + (static_cast<size_t>(y) * width + x) * depth);
+    });
+}
+
+int32_t dot(const int16_t* a, const int16_t* b, int n) {
+    int32_t sum = 0;
+    for (int i = 0; i < n; ++i) sum += int32_t{a[i]} * b[i];
+    return sum;
+}
+
+struct FastConv {
+    const DecodedOp& op;
+    const OpWeights& w;
+    const FeatureMapView& ofm;
+    const OutputPipeline& act;
+    const std::vector<int16_t>& ifm;  // dense, zero point removed
+    int ifm_height, ifm_width, step_y, step_x;
+    KernelScratch& scratch;
+
+    // CONV: each output pixel is one dot product per OFM channel between its IFM patch (taps x
+    // channels, OHWI order; padding taps are zeros) and the channel's weights.
+    void conv_rows(int first, int last) const {
+        const Kernel& k = op.kernel;
+        const int depth = w.ifm_depth;
+        const int row_len = w.kernel_width * depth;
+        const int patch_len = w.kernel_height * row_len;
+        std::vector<int16_t>& patch = scratch.patches.local();
+        patch.resize(static_cast<size_t>(patch_len));
+        std::vector<int32_t>& acc = scratch.accumulators.local();
+        acc.resize(static_cast<size_t>(op.ofm.depth));
+        std::vector<int64_t>& out = scratch.results.local();
+        out.resize(static_cast<size_t>(op.ofm.depth));
+        for (int oy = first; oy < last; ++oy) {
+            for (int ox = 0; ox < op.ofm.width; ++ox) {
+                const int iy0 = oy * k.stride_y - k.padding.top;
+                const int ix0 = ox * k.stride_x - k.padding.left;
+                int16_t* to = patch.data();
+                for (int ky = 0; ky < w.kernel_height; ++ky) {
+                    const int iy = iy0 + ky * step_y;
+                    for (int kx = 0; kx < w.kernel_width; ++kx, to += depth) {
+                        const int ix = ix0 + kx * step_x;
+                        if (iy < 0 || iy >= ifm_height || ix < 0 || ix >= ifm_width) {
+                            std::fill(to, to + depth, int16_t{0});
+                        } else {
+                            const int16_t* from = ifm.data() + (static_cast<size_t>(iy) * ifm_width + ix) * depth;
+                            std::copy(from, from + depth, to);
+                        }
+                    }
+                }
+                const int16_t* weights = w.values.data();
+                for (int oc = 0; oc < op.ofm.depth; ++oc)
+                    acc[oc] = dot(patch.data(), weights + static_cast<size_t>(oc) * patch_len, patch_len);
+                act.apply_channels(acc.data(), op.ofm.depth, &w, out.data());
+                ofm.store_channels(oy, ox, op.ofm.depth, out.data());
+            }
+        }
+    }
+
+    // DEPTHWISE: channels are independent, so the inner loop runs across channels with the taps
+    // rearranged to [tap][channel].
+    void depthwise_rows(int first, int last) const {
+        const Kernel& k = op.kernel;
+        const int channels = op.ofm.depth;
+        const int ifm_depth = op.ifm.depth;
+        std::vector<int32_t>& acc = scratch.accumulators.local();
+        acc.resize(static_cast<size_t>(channels));
+        std::vector<int64_t>& out = scratch.results.local();
+        out.resize(static_cast<size_t>(channels));
+        for (int oy = first; oy < last; ++oy) {
+            for (int ox = 0; ox < op.ofm.width; ++ox) {
+                const int iy0 = oy * k.stride_y - k.padding.top;
+                const int ix0 = ox * k.stride_x - k.padding.left;
+                std::fill(acc.begin(), acc.end(), 0);
+                for (int ky = 0; ky < w.kernel_height; ++ky) {
+                    const int iy = iy0 + ky * step_y;
+                    if (iy < 0 || iy >= ifm_height) continue;
+                    for (int kx = 0; kx < w.kernel_width; ++kx) {
+                        const int ix = ix0 + kx * step_x;
+                        if (ix < 0 || ix >= ifm_width) continue;
+                        const int16_t* x = ifm.data() + (static_cast<size_t>(iy) * ifm_width + ix) * ifm_depth;
+                        const int16_t* t =
+                            scratch.weights.data() + static_cast<size_t>(ky * w.kernel_width + kx) * channels;
+                        for (int c = 0; c < channels; ++c) acc[c] += int32_t{x[c]} * t[c];
+                    }
+                }
+                act.apply_channels(acc.data(), channels, &w, out.data());
+                ofm.store_channels(oy, ox, channels, out.data());
+            }
+        }
+    }
+};
+
+}  // namespace
 
 void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
     const ErrorLocation where{ctx.source, op.offset, std::string(op_kind_name(op.kind))};
@@ -30,6 +149,25 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
     const FeatureMapView ofm(op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, ctx.memory, ctx.access(op, "OFM"));
     const OutputPipeline act(op, ctx);
     const int64_t ifm_zp = op.ifm.zero_point;
+
+    const int64_t taps = int64_t{w.kernel_height} * w.kernel_width;
+    if (int32_sums_are_exact(op, depthwise ? taps : taps * w.ifm_depth) && (!depthwise || op.ofm.depth <= op.ifm.depth)) {
+        KernelScratch& scratch = ctx.scratch;
+        load_dense_ifm(ifm, op.ifm.depth, ifm_zp, scratch.ifm);
+        if (depthwise) {
+            const int channels = op.ofm.depth;
+            scratch.weights.resize(static_cast<size_t>(taps * channels));
+            for (int c = 0; c < channels; ++c)
+                for (int t = 0; t < taps; ++t)
+                    scratch.weights[static_cast<size_t>(t) * channels + c] = w.values[static_cast<size_t>(c) * taps + t];
+        }
+        const FastConv fast{op, w, ofm, act, scratch.ifm, geo.height, geo.width, step_y, step_x, scratch};
+        tbb::parallel_for(tbb::blocked_range<int>(0, op.ofm.height), [&](const tbb::blocked_range<int>& rows) {
+            if (depthwise) fast.depthwise_rows(rows.begin(), rows.end());
+            else fast.conv_rows(rows.begin(), rows.end());
+        });
+        return;
+    }
 
     for (int oy = 0; oy < op.ofm.height; ++oy) {
         for (int ox = 0; ox < op.ofm.width; ++ox) {
