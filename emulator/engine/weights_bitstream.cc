@@ -158,10 +158,18 @@ private:
     int finished_ = 0;  // values complete with their remainder
 };
 
-// Zero-run quotients: plain unary, a 1 bit continues the run, a 0 bit ends it.
+// Zero-run quotients: plain unary, a 1 bit continues the run, a 0 bit ends it. Walks the 0 bits:
+// each ends a run of the 1 bits since the previous one.
 void read_zero_unary(BitReader& bits, int width, RiceChannel& zeros) {
     const uint32_t unary = bits.get(width, "ZUNARY");
-    for (int i = 0; i < width; ++i) zeros.add_unary_run((unary >> i) & 1, ((unary >> i) & 1) == 0);
+    uint32_t ends = ~unary & ((1u << width) - 1);
+    int next = 0;
+    for (; ends; ends &= ends - 1) {
+        const int at = std::countr_zero(ends);
+        zeros.add_unary_run(at - next, true);
+        next = at + 1;
+    }
+    zeros.add_unary_run(width - next, false);
 }
 
 // Weight quotients: WUNARY0 has a bit per symbol position, WUNARY1 a second bit for each set one;
@@ -171,11 +179,10 @@ void read_weight_unary(BitReader& bits, const SliceHeader& h, uint32_t unary0, R
     const uint32_t position_mask = (1u << positions) - 1;
     uint32_t unary1 = bits.get(std::popcount(unary0 & position_mask), "WUNARY1");
     for (int i = 0; i < positions; ++i) {
-        int code = 0;
-        if ((unary0 >> i) & 1) {
-            code = 1 + static_cast<int>(unary1 & 1);
-            unary1 >>= 1;
-        }
+        // Branch-free: the codes are data, a mispredicted branch per position costs more.
+        const uint32_t set = (unary0 >> i) & 1;
+        const int code = static_cast<int>(set + (set & unary1));
+        unary1 >>= set;
         weights.add_unary_run(code, code < 2 || h.truncated);
     }
 }
