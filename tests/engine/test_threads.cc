@@ -1,0 +1,60 @@
+// Parallel kernels are deterministic: corpus models give the same outputs and cycle counts
+// whatever the number of worker threads.
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <tbb/task_arena.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "frontend/cli/run_model.h"
+
+namespace fs = std::filesystem;
+
+namespace ethosu {
+namespace {
+
+std::vector<uint8_t> read_bytes(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+RunResult run_with_threads(int threads, const LoadedModel& model, const std::vector<std::vector<uint8_t>>& inputs) {
+    tbb::task_arena arena(threads);
+    RunResult result;
+    arena.execute([&] { result = run_model(model, inputs); });
+    return result;
+}
+
+class Threads : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Threads, OutputsAndCyclesDoNotDependOnTheThreadCount) {
+    const fs::path dir = fs::path(ETHOSU_VECTORS_DIR) / GetParam();
+    const fs::path model_path = dir / "ethos-u55-128" / "model_vela.tflite";
+    if (!fs::exists(model_path)) GTEST_SKIP() << "test vectors not found at " << model_path;
+    const auto model = load_model(model_path.string(), {});
+    std::vector<std::vector<uint8_t>> inputs;
+    for (size_t k = 0; k < model->inputs.size(); ++k)
+        inputs.push_back(read_bytes(dir / "golden" / fmt::format("seed1.in{}.bin", k)));
+
+    const RunResult one = run_with_threads(1, *model, inputs);
+    ASSERT_FALSE(one.outputs.empty());
+    for (const int threads : {2, 3, 8}) {
+        const RunResult many = run_with_threads(threads, *model, inputs);
+        EXPECT_EQ(many.outputs, one.outputs) << threads << " threads";
+        ASSERT_EQ(many.timing.size(), one.timing.size());
+        for (size_t s = 0; s < one.timing.size(); ++s)
+            EXPECT_EQ(many.timing[s].totals.cycles, one.timing[s].totals.cycles) << threads << " threads";
+    }
+}
+
+// Models with CONV, DEPTHWISE, pooling and elementwise ops of several shapes.
+INSTANTIATE_TEST_SUITE_P(Corpus, Threads,
+                         ::testing::Values("coral_tf2_mobilenet_v2_224_ptq", "person_detect",
+                                           "mlperftiny_kws_dscnn_int8", "mlperftiny_vww_96_int8"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
+
+}  // namespace
+}  // namespace ethosu
