@@ -1,0 +1,102 @@
+// Whole networks of the corpus on ethos-u55-128: a full run (functional execution with timing)
+// and a timing-only run, each reporting simulated NPU cycles per wall second and peak RSS.
+// Weights decode once per loaded model (a WeightCache kept across iterations).
+
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "emulator/isa/error.h"
+#include "frontend/cli/run_model.h"
+
+namespace fs = std::filesystem;
+
+namespace ethosu {
+namespace {
+
+constexpr const char* kConfig = "ethos-u55-128";
+
+std::vector<uint8_t> read_bytes(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Restarts the peak-RSS count (Linux: "5" to clear_refs resets the high-water mark that
+// getrusage reports), so each benchmark reports its own peak; elsewhere it stays the process's.
+void reset_peak_rss() {
+    std::ofstream("/proc/self/clear_refs") << "5";
+}
+
+double peak_rss_mb() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+void run_network(benchmark::State& state, const std::string& name, bool execute) {
+    const fs::path dir = fs::path(ETHOSU_VECTORS_DIR) / name;
+    const fs::path model_path = dir / kConfig / "model_vela.tflite";
+    if (!fs::exists(model_path)) {
+        state.SkipWithError(("test vectors not found: " + model_path.string()).c_str());
+        return;
+    }
+    std::unique_ptr<LoadedModel> model;
+    try {
+        model = load_model(model_path.string(), {});
+    } catch (const Error& e) {
+        state.SkipWithError(e.what());
+        return;
+    }
+    std::vector<std::vector<uint8_t>> inputs;
+    for (size_t k = 0; k < model->inputs.size(); ++k) {
+        const fs::path input = dir / "golden" / ("seed1.in" + std::to_string(k) + ".bin");
+        inputs.push_back(fs::exists(input) ? read_bytes(input) : std::vector<uint8_t>{});
+    }
+    reset_peak_rss();
+    WeightCache weights;
+    RunOptions options;
+    options.execute = execute;
+    options.weight_cache = &weights;
+    uint64_t cycles = 0;
+    try {
+        run_model(*model, inputs, options);  // untimed: fills the weight cache
+    } catch (const Error& e) {
+        state.SkipWithError(e.what());
+        return;
+    }
+    for (auto _ : state) {
+        const RunResult result = run_model(*model, inputs, options);
+        cycles = result.timing.at(0).totals.cycles;
+        benchmark::DoNotOptimize(result.outputs.data());
+    }
+    state.counters["NPU_cycles/s"] =
+        benchmark::Counter(static_cast<double>(cycles), benchmark::Counter::kIsIterationInvariantRate);
+    state.counters["NPU_cycles"] = static_cast<double>(cycles);
+    state.counters["peak_RSS_MB"] = peak_rss_mb();
+}
+
+void register_networks() {
+    const char* networks[] = {"coral_tf2_mobilenet_v2_224_ptq", "person_detect",
+                              "mlzoo_rnnoise_int8",             "mlperftiny_ad01_int8",
+                              "mlperftiny_kws_dscnn_int8",      "mlperftiny_str_ww_int8",
+                              "mlperftiny_vww_96_int8"};
+    for (const char* name : networks) {
+        for (const bool execute : {true, false}) {
+            const std::string label = std::string("BM_Network/") + name + (execute ? "/full" : "/timing_only");
+            benchmark::RegisterBenchmark(label.c_str(), [name = std::string(name), execute](benchmark::State& s) {
+                run_network(s, name, execute);
+            })->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+        }
+    }
+}
+
+const bool registered = (register_networks(), true);
+
+}  // namespace
+}  // namespace ethosu
