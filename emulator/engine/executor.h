@@ -36,7 +36,7 @@ private:
     std::vector<uint8_t> bytes_;
 };
 
-// Decoded weights, cached by the streams they came from: a model's weights decode once.
+// Decoded weights, cached per op and the streams it reads: a model's weights decode once.
 // Vela stages weights in SRAM and reuses staging addresses for other ops' weights, so an
 // entry is only reused when the stream bytes are still the same.
 class WeightCache {
@@ -44,8 +44,16 @@ public:
     const OpWeights& get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
                          const std::string& source);
 
+    // Decodes ahead, in parallel, the weights of the stream's CONV and DEPTHWISE ops from the
+    // bytes they are predicted to read: the memory as it is now, or, for a range the last
+    // preceding 1D DMA wrote, that DMA's source. A wrong prediction costs only time (get()
+    // compares the bytes); a prediction that does not decode is left for get() to report.
+    void prefetch(const DecodedStream& stream, const NpuConfig& config, const AddressSpace& memory,
+                  const std::string& source);
+
 private:
-    using Key = std::vector<std::tuple<int, uint64_t, uint64_t>>;
+    // The op's command offset and its weight and scale streams (region, base, length).
+    using Key = std::pair<uint32_t, std::vector<std::tuple<int, uint64_t, uint64_t>>>;
     struct Entry {
         std::vector<uint8_t> stream_bytes;  // what the weights were decoded from
         std::unique_ptr<OpWeights> weights;
