@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <optional>
+#include <vector>
 
 #include "emulator/engine/executor.h"
 #include "emulator/engine/output_pipeline.h"
@@ -39,13 +40,23 @@ void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
     const int L = ifm_bits == 8 ? 20 : 15;
     const int64_t zp1 = op.ifm.zero_point, zp2 = op.ifm2.zero_point;
 
+    // A pixel at a time: its channels are read, computed, then written.
+    std::vector<int64_t>& operands = ctx.scratch.operands;
+    operands.resize(3 * static_cast<size_t>(C));
+    int64_t* const first = operands.data();
+    int64_t* const second = first + C;
+    int64_t* const result = second + C;
+    if (!ifm2) std::fill(second, second + C, e.ifm2_scalar ? e.scalar - zp2 : 0);
     for (int y = 0; y < H; ++y)
-        for (int x = 0; x < W; ++x)
+        for (int x = 0; x < W; ++x) {
+            ifm.load_channels(y, x, C, zp1, first);
+            if (ifm2) {
+                const int y2 = e.broadcast_h ? 0 : y, x2 = e.broadcast_w ? 0 : x;
+                if (e.broadcast_c) std::fill(second, second + C, ifm2->load(y2, x2, 0) - zp2);
+                else ifm2->load_channels(y2, x2, C, zp2, second);
+            }
             for (int c = 0; c < C; ++c) {
-                const int64_t a = ifm.load(y, x, c) - zp1;
-                int64_t b = 0;
-                if (ifm2) b = ifm2->load(e.broadcast_h ? 0 : y, e.broadcast_w ? 0 : x, e.broadcast_c ? 0 : c) - zp2;
-                else if (e.ifm2_scalar) b = e.scalar - zp2;
+                const int64_t a = first[c], b = second[c];
                 // The operation's first and second operands (ORDER_A swaps IFM and IFM2).
                 const int64_t lhs = e.reversed_operands ? b : a, rhs = e.reversed_operands ? a : b;
                 int64_t v = 0;
@@ -107,8 +118,10 @@ void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
                     default:
                         throw Error(where, "this elementwise mode does not exist on U55/U65");
                 }
-                ofm.store(y, x, c, out.finish(v));
+                result[c] = out.finish(v);
             }
+            ofm.store_channels(y, x, C, result);
+        }
 }
 
 }  // namespace ethosu

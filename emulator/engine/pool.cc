@@ -1,6 +1,8 @@
 // NPU_OP_POOL: MAX, AVERAGE, REDUCE_SUM.
 
+#include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "emulator/engine/executor.h"
 #include "emulator/engine/kernel_geometry.h"
@@ -40,6 +42,14 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
     const Padding& pad = k.padding;
     const bool divide_by_valid = pad.top || pad.left || pad.bottom || pad.right;
 
+    // A pixel at a time: the window's IFM pixels are read whole and combined channel by channel.
+    const int depth = op.ofm.depth;
+    std::vector<int64_t>& rows = ctx.scratch.operands;
+    rows.resize(3 * static_cast<size_t>(depth));
+    int64_t* const acc = rows.data();
+    int64_t* const pixel = acc + depth;
+    int64_t* const result = pixel + depth;
+    const bool max = op.pool == PoolMode::Max;
     for (int oy = 0; oy < op.ofm.height; ++oy) {
         const int y0 = oy * k.stride_y - pad.top;
         const int ya = std::max(0, y0), yb = std::min(geo.height, y0 + k.height);
@@ -47,23 +57,21 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
             const int x0 = ox * k.stride_x - pad.left;
             const int xa = std::max(0, x0), xb = std::min(geo.width, x0 + k.width);
             const int64_t valid = int64_t{std::max(0, yb - ya)} * std::max(0, xb - xa);
-            for (int c = 0; c < op.ofm.depth; ++c) {
-                int64_t acc = op.pool == PoolMode::Max ? std::numeric_limits<int64_t>::min() : 0;
-                for (int y = ya; y < yb; ++y)
-                    for (int x = xa; x < xb; ++x) {
-                        const int64_t v = ifm.load(y, x, c) - zp;
-                        acc = op.pool == PoolMode::Max ? std::max(acc, v) : acc + v;
+            std::fill(acc, acc + depth, max && valid ? std::numeric_limits<int64_t>::min() : 0);
+            for (int y = ya; y < yb; ++y)
+                for (int x = xa; x < xb; ++x) {
+                    ifm.load_channels(y, x, depth, zp, pixel);
+                    if (max) {
+                        for (int c = 0; c < depth; ++c) acc[c] = std::max(acc[c], pixel[c]);
+                    } else {
+                        for (int c = 0; c < depth; ++c) acc[c] += pixel[c];
                     }
-                if (valid == 0) acc = 0;
-                int64_t scaled;
-                if (op.pool == PoolMode::Average && divide_by_valid) {
-                    const Scale s = average_pool_scale(std::max<int64_t>(valid, 1));
-                    scaled = scale_value(acc, s.scale, s.shift, s.round);
-                } else {
-                    scaled = scale_value(acc, global.scale, global.shift, op.output.round);
                 }
-                ofm.store(oy, ox, c, out.finish(scaled));
-            }
+            const Scale s = op.pool == PoolMode::Average && divide_by_valid
+                                ? average_pool_scale(std::max<int64_t>(valid, 1))
+                                : Scale{global.scale, global.shift, 0, op.output.round};
+            for (int c = 0; c < depth; ++c) result[c] = out.finish(scale_value(acc[c], s.scale, s.shift, s.round));
+            ofm.store_channels(oy, ox, depth, result);
         }
     }
 }
