@@ -52,7 +52,18 @@ int64_t OutputPipeline::apply(int64_t acc, int channel, const OpWeights* weights
 
 void OutputPipeline::apply_channels(const int32_t* acc, int count, const OpWeights* weights, int64_t* out) const {
     const OutputStage& o = op_.output;
-    if (weights && o.per_channel_scale) {
+    if (weights && o.per_channel_scale && lut_.empty() && clip_enabled_) {
+        // The common case without a table, with finish() inlined. Locals, because the stores to
+        // out could alias members as far as the compiler knows.
+        const int64_t zero_point = op_.ofm.zero_point;
+        const Range clip = clip_;
+        const RoundMode round = o.round;
+        const int64_t* bias = weights->bias.data();
+        const uint32_t* scale = weights->scale.data();
+        const uint8_t* shift = weights->shift.data();
+        for (int i = 0; i < count; ++i)
+            out[i] = clamp(scale_value(acc[i] + bias[i], scale[i], shift[i], round) + zero_point, clip);
+    } else if (weights && o.per_channel_scale) {
         for (int i = 0; i < count; ++i) {
             const size_t c = static_cast<size_t>(i);
             out[i] = finish(scale_value(acc[i] + weights->bias[c], weights->scale[c], weights->shift[c], o.round));
