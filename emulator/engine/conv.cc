@@ -45,6 +45,20 @@ int32_t dot(const int16_t* a, const int16_t* b, int n) {
     return sum;
 }
 
+// Four dot products of a with the rows b, b + n, b + 2n, b + 3n: each element of a is loaded once.
+void dot4(const int16_t* a, const int16_t* b, int n, int32_t* sums) {
+    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    const int16_t *b0 = b, *b1 = b + n, *b2 = b + 2 * n, *b3 = b + 3 * n;
+    for (int i = 0; i < n; ++i) {
+        const int32_t x = a[i];
+        s0 += x * b0[i];
+        s1 += x * b1[i];
+        s2 += x * b2[i];
+        s3 += x * b3[i];
+    }
+    sums[0] = s0, sums[1] = s1, sums[2] = s2, sums[3] = s3;
+}
+
 struct FastConv {
     const DecodedOp& op;
     const OpWeights& w;
@@ -85,7 +99,10 @@ struct FastConv {
                     }
                 }
                 const int16_t* weights = w.values.data();
-                for (int oc = 0; oc < op.ofm.depth; ++oc)
+                int oc = 0;
+                for (; oc + 4 <= op.ofm.depth; oc += 4)
+                    dot4(patch.data(), weights + static_cast<size_t>(oc) * patch_len, patch_len, &acc[oc]);
+                for (; oc < op.ofm.depth; ++oc)
                     acc[oc] = dot(patch.data(), weights + static_cast<size_t>(oc) * patch_len, patch_len);
                 act.apply_channels(acc.data(), op.ofm.depth, &w, out.data());
                 ofm.store_channels(oy, ox, op.ofm.depth, out.data());
