@@ -74,17 +74,20 @@ std::span<const uint8_t> predicted_bytes(const DecodedStream& stream, size_t at,
 
 const OpWeights& WeightCache::get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
                                   const std::string& source) {
-    Key key{op.offset, {}};
-    std::vector<std::span<const uint8_t>> spans;
+    lookup_.first = op.offset;
+    lookup_.second.clear();
+    spans_.clear();
     const AccessContext who{&source, op.offset, op_kind_name(op.kind), "weight/scale stream"};
     for_each_stream(op, [&](const Stream& s, int tag) {
-        key.second.emplace_back(s.region + tag, s.base, s.length);
-        spans.push_back(memory.read(s.region, s.base, s.length, who));
+        lookup_.second.emplace_back(s.region + tag, s.base, s.length);
+        spans_.push_back(memory.read(s.region, s.base, s.length, who));
     });
-    Entry& entry = cache_[key];
-    if (entry.weights && same_bytes(entry.stream_bytes, spans)) return *entry.weights;
-    entry.weights = std::make_unique<OpWeights>(decode_from_spans(op, config, spans, source));
-    entry.stream_bytes = concatenate(spans);
+    auto found = cache_.find(lookup_);
+    if (found != cache_.end() && found->second.weights && same_bytes(found->second.stream_bytes, spans_))
+        return *found->second.weights;
+    Entry& entry = found != cache_.end() ? found->second : cache_[lookup_];
+    entry.weights = std::make_unique<OpWeights>(decode_from_spans(op, config, spans_, source));
+    entry.stream_bytes = concatenate(spans_);
     return *entry.weights;
 }
 

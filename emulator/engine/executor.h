@@ -59,6 +59,9 @@ private:
         std::unique_ptr<OpWeights> weights;
     };
     std::map<Key, Entry> cache_;
+    // get()'s lookup buffers, reused so that a hit allocates nothing.
+    Key lookup_;
+    std::vector<std::span<const uint8_t>> spans_;
 };
 
 // Buffers the kernels reuse from op to op: once grown, running an op allocates nothing.
