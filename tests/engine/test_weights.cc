@@ -13,6 +13,7 @@
 #include <optional>
 #include <random>
 
+#include "emulator/engine/executor.h"
 #include "emulator/engine/weights.h"
 #include "emulator/isa/decoder.h"
 #include "emulator/isa/error.h"
@@ -735,6 +736,49 @@ TEST(OpWeights, StreamsThatDoNotFitTheShapeAreRefused) {
     HandBuiltOp pool = h;
     pool.op.kind = OpKind::Pool;
     EXPECT_EQ(op_error(pool, config).field, "pool");
+}
+
+// The weight cache decodes ahead from the bytes a DMA will copy; an op that reads other bytes
+// than predicted (here: the DMA never ran) gets its own bytes decoded, not the prediction.
+TEST(WeightCache, PrefetchIsCheckedAgainstTheBytesTheOpReads) {
+    const NpuConfig config = *find_npu_config("ethos-u55-128");
+    OrderSpec shape;
+    shape.ofm_depth = 16, shape.ifm_depth = 32, shape.ofm_block = 16;
+    const HandBuiltOp h = build_op(shape, config);
+    std::vector<uint8_t> source = h.memory, staged = h.memory;
+    staged[h.op.weights[0].base + 12] ^= 0x10;  // one 9-bit direct symbol: a different weight
+
+    MemoryMap map;
+    map.map(uint64_t{1} << 28, source, "flash", MemoryKind::OffChipFlash);
+    map.map(uint64_t{2} << 28, staged, "sram", MemoryKind::Sram);
+    AddressSpace space(map);
+    space.set_base(0, uint64_t{1} << 28);
+    space.set_base(1, uint64_t{2} << 28);
+
+    DecodedStream stream;
+    DecodedOp& dma = stream.ops.emplace_back();
+    dma.kind = OpKind::DmaStart;
+    dma.dma.src = {0, false, 0};
+    dma.dma.dst = {1, false, 0};
+    dma.dma.length = source.size();
+    DecodedOp& conv = stream.ops.emplace_back(h.op);
+    conv.offset = 0x10;
+    for (auto* streams : {&conv.weights, &conv.scales})
+        for (Stream& st : *streams) st.region = 1;
+
+    WeightCache cache;
+    cache.prefetch(stream, config, space, "hand-built");
+    const OpWeights& used = cache.get(stream.ops[1], config, space, "hand-built");
+    const auto fetch_from = [&](const std::vector<uint8_t>& bytes) {
+        return [&bytes](const Stream& st) { return std::span<const uint8_t>(bytes).subspan(st.base, st.length); };
+    };
+    const OpWeights from_staged = decode_op_weights(stream.ops[1], config, fetch_from(staged), "hand-built");
+    const OpWeights from_source = decode_op_weights(stream.ops[1], config, fetch_from(source), "hand-built");
+    ASSERT_NE(from_staged.values, from_source.values);
+    EXPECT_EQ(used.values, from_staged.values);
+    // Once the bytes are the predicted ones, the op gets the prefetched decode.
+    staged = source;
+    EXPECT_EQ(cache.get(stream.ops[1], config, space, "hand-built").values, from_source.values);
 }
 
 // ---------------------------------------------------------------------------------------------
