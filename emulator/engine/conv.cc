@@ -179,10 +179,14 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
                     scratch.weights[static_cast<size_t>(t) * channels + c] = w.values[static_cast<size_t>(c) * taps + t];
         }
         const FastConv fast{op, w, ofm, act, scratch.ifm, geo.height, geo.width, step_y, step_x, scratch};
-        tbb::parallel_for(tbb::blocked_range<int>(0, op.ofm.height), [&](const tbb::blocked_range<int>& rows) {
+        const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
             if (depthwise) fast.depthwise_rows(rows.begin(), rows.end());
             else fast.conv_rows(rows.begin(), rows.end());
-        });
+        };
+        // OFM rows that share bytes (a hostile stride) are written in order, as the reference does.
+        const tbb::blocked_range<int> all_rows(0, op.ofm.height);
+        if (ofm.rows_are_disjoint()) tbb::parallel_for(all_rows, run_rows);
+        else run_rows(all_rows);
         return;
     }
 

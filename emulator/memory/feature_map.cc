@@ -1,6 +1,7 @@
 #include "emulator/memory/feature_map.h"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace ethosu {
 
@@ -29,13 +30,22 @@ FeatureMapView::FeatureMapView(const FeatureMap& fm, int height, int width, int 
                          std::max(0, height - height1_)};
     const int cols[4] = {w0, w1, w0, w1};
     const int64_t last_channel = depth > 0 ? ((depth - 1) >> 4) * stride_brick_ + ((depth - 1) & 15) * elem_ : 0;
+    std::array<int64_t, 4> extents{};
     for (int t = 0; t < 4; ++t) {
         if (rows[t] <= 0 || cols[t] <= 0 || depth <= 0) continue;
-        const int64_t extent = (rows[t] - 1) * stride_y_ + (cols[t] - 1) * stride_x_ + last_channel + elem_;
+        const int64_t row_extent = (cols[t] - 1) * stride_x_ + last_channel + elem_;
+        extents[t] = (rows[t] - 1) * stride_y_ + row_extent;
+        if (rows[t] > 1 && stride_y_ < row_extent) rows_disjoint_ = false;
         AccessContext tile = who;
-        const auto bytes = memory.write(fm.region, fm.tile_base[t], static_cast<uint64_t>(extent), tile);
+        const auto bytes = memory.write(fm.region, fm.tile_base[t], static_cast<uint64_t>(extents[t]), tile);
         tiles_[t] = bytes.data();
     }
+    const auto start = [&](int t) { return reinterpret_cast<uintptr_t>(tiles_[t]); };
+    for (int a = 0; a < 4; ++a)
+        for (int b = a + 1; b < 4; ++b)
+            if (extents[a] && extents[b] && start(a) < start(b) + static_cast<uint64_t>(extents[b]) &&
+                start(b) < start(a) + static_cast<uint64_t>(extents[a]))
+                rows_disjoint_ = false;
 }
 
 }  // namespace ethosu

@@ -23,6 +23,9 @@ public:
     int width() const { return width_; }
     int depth() const { return depth_; }
     const Precision& precision() const { return precision_; }
+    // Whether different rows (y) of the area never share a byte, so that they may be written
+    // concurrently: within a tile the row stride clears a row, and the tiles do not overlap.
+    bool rows_are_disjoint() const { return rows_disjoint_; }
 
     uint8_t* element(int y, int x, int c) const {
         int t = 0;
@@ -127,6 +130,7 @@ private:
     int64_t stride_y_, stride_x_, stride_brick_;
     int elem_;
     std::array<uint8_t*, 4> tiles_{};
+    bool rows_disjoint_ = true;
 };
 
 }  // namespace ethosu

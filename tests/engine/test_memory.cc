@@ -90,5 +90,34 @@ TEST(Memory, FeatureMapExtentIsValidatedUpFront) {
     EXPECT_THROW(FeatureMapView(fm, 10, 10, 11, space, {&source, 0, "op", "IFM"}), Error);
 }
 
+// Kernels write OFM rows concurrently only when no two rows share a byte.
+TEST(Memory, RowsAreDisjointUnlessStridesOrTilesOverlap) {
+    MemoryMap map;
+    map.allocate(0, 0x10000, "ram", MemoryKind::Sram);
+    AddressSpace space(map);
+    FeatureMap fm;
+    fm.width0 = 8;
+    fm.height0 = fm.height1 = 8;
+    fm.stride_x = 16;
+    fm.stride_y = 128;  // a row of 8 pixels x 16 channels
+    fm.precision = {true, 8};
+    fm.tile_base = {0, 0x1000, 0x2000, 0x3000};
+    const std::string source = "t";
+    const AccessContext who{&source, 0, "op", "OFM"};
+    EXPECT_TRUE(FeatureMapView(fm, 8, 8, 16, space, who).rows_are_disjoint());
+
+    FeatureMap short_stride = fm;
+    short_stride.stride_y = 64;  // rows overlap by half
+    EXPECT_FALSE(FeatureMapView(short_stride, 8, 8, 16, space, who).rows_are_disjoint());
+    EXPECT_TRUE(FeatureMapView(short_stride, 1, 8, 16, space, who).rows_are_disjoint());  // a single row
+
+    FeatureMap split = fm;
+    split.height0 = 4;  // tile 0 holds rows 0..3 in [0, 0x200), tile 2 rows 4..7
+    split.tile_base[2] = 0x200;
+    EXPECT_TRUE(FeatureMapView(split, 8, 8, 16, space, who).rows_are_disjoint());
+    split.tile_base[2] = 0x180;  // starts inside tile 0's last row
+    EXPECT_FALSE(FeatureMapView(split, 8, 8, 16, space, who).rows_are_disjoint());
+}
+
 }  // namespace
 }  // namespace ethosu
