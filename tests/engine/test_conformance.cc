@@ -54,10 +54,7 @@ struct NotYetBitExact {
     std::set<std::string> configs;
     std::string reason;
 };
-const NotYetBitExact kNotYetBitExact[] = {
-    {"dtln_noise_suppression", {"ethos-u55-128", "ethos-u55-256", "ethos-u65-256"},
-     "LSTM gates use the built-in int16 SIGMOID/TANH activations, not implemented yet"},
-};
+const std::vector<NotYetBitExact> kNotYetBitExact = {};
 
 const NotYetBitExact* not_yet_bit_exact(const std::string& model, const std::string& config) {
     for (const auto& k : kNotYetBitExact)
