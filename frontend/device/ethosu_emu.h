@@ -64,6 +64,11 @@ volatile uint32_t* ethosu_emu_register_block(ethosu_emu* emu);
 size_t ethosu_emu_register_block_size(const ethosu_emu* emu); /* bytes */
 void ethosu_emu_sync(ethosu_emu* emu);
 
+/* For Arm's core driver (ethosu_core_driver_glue.c): ties the NPU to a driver instance whose
+ * ethosu_irq_handler the interrupt calls. */
+struct ethosu_driver;
+void ethosu_emu_attach_core_driver(ethosu_emu* emu, struct ethosu_driver* drv);
+
 /* The last run: its NPU cycles, and why it faulted (empty string if it did not). */
 uint64_t ethosu_emu_last_cycles(const ethosu_emu* emu);
 const char* ethosu_emu_last_error(const ethosu_emu* emu);

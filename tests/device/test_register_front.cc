@@ -210,7 +210,7 @@ TEST(RegisterFront, CoreDriverSequenceRunsCorpusModels) {
             EXPECT_TRUE(std::equal(golden.begin(), golden.end(), out)) << "output " << k;
         }
         // The same model through run_model, with the memory system the registers described.
-        const RunResult reference = run_model(*model, {}, {.execute = false});
+        const RunResult reference = run_model(*model, {}, {.execute = false, .system = {}});
         const PmuReading expected = read_pmu(reference.memory, reference.timing, events);
         EXPECT_EQ(d.pmu_cycles(), expected.cycle_counter);
         EXPECT_EQ(ethosu_emu_last_cycles(d.emu()), static_cast<uint64_t>(reference.timing[0].totals.cycles));
