@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/config_test_name.h"
+#include "tests/corpus_index.h"
 
 #include <cstring>
 
@@ -62,24 +63,6 @@ const NotYetBitExact* not_yet_bit_exact(const std::string& model, const std::str
     return nullptr;
 }
 
-std::vector<std::string> fully_npu_models(const fs::path& vectors, const std::string& config) {
-    std::vector<std::string> models;
-    std::ifstream index(vectors / "index.csv");
-    std::string line;
-    std::getline(index, line);  // header: model,config,system_config,memory_mode,fully_npu,...
-    while (std::getline(index, line)) {
-        std::stringstream ss(line);
-        std::string model, cfg, sys, mode, fully;
-        std::getline(ss, model, ',');
-        std::getline(ss, cfg, ',');
-        std::getline(ss, sys, ',');
-        std::getline(ss, mode, ',');
-        std::getline(ss, fully, ',');
-        if (cfg == config && fully == "True") models.push_back(model);
-    }
-    return models;
-}
-
 // Compares element-wise; returns a description of the first mismatches, empty if equal
 // (apart from the documented known differences).
 std::string compare(const std::vector<uint8_t>& ours, const std::vector<uint8_t>& golden, int elem_size,
@@ -109,7 +92,7 @@ TEST_P(Conformance, OutputsEqualTfliteMicroReference) {
     const std::string config = GetParam();
     int passed = 0, no_golden = 0;
     std::vector<std::string> failures, known_failures;
-    for (const auto& name : fully_npu_models(vectors, config)) {
+    for (const auto& [name, vela_cycles] : fully_npu_entries(vectors, config)) {
         const fs::path dir = vectors / name;
         const auto meta = nlohmann::json::parse(std::ifstream(dir / "golden" / "meta.json"));
         if (meta.value("status", "") != "ok") {
