@@ -52,18 +52,19 @@ void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
                 switch (e.mode) {
                     case ElementwiseMode::Add:
                     case ElementwiseMode::Sub: {
-                        int64_t sa = a, sb = b;
+                        // OPA and OPB are the operation's first and second operands, so under
+                        // ORDER_A the OPA scaling applies to IFM2 (Vela picks OPA_32 / OPB_32 that way).
+                        int64_t first = lhs, second = rhs;
                         if (e.ifm_scale_mode == kOpaOpb16) {
-                            sa = a * (e.opa.scale & 0xFFFF);
-                            sb = b * (e.opb.scale & 0xFFFF);
+                            first = lhs * (e.opa.scale & 0xFFFF);
+                            second = rhs * (e.opb.scale & 0xFFFF);
                         } else if (e.ifm_scale_mode == kOpa32) {
-                            sa = scale_value(shift_left(a, L), e.opa.scale, e.opa.shift + L, RoundMode::DoubleSymmetric);
-                            sb = shift_left(b, L - 1);
+                            first = scale_value(shift_left(lhs, L), e.opa.scale, e.opa.shift + L, RoundMode::DoubleSymmetric);
+                            second = shift_left(rhs, L - 1);
                         } else if (e.ifm_scale_mode == kOpb32) {
-                            sa = shift_left(a, L - 1);
-                            sb = scale_value(shift_left(b, L), e.opa.scale, e.opa.shift + L, RoundMode::DoubleSymmetric);
+                            first = shift_left(lhs, L - 1);
+                            second = scale_value(shift_left(rhs, L), e.opa.scale, e.opa.shift + L, RoundMode::DoubleSymmetric);
                         }
-                        const int64_t first = e.reversed_operands ? sb : sa, second = e.reversed_operands ? sa : sb;
                         const int64_t r = e.mode == ElementwiseMode::Add ? first + second : first - second;
                         v = scale_value(r, ofm_scale.scale, ofm_scale.shift, round);
                         break;
