@@ -308,5 +308,376 @@ const ConvCase kConvCases[] = {
 INSTANTIATE_TEST_SUITE_P(Kernels, ConvTest, ::testing::ValuesIn(kConvCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// ---------------------------------------------------------------------------------------------
+// Pooling: MAX, AVERAGE (a padded window divides by its valid count), REDUCE_SUM.
+
+struct PoolCase {
+    const char* name;
+    PoolMode mode = PoolMode::Average;
+    int ifm_h = 6, ifm_w = 7, depth = 5;
+    int kernel_h = 3, kernel_w = 3, stride_x = 1, stride_y = 1;
+    Padding pad{};
+    Precision ifm = kInt8, ofm = kInt8;
+    RoundMode round = RoundMode::DoubleSymmetric;
+    DataFormat format = DataFormat::NHWC;
+    bool four_tiles = false;
+    int32_t ifm_zp = 0, ofm_zp = 0;
+    uint32_t scale = 1;  // OFM_SCALE: unpadded average, max, reduce sum
+    int shift = 0;
+    bool narrow_clip = false;
+    const char* config = "ethos-u55-128";
+};
+
+std::ostream& operator<<(std::ostream& os, const PoolCase& c) { return os << c.name; }
+
+class PoolTest : public ::testing::TestWithParam<PoolCase> {};
+
+TEST_P(PoolTest, MatchesThePlainReference) {
+    const PoolCase& c = GetParam();
+    const bool reduce = c.mode == PoolMode::ReduceSum;
+    Rig rig(c.config);
+    const Window wy = window(c.ifm_h, c.kernel_h, c.stride_y, 1, c.pad.top, c.pad.bottom);
+    const Window wx = window(c.ifm_w, c.kernel_w, c.stride_x, 1, c.pad.left, c.pad.right);
+    const int out_depth = reduce ? 1 : c.depth;
+    const Tensor in = random_tensor(c.ifm_h, c.ifm_w, c.depth, c.ifm, 21);
+    const Placement ifm = rig.place(in, {c.format, c.four_tiles, c.ifm_zp});
+    const Placement ofm = rig.reserve(wy.out, wx.out, out_depth, c.ofm, {c.format, c.four_tiles, c.ofm_zp});
+    const OutputStage out = output_stage(c.ofm, c.ofm_zp, c.narrow_clip);
+    const bool padded = c.pad.top || c.pad.left || wy.pad_after || wx.pad_after;
+    rig.emit_ifm(ifm);
+    rig.emit_ofm(ofm, c.round, true);
+    rig.emit_kernel(c.kernel_h, c.kernel_w, c.stride_x, c.stride_y, 1, 1, false);
+    rig.emit_padding(c.pad.top, c.pad.left, wy.pad_after, wx.pad_after);
+    rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, c.scale}, {Field::SET_OFM_SCALE__shift, static_cast<uint64_t>(c.shift)}});
+    rig.emit_activation(0, out.lo, out.hi);
+    rig.emit_block(16);
+    const uint64_t mode = c.mode == PoolMode::Max ? 0 : c.mode == PoolMode::Average ? 1 : 2;
+    rig.stream().emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, mode}});
+    rig.run();
+
+    Tensor want(wy.out, wx.out, out_depth, c.ofm);
+    for (int oy = 0; oy < wy.out; ++oy)
+        for (int ox = 0; ox < wx.out; ++ox) {
+            if (reduce) {
+                int64_t sum = 0;
+                for (int ch = 0; ch < c.depth; ++ch) sum += in.at(oy, ox, ch) - c.ifm_zp;
+                want.at(oy, ox, 0) = out(requantize(sum, c.scale, c.shift, c.round));
+                continue;
+            }
+            for (int ch = 0; ch < c.depth; ++ch) {
+                int64_t sum = 0, largest = INT64_MIN, count = 0;
+                for (int ky = 0; ky < c.kernel_h; ++ky)
+                    for (int kx = 0; kx < c.kernel_w; ++kx) {
+                        const int iy = oy * c.stride_y - c.pad.top + ky, ix = ox * c.stride_x - c.pad.left + kx;
+                        if (iy < 0 || iy >= c.ifm_h || ix < 0 || ix >= c.ifm_w) continue;
+                        const int64_t v = in.at(iy, ix, ch) - c.ifm_zp;
+                        sum += v, largest = std::max(largest, v), ++count;
+                    }
+                int64_t scaled;
+                if (c.mode == PoolMode::Max) {
+                    scaled = requantize(largest, c.scale, c.shift, c.round);
+                } else if (padded) {
+                    // TFLite's average: the sum over the valid elements, rounded half away from zero.
+                    scaled = sum >= 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+                } else {
+                    scaled = requantize(sum, c.scale, c.shift, c.round);
+                }
+                want.at(oy, ox, ch) = out(scaled);
+            }
+        }
+    expect_same(rig.read(ofm), want);
+}
+
+PoolCase pool(const char* name, PoolMode mode) { return PoolCase{name, mode}; }
+template <typename F>
+PoolCase with(PoolCase c, F f) {
+    f(c);
+    return c;
+}
+// 1/9 as scale / 2^34.
+constexpr uint32_t kNinth = 1908874354;
+
+const PoolCase kPoolCases[] = {
+    with(pool("AverageUnpadded", PoolMode::Average), [](PoolCase& c) { c.scale = kNinth, c.shift = 34; }),
+    with(pool("AverageUnpaddedTruncate", PoolMode::Average), [](PoolCase& c) { c.scale = kNinth, c.shift = 34, c.round = RoundMode::Truncate; }),
+    with(pool("AverageUnpaddedNatural", PoolMode::Average), [](PoolCase& c) { c.scale = kNinth, c.shift = 34, c.round = RoundMode::Natural; }),
+    with(pool("AveragePaddedAllSides", PoolMode::Average), [](PoolCase& c) { c.pad = {1, 1, 1, 1}; }),
+    with(pool("AveragePaddedBottomRight", PoolMode::Average), [](PoolCase& c) { c.pad = {0, 0, 2, 2}, c.stride_x = c.stride_y = 2; }),
+    with(pool("AveragePaddedTopLeftStride3", PoolMode::Average), [](PoolCase& c) {
+        c.pad = {2, 1, 0, 0}, c.stride_x = c.stride_y = 3, c.ifm_h = c.ifm_w = 11, c.kernel_h = c.kernel_w = 4;
+    }),
+    with(pool("AveragePaddedUint8ZeroPoints", PoolMode::Average), [](PoolCase& c) {
+        c.pad = {1, 1, 1, 1}, c.ifm = c.ofm = kUint8, c.ifm_zp = 120, c.ofm_zp = 120;
+    }),
+    with(pool("AveragePaddedInt16Nhcwb16", PoolMode::Average), [](PoolCase& c) {
+        c.pad = {1, 2, 1, 2}, c.ifm = c.ofm = kInt16, c.depth = 18, c.format = DataFormat::NHCWB16, c.kernel_w = 5;
+    }),
+    with(pool("AveragePaddedFourTiles", PoolMode::Average), [](PoolCase& c) { c.pad = {1, 1, 1, 1}, c.four_tiles = true, c.ifm_h = 9, c.ifm_w = 8; }),
+    with(pool("AverageGlobal", PoolMode::Average), [](PoolCase& c) {
+        c.kernel_h = c.ifm_h = 7, c.kernel_w = c.ifm_w = 7, c.depth = 33, c.scale = 2804876602u, c.shift = 37;
+    }),
+    with(pool("MaxUnpadded", PoolMode::Max), [](PoolCase& c) { c.kernel_h = c.kernel_w = 2, c.stride_x = c.stride_y = 2; }),
+    with(pool("MaxPaddedStride4", PoolMode::Max), [](PoolCase& c) {
+        c.pad = {1, 2, 2, 1}, c.stride_x = c.stride_y = 4, c.ifm_h = c.ifm_w = 13, c.kernel_h = c.kernel_w = 5;
+    }),
+    with(pool("MaxUint8Clamped", PoolMode::Max), [](PoolCase& c) { c.ifm = c.ofm = kUint8, c.ifm_zp = c.ofm_zp = 30, c.narrow_clip = true; }),
+    with(pool("MaxRescaledInt16ToInt8", PoolMode::Max), [](PoolCase& c) {
+        c.ifm = kInt16, c.scale = 1u << 31, c.shift = 39, c.round = RoundMode::Natural;  // /256
+    }),
+    with(pool("MaxNhcwb16PartialBrickFourTiles", PoolMode::Max), [](PoolCase& c) {
+        c.depth = 23, c.format = DataFormat::NHCWB16, c.four_tiles = true, c.pad = {1, 1, 1, 1};
+    }),
+    with(pool("MaxU65", PoolMode::Max), [](PoolCase& c) { c.config = "ethos-u65-512", c.stride_x = 2; }),
+    with(pool("ReduceSumToInt32", PoolMode::ReduceSum), [](PoolCase& c) {
+        c.kernel_h = c.kernel_w = 1, c.depth = 37, c.ofm = kInt32, c.ifm_zp = -3;
+    }),
+    with(pool("ReduceSumScaledInt8", PoolMode::ReduceSum), [](PoolCase& c) {
+        c.kernel_h = c.kernel_w = 1, c.depth = 19, c.scale = 1500000000, c.shift = 35, c.ofm_zp = 4, c.round = RoundMode::Truncate;
+    }),
+    with(pool("ReduceSumNhcwb16", PoolMode::ReduceSum), [](PoolCase& c) {
+        c.kernel_h = c.kernel_w = 1, c.depth = 40, c.ofm = kInt32, c.format = DataFormat::NHCWB16, c.ifm = kInt16;
+    }),
+};
+
+INSTANTIATE_TEST_SUITE_P(Kernels, PoolTest, ::testing::ValuesIn(kPoolCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// ---------------------------------------------------------------------------------------------
+// Elementwise (U55/U65 modes).
+
+struct EltCase {
+    const char* name;
+    ElementwiseMode mode = ElementwiseMode::Add;
+    int h = 4, w = 5, c = 7;
+    Precision in = kInt8, out = kInt8;
+    bool broadcast_h = false, broadcast_w = false, broadcast_c = false;
+    bool scalar = false, reversed = false;
+    int32_t scalar_value = 0;
+    int scale_mode = 0;  // OPA_OPB_16, OPA_32, OPB_32
+    uint32_t opa_scale = 1;
+    int opa_shift = 0;
+    uint32_t opb_scale = 1;
+    uint32_t ofm_scale = 1;
+    int ofm_shift = 0;
+    RoundMode round = RoundMode::DoubleSymmetric;
+    DataFormat format = DataFormat::NHWC;
+    bool four_tiles = false;
+    int32_t zp1 = 0, zp2 = 0, zp_out = 0;
+    bool narrow_clip = false;
+    const char* config = "ethos-u55-128";
+};
+
+std::ostream& operator<<(std::ostream& os, const EltCase& c) { return os << c.name; }
+
+uint64_t mode_code(ElementwiseMode m) {
+    switch (m) {
+        case ElementwiseMode::Mul: return 0;
+        case ElementwiseMode::Add: return 1;
+        case ElementwiseMode::Sub: return 2;
+        case ElementwiseMode::Min: return 3;
+        case ElementwiseMode::Max: return 4;
+        case ElementwiseMode::LRelu: return 5;
+        case ElementwiseMode::Abs: return 6;
+        case ElementwiseMode::Clz: return 7;
+        case ElementwiseMode::Shr: return 8;
+        case ElementwiseMode::Shl: return 9;
+        default: throw std::invalid_argument("not a U55/U65 elementwise mode");
+    }
+}
+
+bool unary(ElementwiseMode m) {
+    return m == ElementwiseMode::LRelu || m == ElementwiseMode::Abs || m == ElementwiseMode::Clz;
+}
+
+// The hardware's elementwise arithmetic on zero-point-corrected operands; lhs and rhs are the
+// operation's first and second operands (OPA and OPB), IFM and IFM2 unless the order is reversed.
+int64_t elementwise(const EltCase& c, int64_t lhs, int64_t rhs) {
+    const int left_shift = c.in.bits == 8 ? 20 : 15;  // TFLite's ADD/SUB input left shift
+    switch (c.mode) {
+        case ElementwiseMode::Add:
+        case ElementwiseMode::Sub: {
+            int64_t a = lhs, b = rhs;
+            if (c.scale_mode == 0) {
+                a = lhs * (c.opa_scale & 0xFFFF), b = rhs * (c.opb_scale & 0xFFFF);
+            } else {
+                // One operand is rescaled (as TFLite's MultiplyByQuantizedMultiplier on the shifted
+                // input), the other only shifted by the left shift less one (multiplier one half).
+                int64_t& scaled = c.scale_mode == 1 ? a : b;
+                int64_t& halved = c.scale_mode == 1 ? b : a;
+                scaled = requantize(scaled * (int64_t{1} << left_shift), c.opa_scale, c.opa_shift + left_shift,
+                                    RoundMode::DoubleSymmetric);
+                halved = halved * (int64_t{1} << (left_shift - 1));
+            }
+            return requantize(c.mode == ElementwiseMode::Add ? a + b : a - b, c.ofm_scale, c.ofm_shift, c.round);
+        }
+        case ElementwiseMode::Mul:
+            return requantize(lhs * rhs, c.in.bits == 32 ? 1 : c.ofm_scale, c.ofm_shift, c.round);
+        case ElementwiseMode::Min:
+            return requantize(std::min(lhs, rhs), c.ofm_scale, c.ofm_shift, c.round);
+        case ElementwiseMode::Max:
+            return requantize(std::max(lhs, rhs), c.ofm_scale, c.ofm_shift, c.round);
+        case ElementwiseMode::LRelu:
+            return lhs >= 0 ? lhs : requantize(lhs, c.ofm_scale, c.ofm_shift, c.round);
+        case ElementwiseMode::Abs:
+            return requantize(lhs < 0 ? -lhs : lhs, c.ofm_scale, c.ofm_shift, c.round);
+        case ElementwiseMode::Clz: {
+            int zeros = 0;
+            for (int bit = 31; bit >= 0 && !((static_cast<uint64_t>(lhs) >> bit) & 1); --bit) ++zeros;
+            return zeros;
+        }
+        case ElementwiseMode::Shl: {
+            const int n = static_cast<int>(std::clamp<int64_t>(rhs, 0, 31));
+            const uint64_t bits = (static_cast<uint64_t>(lhs) << n) & 0xFFFFFFFFu;  // 32-bit result
+            return bits >= 0x80000000u ? static_cast<int64_t>(bits) - (int64_t{1} << 32) : static_cast<int64_t>(bits);
+        }
+        case ElementwiseMode::Shr: {
+            const int n = static_cast<int>(std::clamp<int64_t>(rhs, 0, 31));
+            const int64_t floor = n ? (lhs - (((lhs % (int64_t{1} << n)) + (int64_t{1} << n)) % (int64_t{1} << n))) / (int64_t{1} << n) : lhs;
+            if (c.round != RoundMode::Natural || n == 0) return floor;
+            const int64_t remainder = lhs - floor * (int64_t{1} << n);
+            return floor + (remainder >= (int64_t{1} << (n - 1)) ? 1 : 0);  // half up
+        }
+        default:
+            throw std::invalid_argument("not a U55/U65 elementwise mode");
+    }
+}
+
+class ElementwiseTest : public ::testing::TestWithParam<EltCase> {};
+
+TEST_P(ElementwiseTest, MatchesThePlainReference) {
+    const EltCase& c = GetParam();
+    const bool binary = !unary(c.mode);
+    const bool tensor2 = binary && !c.scalar;
+    Rig rig(c.config);
+    const Tensor in1 = random_tensor(c.h, c.w, c.c, c.in, 31);
+    Tensor in2 = random_tensor(c.broadcast_h ? 1 : c.h, c.broadcast_w ? 1 : c.w, c.broadcast_c ? 1 : c.c, c.in, 32);
+    if (c.mode == ElementwiseMode::Shl || c.mode == ElementwiseMode::Shr) {
+        // Shift amounts around 0..31, some out of range at both ends.
+        std::mt19937 rng(33);
+        for (auto& v : in2.values) v = std::uniform_int_distribution<int64_t>(-3, 35)(rng) + c.zp2;
+    }
+    const Placement ifm = rig.place(in1, {c.format, c.four_tiles, c.zp1});
+    const bool tiles2 = c.four_tiles && in2.height >= 2 && in2.width >= 2;
+    const Placement ofm = rig.reserve(c.h, c.w, c.c, c.out, {c.format, c.four_tiles, c.zp_out});
+    const OutputStage out = output_stage(c.out, c.zp_out, c.narrow_clip);
+    rig.emit_ifm(ifm, c.scale_mode);
+    rig.emit_ofm(ofm, c.round, true);
+    if (tensor2) rig.emit_ifm2(rig.place(in2, {c.format, tiles2, c.zp2}));
+    if (c.scalar) {
+        rig.stream()
+            .emit(Cmd::SET_IFM2_SCALAR, {{Field::SET_IFM2_SCALAR__scalar, static_cast<uint16_t>(c.scalar_value)}})
+            .emit(Cmd::SET_IFM2_ZERO_POINT, {{Field::SET_IFM2_ZERO_POINT__zero_point, static_cast<uint16_t>(c.zp2)}})
+            .emit(Cmd::SET_IFM2_PRECISION, {{Field::SET_IFM2_PRECISION__activation_type, c.in.is_signed},
+                                            {Field::SET_IFM2_PRECISION__activation_precision, c.in.bits == 8 ? 0u : c.in.bits == 16 ? 1u : 2u}});
+    }
+    if (binary) {
+        rig.stream().emit(Cmd::SET_IFM2_BROADCAST, {{Field::SET_IFM2_BROADCAST__broadcast_h, c.broadcast_h},
+                                                    {Field::SET_IFM2_BROADCAST__broadcast_w, c.broadcast_w},
+                                                    {Field::SET_IFM2_BROADCAST__broadcast_c, c.broadcast_c},
+                                                    {Field::SET_IFM2_BROADCAST__operand_order, c.reversed},
+                                                    {Field::SET_IFM2_BROADCAST__broadcast_constant, c.scalar}});
+    }
+    if (c.mode == ElementwiseMode::Add || c.mode == ElementwiseMode::Sub) {
+        rig.stream()
+            .emit(Cmd::SET_OPA_SCALE, {{Field::SET_OPA_SCALE__scale, c.opa_scale}, {Field::SET_OPA_SCALE__shift, static_cast<uint64_t>(c.opa_shift)}})
+            .emit(Cmd::SET_OPB_SCALE, {{Field::SET_OPB_SCALE__scale, c.opb_scale}});
+    }
+    rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, c.ofm_scale}, {Field::SET_OFM_SCALE__shift, static_cast<uint64_t>(c.ofm_shift)}});
+    rig.emit_activation(0, out.lo, out.hi);
+    rig.emit_block(16);
+    rig.stream().emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, mode_code(c.mode)}});
+    rig.run();
+
+    Tensor want(c.h, c.w, c.c, c.out);
+    for (int y = 0; y < c.h; ++y)
+        for (int x = 0; x < c.w; ++x)
+            for (int ch = 0; ch < c.c; ++ch) {
+                const int64_t a = in1.at(y, x, ch) - c.zp1;
+                int64_t b = 0;
+                if (c.scalar) b = c.scalar_value - c.zp2;
+                else if (binary) b = in2.at(c.broadcast_h ? 0 : y, c.broadcast_w ? 0 : x, c.broadcast_c ? 0 : ch) - c.zp2;
+                want.at(y, x, ch) = out(elementwise(c, c.reversed ? b : a, c.reversed ? a : b));
+            }
+    expect_same(rig.read(ofm), want);
+}
+
+EltCase elt(const char* name, ElementwiseMode mode) { return EltCase{name, mode}; }
+template <typename F>
+EltCase with(EltCase c, F f) {
+    f(c);
+    return c;
+}
+
+// Register values in the ranges Vela writes for int8 ADD/SUB (one operand rescaled) and MUL.
+void add_opa32(EltCase& c) { c.scale_mode = 1, c.opa_scale = 2047886337, c.opa_shift = 12, c.ofm_scale = 1483599641, c.ofm_shift = 50; }
+void add_opb32(EltCase& c) { c.scale_mode = 2, c.opa_scale = 2130706440, c.opa_shift = 13, c.ofm_scale = 1077998399, c.ofm_shift = 48; }
+void add_equal16(EltCase& c) { c.opa_scale = c.opb_scale = 1u << 15, c.ofm_scale = 1500000000, c.ofm_shift = 46; }
+void mul_scale(EltCase& c) { c.ofm_scale = 1073940096, c.ofm_shift = 38; }
+
+const EltCase kEltCases[] = {
+    with(elt("AddOpaOpb16", ElementwiseMode::Add), add_equal16),
+    with(elt("AddOpa32", ElementwiseMode::Add), add_opa32),
+    with(elt("AddOpb32", ElementwiseMode::Add), add_opb32),
+    with(elt("SubOpa32", ElementwiseMode::Sub), add_opa32),
+    with(elt("SubOpb32", ElementwiseMode::Sub), add_opb32),
+    with(elt("SubOpb32Reversed", ElementwiseMode::Sub), [](EltCase& c) { add_opb32(c), c.reversed = true; }),
+    with(elt("SubOpa32Reversed", ElementwiseMode::Sub), [](EltCase& c) { add_opa32(c), c.reversed = true; }),
+    with(elt("SubOpaOpb16Reversed", ElementwiseMode::Sub), [](EltCase& c) { add_equal16(c), c.opb_scale = 3u << 13, c.reversed = true; }),
+    with(elt("SubScalarReversed", ElementwiseMode::Sub), [](EltCase& c) {
+        add_opb32(c), c.scalar = true, c.reversed = true, c.scalar_value = 127, c.zp1 = -128, c.zp_out = -128;
+    }),
+    with(elt("AddScalarNegative", ElementwiseMode::Add), [](EltCase& c) { add_opa32(c), c.scalar = true, c.scalar_value = -77, c.zp2 = 5; }),
+    with(elt("AddUint8ZeroPoints", ElementwiseMode::Add), [](EltCase& c) {
+        add_opa32(c), c.in = c.out = kUint8, c.zp1 = 128, c.zp2 = 100, c.zp_out = 130;
+    }),
+    with(elt("AddInt16", ElementwiseMode::Add), [](EltCase& c) {
+        c.in = c.out = kInt16, c.scale_mode = 1, c.opa_scale = 1600000000, c.opa_shift = 17, c.ofm_scale = 1300000000, c.ofm_shift = 46;
+    }),
+    with(elt("AddBroadcastH", ElementwiseMode::Add), [](EltCase& c) { add_opb32(c), c.broadcast_h = true; }),
+    with(elt("AddBroadcastW", ElementwiseMode::Add), [](EltCase& c) { add_opb32(c), c.broadcast_w = true; }),
+    with(elt("AddBroadcastC", ElementwiseMode::Add), [](EltCase& c) { add_opb32(c), c.broadcast_c = true, c.c = 24; }),
+    with(elt("AddBroadcastHWReversed", ElementwiseMode::Add), [](EltCase& c) {
+        add_opa32(c), c.broadcast_h = c.broadcast_w = true, c.reversed = true;
+    }),
+    with(elt("AddNhcwb16PartialBrickFourTiles", ElementwiseMode::Add), [](EltCase& c) {
+        add_opa32(c), c.c = 21, c.h = 5, c.w = 6, c.format = DataFormat::NHCWB16, c.four_tiles = true;
+    }),
+    with(elt("AddTruncate", ElementwiseMode::Add), [](EltCase& c) { add_opa32(c), c.round = RoundMode::Truncate; }),
+    with(elt("AddNatural", ElementwiseMode::Add), [](EltCase& c) { add_opa32(c), c.round = RoundMode::Natural; }),
+    with(elt("AddClamped", ElementwiseMode::Add), [](EltCase& c) { add_opa32(c), c.narrow_clip = true; }),
+    with(elt("AddUnitScaleSaturates", ElementwiseMode::Add), [](EltCase& c) { c.opa_scale = c.opb_scale = 1; }),
+    with(elt("AddShiftMax", ElementwiseMode::Add), [](EltCase& c) { c.opa_scale = c.opb_scale = 0xFFFF, c.ofm_scale = 0xFFFFFFFF, c.ofm_shift = 63; }),
+    with(elt("Mul", ElementwiseMode::Mul), mul_scale),
+    with(elt("MulTruncate", ElementwiseMode::Mul), [](EltCase& c) { mul_scale(c), c.round = RoundMode::Truncate; }),
+    with(elt("MulNaturalInt16", ElementwiseMode::Mul), [](EltCase& c) { c.in = c.out = kInt16, c.ofm_scale = 1073940096, c.ofm_shift = 45, c.round = RoundMode::Natural; }),
+    with(elt("MulInt32IgnoresTheScale", ElementwiseMode::Mul), [](EltCase& c) { c.in = c.out = kInt32, c.ofm_scale = 12345, c.ofm_shift = 20; }),
+    with(elt("MulBroadcastCScalarZeroPoints", ElementwiseMode::Mul), [](EltCase& c) { mul_scale(c), c.broadcast_c = true, c.zp1 = 3, c.zp2 = -2, c.zp_out = 1; }),
+    with(elt("MulScalar", ElementwiseMode::Mul), [](EltCase& c) { mul_scale(c), c.scalar = true, c.scalar_value = -128; }),
+    with(elt("MulUint8", ElementwiseMode::Mul), [](EltCase& c) { mul_scale(c), c.in = c.out = kUint8, c.zp1 = 128, c.zp2 = 120, c.zp_out = 128; }),
+    with(elt("Min", ElementwiseMode::Min), [](EltCase& c) { c.zp1 = 4, c.zp2 = -6, c.zp_out = 2; }),
+    with(elt("MinBroadcastWReversed", ElementwiseMode::Min), [](EltCase& c) { c.broadcast_w = true, c.reversed = true; }),
+    with(elt("Max", ElementwiseMode::Max), [](EltCase& c) { c.in = c.out = kInt16, c.ofm_scale = 3, c.ofm_shift = 1, c.round = RoundMode::Natural; }),
+    with(elt("MaxScalarUint8", ElementwiseMode::Max), [](EltCase& c) { c.in = c.out = kUint8, c.scalar = true, c.scalar_value = 200, c.zp1 = 10; }),
+    with(elt("Abs", ElementwiseMode::Abs), [](EltCase& c) { c.ofm_scale = 1800000000, c.ofm_shift = 31, c.zp1 = 7; }),
+    with(elt("AbsInt16Saturates", ElementwiseMode::Abs), [](EltCase& c) { c.in = c.out = kInt16; }),
+    with(elt("LRelu", ElementwiseMode::LRelu), [](EltCase& c) { c.ofm_scale = 1717986918, c.ofm_shift = 33, c.zp1 = -3, c.zp_out = 5; }),
+    with(elt("LReluTruncateNhcwb16", ElementwiseMode::LRelu), [](EltCase& c) {
+        c.ofm_scale = 1717986918, c.ofm_shift = 33, c.round = RoundMode::Truncate, c.format = DataFormat::NHCWB16, c.c = 17;
+    }),
+    with(elt("ClzInt32", ElementwiseMode::Clz), [](EltCase& c) { c.in = c.out = kInt32; }),
+    with(elt("ClzInt8", ElementwiseMode::Clz), [](EltCase& c) { c.zp1 = 1; }),
+    with(elt("ShlInt32", ElementwiseMode::Shl), [](EltCase& c) { c.in = c.out = kInt32; }),
+    with(elt("ShlInt8Saturates", ElementwiseMode::Shl), [](EltCase& c) { c.broadcast_h = true; }),
+    with(elt("ShrInt32", ElementwiseMode::Shr), [](EltCase& c) { c.in = c.out = kInt32; }),
+    with(elt("ShrInt32Natural", ElementwiseMode::Shr), [](EltCase& c) { c.in = c.out = kInt32, c.round = RoundMode::Natural; }),
+    with(elt("ShrScalarNaturalInt16", ElementwiseMode::Shr), [](EltCase& c) {
+        c.in = c.out = kInt16, c.scalar = true, c.scalar_value = 5, c.round = RoundMode::Natural;
+    }),
+    with(elt("AddU65DualCore", ElementwiseMode::Add), [](EltCase& c) { add_opb32(c), c.config = "ethos-u65-512", c.broadcast_w = true; }),
+};
+
+INSTANTIATE_TEST_SUITE_P(Kernels, ElementwiseTest, ::testing::ValuesIn(kEltCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
 }  // namespace
 }  // namespace ethosu::kernel_test
