@@ -30,8 +30,15 @@ public:
     std::span<const uint8_t> lut(int slot) const;
     uint64_t lut_base() const { return bytes_.size() - kLutBytes; }
 
+    // Notes a write of [offset, offset + length) by a DMA, so a table activation can tell
+    // whether its LUT was ever loaded.
+    void mark_written(uint64_t offset, uint64_t length);
+    // Whether every byte of `slots` LUT slots from `first` has been written.
+    bool lut_loaded(int first, int slots) const;
+
 private:
     std::vector<uint8_t> bytes_;
+    std::vector<bool> lut_written_ = std::vector<bool>(kLutBytes);
 };
 
 // Decoded weights, cached by the streams they came from: a model's weights decode once.
