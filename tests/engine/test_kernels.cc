@@ -679,5 +679,164 @@ const EltCase kEltCases[] = {
 INSTANTIATE_TEST_SUITE_P(Kernels, ElementwiseTest, ::testing::ValuesIn(kEltCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// ---------------------------------------------------------------------------------------------
+// Hostile run-time data: each is an ethosu::Error naming the op and its command offset.
+
+// A 3x3 CONV 6x6x4 -> 6x6x8 int8 with padding; returns the offset of its NPU_OP_CONV.
+uint32_t emit_small_conv(Rig& rig, Placement* ofm_out = nullptr) {
+    const Placement ifm = rig.place(random_tensor(6, 6, 4, kInt8, 41), {});
+    const Placement ofm = rig.reserve(6, 6, 8, kInt8, {});
+    const Weights w = random_weights(8, 3, 3, 4, 42);
+    std::vector<ChannelScale> scales(8, ChannelScale{10, 1u << 30, 38});
+    rig.emit_ifm(ifm);
+    rig.emit_ofm(ofm, RoundMode::DoubleSymmetric, false);
+    rig.emit_kernel(3, 3, 1, 1, 1, 1, false);
+    rig.emit_padding(1, 1, 1, 1);
+    rig.emit_weights(w, scales, {false, false, 8, 8, 1, 1});
+    rig.emit_activation(0, -128, 127);
+    rig.emit_block(8);
+    const uint32_t at = rig.next_offset();
+    rig.stream().emit(Cmd::OP_CONV);
+    if (ofm_out) *ofm_out = ofm;
+    return at;
+}
+
+// Runs the rig and returns the error; checks it names the op and the command offset.
+Error run_error(Rig& rig, uint32_t op_offset, const std::string& op_name) {
+    try {
+        rig.run();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().offset, op_offset) << e.what();
+        const std::string text = e.what();
+        EXPECT_NE(text.find(fmt::format("offset 0x{:x}", op_offset)), std::string::npos) << text;
+        EXPECT_NE(text.find(op_name), std::string::npos) << text;
+        return e;
+    }
+    ADD_FAILURE() << "no error";
+    return Error({}, "no error");
+}
+
+bool mentions(const Error& e, const std::string& what) { return std::string(e.what()).find(what) != std::string::npos; }
+
+TEST(HostileRuntime, OfmPastTheEndOfItsRegion) {
+    Rig rig("ethos-u55-128");
+    Placement ofm;
+    const uint32_t at = emit_small_conv(rig, &ofm);
+    rig.sram().resize(ofm.tile_base[0] + 100);  // the OFM needs 6 * stride_y bytes
+    const Error e = run_error(rig, at, "conv");
+    EXPECT_TRUE(mentions(e, "OFM accesses region 1")) << e.what();
+}
+
+TEST(HostileRuntime, Ifm2PastTheEndOfItsRegion) {
+    Rig rig("ethos-u65-256");
+    const Placement ifm = rig.place(random_tensor(4, 4, 8, kInt8, 43), {});
+    const Placement ofm = rig.reserve(4, 4, 8, kInt8, {});
+    const Placement ifm2 = rig.place(random_tensor(4, 4, 8, kInt8, 44), {});
+    rig.emit_ifm(ifm);
+    rig.emit_ofm(ofm, RoundMode::DoubleSymmetric, true);
+    rig.emit_ifm2(ifm2);
+    rig.stream().emit(Cmd::SET_IFM2_BROADCAST).emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, 1}});
+    rig.emit_activation(0, -128, 127);
+    rig.emit_block(8);
+    const uint32_t at = rig.next_offset();
+    rig.stream().emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, 4}});
+    rig.sram().resize(ifm2.tile_base[0] + 3 * ifm2.stride_y);  // one row short
+    const Error e = run_error(rig, at, "elementwise");
+    EXPECT_TRUE(mentions(e, "IFM2 accesses region 1")) << e.what();
+}
+
+TEST(HostileRuntime, WeightRegionSmallerThanTheStreams) {
+    Rig rig("ethos-u55-64");
+    const uint32_t at = emit_small_conv(rig);
+    rig.weight_bytes().resize(rig.weight_bytes().size() - 30);  // cuts into the scale stream
+    const Error e = run_error(rig, at, "conv");
+    EXPECT_TRUE(mentions(e, "weight/scale stream accesses region 2")) << e.what();
+}
+
+TEST(HostileRuntime, WeightStreamThatEndsEarly) {
+    for (const uint64_t length : {1u, 5u, 40u, 100u}) {
+        Rig rig("ethos-u55-128");
+        emit_small_conv(rig);
+        // Vela's stream is longer; WEIGHT_LENGTH now ends it inside a slice.
+        rig.stream().emit(Cmd::SET_WEIGHT_LENGTH, {{Field::SET_WEIGHT_LENGTH__length, length}});
+        const uint32_t at = rig.next_offset();
+        rig.stream().emit(Cmd::OP_CONV);
+        const Error e = run_error(rig, at, "conv");
+        EXPECT_EQ(e.where().field, "WEIGHT_BASE") << e.what();
+        EXPECT_TRUE(mentions(e, "weight stream at 0x0")) << e.what();
+    }
+}
+
+TEST(HostileRuntime, ScaleStreamThatEndsEarly) {
+    Rig rig("ethos-u55-128");
+    emit_small_conv(rig);
+    rig.stream().emit(Cmd::SET_SCALE_LENGTH, {{Field::SET_SCALE_LENGTH__length, 75}});  // 8 channels need 80
+    const uint32_t at = rig.next_offset();
+    rig.stream().emit(Cmd::OP_CONV);
+    const Error e = run_error(rig, at, "conv");
+    EXPECT_EQ(e.where().field, "SCALE_LENGTH") << e.what();
+}
+
+// An 8-bit TABLE activation on a 1x1 MAX pool: out = LUT[value + 128] for a signed OFM.
+struct LutOp {
+    uint32_t offset = 0;
+    Tensor in;
+    Placement ofm;
+};
+
+LutOp emit_lut_pool(Rig& rig, int table) {
+    LutOp op;
+    op.in = random_tensor(3, 4, 5, kInt8, 45);
+    const Placement ifm = rig.place(op.in, {});
+    op.ofm = rig.reserve(3, 4, 5, kInt8, {});
+    rig.emit_ifm(ifm);
+    rig.emit_ofm(op.ofm, RoundMode::DoubleSymmetric, true);
+    rig.emit_kernel(1, 1, 1, 1, 1, 1, false);
+    rig.emit_padding(0, 0, 0, 0);
+    rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, 1}});
+    rig.emit_activation(16 + table, -128, 127);
+    rig.emit_block(8);
+    op.offset = rig.next_offset();
+    rig.stream().emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 0}});
+    return op;
+}
+
+std::vector<uint8_t> test_lut() {
+    std::vector<uint8_t> lut(256);
+    for (int i = 0; i < 256; ++i) lut[static_cast<size_t>(i)] = static_cast<uint8_t>(255 - i * 3);
+    return lut;
+}
+
+TEST(HostileRuntime, TableActivationWithALoadedLut) {
+    Rig rig("ethos-u55-256");
+    const auto lut = test_lut();
+    rig.emit_lut_dma(rig.add_lut(lut), 2, 256);
+    const LutOp op = emit_lut_pool(rig, 2);
+    rig.run();
+    Tensor want(3, 4, 5, kInt8);
+    for (size_t i = 0; i < want.values.size(); ++i)
+        want.values[i] = static_cast<int8_t>(lut[static_cast<size_t>(op.in.values[i] + 128)]);
+    expect_same(rig.read(op.ofm), want);
+}
+
+TEST(HostileRuntime, TableActivationWithoutItsLutLoaded) {
+    for (const char* config : {"ethos-u55-128", "ethos-u65-256"}) {
+        Rig rig(config);
+        rig.emit_lut_dma(rig.add_lut(test_lut()), 1, 256);  // slot 1; the op reads slot 2
+        const LutOp op = emit_lut_pool(rig, 2);
+        const Error e = run_error(rig, op.offset, "pool");
+        EXPECT_TRUE(mentions(e, "TABLE_2")) << e.what();
+        EXPECT_TRUE(mentions(e, "no DMA has loaded")) << e.what();
+    }
+}
+
+TEST(HostileRuntime, TableActivationWithAPartlyLoadedLut) {
+    Rig rig("ethos-u55-128");
+    rig.emit_lut_dma(rig.add_lut(test_lut()), 5, 128);  // half of slot 5
+    const LutOp op = emit_lut_pool(rig, 5);
+    const Error e = run_error(rig, op.offset, "pool");
+    EXPECT_TRUE(mentions(e, "slot 5")) << e.what();
+}
+
 }  // namespace
 }  // namespace ethosu::kernel_test
