@@ -13,6 +13,7 @@
 
 #include "emulator/isa/error.h"
 #include "tests/engine/kernel_harness.h"
+#include "tests/engine/tflite_math.h"
 
 namespace ethosu::kernel_test {
 namespace {
@@ -677,6 +678,104 @@ const EltCase kEltCases[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(Kernels, ElementwiseTest, ::testing::ValuesIn(kEltCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// ---------------------------------------------------------------------------------------------
+// ADD/SUB against TFLite's reference Add/Sub kernel itself: TFLite's multipliers (from the
+// tensors' float scales) become the registers; the operand with the smaller scale is rescaled
+// with OPA_SCALE, as OPA_32 when it is the first operand, OPB_32 when it is the second. When
+// the first input is broadcast it sits in IFM2 and the operand order is reversed, as Vela does.
+
+struct TfliteAddCase {
+    const char* name;
+    bool sub = false;
+    double scale1 = 0.05, scale2 = 0.02, out_scale = 0.07;
+    int32_t zp1 = 0, zp2 = 0, zp_out = 0;
+    Precision type = kInt8;
+    bool first_broadcast = false;  // input 1 is 1x1xC: placed in IFM2, ORDER_A
+    bool first_scalar = false;     // input 1 is a scalar: IFM2_SCALAR, ORDER_A
+};
+
+std::ostream& operator<<(std::ostream& os, const TfliteAddCase& c) { return os << c.name; }
+
+class TfliteAddTest : public ::testing::TestWithParam<TfliteAddCase> {};
+
+TEST_P(TfliteAddTest, MatchesTfliteReferenceKernel) {
+    const TfliteAddCase& c = GetParam();
+    const int H = 4, W = 5, C = 6;
+    const int left_shift = c.type.bits == 8 ? 20 : 15;
+    const double twice_max = 2 * std::max(c.scale1, c.scale2);
+    const auto m1 = tflite_math::quantize_multiplier(c.scale1 / twice_max);
+    const auto m2 = tflite_math::quantize_multiplier(c.scale2 / twice_max);
+    const auto m_out = tflite_math::quantize_multiplier(twice_max / ((1 << left_shift) * c.out_scale));
+
+    const bool reversed = c.first_broadcast || c.first_scalar;
+    const Tensor in1 = random_tensor(reversed ? 1 : H, reversed ? 1 : W, c.first_scalar ? 1 : C, c.type, 51);
+    const Tensor in2 = random_tensor(H, W, C, c.type, 52);
+    // The registers.
+    const bool scale_first = c.scale1 <= c.scale2;
+    const auto& rescaled = scale_first ? m1 : m2;
+    Rig rig("ethos-u55-128");
+    const Placement ifm = rig.place(reversed ? in2 : in1, {DataFormat::NHWC, false, reversed ? c.zp2 : c.zp1});
+    const Placement ofm = rig.reserve(H, W, C, c.type, {DataFormat::NHWC, false, c.zp_out});
+    rig.emit_ifm(ifm, scale_first ? 1 : 2);
+    rig.emit_ofm(ofm, RoundMode::DoubleSymmetric, true);
+    if (c.first_scalar) {
+        rig.stream()
+            .emit(Cmd::SET_IFM2_SCALAR, {{Field::SET_IFM2_SCALAR__scalar, static_cast<uint16_t>(in1.values[0])}})
+            .emit(Cmd::SET_IFM2_ZERO_POINT, {{Field::SET_IFM2_ZERO_POINT__zero_point, static_cast<uint16_t>(c.zp1)}})
+            .emit(Cmd::SET_IFM2_PRECISION, {{Field::SET_IFM2_PRECISION__activation_type, 1},
+                                            {Field::SET_IFM2_PRECISION__activation_precision, c.type.bits == 8 ? 0u : 1u}});
+    } else {
+        rig.emit_ifm2(rig.place(reversed ? in1 : in2, {DataFormat::NHWC, false, reversed ? c.zp1 : c.zp2}));
+    }
+    rig.stream()
+        .emit(Cmd::SET_IFM2_BROADCAST, {{Field::SET_IFM2_BROADCAST__broadcast_h, c.first_broadcast},
+                                        {Field::SET_IFM2_BROADCAST__broadcast_w, c.first_broadcast},
+                                        {Field::SET_IFM2_BROADCAST__operand_order, reversed},
+                                        {Field::SET_IFM2_BROADCAST__broadcast_constant, c.first_scalar}})
+        .emit(Cmd::SET_OPA_SCALE, {{Field::SET_OPA_SCALE__scale, static_cast<uint32_t>(rescaled.multiplier)},
+                                   {Field::SET_OPA_SCALE__shift, static_cast<uint64_t>(31 - left_shift - rescaled.shift)}})
+        .emit(Cmd::SET_OPB_SCALE, {{Field::SET_OPB_SCALE__scale, 1}})
+        .emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, static_cast<uint32_t>(m_out.multiplier)},
+                                   {Field::SET_OFM_SCALE__shift, static_cast<uint64_t>(31 - m_out.shift)}});
+    rig.emit_activation(0, type_min(c.type), type_max(c.type));
+    rig.emit_block(8);
+    rig.stream().emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, c.sub ? 2u : 1u}});
+    rig.run();
+
+    // TFLite's reference Add / Sub, element by element.
+    Tensor want(H, W, C, c.type);
+    for (int y = 0; y < H; ++y)
+        for (int x = 0; x < W; ++x)
+            for (int ch = 0; ch < C; ++ch) {
+                const int64_t v1 = reversed ? in1.at(0, 0, c.first_scalar ? 0 : ch) : in1.at(y, x, ch);
+                const int32_t shifted1 = static_cast<int32_t>((v1 - c.zp1) * (1 << left_shift));
+                const int32_t shifted2 = static_cast<int32_t>((in2.at(y, x, ch) - c.zp2) * (1 << left_shift));
+                const int32_t scaled1 = tflite_math::multiply(shifted1, m1.multiplier, m1.shift);
+                const int32_t scaled2 = tflite_math::multiply(shifted2, m2.multiplier, m2.shift);
+                const int32_t raw = c.sub ? scaled1 - scaled2 : scaled1 + scaled2;
+                const int64_t result = tflite_math::multiply(raw, m_out.multiplier, m_out.shift) + c.zp_out;
+                want.at(y, x, ch) = std::clamp(result, type_min(c.type), type_max(c.type));
+            }
+    expect_same(rig.read(ofm), want);
+}
+
+const TfliteAddCase kTfliteAddCases[] = {
+    {"AddSecondScaleSmaller"},
+    {"AddFirstScaleSmaller", false, 0.011, 0.09, 0.1, 3, -4, 2},
+    {"AddEqualScales", false, 0.03, 0.03, 0.05, -1, 1, 0},
+    {"SubSecondScaleSmaller", true, 0.05, 0.02, 0.07, 5, 0, -9},
+    {"SubFirstScaleSmaller", true, 0.004, 0.0078, 0.0079, 0, 12, -128},
+    {"SubFirstBroadcast", true, 0.05, 0.021, 0.06, 2, -3, 1, kInt8, true},
+    {"SubFirstBroadcastSmaller", true, 0.009, 0.03, 0.05, 0, 7, 3, kInt8, true},
+    {"SubFromScalar", true, 0.0078125, 0.00390625, 0.0078125, 0, -128, -128, kInt8, false, true},
+    {"AddScalarFirstSmaller", false, 0.001, 0.02, 0.02, 4, 2, -2, kInt8, false, true},
+    {"AddInt16", false, 0.0003, 0.0005, 0.0009, 0, 0, 0, kInt16},
+    {"SubInt16FirstBroadcast", true, 0.0007, 0.0002, 0.0006, 0, 0, 0, kInt16, true},
+};
+
+INSTANTIATE_TEST_SUITE_P(Kernels, TfliteAddTest, ::testing::ValuesIn(kTfliteAddCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
 // ---------------------------------------------------------------------------------------------

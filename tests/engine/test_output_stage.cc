@@ -6,28 +6,13 @@
 #include <random>
 
 #include "emulator/engine/output_stage.h"
+#include "tests/engine/tflite_math.h"
 
 namespace ethosu {
 namespace {
 
-// TFLite reference: SaturatingRoundingDoublingHighMul, RoundingDivideByPOT and
-// MultiplyByQuantizedMultiplier (left-shift convention), written out plainly.
-int32_t srdhm(int32_t a, int32_t b) {
-    if (a == b && a == std::numeric_limits<int32_t>::min()) return std::numeric_limits<int32_t>::max();
-    const int64_t ab = int64_t{a} * b;
-    const int32_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
-    return static_cast<int32_t>((ab + nudge) / (int64_t{1} << 31));
-}
-int32_t rounding_divide_by_pot(int32_t x, int exponent) {
-    const int32_t mask = static_cast<int32_t>((int64_t{1} << exponent) - 1);
-    const int32_t remainder = x & mask;
-    const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
-    return (x >> exponent) + (remainder > threshold ? 1 : 0);
-}
-int32_t tflite_multiply(int32_t x, int32_t multiplier, int shift) {
-    const int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
-    return rounding_divide_by_pot(srdhm(x * (1 << left), multiplier), right);
-}
+using tflite_math::multiply;
+
 // TFLite's 16-bit requantize: int64 input, multiplier reduced to 16 bits, single rounding.
 int32_t tflite_multiply_int64(int64_t x, int32_t multiplier, int shift) {
     const int32_t reduced = multiplier < 0x7FFF0000 ? ((multiplier + (1 << 15)) >> 16) : 0x7FFF;
@@ -45,12 +30,12 @@ TEST(OutputStage, DoubleRoundingEqualsTfliteMultiplyByQuantizedMultiplier) {
         const int tflite_shift = -static_cast<int>(rng() % 31);  // scales below one
         const int32_t value = sign * x;
         ASSERT_EQ(scale_value(value, static_cast<uint32_t>(multiplier), 31 - tflite_shift, RoundMode::DoubleSymmetric),
-                  tflite_multiply(value, multiplier, tflite_shift))
+                  multiply(value, multiplier, tflite_shift))
             << value << " * " << multiplier << " >> " << 31 - tflite_shift;
     }
     // Exact halves at both rounding steps, both signs.
     for (int32_t v : {-3, -2, -1, 1, 2, 3, 1 << 20, -(1 << 20)})
-        for (int s = 0; s > -8; --s) EXPECT_EQ(scale_value(v, 1u << 30, 31 - s, RoundMode::DoubleSymmetric), tflite_multiply(v, 1 << 30, s));
+        for (int s = 0; s > -8; --s) EXPECT_EQ(scale_value(v, 1u << 30, 31 - s, RoundMode::DoubleSymmetric), multiply(v, 1 << 30, s));
 }
 
 TEST(OutputStage, NaturalWithReducedScaleEqualsTflite16BitRequantize) {
