@@ -429,6 +429,13 @@ const PoolCase kPoolCases[] = {
         c.depth = 23, c.format = DataFormat::NHCWB16, c.four_tiles = true, c.pad = {1, 1, 1, 1};
     }),
     with(pool("MaxU65", PoolMode::Max), [](PoolCase& c) { c.config = "ethos-u65-512", c.stride_x = 2; }),
+    with(pool("MaxShiftMax", PoolMode::Max), [](PoolCase& c) { c.ifm = kInt16, c.scale = 0xFFFFFFFFu, c.shift = 63, c.round = RoundMode::Natural; }),
+    with(pool("AverageUnpaddedShiftMaxTruncate", PoolMode::Average), [](PoolCase& c) {
+        c.ifm = kInt16, c.scale = 0xFFFFFFFFu, c.shift = 63, c.round = RoundMode::Truncate;
+    }),
+    with(pool("ReduceSumShiftZeroSaturates", PoolMode::ReduceSum), [](PoolCase& c) {
+        c.kernel_h = c.kernel_w = 1, c.depth = 9, c.scale = 3, c.shift = 0, c.narrow_clip = true;
+    }),
     with(pool("ReduceSumToInt32", PoolMode::ReduceSum), [](PoolCase& c) {
         c.kernel_h = c.kernel_w = 1, c.depth = 37, c.ofm = kInt32, c.ifm_zp = -3;
     }),
