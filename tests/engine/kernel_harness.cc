@@ -245,15 +245,16 @@ void Rig::emit_weights(const Weights& w, const std::vector<ChannelScale>& scales
 
 uint64_t Rig::add_lut(const std::vector<uint8_t>& bytes) { return append_aligned(luts_, bytes); }
 
-void Rig::emit_lut_dma(uint64_t lut_offset, int slot, uint64_t length) {
+uint32_t Rig::emit_lut_dma(uint64_t lut_offset, int slot, uint64_t length) {
     const uint64_t lut_area = static_cast<uint64_t>(config_.shram_kb) * 1024 - 2048;  // last 2 KB of SHRAM
     stream_.emit(Cmd::SET_DMA0_SRC_REGION, {{Field::SET_DMA0_SRC_REGION__region, kLutRegion}})
         .emit(Cmd::SET_DMA0_SRC, {{Field::SET_DMA0_SRC__addr, lut_offset}})
         .emit(Cmd::SET_DMA0_DST_REGION, {{Field::SET_DMA0_DST_REGION__region_mode, 1}})
         .emit(Cmd::SET_DMA0_DST, {{Field::SET_DMA0_DST__addr, lut_area + static_cast<uint64_t>(slot) * 256}})
-        .emit(Cmd::SET_DMA0_LEN, {{Field::SET_DMA0_LEN__addr, length}})
-        .emit(Cmd::OP_DMA_START)
-        .emit(Cmd::OP_DMA_WAIT);
+        .emit(Cmd::SET_DMA0_LEN, {{Field::SET_DMA0_LEN__addr, length}});
+    const uint32_t at = next_offset();
+    stream_.emit(Cmd::OP_DMA_START).emit(Cmd::OP_DMA_WAIT);
+    return at;
 }
 
 void Rig::emit_kernel(int height, int width, int stride_x, int stride_y, int dilation_x, int dilation_y,

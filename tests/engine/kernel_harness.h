@@ -106,8 +106,8 @@ public:
     void emit_weights(const Weights& w, const std::vector<ChannelScale>& scales, const WeightTraversal& t);
     // Appends a LUT image (256 entries) to the LUT region; returns its offset there.
     uint64_t add_lut(const std::vector<uint8_t>& bytes);
-    // DMA from the LUT region into SHRAM LUT slot `slot`.
-    void emit_lut_dma(uint64_t lut_offset, int slot, uint64_t length);
+    // DMA from the LUT region into SHRAM LUT slot `slot`; returns the offset of its NPU_OP_DMA_START.
+    uint32_t emit_lut_dma(uint64_t lut_offset, int slot, uint64_t length);
 
     // Kernel, padding, activation bounds, block registers common to kernel ops.
     void emit_kernel(int height, int width, int stride_x, int stride_y, int dilation_x, int dilation_y,

@@ -851,6 +851,32 @@ TEST(HostileRuntime, Ifm2PastTheEndOfItsRegion) {
     EXPECT_TRUE(mentions(e, "IFM2 accesses region 1")) << e.what();
 }
 
+TEST(HostileRuntime, IfmTileOutsideItsRegion) {
+    Rig rig("ethos-u55-128");
+    const Placement ifm = rig.place(random_tensor(6, 6, 16, kInt8, 46), {DataFormat::NHCWB16, true, 0});
+    const Placement ofm = rig.reserve(6, 6, 16, kInt8, {});
+    rig.emit_ifm(ifm);
+    rig.stream().emit(Cmd::SET_IFM_BASE3, {{Field::SET_IFM_BASE3__addr, rig.sram().size() - 64}});  // tile 3 runs off the end
+    rig.emit_ofm(ofm, RoundMode::DoubleSymmetric, true);
+    rig.emit_kernel(2, 2, 1, 1, 1, 1, false);
+    rig.emit_padding(0, 0, 1, 1);
+    rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, 1}});
+    rig.emit_activation(0, -128, 127);
+    rig.emit_block(16);
+    const uint32_t at = rig.next_offset();
+    rig.stream().emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 0}});
+    const Error e = run_error(rig, at, "pool");
+    EXPECT_TRUE(mentions(e, "IFM accesses region 1")) << e.what();
+}
+
+TEST(HostileRuntime, LutDmaPastTheEndOfItsSourceRegion) {
+    Rig rig("ethos-u65-256");
+    const uint64_t lut = rig.add_lut(std::vector<uint8_t>(100));
+    const uint32_t at = rig.emit_lut_dma(lut, 0, 256);
+    const Error e = run_error(rig, at, "dma_start");
+    EXPECT_TRUE(mentions(e, "DMA source accesses region 3")) << e.what();
+}
+
 TEST(HostileRuntime, WeightRegionSmallerThanTheStreams) {
     Rig rig("ethos-u55-64");
     const uint32_t at = emit_small_conv(rig);
