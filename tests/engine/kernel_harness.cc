@@ -74,8 +74,8 @@ Placement Rig::reserve(int height, int width, int depth, Precision precision, co
     const int elem = precision.bits / 8;
     if (layout.format == DataFormat::NHCWB16) {
         p.stride_x = 16 * elem;
-        p.stride_c = int64_t{width} * 16 * elem;                    // one brick of 16 channels
-        p.stride_y = (depth + 15) / 16 * p.stride_c + 32;           // slack between rows
+        p.stride_c = int64_t{width} * 16 * elem;           // one brick of 16 channels
+        p.stride_y = (depth + 15) / 16 * p.stride_c + 32;  // slack between rows
     } else {
         p.stride_x = int64_t{depth} * elem;
         p.stride_c = elem;
@@ -136,8 +136,8 @@ Tensor Rig::read(const Placement& p) const {
                 uint64_t raw = 0;
                 for (int b = 0; b < elem; ++b) raw |= uint64_t{sram_[at + b]} << (8 * b);
                 const int unused = 64 - p.precision.bits;
-                t.at(y, x, c) = p.precision.is_signed ? static_cast<int64_t>(raw << unused) >> unused
-                                                      : static_cast<int64_t>(raw);
+                t.at(y, x, c) =
+                    p.precision.is_signed ? static_cast<int64_t>(raw << unused) >> unused : static_cast<int64_t>(raw);
             }
     return t;
 }
@@ -288,7 +288,8 @@ void Rig::emit_activation(int function, int64_t clip_min, int64_t clip_max) {
 void Rig::emit_block(int ofm_block_depth) {
     stream_.emit(Cmd::SET_OFM_BLK_HEIGHT_M1, {{Field::SET_OFM_BLK_HEIGHT_M1__height_m1, 3}})
         .emit(Cmd::SET_OFM_BLK_WIDTH_M1, {{Field::SET_OFM_BLK_WIDTH_M1__width_m1, 3}})
-        .emit(Cmd::SET_OFM_BLK_DEPTH_M1, {{Field::SET_OFM_BLK_DEPTH_M1__depth_m1, static_cast<uint64_t>(ofm_block_depth - 1)}})
+        .emit(Cmd::SET_OFM_BLK_DEPTH_M1,
+              {{Field::SET_OFM_BLK_DEPTH_M1__depth_m1, static_cast<uint64_t>(ofm_block_depth - 1)}})
         .emit(Cmd::SET_IFM_IB_END, {{Field::SET_IFM_IB_END__ib_end, 8}})
         .emit(Cmd::SET_AB_START, {{Field::SET_AB_START__ab_start, 16}})
         .emit(Cmd::SET_IFM2_IB_START, {{Field::SET_IFM2_IB_START__ib_start, 8}})

@@ -2,13 +2,14 @@
 // the Executor and compared with plain loop references written here (TFLite reference-kernel
 // style: one loop nest per op, exact integer arithmetic). Edge cases: saturation, shifts at both
 // ends, padding on each side, odd depths, NHCWB16 partial bricks, four tiles, strides 1..4,
-// dilation, IFM2 broadcast and scalars, every rounding mode, int8/uint8/int16.
+// dilation, IFM2 broadcast and scalars, every rounding mode, int8/uint8/int16. Then ADD/SUB
+// against TFLite's own kernel, and hostile run-time data.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <bit>
+#include <cmath>
 #include <random>
 
 #include "emulator/isa/error.h"
@@ -24,8 +25,18 @@ __extension__ typedef __int128 wide;
 
 constexpr Precision kInt8{true, 8}, kUint8{false, 8}, kInt16{true, 16}, kInt32{true, 32};
 
+// Test cases are a name plus changes to the defaults.
+template <typename Case, typename Change>
+Case with(Case c, Change change) {
+    change(c);
+    return c;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Reference arithmetic.
+
+// a / d rounded toward minus infinity (d > 0).
+wide floor_div(wide a, wide d) { return a / d - (a % d != 0 && a < 0 ? 1 : 0); }
 
 // acc * scale / 2^shift rounded as the output stage's mode says. DBL is written as TFLite does it:
 // a saturating doubling high multiply (x * m + nudge) / 2^31 truncated, then a rounding divide by
@@ -38,10 +49,8 @@ int64_t requantize(int64_t acc, uint32_t scale, int shift, RoundMode mode) {
     switch (mode) {
         case RoundMode::Truncate:
             return static_cast<int64_t>(product / divisor);
-        case RoundMode::Natural: {
-            const wide v = product + divisor / 2;
-            return static_cast<int64_t>(v >= 0 || v % divisor == 0 ? v / divisor : v / divisor - 1);
-        }
+        case RoundMode::Natural:
+            return static_cast<int64_t>(floor_div(product + divisor / 2, divisor));
         default: {
             const int left = shift < 31 ? 31 - shift : 0;
             const wide x = product * (wide{1} << left);
@@ -64,20 +73,16 @@ struct OutputStage {
     int64_t operator()(int64_t scaled) const { return std::clamp(scaled + zero_point, lo, hi); }
 };
 
-struct Mismatches {
-    int count = 0;
-    std::string first;
-};
-
 void expect_same(const Tensor& got, const Tensor& want) {
     ASSERT_EQ(got.values.size(), want.values.size());
-    Mismatches m;
+    int differ = 0;
+    std::string first;  // the first few, with coordinates
     for (int y = 0; y < want.height; ++y)
         for (int x = 0; x < want.width; ++x)
             for (int c = 0; c < want.depth; ++c)
-                if (got.at(y, x, c) != want.at(y, x, c) && m.count++ < 5)
-                    m.first += fmt::format(" ({},{},{}): got {} want {}", y, x, c, got.at(y, x, c), want.at(y, x, c));
-    EXPECT_EQ(m.count, 0) << m.count << " of " << want.values.size() << " elements differ:" << m.first;
+                if (got.at(y, x, c) != want.at(y, x, c) && differ++ < 5)
+                    first += fmt::format(" ({},{},{}): got {} want {}", y, x, c, got.at(y, x, c), want.at(y, x, c));
+    EXPECT_EQ(differ, 0) << differ << " of " << want.values.size() << " elements differ:" << first;
 }
 
 // Output size of a window op, and the bottom/right padding the registers hold: Vela programs only
@@ -224,33 +229,36 @@ TEST_P(ConvTest, MatchesThePlainReference) {
 }
 
 ConvCase conv(const char* name) { return ConvCase{name}; }
-template <typename F>
-ConvCase with(ConvCase c, F f) {
-    f(c);
-    return c;
-}
 
 const ConvCase kConvCases[] = {
     conv("Basic3x3"),
     with(conv("PaddingOnAllFourSides"), [](ConvCase& c) { c.pad = {1, 2, 2, 1}; }),
     with(conv("PaddingTopLeftOnly"), [](ConvCase& c) { c.pad = {2, 1, 0, 0}; }),
-    with(conv("Stride2"), [](ConvCase& c) { c.stride_x = c.stride_y = 2, c.ifm_h = 9, c.ifm_w = 8, c.pad = {1, 1, 1, 1}; }),
+    with(conv("Stride2"), [](ConvCase& c) {
+        c.stride_x = c.stride_y = 2, c.ifm_h = 9, c.ifm_w = 8, c.pad = {1, 1, 1, 1};
+    }),
     with(conv("Stride3x1"), [](ConvCase& c) { c.stride_x = 3, c.ifm_w = 11, c.pad = {0, 1, 1, 1}; }),
     with(conv("Stride4"), [](ConvCase& c) {
         c.stride_x = c.stride_y = 4, c.kernel_h = c.kernel_w = 5, c.ifm_h = c.ifm_w = 13, c.pad = {2, 2, 2, 2};
     }),
     with(conv("Stride1x4"), [](ConvCase& c) { c.stride_y = 4, c.ifm_h = 10, c.kernel_h = 4; }),
-    with(conv("Dilation2"), [](ConvCase& c) { c.dilation_x = c.dilation_y = 2, c.ifm_h = c.ifm_w = 9, c.pad = {2, 2, 2, 2}; }),
+    with(conv("Dilation2"), [](ConvCase& c) {
+        c.dilation_x = c.dilation_y = 2, c.ifm_h = c.ifm_w = 9, c.pad = {2, 2, 2, 2};
+    }),
     with(conv("DilationXStride2"), [](ConvCase& c) {
         c.dilation_x = 2, c.dilation_y = 1, c.stride_x = c.stride_y = 2, c.ifm_h = 11, c.ifm_w = 12, c.pad = {1, 3, 2, 0};
     }),
     with(conv("OddDepths"), [](ConvCase& c) { c.ifm_c = 7, c.ofm_c = 13; }),
     with(conv("DeepIfmPartKernelFirst"), [](ConvCase& c) { c.ifm_c = 37, c.ofm_c = 9, c.part_kernel = true; }),
     with(conv("DeepIfmDepthFirst"), [](ConvCase& c) { c.ifm_c = 45, c.ofm_c = 17, c.kernel_h = c.kernel_w = 1; }),
-    with(conv("LargeKernelSplitsIntoSubKernels"), [](ConvCase& c) { c.kernel_h = 9, c.kernel_w = 10, c.ifm_h = 12, c.ifm_w = 12, c.pad = {4, 5, 4, 4}; }),
+    with(conv("LargeKernelSplitsIntoSubKernels"), [](ConvCase& c) {
+        c.kernel_h = 9, c.kernel_w = 10, c.ifm_h = 12, c.ifm_w = 12, c.pad = {4, 5, 4, 4};
+    }),
     with(conv("Uint8WithZeroPoints"), [](ConvCase& c) { c.ifm = c.ofm = kUint8, c.ifm_zp = 131, c.ofm_zp = 77; }),
     with(conv("Int8WithZeroPoints"), [](ConvCase& c) { c.ifm_zp = -17, c.ofm_zp = 9; }),
-    with(conv("Int16Natural"), [](ConvCase& c) { c.ifm = c.ofm = kInt16, c.round = RoundMode::Natural, c.pad = {1, 1, 1, 1}; }),
+    with(conv("Int16Natural"), [](ConvCase& c) {
+        c.ifm = c.ofm = kInt16, c.round = RoundMode::Natural, c.pad = {1, 1, 1, 1};
+    }),
     with(conv("Int16PartKernelFirst"), [](ConvCase& c) { c.ifm = c.ofm = kInt16, c.ifm_c = 19, c.part_kernel = true; }),
     with(conv("Int8ToInt16"), [](ConvCase& c) { c.ofm = kInt16; }),
     with(conv("Truncate"), [](ConvCase& c) { c.round = RoundMode::Truncate; }),
@@ -271,11 +279,15 @@ const ConvCase kConvCases[] = {
     }),
     with(conv("U55With32Macs"), [](ConvCase& c) { c.config = "ethos-u55-32", c.ofm_c = 11, c.ifm_c = 9; }),
     with(conv("U55With256Macs"), [](ConvCase& c) { c.config = "ethos-u55-256", c.ofm_c = 30; }),
-    with(conv("U65DualCore"), [](ConvCase& c) { c.config = "ethos-u65-512", c.ofm_c = 21, c.ifm_c = 10, c.pad = {1, 1, 1, 1}; }),
+    with(conv("U65DualCore"), [](ConvCase& c) {
+        c.config = "ethos-u65-512", c.ofm_c = 21, c.ifm_c = 10, c.pad = {1, 1, 1, 1};
+    }),
     with(conv("U65DualCoreOneChannel"), [](ConvCase& c) { c.config = "ethos-u65-512", c.ofm_c = 1; }),
     with(conv("U65SingleCore"), [](ConvCase& c) { c.config = "ethos-u65-256", c.ifm = c.ofm = kInt16; }),
     // Fully connected: a vector product, 1x1 kernel over a 1x1 IFM (and a batch of rows).
-    with(conv("FullyConnected"), [](ConvCase& c) { c.ifm_h = c.ifm_w = 1, c.kernel_h = c.kernel_w = 1, c.ifm_c = 67, c.ofm_c = 23; }),
+    with(conv("FullyConnected"), [](ConvCase& c) {
+        c.ifm_h = c.ifm_w = 1, c.kernel_h = c.kernel_w = 1, c.ifm_c = 67, c.ofm_c = 23;
+    }),
     with(conv("FullyConnectedBatch"), [](ConvCase& c) {
         c.ifm_h = 3, c.ifm_w = 1, c.kernel_h = c.kernel_w = 1, c.ifm_c = 40, c.ofm_c = 10, c.ifm_zp = 3, c.ofm_zp = -3;
     }),
@@ -284,7 +296,9 @@ const ConvCase kConvCases[] = {
         c.round = RoundMode::Natural;
     }),
     // Depthwise (depth multiplier 1).
-    with(conv("Depthwise3x3"), [](ConvCase& c) { c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 11, c.pad = {1, 1, 1, 1}; }),
+    with(conv("Depthwise3x3"), [](ConvCase& c) {
+        c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 11, c.pad = {1, 1, 1, 1};
+    }),
     with(conv("DepthwiseStride2Dilation2"), [](ConvCase& c) {
         c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 5, c.stride_x = c.stride_y = 2, c.dilation_x = c.dilation_y = 2;
         c.ifm_h = c.ifm_w = 11, c.pad = {2, 2, 2, 2};
@@ -303,7 +317,9 @@ const ConvCase kConvCases[] = {
     with(conv("DepthwiseU65DualCore"), [](ConvCase& c) {
         c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 19, c.config = "ethos-u65-512", c.kernel_h = 5, c.pad = {2, 1, 2, 1};
     }),
-    with(conv("DepthwiseShiftMax"), [](ConvCase& c) { c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 4, c.shifts = ShiftRange::Max; }),
+    with(conv("DepthwiseShiftMax"), [](ConvCase& c) {
+        c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 4, c.shifts = ShiftRange::Max;
+    }),
 };
 
 INSTANTIATE_TEST_SUITE_P(Kernels, ConvTest, ::testing::ValuesIn(kConvCases),
@@ -390,20 +406,21 @@ TEST_P(PoolTest, MatchesThePlainReference) {
 }
 
 PoolCase pool(const char* name, PoolMode mode) { return PoolCase{name, mode}; }
-template <typename F>
-PoolCase with(PoolCase c, F f) {
-    f(c);
-    return c;
-}
 // 1/9 as scale / 2^34.
 constexpr uint32_t kNinth = 1908874354;
 
 const PoolCase kPoolCases[] = {
     with(pool("AverageUnpadded", PoolMode::Average), [](PoolCase& c) { c.scale = kNinth, c.shift = 34; }),
-    with(pool("AverageUnpaddedTruncate", PoolMode::Average), [](PoolCase& c) { c.scale = kNinth, c.shift = 34, c.round = RoundMode::Truncate; }),
-    with(pool("AverageUnpaddedNatural", PoolMode::Average), [](PoolCase& c) { c.scale = kNinth, c.shift = 34, c.round = RoundMode::Natural; }),
+    with(pool("AverageUnpaddedTruncate", PoolMode::Average), [](PoolCase& c) {
+        c.scale = kNinth, c.shift = 34, c.round = RoundMode::Truncate;
+    }),
+    with(pool("AverageUnpaddedNatural", PoolMode::Average), [](PoolCase& c) {
+        c.scale = kNinth, c.shift = 34, c.round = RoundMode::Natural;
+    }),
     with(pool("AveragePaddedAllSides", PoolMode::Average), [](PoolCase& c) { c.pad = {1, 1, 1, 1}; }),
-    with(pool("AveragePaddedBottomRight", PoolMode::Average), [](PoolCase& c) { c.pad = {0, 0, 2, 2}, c.stride_x = c.stride_y = 2; }),
+    with(pool("AveragePaddedBottomRight", PoolMode::Average), [](PoolCase& c) {
+        c.pad = {0, 0, 2, 2}, c.stride_x = c.stride_y = 2;
+    }),
     with(pool("AveragePaddedTopLeftStride3", PoolMode::Average), [](PoolCase& c) {
         c.pad = {2, 1, 0, 0}, c.stride_x = c.stride_y = 3, c.ifm_h = c.ifm_w = 11, c.kernel_h = c.kernel_w = 4;
     }),
@@ -413,15 +430,21 @@ const PoolCase kPoolCases[] = {
     with(pool("AveragePaddedInt16Nhcwb16", PoolMode::Average), [](PoolCase& c) {
         c.pad = {1, 2, 1, 2}, c.ifm = c.ofm = kInt16, c.depth = 18, c.format = DataFormat::NHCWB16, c.kernel_w = 5;
     }),
-    with(pool("AveragePaddedFourTiles", PoolMode::Average), [](PoolCase& c) { c.pad = {1, 1, 1, 1}, c.four_tiles = true, c.ifm_h = 9, c.ifm_w = 8; }),
+    with(pool("AveragePaddedFourTiles", PoolMode::Average), [](PoolCase& c) {
+        c.pad = {1, 1, 1, 1}, c.four_tiles = true, c.ifm_h = 9, c.ifm_w = 8;
+    }),
     with(pool("AverageGlobal", PoolMode::Average), [](PoolCase& c) {
         c.kernel_h = c.ifm_h = 7, c.kernel_w = c.ifm_w = 7, c.depth = 33, c.scale = 2804876602u, c.shift = 37;
     }),
-    with(pool("MaxUnpadded", PoolMode::Max), [](PoolCase& c) { c.kernel_h = c.kernel_w = 2, c.stride_x = c.stride_y = 2; }),
+    with(pool("MaxUnpadded", PoolMode::Max), [](PoolCase& c) {
+        c.kernel_h = c.kernel_w = 2, c.stride_x = c.stride_y = 2;
+    }),
     with(pool("MaxPaddedStride4", PoolMode::Max), [](PoolCase& c) {
         c.pad = {1, 2, 2, 1}, c.stride_x = c.stride_y = 4, c.ifm_h = c.ifm_w = 13, c.kernel_h = c.kernel_w = 5;
     }),
-    with(pool("MaxUint8Clamped", PoolMode::Max), [](PoolCase& c) { c.ifm = c.ofm = kUint8, c.ifm_zp = c.ofm_zp = 30, c.narrow_clip = true; }),
+    with(pool("MaxUint8Clamped", PoolMode::Max), [](PoolCase& c) {
+        c.ifm = c.ofm = kUint8, c.ifm_zp = c.ofm_zp = 30, c.narrow_clip = true;
+    }),
     with(pool("MaxRescaledInt16ToInt8", PoolMode::Max), [](PoolCase& c) {
         c.ifm = kInt16, c.scale = 1u << 31, c.shift = 39, c.round = RoundMode::Natural;  // /256
     }),
@@ -429,7 +452,9 @@ const PoolCase kPoolCases[] = {
         c.depth = 23, c.format = DataFormat::NHCWB16, c.four_tiles = true, c.pad = {1, 1, 1, 1};
     }),
     with(pool("MaxU65", PoolMode::Max), [](PoolCase& c) { c.config = "ethos-u65-512", c.stride_x = 2; }),
-    with(pool("MaxShiftMax", PoolMode::Max), [](PoolCase& c) { c.ifm = kInt16, c.scale = 0xFFFFFFFFu, c.shift = 63, c.round = RoundMode::Natural; }),
+    with(pool("MaxShiftMax", PoolMode::Max), [](PoolCase& c) {
+        c.ifm = kInt16, c.scale = 0xFFFFFFFFu, c.shift = 63, c.round = RoundMode::Natural;
+    }),
     with(pool("AverageUnpaddedShiftMaxTruncate", PoolMode::Average), [](PoolCase& c) {
         c.ifm = kInt16, c.scale = 0xFFFFFFFFu, c.shift = 63, c.round = RoundMode::Truncate;
     }),
@@ -539,11 +564,11 @@ int64_t elementwise(const EltCase& c, int64_t lhs, int64_t rhs) {
             return bits >= 0x80000000u ? static_cast<int64_t>(bits) - (int64_t{1} << 32) : static_cast<int64_t>(bits);
         }
         case ElementwiseMode::Shr: {
+            // NATURAL rounds half up; the other modes shift arithmetically (toward minus infinity).
             const int n = static_cast<int>(std::clamp<int64_t>(rhs, 0, 31));
-            const int64_t floor = n ? (lhs - (((lhs % (int64_t{1} << n)) + (int64_t{1} << n)) % (int64_t{1} << n))) / (int64_t{1} << n) : lhs;
-            if (c.round != RoundMode::Natural || n == 0) return floor;
-            const int64_t remainder = lhs - floor * (int64_t{1} << n);
-            return floor + (remainder >= (int64_t{1} << (n - 1)) ? 1 : 0);  // half up
+            const wide divisor = wide{1} << n;
+            const wide half = c.round == RoundMode::Natural ? divisor / 2 : 0;
+            return static_cast<int64_t>(floor_div(lhs + half, divisor));
         }
         default:
             throw std::invalid_argument("not a U55/U65 elementwise mode");
@@ -610,11 +635,6 @@ TEST_P(ElementwiseTest, MatchesThePlainReference) {
 }
 
 EltCase elt(const char* name, ElementwiseMode mode) { return EltCase{name, mode}; }
-template <typename F>
-EltCase with(EltCase c, F f) {
-    f(c);
-    return c;
-}
 
 // Register values in the ranges Vela writes for int8 ADD/SUB (one operand rescaled) and MUL.
 void add_opa32(EltCase& c) { c.scale_mode = 1, c.opa_scale = 2047886337, c.opa_shift = 12, c.ofm_scale = 1483599641, c.ofm_shift = 50; }
@@ -630,11 +650,15 @@ const EltCase kEltCases[] = {
     with(elt("SubOpb32", ElementwiseMode::Sub), add_opb32),
     with(elt("SubOpb32Reversed", ElementwiseMode::Sub), [](EltCase& c) { add_opb32(c), c.reversed = true; }),
     with(elt("SubOpa32Reversed", ElementwiseMode::Sub), [](EltCase& c) { add_opa32(c), c.reversed = true; }),
-    with(elt("SubOpaOpb16Reversed", ElementwiseMode::Sub), [](EltCase& c) { add_equal16(c), c.opb_scale = 3u << 13, c.reversed = true; }),
+    with(elt("SubOpaOpb16Reversed", ElementwiseMode::Sub), [](EltCase& c) {
+        add_equal16(c), c.opb_scale = 3u << 13, c.reversed = true;
+    }),
     with(elt("SubScalarReversed", ElementwiseMode::Sub), [](EltCase& c) {
         add_opb32(c), c.scalar = true, c.reversed = true, c.scalar_value = 127, c.zp1 = -128, c.zp_out = -128;
     }),
-    with(elt("AddScalarNegative", ElementwiseMode::Add), [](EltCase& c) { add_opa32(c), c.scalar = true, c.scalar_value = -77, c.zp2 = 5; }),
+    with(elt("AddScalarNegative", ElementwiseMode::Add), [](EltCase& c) {
+        add_opa32(c), c.scalar = true, c.scalar_value = -77, c.zp2 = 5;
+    }),
     with(elt("AddUint8ZeroPoints", ElementwiseMode::Add), [](EltCase& c) {
         add_opa32(c), c.in = c.out = kUint8, c.zp1 = 128, c.zp2 = 100, c.zp_out = 130;
     }),
@@ -654,21 +678,41 @@ const EltCase kEltCases[] = {
     with(elt("AddNatural", ElementwiseMode::Add), [](EltCase& c) { add_opa32(c), c.round = RoundMode::Natural; }),
     with(elt("AddClamped", ElementwiseMode::Add), [](EltCase& c) { add_opa32(c), c.narrow_clip = true; }),
     with(elt("AddUnitScaleSaturates", ElementwiseMode::Add), [](EltCase& c) { c.opa_scale = c.opb_scale = 1; }),
-    with(elt("AddShiftMax", ElementwiseMode::Add), [](EltCase& c) { c.opa_scale = c.opb_scale = 0xFFFF, c.ofm_scale = 0xFFFFFFFF, c.ofm_shift = 63; }),
+    with(elt("AddShiftMax", ElementwiseMode::Add), [](EltCase& c) {
+        c.opa_scale = c.opb_scale = 0xFFFF, c.ofm_scale = 0xFFFFFFFF, c.ofm_shift = 63;
+    }),
     with(elt("Mul", ElementwiseMode::Mul), mul_scale),
     with(elt("MulTruncate", ElementwiseMode::Mul), [](EltCase& c) { mul_scale(c), c.round = RoundMode::Truncate; }),
-    with(elt("MulNaturalInt16", ElementwiseMode::Mul), [](EltCase& c) { c.in = c.out = kInt16, c.ofm_scale = 1073940096, c.ofm_shift = 45, c.round = RoundMode::Natural; }),
-    with(elt("MulInt32IgnoresTheScale", ElementwiseMode::Mul), [](EltCase& c) { c.in = c.out = kInt32, c.ofm_scale = 12345, c.ofm_shift = 20; }),
-    with(elt("MulBroadcastCScalarZeroPoints", ElementwiseMode::Mul), [](EltCase& c) { mul_scale(c), c.broadcast_c = true, c.zp1 = 3, c.zp2 = -2, c.zp_out = 1; }),
-    with(elt("MulScalar", ElementwiseMode::Mul), [](EltCase& c) { mul_scale(c), c.scalar = true, c.scalar_value = -128; }),
-    with(elt("MulUint8", ElementwiseMode::Mul), [](EltCase& c) { mul_scale(c), c.in = c.out = kUint8, c.zp1 = 128, c.zp2 = 120, c.zp_out = 128; }),
+    with(elt("MulNaturalInt16", ElementwiseMode::Mul), [](EltCase& c) {
+        c.in = c.out = kInt16, c.ofm_scale = 1073940096, c.ofm_shift = 45, c.round = RoundMode::Natural;
+    }),
+    with(elt("MulInt32IgnoresTheScale", ElementwiseMode::Mul), [](EltCase& c) {
+        c.in = c.out = kInt32, c.ofm_scale = 12345, c.ofm_shift = 20;
+    }),
+    with(elt("MulBroadcastCScalarZeroPoints", ElementwiseMode::Mul), [](EltCase& c) {
+        mul_scale(c), c.broadcast_c = true, c.zp1 = 3, c.zp2 = -2, c.zp_out = 1;
+    }),
+    with(elt("MulScalar", ElementwiseMode::Mul), [](EltCase& c) {
+        mul_scale(c), c.scalar = true, c.scalar_value = -128;
+    }),
+    with(elt("MulUint8", ElementwiseMode::Mul), [](EltCase& c) {
+        mul_scale(c), c.in = c.out = kUint8, c.zp1 = 128, c.zp2 = 120, c.zp_out = 128;
+    }),
     with(elt("Min", ElementwiseMode::Min), [](EltCase& c) { c.zp1 = 4, c.zp2 = -6, c.zp_out = 2; }),
-    with(elt("MinBroadcastWReversed", ElementwiseMode::Min), [](EltCase& c) { c.broadcast_w = true, c.reversed = true; }),
-    with(elt("Max", ElementwiseMode::Max), [](EltCase& c) { c.in = c.out = kInt16, c.ofm_scale = 3, c.ofm_shift = 1, c.round = RoundMode::Natural; }),
-    with(elt("MaxScalarUint8", ElementwiseMode::Max), [](EltCase& c) { c.in = c.out = kUint8, c.scalar = true, c.scalar_value = 200, c.zp1 = 10; }),
+    with(elt("MinBroadcastWReversed", ElementwiseMode::Min), [](EltCase& c) {
+        c.broadcast_w = true, c.reversed = true;
+    }),
+    with(elt("Max", ElementwiseMode::Max), [](EltCase& c) {
+        c.in = c.out = kInt16, c.ofm_scale = 3, c.ofm_shift = 1, c.round = RoundMode::Natural;
+    }),
+    with(elt("MaxScalarUint8", ElementwiseMode::Max), [](EltCase& c) {
+        c.in = c.out = kUint8, c.scalar = true, c.scalar_value = 200, c.zp1 = 10;
+    }),
     with(elt("Abs", ElementwiseMode::Abs), [](EltCase& c) { c.ofm_scale = 1800000000, c.ofm_shift = 31, c.zp1 = 7; }),
     with(elt("AbsInt16Saturates", ElementwiseMode::Abs), [](EltCase& c) { c.in = c.out = kInt16; }),
-    with(elt("LRelu", ElementwiseMode::LRelu), [](EltCase& c) { c.ofm_scale = 1717986918, c.ofm_shift = 33, c.zp1 = -3, c.zp_out = 5; }),
+    with(elt("LRelu", ElementwiseMode::LRelu), [](EltCase& c) {
+        c.ofm_scale = 1717986918, c.ofm_shift = 33, c.zp1 = -3, c.zp_out = 5;
+    }),
     with(elt("LReluTruncateNhcwb16", ElementwiseMode::LRelu), [](EltCase& c) {
         c.ofm_scale = 1717986918, c.ofm_shift = 33, c.round = RoundMode::Truncate, c.format = DataFormat::NHCWB16, c.c = 17;
     }),
@@ -677,11 +721,15 @@ const EltCase kEltCases[] = {
     with(elt("ShlInt32", ElementwiseMode::Shl), [](EltCase& c) { c.in = c.out = kInt32; }),
     with(elt("ShlInt8Saturates", ElementwiseMode::Shl), [](EltCase& c) { c.broadcast_h = true; }),
     with(elt("ShrInt32", ElementwiseMode::Shr), [](EltCase& c) { c.in = c.out = kInt32; }),
-    with(elt("ShrInt32Natural", ElementwiseMode::Shr), [](EltCase& c) { c.in = c.out = kInt32, c.round = RoundMode::Natural; }),
+    with(elt("ShrInt32Natural", ElementwiseMode::Shr), [](EltCase& c) {
+        c.in = c.out = kInt32, c.round = RoundMode::Natural;
+    }),
     with(elt("ShrScalarNaturalInt16", ElementwiseMode::Shr), [](EltCase& c) {
         c.in = c.out = kInt16, c.scalar = true, c.scalar_value = 5, c.round = RoundMode::Natural;
     }),
-    with(elt("AddU65DualCore", ElementwiseMode::Add), [](EltCase& c) { add_opb32(c), c.config = "ethos-u65-512", c.broadcast_w = true; }),
+    with(elt("AddU65DualCore", ElementwiseMode::Add), [](EltCase& c) {
+        add_opb32(c), c.config = "ethos-u65-512", c.broadcast_w = true;
+    }),
 };
 
 INSTANTIATE_TEST_SUITE_P(Kernels, ElementwiseTest, ::testing::ValuesIn(kEltCases),
