@@ -128,7 +128,8 @@ Weights random_weights(int o, int kh, int kw, int i, uint32_t seed) {
     std::mt19937 rng(seed);
     std::uniform_int_distribution<int> any(-255, 255);
     w.values.resize(static_cast<size_t>(o) * kh * kw * i);
-    for (size_t k = 0; k < w.values.size(); ++k) w.values[k] = static_cast<int16_t>(k % 11 == 5 ? (k % 2 ? 255 : -255) : any(rng));
+    for (size_t k = 0; k < w.values.size(); ++k)
+        w.values[k] = static_cast<int16_t>(k % 11 == 5 ? (k % 2 ? 255 : -255) : any(rng));
     return w;
 }
 
@@ -148,7 +149,8 @@ Tensor conv_accumulators(const ConvCase& c, const Tensor& in, const Weights& w, 
                         if (depthwise) {
                             sum += (in.at(iy, ix, oc) - c.ifm_zp) * w.at(oc, ky, kx, 0);
                         } else {
-                            for (int ic = 0; ic < c.ifm_c; ++ic) sum += (in.at(iy, ix, ic) - c.ifm_zp) * w.at(oc, ky, kx, ic);
+                            for (int ic = 0; ic < c.ifm_c; ++ic)
+                                sum += (in.at(iy, ix, ic) - c.ifm_zp) * w.at(oc, ky, kx, ic);
                         }
                     }
                 acc.at(oy, ox, oc) = sum;
@@ -246,7 +248,8 @@ const ConvCase kConvCases[] = {
         c.dilation_x = c.dilation_y = 2, c.ifm_h = c.ifm_w = 9, c.pad = {2, 2, 2, 2};
     }),
     with(conv("DilationXStride2"), [](ConvCase& c) {
-        c.dilation_x = 2, c.dilation_y = 1, c.stride_x = c.stride_y = 2, c.ifm_h = 11, c.ifm_w = 12, c.pad = {1, 3, 2, 0};
+        c.dilation_x = 2, c.dilation_y = 1, c.stride_x = c.stride_y = 2;
+        c.ifm_h = 11, c.ifm_w = 12, c.pad = {1, 3, 2, 0};
     }),
     with(conv("OddDepths"), [](ConvCase& c) { c.ifm_c = 7, c.ofm_c = 13; }),
     with(conv("DeepIfmPartKernelFirst"), [](ConvCase& c) { c.ifm_c = 37, c.ofm_c = 9, c.part_kernel = true; }),
@@ -274,7 +277,8 @@ const ConvCase kConvCases[] = {
     with(conv("Nhcwb16InNhwcOut"), [](ConvCase& c) { c.ifm_c = 18, c.ifm_format = DataFormat::NHCWB16; }),
     with(conv("FourTiles"), [](ConvCase& c) { c.four_tiles = true, c.ifm_h = 7, c.ifm_w = 8, c.pad = {1, 1, 1, 1}; }),
     with(conv("FourTilesNhcwb16Strided"), [](ConvCase& c) {
-        c.four_tiles = true, c.ifm_h = 9, c.ifm_w = 10, c.ifm_c = 17, c.ofm_c = 20, c.stride_x = 2, c.pad = {0, 1, 1, 0};
+        c.four_tiles = true, c.ifm_h = 9, c.ifm_w = 10;
+        c.ifm_c = 17, c.ofm_c = 20, c.stride_x = 2, c.pad = {0, 1, 1, 0};
         c.ifm_format = c.ofm_format = DataFormat::NHCWB16;
     }),
     with(conv("U55With32Macs"), [](ConvCase& c) { c.config = "ethos-u55-32", c.ofm_c = 11, c.ifm_c = 9; }),
@@ -312,10 +316,12 @@ const ConvCase kConvCases[] = {
         c.ifm_format = c.ofm_format = DataFormat::NHCWB16;
     }),
     with(conv("DepthwiseFourTiles"), [](ConvCase& c) {
-        c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 6, c.four_tiles = true, c.ifm_h = 8, c.ifm_w = 7, c.pad = {1, 1, 1, 1};
+        c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 6, c.four_tiles = true;
+        c.ifm_h = 8, c.ifm_w = 7, c.pad = {1, 1, 1, 1};
     }),
     with(conv("DepthwiseU65DualCore"), [](ConvCase& c) {
-        c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 19, c.config = "ethos-u65-512", c.kernel_h = 5, c.pad = {2, 1, 2, 1};
+        c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 19;
+        c.config = "ethos-u65-512", c.kernel_h = 5, c.pad = {2, 1, 2, 1};
     }),
     with(conv("DepthwiseShiftMax"), [](ConvCase& c) {
         c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 4, c.shifts = ShiftRange::Max;
@@ -365,7 +371,8 @@ TEST_P(PoolTest, MatchesThePlainReference) {
     rig.emit_ofm(ofm, c.round, true);
     rig.emit_kernel(c.kernel_h, c.kernel_w, c.stride_x, c.stride_y, 1, 1, false);
     rig.emit_padding(c.pad.top, c.pad.left, wy.pad_after, wx.pad_after);
-    rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, c.scale}, {Field::SET_OFM_SCALE__shift, static_cast<uint64_t>(c.shift)}});
+    rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, c.scale},
+                                           {Field::SET_OFM_SCALE__shift, static_cast<uint64_t>(c.shift)}});
     rig.emit_activation(0, out.lo, out.hi);
     rig.emit_block(16);
     const uint64_t mode = c.mode == PoolMode::Max ? 0 : c.mode == PoolMode::Average ? 1 : 2;
@@ -465,7 +472,8 @@ const PoolCase kPoolCases[] = {
         c.kernel_h = c.kernel_w = 1, c.depth = 37, c.ofm = kInt32, c.ifm_zp = -3;
     }),
     with(pool("ReduceSumScaledInt8", PoolMode::ReduceSum), [](PoolCase& c) {
-        c.kernel_h = c.kernel_w = 1, c.depth = 19, c.scale = 1500000000, c.shift = 35, c.ofm_zp = 4, c.round = RoundMode::Truncate;
+        c.kernel_h = c.kernel_w = 1, c.depth = 19, c.scale = 1500000000;
+        c.shift = 35, c.ofm_zp = 4, c.round = RoundMode::Truncate;
     }),
     with(pool("ReduceSumNhcwb16", PoolMode::ReduceSum), [](PoolCase& c) {
         c.kernel_h = c.kernel_w = 1, c.depth = 40, c.ofm = kInt32, c.format = DataFormat::NHCWB16, c.ifm = kInt16;
@@ -601,7 +609,8 @@ TEST_P(ElementwiseTest, MatchesThePlainReference) {
             .emit(Cmd::SET_IFM2_SCALAR, {{Field::SET_IFM2_SCALAR__scalar, static_cast<uint16_t>(c.scalar_value)}})
             .emit(Cmd::SET_IFM2_ZERO_POINT, {{Field::SET_IFM2_ZERO_POINT__zero_point, static_cast<uint16_t>(c.zp2)}})
             .emit(Cmd::SET_IFM2_PRECISION, {{Field::SET_IFM2_PRECISION__activation_type, c.in.is_signed},
-                                            {Field::SET_IFM2_PRECISION__activation_precision, c.in.bits == 8 ? 0u : c.in.bits == 16 ? 1u : 2u}});
+                                            {Field::SET_IFM2_PRECISION__activation_precision,
+                                             c.in.bits == 8 ? 0u : c.in.bits == 16 ? 1u : 2u}});
     }
     if (binary) {
         rig.stream().emit(Cmd::SET_IFM2_BROADCAST, {{Field::SET_IFM2_BROADCAST__broadcast_h, c.broadcast_h},
@@ -612,10 +621,12 @@ TEST_P(ElementwiseTest, MatchesThePlainReference) {
     }
     if (c.mode == ElementwiseMode::Add || c.mode == ElementwiseMode::Sub) {
         rig.stream()
-            .emit(Cmd::SET_OPA_SCALE, {{Field::SET_OPA_SCALE__scale, c.opa_scale}, {Field::SET_OPA_SCALE__shift, static_cast<uint64_t>(c.opa_shift)}})
+            .emit(Cmd::SET_OPA_SCALE, {{Field::SET_OPA_SCALE__scale, c.opa_scale},
+                                       {Field::SET_OPA_SCALE__shift, static_cast<uint64_t>(c.opa_shift)}})
             .emit(Cmd::SET_OPB_SCALE, {{Field::SET_OPB_SCALE__scale, c.opb_scale}});
     }
-    rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, c.ofm_scale}, {Field::SET_OFM_SCALE__shift, static_cast<uint64_t>(c.ofm_shift)}});
+    rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, c.ofm_scale},
+                                           {Field::SET_OFM_SCALE__shift, static_cast<uint64_t>(c.ofm_shift)}});
     rig.emit_activation(0, out.lo, out.hi);
     rig.emit_block(16);
     rig.stream().emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, mode_code(c.mode)}});
@@ -627,8 +638,11 @@ TEST_P(ElementwiseTest, MatchesThePlainReference) {
             for (int ch = 0; ch < c.c; ++ch) {
                 const int64_t a = in1.at(y, x, ch) - c.zp1;
                 int64_t b = 0;
-                if (c.scalar) b = c.scalar_value - c.zp2;
-                else if (binary) b = in2.at(c.broadcast_h ? 0 : y, c.broadcast_w ? 0 : x, c.broadcast_c ? 0 : ch) - c.zp2;
+                if (c.scalar) {
+                    b = c.scalar_value - c.zp2;
+                } else if (binary) {
+                    b = in2.at(c.broadcast_h ? 0 : y, c.broadcast_w ? 0 : x, c.broadcast_c ? 0 : ch) - c.zp2;
+                }
                 want.at(y, x, ch) = out(elementwise(c, c.reversed ? b : a, c.reversed ? a : b));
             }
     expect_same(rig.read(ofm), want);
@@ -637,8 +651,14 @@ TEST_P(ElementwiseTest, MatchesThePlainReference) {
 EltCase elt(const char* name, ElementwiseMode mode) { return EltCase{name, mode}; }
 
 // Register values in the ranges Vela writes for int8 ADD/SUB (one operand rescaled) and MUL.
-void add_opa32(EltCase& c) { c.scale_mode = 1, c.opa_scale = 2047886337, c.opa_shift = 12, c.ofm_scale = 1483599641, c.ofm_shift = 50; }
-void add_opb32(EltCase& c) { c.scale_mode = 2, c.opa_scale = 2130706440, c.opa_shift = 13, c.ofm_scale = 1077998399, c.ofm_shift = 48; }
+void add_opa32(EltCase& c) {
+    c.scale_mode = 1, c.opa_scale = 2047886337, c.opa_shift = 12;
+    c.ofm_scale = 1483599641, c.ofm_shift = 50;
+}
+void add_opb32(EltCase& c) {
+    c.scale_mode = 2, c.opa_scale = 2130706440, c.opa_shift = 13;
+    c.ofm_scale = 1077998399, c.ofm_shift = 48;
+}
 void add_equal16(EltCase& c) { c.opa_scale = c.opb_scale = 1u << 15, c.ofm_scale = 1500000000, c.ofm_shift = 46; }
 void mul_scale(EltCase& c) { c.ofm_scale = 1073940096, c.ofm_shift = 38; }
 
@@ -663,7 +683,8 @@ const EltCase kEltCases[] = {
         add_opa32(c), c.in = c.out = kUint8, c.zp1 = 128, c.zp2 = 100, c.zp_out = 130;
     }),
     with(elt("AddInt16", ElementwiseMode::Add), [](EltCase& c) {
-        c.in = c.out = kInt16, c.scale_mode = 1, c.opa_scale = 1600000000, c.opa_shift = 17, c.ofm_scale = 1300000000, c.ofm_shift = 46;
+        c.in = c.out = kInt16, c.scale_mode = 1, c.opa_scale = 1600000000;
+        c.opa_shift = 17, c.ofm_scale = 1300000000, c.ofm_shift = 46;
     }),
     with(elt("AddBroadcastH", ElementwiseMode::Add), [](EltCase& c) { add_opb32(c), c.broadcast_h = true; }),
     with(elt("AddBroadcastW", ElementwiseMode::Add), [](EltCase& c) { add_opb32(c), c.broadcast_w = true; }),
@@ -714,7 +735,8 @@ const EltCase kEltCases[] = {
         c.ofm_scale = 1717986918, c.ofm_shift = 33, c.zp1 = -3, c.zp_out = 5;
     }),
     with(elt("LReluTruncateNhcwb16", ElementwiseMode::LRelu), [](EltCase& c) {
-        c.ofm_scale = 1717986918, c.ofm_shift = 33, c.round = RoundMode::Truncate, c.format = DataFormat::NHCWB16, c.c = 17;
+        c.ofm_scale = 1717986918, c.ofm_shift = 33;
+        c.round = RoundMode::Truncate, c.format = DataFormat::NHCWB16, c.c = 17;
     }),
     with(elt("ClzInt32", ElementwiseMode::Clz), [](EltCase& c) { c.in = c.out = kInt32; }),
     with(elt("ClzInt8", ElementwiseMode::Clz), [](EltCase& c) { c.zp1 = 1; }),
@@ -780,7 +802,8 @@ TEST_P(TfliteAddTest, MatchesTfliteReferenceKernel) {
             .emit(Cmd::SET_IFM2_SCALAR, {{Field::SET_IFM2_SCALAR__scalar, static_cast<uint16_t>(in1.values[0])}})
             .emit(Cmd::SET_IFM2_ZERO_POINT, {{Field::SET_IFM2_ZERO_POINT__zero_point, static_cast<uint16_t>(c.zp1)}})
             .emit(Cmd::SET_IFM2_PRECISION, {{Field::SET_IFM2_PRECISION__activation_type, 1},
-                                            {Field::SET_IFM2_PRECISION__activation_precision, c.type.bits == 8 ? 0u : 1u}});
+                                            {Field::SET_IFM2_PRECISION__activation_precision,
+                                             c.type.bits == 8 ? 0u : 1u}});
     } else {
         rig.emit_ifm2(rig.place(reversed ? in1 : in2, {DataFormat::NHWC, false, reversed ? c.zp1 : c.zp2}));
     }
@@ -790,7 +813,8 @@ TEST_P(TfliteAddTest, MatchesTfliteReferenceKernel) {
                                         {Field::SET_IFM2_BROADCAST__operand_order, reversed},
                                         {Field::SET_IFM2_BROADCAST__broadcast_constant, c.first_scalar}})
         .emit(Cmd::SET_OPA_SCALE, {{Field::SET_OPA_SCALE__scale, static_cast<uint32_t>(rescaled.multiplier)},
-                                   {Field::SET_OPA_SCALE__shift, static_cast<uint64_t>(31 - left_shift - rescaled.shift)}})
+                                   {Field::SET_OPA_SCALE__shift,
+                                    static_cast<uint64_t>(31 - left_shift - rescaled.shift)}})
         .emit(Cmd::SET_OPB_SCALE, {{Field::SET_OPB_SCALE__scale, 1}})
         .emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, static_cast<uint32_t>(m_out.multiplier)},
                                    {Field::SET_OFM_SCALE__shift, static_cast<uint64_t>(31 - m_out.shift)}});
@@ -904,7 +928,8 @@ TEST(HostileRuntime, IfmTileOutsideItsRegion) {
     const Placement ifm = rig.place(random_tensor(6, 6, 16, kInt8, 46), {DataFormat::NHCWB16, true, 0});
     const Placement ofm = rig.reserve(6, 6, 16, kInt8, {});
     rig.emit_ifm(ifm);
-    rig.stream().emit(Cmd::SET_IFM_BASE3, {{Field::SET_IFM_BASE3__addr, rig.sram().size() - 64}});  // tile 3 runs off the end
+    // Tile 3 runs off the end of the SRAM.
+    rig.stream().emit(Cmd::SET_IFM_BASE3, {{Field::SET_IFM_BASE3__addr, rig.sram().size() - 64}});
     rig.emit_ofm(ofm, RoundMode::DoubleSymmetric, true);
     rig.emit_kernel(2, 2, 1, 1, 1, 1, false);
     rig.emit_padding(0, 0, 1, 1);
