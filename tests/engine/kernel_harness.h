@@ -90,7 +90,8 @@ public:
     const NpuConfig& config() const { return config_; }
     CommandStreamBuilder& stream() { return stream_; }
 
-    // Reserves SRAM for a feature map and writes t into it / fills it with a marker byte.
+    // Reserves SRAM for a feature map and writes t into it; reserve leaves the marker byte the
+    // SRAM starts with, so OFM elements an op fails to write show up.
     Placement place(const Tensor& t, const Layout& layout);
     Placement reserve(int height, int width, int depth, Precision p, const Layout& layout);
     Tensor read(const Placement& p) const;
