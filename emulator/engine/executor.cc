@@ -56,12 +56,15 @@ bool same_bytes(const std::vector<uint8_t>& bytes, const std::vector<std::span<c
 
 const OpWeights& WeightCache::get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
                                   const std::string& source) {
-    Key key;
+    const Kernel& k = op.kernel;
+    Key key{{static_cast<int>(op.kind), op.ofm.depth, op.ifm.depth, k.height, k.width, k.dilation_x, k.dilation_y,
+             k.part_kernel_first ? 1 : 0, op.block.ofm_depth, op.ifm.precision.bits},
+            {}};
     std::vector<std::span<const uint8_t>> spans;
     const AccessContext who{&source, op.offset, op_kind_name(op.kind), "weight/scale stream"};
     auto collect = [&](const std::vector<Stream>& streams, int tag) {
         for (const auto& s : streams) {
-            key.emplace_back(s.region + tag, s.base, s.length);
+            key.second.emplace_back(s.region + tag, s.base, s.length);
             spans.push_back(memory.read(s.region, s.base, s.length, who));
         }
     };
