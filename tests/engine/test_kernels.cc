@@ -757,6 +757,47 @@ const EltCase kEltCases[] = {
 INSTANTIATE_TEST_SUITE_P(Kernels, ElementwiseTest, ::testing::ValuesIn(kEltCases),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// Two CONVs read the same weight stream bytes: a 3x1 kernel, then a 1x3 one. Depth-first order
+// walks the taps of both in one sequence, so the second op sees the first's taps transposed; a
+// weight cache keyed by the bytes alone would hand it the 3x1 decode.
+TEST(ConvWeights, SameBytesDecodeForEachOpsShape) {
+    Rig rig("ethos-u55-128");
+    const Tensor in = random_tensor(5, 5, 4, kInt8, 61);
+    const Weights tall = random_weights(8, 3, 1, 4, 62);
+    Weights wide_kernel{8, 1, 3, 4, std::vector<int16_t>(tall.values.size())};
+    for (int o = 0; o < 8; ++o)
+        for (int t = 0; t < 3; ++t)
+            for (int i = 0; i < 4; ++i) wide_kernel.at(o, 0, t, i) = tall.at(o, t, 0, i);
+    const std::vector<ChannelScale> scales(8, ChannelScale{0, 1u << 30, 42});
+    const Placement ifm = rig.place(in, {});
+    const Placement ofm_tall = rig.reserve(3, 5, 8, kInt8, {});
+    const Placement ofm_wide = rig.reserve(5, 3, 8, kInt8, {});
+    rig.emit_ifm(ifm);
+    rig.emit_ofm(ofm_tall, RoundMode::DoubleSymmetric, false);
+    rig.emit_kernel(3, 1, 1, 1, 1, 1, false);
+    rig.emit_padding(0, 0, 0, 0);
+    rig.emit_weights(tall, scales, {false, false, 8, 8, 1, 1});
+    rig.emit_activation(0, -128, 127);
+    rig.emit_block(8);
+    rig.stream().emit(Cmd::OP_CONV);
+    rig.emit_ofm(ofm_wide, RoundMode::DoubleSymmetric, false);
+    rig.emit_kernel(1, 3, 1, 1, 1, 1, false);
+    rig.stream().emit(Cmd::OP_CONV);
+    rig.run();
+
+    const auto expect_conv = [&](const Weights& w, const Placement& ofm) {
+        const ConvCase c{"", OpKind::Conv, 5, 5, 4, 8, w.kernel_height, w.kernel_width};
+        const Tensor acc = conv_accumulators(c, in, w, ofm.height, ofm.width);
+        Tensor want(ofm.height, ofm.width, 8, kInt8);
+        for (size_t e = 0; e < want.values.size(); ++e)
+            want.values[e] = std::clamp<int64_t>(requantize(acc.values[e], 1u << 30, 42, RoundMode::DoubleSymmetric),
+                                                 -128, 127);
+        expect_same(rig.read(ofm), want);
+    };
+    expect_conv(tall, ofm_tall);
+    expect_conv(wide_kernel, ofm_wide);
+}
+
 // ---------------------------------------------------------------------------------------------
 // ADD/SUB against TFLite's reference Add/Sub kernel itself: TFLite's multipliers (from the
 // tensors' float scales) become the registers; the operand with the smaller scale is rescaled
@@ -970,6 +1011,18 @@ TEST(HostileRuntime, WeightStreamThatEndsEarly) {
         EXPECT_EQ(e.where().field, "WEIGHT_BASE") << e.what();
         EXPECT_TRUE(mentions(e, "weight stream at 0x0")) << e.what();
     }
+}
+
+TEST(HostileRuntime, WeightStreamWithTooFewWeights) {
+    Rig rig("ethos-u55-128");
+    emit_small_conv(rig);
+    // A complete stream for 8 OFM channels, read by an op with 16.
+    rig.stream().emit(Cmd::SET_OFM_DEPTH_M1, {{Field::SET_OFM_DEPTH_M1__depth_m1, 15}});
+    const uint32_t at = rig.next_offset();
+    rig.stream().emit(Cmd::OP_CONV);
+    const Error e = run_error(rig, at, "conv");
+    EXPECT_EQ(e.where().field, "WEIGHT_BASE") << e.what();
+    EXPECT_TRUE(mentions(e, "fewer than the op's traversal needs")) << e.what();
 }
 
 TEST(HostileRuntime, ScaleStreamThatEndsEarly) {
