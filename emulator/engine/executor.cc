@@ -33,10 +33,16 @@ namespace {
 void check_lut_loaded(const DecodedOp& op, const Shram& shram, const NpuConfig& config, const std::string& source) {
     if (config.generation == Generation::U85 || !is_kernel_op(op.kind) || op.output.activation != Activation::Table)
         return;
+    const ErrorLocation where{source, op.offset, std::string(op_kind_name(op.kind))};
     const int slot = op.output.lut_index;
-    const int slots = std::clamp(op.ofm.precision.bits / 8, 1, Shram::kLutBytes / Shram::kLutSlotBytes - slot);
+    constexpr int kSlots = Shram::kLutBytes / Shram::kLutSlotBytes;
+    // SET_ACTIVATION's 5-bit function field can name tables past the last slot.
+    if (slot < 0 || slot >= kSlots) {
+        throw Error(where, fmt::format("TABLE_{}: the LUT has slots 0..{}", slot, kSlots - 1));
+    }
+    const int slots = std::clamp(op.ofm.precision.bits / 8, 1, kSlots - slot);
     if (shram.lut_loaded(slot, slots)) return;
-    throw Error({source, op.offset, std::string(op_kind_name(op.kind))},
+    throw Error(where,
                 fmt::format("TABLE_{} activation reads LUT slot{} {}{}, which no DMA has loaded", slot,
                             slots > 1 ? "s" : "", slot, slots > 1 ? fmt::format("..{}", slot + slots - 1) : ""));
 }

@@ -1088,6 +1088,13 @@ TEST(HostileRuntime, TableActivationWithoutItsLutLoaded) {
     }
 }
 
+TEST(HostileRuntime, TableActivationPastTheLastSlot) {
+    Rig rig("ethos-u55-128");
+    const LutOp op = emit_lut_pool(rig, 15);  // activation function 31: TABLE_15
+    const Error e = run_error(rig, op.offset, "pool");
+    EXPECT_TRUE(mentions(e, "TABLE_15")) << e.what();
+}
+
 TEST(HostileRuntime, TableActivationWithAPartlyLoadedLut) {
     Rig rig("ethos-u55-128");
     rig.emit_lut_dma(rig.add_lut(test_lut()), 5, 128);  // half of slot 5
