@@ -190,10 +190,7 @@ std::vector<ChannelScale> channel_scales(const ConvCase& c, const Tensor& acc, s
     return bias;
 }
 
-class ConvTest : public ::testing::TestWithParam<ConvCase> {};
-
-TEST_P(ConvTest, MatchesThePlainReference) {
-    const ConvCase& c = GetParam();
+void check_conv(const ConvCase& c) {
     const bool depthwise = c.kind == OpKind::Depthwise;
     Rig rig(c.config);
     const Window wy = window(c.ifm_h, c.kernel_h, c.stride_y, c.dilation_y, c.pad.top, c.pad.bottom);
@@ -229,6 +226,10 @@ TEST_P(ConvTest, MatchesThePlainReference) {
             }
     expect_same(rig.read(ofm), want);
 }
+
+class ConvTest : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ConvTest, MatchesThePlainReference) { check_conv(GetParam()); }
 
 ConvCase conv(const char* name) { return ConvCase{name}; }
 
@@ -353,10 +354,7 @@ struct PoolCase {
 
 std::ostream& operator<<(std::ostream& os, const PoolCase& c) { return os << c.name; }
 
-class PoolTest : public ::testing::TestWithParam<PoolCase> {};
-
-TEST_P(PoolTest, MatchesThePlainReference) {
-    const PoolCase& c = GetParam();
+void check_pool(const PoolCase& c) {
     const bool reduce = c.mode == PoolMode::ReduceSum;
     Rig rig(c.config);
     const Window wy = window(c.ifm_h, c.kernel_h, c.stride_y, 1, c.pad.top, c.pad.bottom);
@@ -411,6 +409,10 @@ TEST_P(PoolTest, MatchesThePlainReference) {
         }
     expect_same(rig.read(ofm), want);
 }
+
+class PoolTest : public ::testing::TestWithParam<PoolCase> {};
+
+TEST_P(PoolTest, MatchesThePlainReference) { check_pool(GetParam()); }
 
 PoolCase pool(const char* name, PoolMode mode) { return PoolCase{name, mode}; }
 // 1/9 as scale / 2^34.
@@ -583,10 +585,7 @@ int64_t elementwise(const EltCase& c, int64_t lhs, int64_t rhs) {
     }
 }
 
-class ElementwiseTest : public ::testing::TestWithParam<EltCase> {};
-
-TEST_P(ElementwiseTest, MatchesThePlainReference) {
-    const EltCase& c = GetParam();
+void check_elementwise(const EltCase& c) {
     const bool binary = !unary(c.mode);
     const bool tensor2 = binary && !c.scalar;
     Rig rig(c.config);
@@ -647,6 +646,10 @@ TEST_P(ElementwiseTest, MatchesThePlainReference) {
             }
     expect_same(rig.read(ofm), want);
 }
+
+class ElementwiseTest : public ::testing::TestWithParam<EltCase> {};
+
+TEST_P(ElementwiseTest, MatchesThePlainReference) { check_elementwise(GetParam()); }
 
 EltCase elt(const char* name, ElementwiseMode mode) { return EltCase{name, mode}; }
 
@@ -756,6 +759,140 @@ const EltCase kEltCases[] = {
 
 INSTANTIATE_TEST_SUITE_P(Kernels, ElementwiseTest, ::testing::ValuesIn(kEltCases),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// ---------------------------------------------------------------------------------------------
+// Random sweeps over the case space, beyond the named cases (fixed seeds).
+
+const char* const kConfigs[] = {"ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256", "ethos-u65-256",
+                                "ethos-u65-512"};
+constexpr RoundMode kRoundModes[] = {RoundMode::DoubleSymmetric, RoundMode::Truncate, RoundMode::Natural};
+
+TEST(RandomSweep, ConvAndDepthwise) {
+    std::mt19937 rng(2024);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const Precision types[] = {kInt8, kUint8, kInt16};
+    for (int trial = 0; trial < 150; ++trial) {
+        ConvCase c{"random"};
+        c.config = kConfigs[pick(0, 5)];
+        c.kind = pick(0, 2) == 0 ? OpKind::Depthwise : OpKind::Conv;
+        c.kernel_h = pick(1, 5), c.kernel_w = pick(1, 5);
+        c.stride_x = pick(1, 4), c.stride_y = pick(1, 4);
+        c.dilation_x = pick(1, 2), c.dilation_y = pick(1, 2);
+        const int extent_h = (c.kernel_h - 1) * c.dilation_y + 1, extent_w = (c.kernel_w - 1) * c.dilation_x + 1;
+        c.pad = {pick(0, extent_h - 1), pick(0, extent_w - 1), pick(0, extent_h - 1), pick(0, extent_w - 1)};
+        c.ifm_h = std::max(pick(1, 12), extent_h - c.pad.top - c.pad.bottom);
+        c.ifm_w = std::max(pick(1, 12), extent_w - c.pad.left - c.pad.right);
+        c.ifm_c = pick(1, 40);
+        c.ofm_c = c.kind == OpKind::Depthwise ? c.ifm_c : pick(1, 40);
+        c.ifm = types[pick(0, 2)], c.ofm = types[pick(0, 2)];
+        c.ifm_zp = c.ifm.bits == 16 ? 0 : pick(-20, 20) + (c.ifm.is_signed ? 0 : 128);
+        c.ofm_zp = c.ofm.bits == 16 ? 0 : pick(-20, 20) + (c.ofm.is_signed ? 0 : 128);
+        c.round = kRoundModes[pick(0, 2)];
+        c.ifm_format = pick(0, 1) ? DataFormat::NHCWB16 : DataFormat::NHWC;
+        c.ofm_format = pick(0, 1) ? DataFormat::NHCWB16 : DataFormat::NHWC;
+        c.part_kernel = c.kind == OpKind::Conv && pick(0, 1);
+        c.narrow_clip = pick(0, 3) == 0;
+        const int out_h = window(c.ifm_h, c.kernel_h, c.stride_y, c.dilation_y, c.pad.top, c.pad.bottom).out;
+        const int out_w = window(c.ifm_w, c.kernel_w, c.stride_x, c.dilation_x, c.pad.left, c.pad.right).out;
+        c.four_tiles = std::min({c.ifm_h, c.ifm_w, out_h, out_w}) >= 2 && pick(0, 1);
+        SCOPED_TRACE(fmt::format("trial {}: {} {} ifm {}x{}x{} ofm {} k {}x{} s {}x{} d {}x{} pad {},{},{},{} "
+                                 "bits {}/{} fmt {}/{} tiles {} pkf {}",
+                                 trial, c.config, c.kind == OpKind::Depthwise ? "depthwise" : "conv", c.ifm_h, c.ifm_w,
+                                 c.ifm_c, c.ofm_c, c.kernel_h, c.kernel_w, c.stride_x, c.stride_y, c.dilation_x,
+                                 c.dilation_y, c.pad.top, c.pad.left, c.pad.bottom, c.pad.right, c.ifm.bits,
+                                 c.ofm.bits, static_cast<int>(c.ifm_format), static_cast<int>(c.ofm_format),
+                                 c.four_tiles, c.part_kernel));
+        check_conv(c);
+        if (HasFailure()) return;
+    }
+}
+
+TEST(RandomSweep, Pooling) {
+    std::mt19937 rng(2026);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const Precision types[] = {kInt8, kUint8, kInt16};
+    const PoolMode modes[] = {PoolMode::Max, PoolMode::Average, PoolMode::ReduceSum};
+    for (int trial = 0; trial < 150; ++trial) {
+        PoolCase c{"random", modes[pick(0, 2)]};
+        c.config = kConfigs[pick(0, 5)];
+        const bool reduce = c.mode == PoolMode::ReduceSum;
+        c.kernel_h = reduce ? 1 : pick(1, 6), c.kernel_w = reduce ? 1 : pick(1, 6);
+        c.stride_x = reduce ? 1 : pick(1, 4), c.stride_y = reduce ? 1 : pick(1, 4);
+        if (!reduce && pick(0, 1)) {
+            c.pad.top = pick(0, c.kernel_h - 1), c.pad.left = pick(0, c.kernel_w - 1);
+            c.pad.bottom = pick(0, c.kernel_h - 1), c.pad.right = pick(0, c.kernel_w - 1);
+        }
+        c.ifm_h = std::max(pick(1, 12), c.kernel_h - c.pad.top - c.pad.bottom);
+        c.ifm_w = std::max(pick(1, 12), c.kernel_w - c.pad.left - c.pad.right);
+        c.depth = pick(1, 40);
+        c.ifm = types[pick(0, 2)];
+        c.ofm = reduce && pick(0, 1) ? kInt32 : types[pick(0, 2)];
+        c.ifm_zp = c.ifm.bits == 16 ? 0 : pick(-20, 20) + (c.ifm.is_signed ? 0 : 128);
+        c.ofm_zp = c.ofm.bits != 8 ? 0 : pick(-20, 20) + (c.ofm.is_signed ? 0 : 128);
+        c.scale = static_cast<uint32_t>(pick(1 << 30, 0x7FFFFFFF));
+        c.shift = pick(28, 40);
+        c.round = kRoundModes[pick(0, 2)];
+        c.format = pick(0, 1) ? DataFormat::NHCWB16 : DataFormat::NHWC;
+        const int out_h = window(c.ifm_h, c.kernel_h, c.stride_y, 1, c.pad.top, c.pad.bottom).out;
+        const int out_w = window(c.ifm_w, c.kernel_w, c.stride_x, 1, c.pad.left, c.pad.right).out;
+        c.four_tiles = std::min({c.ifm_h, c.ifm_w, out_h, out_w}) >= 2 && pick(0, 1);
+        c.narrow_clip = c.ofm.bits <= 16 && pick(0, 3) == 0;
+        SCOPED_TRACE(fmt::format("trial {}: {} mode {} ifm {}x{}x{} k {}x{} s {}x{} pad {},{},{},{} bits {}/{} "
+                                 "round {} fmt {} tiles {}",
+                                 trial, c.config, static_cast<int>(c.mode), c.ifm_h, c.ifm_w, c.depth, c.kernel_h,
+                                 c.kernel_w, c.stride_x, c.stride_y, c.pad.top, c.pad.left, c.pad.bottom, c.pad.right,
+                                 c.ifm.bits, c.ofm.bits, static_cast<int>(c.round), static_cast<int>(c.format),
+                                 c.four_tiles));
+        check_pool(c);
+        if (HasFailure()) return;
+    }
+}
+
+TEST(RandomSweep, Elementwise) {
+    std::mt19937 rng(2025);
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const ElementwiseMode modes[] = {ElementwiseMode::Add, ElementwiseMode::Sub,   ElementwiseMode::Mul,
+                                     ElementwiseMode::Min, ElementwiseMode::Max,   ElementwiseMode::LRelu,
+                                     ElementwiseMode::Abs, ElementwiseMode::Clz,   ElementwiseMode::Shl,
+                                     ElementwiseMode::Shr};
+    const Precision types[] = {kInt8, kUint8, kInt16, kInt32};
+    for (int trial = 0; trial < 200; ++trial) {
+        EltCase c{"random", modes[pick(0, 9)]};
+        c.config = kConfigs[pick(0, 5)];
+        c.h = pick(1, 7), c.w = pick(1, 7), c.c = pick(1, 35);
+        const bool shifts = c.mode == ElementwiseMode::Clz || c.mode == ElementwiseMode::Shl ||
+                            c.mode == ElementwiseMode::Shr || c.mode == ElementwiseMode::Mul;
+        c.in = types[pick(0, shifts ? 3 : 2)];
+        c.out = types[pick(0, shifts ? 3 : 2)];
+        const bool binary = !unary(c.mode);
+        c.scalar = binary && pick(0, 3) == 0;
+        c.broadcast_h = binary && !c.scalar && pick(0, 2) == 0;
+        c.broadcast_w = binary && !c.scalar && pick(0, 2) == 0;
+        c.broadcast_c = binary && !c.scalar && pick(0, 2) == 0;
+        c.reversed = binary && pick(0, 1);
+        // The scalar register holds 16 bits, read signed or unsigned as IFM2 is.
+        c.scalar_value = static_cast<int32_t>(std::clamp<int64_t>(
+            pick(-200, 200), std::max<int64_t>(type_min(c.in), -32768), std::min<int64_t>(type_max(c.in), 32767)));
+        const int unsigned_offset = c.in.is_signed ? 0 : 128;
+        if (c.in.bits <= 8) c.zp1 = pick(-10, 10) + unsigned_offset, c.zp2 = pick(-10, 10) + unsigned_offset;
+        if (c.out.bits <= 8) c.zp_out = pick(-10, 10) + (c.out.is_signed ? 0 : 128);
+        c.scale_mode = pick(0, 2);
+        c.opa_scale = static_cast<uint32_t>(pick(1 << 30, 0x7FFFFFFF)), c.opa_shift = pick(11, 20);
+        c.opb_scale = static_cast<uint32_t>(pick(1, 0xFFFF));
+        c.ofm_scale = static_cast<uint32_t>(pick(1 << 30, 0x7FFFFFFF)), c.ofm_shift = pick(0, 63);
+        c.round = kRoundModes[pick(0, 2)];
+        c.format = pick(0, 1) ? DataFormat::NHCWB16 : DataFormat::NHWC;
+        c.four_tiles = c.h >= 2 && c.w >= 2 && pick(0, 1);
+        c.narrow_clip = c.out.bits <= 16 && pick(0, 3) == 0;  // 32-bit results are not clipped
+        SCOPED_TRACE(fmt::format("trial {}: {} mode {} {}x{}x{} bits {}/{} bcast {}{}{} scalar {} reversed {} "
+                                 "scale mode {} round {} fmt {} tiles {}",
+                                 trial, c.config, mode_code(c.mode), c.h, c.w, c.c, c.in.bits, c.out.bits,
+                                 c.broadcast_h, c.broadcast_w, c.broadcast_c, c.scalar, c.reversed, c.scale_mode,
+                                 static_cast<int>(c.round), static_cast<int>(c.format), c.four_tiles));
+        check_elementwise(c);
+        if (HasFailure()) return;
+    }
+}
 
 // Two CONVs read the same weight stream bytes: a 3x1 kernel, then a 1x3 one. Depth-first order
 // walks the taps of both in one sequence, so the second op sees the first's taps transposed; a
