@@ -29,12 +29,11 @@ public:
         metadata_events();
         const auto starts = run_.stream_starts();
         for (size_t s = 0; s < run_.timing.size(); ++s) {
-            const auto& decoded = run_.streams.at(s).ops;
+            const auto& timed = run_.timing[s].ops;
             int64_t released = 0;  // where the command processor was before each op
-            for (const OpTiming& t : run_.timing[s].ops) {
-                const DecodedOp& op = decoded.at(static_cast<size_t>(&t - run_.timing[s].ops.data()));
-                op_events(s, starts[s], op, t, released);
-                released = command_release(t);
+            for (size_t i = 0; i < timed.size(); ++i) {
+                op_events(s, starts[s], run_.streams.at(s).ops.at(i), timed[i], released);
+                released = command_release(timed[i]);
             }
         }
         bandwidth_counters(starts);
@@ -197,6 +196,10 @@ private:
                 {"macs_per_cycle", run_.npu.macs},
                 {"system_config", memory.system.name},
                 {"memory_mode", memory.mode.name},
+                {"memory_mode_ports", {{"const", fmt::format("AXI{}", memory.mode.const_port)},
+                                       {"arena", fmt::format("AXI{}", memory.mode.arena_port)},
+                                       {"cache", fmt::format("AXI{}", memory.mode.cache_port)}}},
+                {"arena_cache_size", memory.mode.arena_cache_size},
                 {"core_clock_hz", memory.system.core_clock},
                 {"axi_bytes_per_beat", memory.axi_bytes},
                 {"axi_ports", ports},

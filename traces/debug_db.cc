@@ -16,8 +16,8 @@ namespace {
 struct XmlElement {
     std::string name;
     std::map<std::string, std::string> attributes;
-    std::string content;          // character data and CDATA, concatenated
-    uint64_t content_offset = 0;  // where the first CDATA section's text starts
+    std::string content;          // character data and CDATA, concatenated (layout whitespace before a CDATA section dropped)
+    uint64_t content_offset = 0;  // where content starts in the file
     uint64_t offset = 0;          // where the start tag is
     int parent = -1;
 };
@@ -40,7 +40,9 @@ public:
                     if (data.find_first_not_of(" \t\r\n") != std::string::npos)
                         fail(pos_, "", "text outside the root element");
                 } else {
-                    elements[static_cast<size_t>(open.back())].content += data;
+                    auto& element = elements[static_cast<size_t>(open.back())];
+                    if (element.content.empty()) element.content_offset = pos_;
+                    element.content += data;
                 }
                 pos_ = end;
                 continue;
@@ -55,7 +57,11 @@ public:
                 const size_t begin = at + 9;
                 skip_past("]]>", "CDATA section");
                 auto& element = elements[static_cast<size_t>(open.back())];
-                if (element.content.find_first_not_of(" \t\r\n") == std::string::npos) element.content_offset = begin;
+                // Layout whitespace before the section is not data: offsets count from here.
+                if (element.content.find_first_not_of(" \t\r\n") == std::string::npos) {
+                    element.content.clear();
+                    element.content_offset = begin;
+                }
                 element.content += text_.substr(begin, pos_ - 3 - begin);
             } else if (starts_with("<!")) {
                 fail(at, "", "document type declarations are not supported");

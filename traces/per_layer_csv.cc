@@ -58,13 +58,15 @@ std::vector<PerLayerRow> per_layer_rows(const TracedRun& run) {
     std::array<int64_t, kMemoryKinds> dma_access{};
     PerLayerRow* last = nullptr;
     for (size_t s = 0; s < run.timing.size(); ++s) {
-        for (const OpTiming& t : run.timing[s].ops) {
+        const auto& timed = run.timing[s].ops;
+        for (size_t i = 0; i < timed.size(); ++i) {
+            const OpTiming& t = timed[i];
             if (t.unit == Unit::Dma) {
                 for (int m = 0; m < kMemoryKinds; ++m) dma_access[m] += access_cycles(run.memory, t.cost.traffic, m);
                 continue;
             }
             if (t.unit != Unit::Kernel) continue;
-            const DecodedOp& op = run.streams.at(s).ops.at(static_cast<size_t>(&t - run.timing[s].ops.data()));
+            const DecodedOp& op = run.streams.at(s).ops.at(i);
             PerLayerRow* row = nullptr;
             if (run.debug_db) {
                 row = &rows[row_of.at(run.debug_db->op_at(s, op.offset))];

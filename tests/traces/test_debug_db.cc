@@ -88,6 +88,18 @@ TEST(DebugDb, BadRowsAndReferencesAreNamed) {
               std::string::npos);
 }
 
+TEST(DebugDb, ErrorsGiveTheRowsByteOffset) {
+    const std::string queue = table("queue", "\"offset\",\"cmdstream_id\",\"scheduled_id\"\n8,1,5\n12,1,x5\n");
+    const std::string text = database(kCmdstream + queue + kPerf + kSource);
+    try {
+        DebugDatabase::parse(text, "bad_debug.xml");
+        FAIL() << "expected ethosu::Error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().offset, text.find("12,1,x5"));
+        EXPECT_EQ(e.where().field, "queue.scheduled_id");
+    }
+}
+
 TEST(DebugDb, MalformedXmlIsAnError) {
     EXPECT_NE(parse_error("").find("no root element"), std::string::npos);
     EXPECT_NE(parse_error("<other/>").find("not <debug>"), std::string::npos);
