@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include "emulator/isa/error.h"
 
@@ -56,7 +57,7 @@ std::vector<PerLayerRow> per_layer_rows(const TracedRun& run) {
     const auto starts = run.stream_starts();
     int64_t accounted_to = 0;
     std::array<int64_t, kMemoryKinds> dma_access{};
-    PerLayerRow* last = nullptr;
+    std::optional<size_t> last;  // the row of the latest kernel op
     for (size_t s = 0; s < run.timing.size(); ++s) {
         const auto& timed = run.timing[s].ops;
         for (size_t i = 0; i < timed.size(); ++i) {
@@ -67,27 +68,26 @@ std::vector<PerLayerRow> per_layer_rows(const TracedRun& run) {
             }
             if (t.unit != Unit::Kernel) continue;
             const DecodedOp& op = run.streams.at(s).ops.at(i);
-            PerLayerRow* row = nullptr;
             if (run.debug_db) {
-                row = &rows[row_of.at(run.debug_db->op_at(s, op.offset))];
+                last = row_of.at(run.debug_db->op_at(s, op.offset));
             } else {
                 const std::string description = op_description(op);
+                last = rows.size();
                 rows.push_back({description, description, "NPU", 0, 0, {}, 0, op_label(run, s, op)});
-                row = &rows.back();
             }
+            PerLayerRow& row = rows[*last];
             const int64_t end = starts[s] + t.end;
-            row->op_cycles += end - accounted_to;
+            row.op_cycles += end - accounted_to;
             accounted_to = end;
-            row->npu_cycles += t.cost.compute_cycles;
-            for (int m = 0; m < kMemoryKinds; ++m) row->access_cycles[m] += t.access_cycles[m] + dma_access[m];
+            row.npu_cycles += t.cost.compute_cycles;
+            for (int m = 0; m < kMemoryKinds; ++m) row.access_cycles[m] += t.access_cycles[m] + dma_access[m];
             dma_access = {};
-            row->macs += t.cost.macs;
-            last = row;
+            row.macs += t.cost.macs;
         }
     }
     if (last) {
-        last->op_cycles += run.total_cycles() - accounted_to;
-        for (int m = 0; m < kMemoryKinds; ++m) last->access_cycles[m] += dma_access[m];
+        rows[*last].op_cycles += run.total_cycles() - accounted_to;
+        for (int m = 0; m < kMemoryKinds; ++m) rows[*last].access_cycles[m] += dma_access[m];
     }
     return rows;
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <iostream>
 #include <sstream>
 
 #include "tests/traces/trace_test_util.h"
@@ -125,6 +126,7 @@ TEST(PerLayer, CorpusRowsLineUpWithVelas) {
         }
     }
     EXPECT_GT(compilations, 150);
+    std::cout << compilations << " compilations line up with Vela's per-layer CSV\n";
 }
 
 }  // namespace
