@@ -87,7 +87,7 @@ private:
         const int64_t release = command_release(t);
         complete(CommandTrack, name, "command", base + released, base + release,
                  {{"stream", stream}, {"offset", op.offset}, {"kind", op_description(op)},
-                  {"words", (t.issue - released)}, {"stall_cycles", release - t.issue}});
+                  {"words", t.issue - released}, {"stall_cycles", release - t.issue}});
 
         if (t.unit == Unit::Kernel) {
             const int64_t duration = t.end - t.start;

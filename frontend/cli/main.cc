@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "emulator/isa/disasm.h"
 #include "emulator/isa/error.h"
