@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "emulator/engine/timing/pmu.h"
 #include "emulator/isa/disasm.h"
@@ -13,6 +14,8 @@
 #include "frontend/cli/example_model.h"
 #include "frontend/cli/run_model.h"
 #include "frontend/loaders/model.h"
+#include "traces/chrome_trace.h"
+#include "traces/per_layer_csv.h"
 
 namespace ethosu {
 namespace {
@@ -210,6 +213,9 @@ struct RunCliOptions {
     std::string output_prefix = "out";
     bool timing_only = false;
     SystemSelection system;
+    std::string trace_file;      // Chrome/Perfetto trace
+    std::string per_layer_file;  // Vela-style per-layer CSV
+    std::string debug_db_file;   // Vela's model_debug.xml, for operator names
 };
 
 int run_run(const std::string& path, const LoadOptions& options, const RunCliOptions& cli, bool as_json) {
@@ -217,8 +223,15 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     std::vector<std::vector<uint8_t>> inputs;
     for (const auto& f : cli.input_files) inputs.push_back(read_file(f));
     const std::vector<uint32_t> events = pmu_events(model->config, cli.pmu);
+    std::optional<DebugDatabase> debug_db;
+    if (!cli.debug_db_file.empty()) debug_db = DebugDatabase::load(cli.debug_db_file);
     const RunResult result = run_model(*model, inputs, {!cli.timing_only, cli.system});
     const PmuReading pmu = read_pmu(result.memory, result.timing, events);
+    const TracedRun traced{path, model->config, result.memory, result.streams, result.timing,
+                           debug_db ? &*debug_db : nullptr};
+    traced.check_debug_db();
+    if (!cli.trace_file.empty()) write_chrome_trace(traced, cli.trace_file);
+    if (!cli.per_layer_file.empty()) write_per_layer_csv(traced, cli.per_layer_file);
     const std::string& output_prefix = cli.output_prefix;
     json outputs = json::array();
     for (size_t i = 0; i < result.outputs.size(); ++i) {
@@ -308,6 +321,13 @@ int main(int argc, char** argv) {
                     "Vela memory mode (default: Shared_Sram on U55, Dedicated_Sram_384KB on U65/U85)");
     run->add_option("--config", run_options.system.config_files,
                     "vela.ini-format file with more System_Config/Memory_Mode sections");
+    run->add_option("--trace", run_options.trace_file,
+                    "write a Chrome/Perfetto trace (Trace Event JSON): one track per NPU unit, bandwidth counters");
+    run->add_option("--per-layer", run_options.per_layer_file,
+                    "write per-layer cycles, access cycles and MACs as CSV in the columns of Vela's per-layer CSV");
+    run->add_option("--debug-db", run_options.debug_db_file,
+                    "Vela's model_debug.xml (--enable-debug-db): names ops after the original operators and "
+                    "groups --per-layer rows by Vela op");
     auto* example = app.add_subcommand("example", "write the bundled example model (an ExecuTorch vela_bin_stream)");
     example->add_option("OUTPUT", out_path, "file to write")->required();
     CLI11_PARSE(app, argc, argv);
