@@ -28,6 +28,9 @@ struct OpCost {
     int64_t weight_decode_cycles = 0;
     int64_t macs = 0;
     MemoryTraffic traffic;       // what the op's block traversal reads and writes
+    // Per memory, cycles its accesses need when a channel limits them below the memory's
+    // bandwidth (U85's per-channel read buffers); 0: bytes / bandwidth is the limit.
+    std::array<int64_t, kMemoryKinds> access_cycles{};
 };
 
 // Where the op's data lives: the memory behind each region, and that memory's parameters.
@@ -41,6 +44,7 @@ struct CostContext {
 
 // Kernel ops (CONV, DEPTHWISE, POOL, ELEMENTWISE, RESIZE); one function per generation.
 OpCost u55_kernel_cost(const DecodedOp& op, const CostContext& ctx);  // U55 and U65
+OpCost u85_kernel_cost(const DecodedOp& op, const CostContext& ctx);
 
 // DMA: cycles to move bytes from one memory to another (read and write overlap; the slower
 // side, plus its latency, bounds the transfer).

@@ -33,10 +33,7 @@ TimingModel::TimingModel(const NpuConfig& npu, MemorySystem memory,
     : npu_(npu), memory_(std::move(memory)), ctx_{npu_, memory_, region_memory} {}
 
 OpCost TimingModel::kernel_cost(const DecodedOp& op) const {
-    if (npu_.generation == Generation::U85) {
-        throw Error({"<timing>", op.offset, std::string(op_kind_name(op.kind))},
-                    "the U85 timing model is not available yet");
-    }
+    if (npu_.generation == Generation::U85) return u85_kernel_cost(op, ctx_);
     return u55_kernel_cost(op, ctx_);
 }
 
@@ -71,7 +68,8 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
                 const auto kind = static_cast<MemoryKind>(m);
                 const int64_t bytes = t.cost.traffic.read[m] + t.cost.traffic.write[m];
                 if (bytes == 0) continue;
-                t.access_cycles[m] = static_cast<int64_t>(double(bytes) / memory_.bytes_per_cycle(kind));
+                t.access_cycles[m] = std::max(static_cast<int64_t>(double(bytes) / memory_.bytes_per_cycle(kind)),
+                                              t.cost.access_cycles[m]);
                 duration = std::max(duration, t.access_cycles[m]);
             }
             t.start = std::max(command, kernel_free);
