@@ -382,8 +382,11 @@ struct U85Op {
                 out.push_back({mem, fast ? U85ReadChannel::FastWeight : U85ReadChannel::Weight,
                                refetch * static_cast<int64_t>(w.length)});
             }
+            // Vela charges scale reads to the constant memory even when the stream reads a copy
+            // a DMA staged in faster memory; so do we, to track its estimates. Through the
+            // scale channel's small read buffer this makes scales from DRAM expensive.
             for (const auto& s : op.scales)
-                out.push_back({ctx.memory_of(s.region), U85ReadChannel::Scale, refetch * static_cast<int64_t>(s.length)});
+                out.push_back({const_memory, U85ReadChannel::Scale, refetch * static_cast<int64_t>(s.length)});
         } else {
             // Each IFM in memory is read once (a scalar operand is in the command stream).
             auto read_whole = [&](const FeatureMap& fm, const Block3& shape) {
