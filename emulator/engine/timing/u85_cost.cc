@@ -226,6 +226,12 @@ struct U85Op {
         };
         fetch(op.ifm, ifm_shape);
         if (ifm2_read && kind == U85Kind::Elementwise) fetch(op.ifm2, ifm2_shape);
+        // The stream carries a scalar operand in a register; Vela's model still fetches it, as
+        // one element of a constant tensor, and that read's latency bounds the block.
+        if (kind == U85Kind::Elementwise && op.has_ifm2 && op.elementwise.ifm2_scalar) {
+            const MemoryKind mem = ctx.memory.port_memory(ctx.memory.mode.const_port);
+            worst = std::max(worst, int64_t{timing(mem).read_latency});
+        }
         return worst;
     }
 
@@ -237,15 +243,27 @@ struct U85Op {
         return timing(mem).write_latency + static_cast<int64_t>(double(tx) / bandwidth(mem));
     }
 
+    // NPU_SET_ACTIVATION.activation_function LUT_U8_U8 .. LUT_S16_S32: the LUT's input width.
+    std::optional<int> lut_input_bits() const {
+        switch (op.output.lut_type) {
+            case 1: case 4: case 5: case 7: return 8;
+            case 8: case 9: return 16;
+            default: return std::nullopt;
+        }
+    }
+
     double output_cycles_per_element() const {
         if (kind == U85Kind::Elementwise && op.elementwise.mode == ElementwiseMode::Div) return kDivideCyclesPerElement;
         const bool binary = kind == U85Kind::Elementwise && op.has_ifm2;
+        // A LUT activation takes the op's result at the LUT's input width and widens it
+        // itself; the op's output class follows the LUT input.
+        const int result_bits = lut_input_bits().value_or(ofm_bits);
         U85OutputClass oc = U85OutputClass::Ofm8;
-        if (op.ofm.storage == Storage::Chained && (ofm_bits == 32 || ifm_bits == 32)) oc = U85OutputClass::Chained32;
-        else if (ofm_bits == 64) oc = U85OutputClass::Ofm64;
-        else if (binary && ifm_bits == 32) oc = ofm_bits == 32 ? U85OutputClass::Binary32 : U85OutputClass::Chained32;
-        else if (ofm_bits == 32) oc = U85OutputClass::Ofm32;
-        else if (ofm_bits == 16) oc = U85OutputClass::Ofm16;
+        if (op.ofm.storage == Storage::Chained && (result_bits == 32 || ifm_bits == 32)) oc = U85OutputClass::Chained32;
+        else if (result_bits == 64) oc = U85OutputClass::Ofm64;
+        else if (binary && ifm_bits == 32) oc = result_bits == 32 ? U85OutputClass::Binary32 : U85OutputClass::Chained32;
+        else if (result_bits == 32) oc = U85OutputClass::Ofm32;
+        else if (result_bits == 16) oc = U85OutputClass::Ofm16;
         // A fused activation runs in the same pass at full rate; the stream's transpose and
         // reverse modes (the half-rate cases) are not decoded, so full rate is assumed.
         return std::max(row.output_cycles[static_cast<size_t>(oc)],
