@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 
 #include "emulator/engine/timing/arch_timing.h"
 #include "emulator/engine/timing/system_config.h"
@@ -49,6 +50,10 @@ OpCost u85_kernel_cost(const DecodedOp& op, const CostContext& ctx);
 // DMA: cycles to move bytes from one memory to another (read and write overlap; the slower
 // side, plus its latency, bounds the transfer).
 int64_t dma_cycles(const MemorySystem& memory, MemoryKind from, MemoryKind to, int64_t bytes);
+
+// U85 DMA: the same, with each side limited by its AXI channel (memory-to-memory reads, writes);
+// to = nullopt: a LUT load into the internal LUT RAM.
+int64_t u85_dma_cycles(const CostContext& ctx, MemoryKind from, std::optional<MemoryKind> to, int64_t bytes);
 
 // Helpers shared by the cost functions.
 inline int64_t div_round_up(int64_t a, int64_t b) { return (a + b - 1) / b; }

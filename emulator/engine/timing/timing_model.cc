@@ -87,14 +87,16 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
             const int64_t bytes = dma_bytes(d);
             const MemoryKind from = ctx_.memory_of(d.src.region);
             t.cost.traffic.add_read(from, bytes);
+            const bool u85 = npu_.generation == Generation::U85;
             int64_t duration = 0;
             if (d.dst.internal) {  // LUT load into SHRAM / LUT RAM: only the read side is external
-                duration = static_cast<int64_t>(double(bytes) / memory_.bytes_per_cycle(from)) +
-                           memory_.timing(from).read_latency;
+                duration = u85 ? u85_dma_cycles(ctx_, from, std::nullopt, bytes)
+                               : static_cast<int64_t>(double(bytes) / memory_.bytes_per_cycle(from)) +
+                                     memory_.timing(from).read_latency;
             } else {
                 const MemoryKind to = ctx_.memory_of(d.dst.region);
                 t.cost.traffic.add_write(to, bytes);
-                duration = dma_cycles(memory_, from, to, bytes);
+                duration = u85 ? u85_dma_cycles(ctx_, from, to, bytes) : dma_cycles(memory_, from, to, bytes);
             }
             t.start = std::max(command, dma_free);
             t.end = t.start + duration;

@@ -31,6 +31,8 @@ constexpr double kTransactionUse = 0.8;
 constexpr double kChannelEfficiency = 0.8;
 // Cycles to read one scale/bias entry per OFM channel, per 256 cycles of latency.
 constexpr double kBiasReadCyclesPerChannel = 10.0 / 256.0;
+// The internal LUT RAM takes one byte per cycle.
+constexpr double kLutRamBytesPerCycle = 1.0;
 // Integer divide (elementwise DIV) runs at a fixed rate regardless of configuration.
 constexpr double kDivideCyclesPerElement = 33.0;
 
@@ -70,6 +72,27 @@ int iround_up(int a, int b) { return static_cast<int>(round_up(a, b)); }
 // Broadcast bits of U85's broadcast_mode: H 1, W 2, C 4.
 Block3 broadcast_shape(const FeatureMap& ofm, int broadcast, int depth) {
     return {(broadcast & 1) ? 1 : ofm.height, (broadcast & 2) ? 1 : ofm.width, (broadcast & 4) ? 1 : depth};
+}
+
+// A channel's bandwidth: the memory's, or less when the channel cannot keep enough bursts in
+// flight to cover the latency. Reads are limited by the channel's read buffer (in 16-byte words)
+// and the memory's outstanding reads; writes (read_channel empty) by outstanding writes only.
+double u85_channel_bandwidth(const MemorySystem& memory, const U85TimingRow& row, MemoryKind mem,
+                             std::optional<U85ReadChannel> read_channel) {
+    const MemoryTiming& t = memory.timing(mem);
+    double in_flight = 0;
+    int latency = 0;
+    if (read_channel) {
+        const int burst_words = std::max(t.burst_length / 16, 1);
+        const double buffer_bursts = double(row.channel_read_buffers[static_cast<size_t>(*read_channel)]) / burst_words;
+        in_flight = std::min(buffer_bursts, t.max_reads * t.ports_used * kTransactionUse);
+        latency = t.read_latency;
+    } else {
+        in_flight = t.max_writes * t.ports_used * kTransactionUse;
+        latency = t.write_latency;
+    }
+    const double channel = t.burst_length * in_flight / std::max(1, latency) * kChannelEfficiency;
+    return std::min(memory.bytes_per_cycle(mem), channel);
 }
 
 struct U85Op {
@@ -168,25 +191,8 @@ struct U85Op {
     const MemoryTiming& timing(MemoryKind k) const { return ctx.memory.timing(k); }
     double bandwidth(MemoryKind k) const { return ctx.memory.bytes_per_cycle(k); }
 
-    // A channel's bandwidth: the memory's, or less when the channel cannot keep enough bursts in
-    // flight to cover the latency. Reads are limited by the channel's read buffer (in 16-byte
-    // words) and the memory's outstanding reads; writes by outstanding writes only.
     double channel_bandwidth(MemoryKind mem, std::optional<U85ReadChannel> read_channel) const {
-        const MemoryTiming& t = timing(mem);
-        double in_flight = 0;
-        int latency = 0;
-        if (read_channel) {
-            const int burst_words = std::max(t.burst_length / 16, 1);
-            const double buffer_bursts =
-                double(row.channel_read_buffers[static_cast<size_t>(*read_channel)]) / burst_words;
-            in_flight = std::min(buffer_bursts, t.max_reads * t.ports_used * kTransactionUse);
-            latency = t.read_latency;
-        } else {
-            in_flight = t.max_writes * t.ports_used * kTransactionUse;
-            latency = t.write_latency;
-        }
-        const double channel = t.burst_length * in_flight / std::max(1, latency) * kChannelEfficiency;
-        return std::min(bandwidth(mem), channel);
+        return u85_channel_bandwidth(ctx.memory, row, mem, read_channel);
     }
 
     // Bytes moved for `amount`, inflated by how far the access pattern's contiguous run falls
@@ -464,6 +470,16 @@ struct U85Op {
 };
 
 }  // namespace
+
+int64_t u85_dma_cycles(const CostContext& ctx, MemoryKind from, std::optional<MemoryKind> to, int64_t bytes) {
+    const U85TimingRow& row = u85_timing(ctx.npu);
+    const double read_bandwidth = u85_channel_bandwidth(ctx.memory, row, from, U85ReadChannel::Mem2Mem);
+    const int64_t read = static_cast<int64_t>(double(bytes) / read_bandwidth) + ctx.memory.timing(from).read_latency;
+    const int64_t write = to ? static_cast<int64_t>(double(bytes) / u85_channel_bandwidth(ctx.memory, row, *to, std::nullopt)) +
+                                   ctx.memory.timing(*to).write_latency
+                             : static_cast<int64_t>(double(bytes) / kLutRamBytesPerCycle);
+    return std::max(read, write);
+}
 
 OpCost u85_kernel_cost(const DecodedOp& op, const CostContext& ctx) {
     const U85Op u(op, ctx);
