@@ -1,4 +1,6 @@
 // NPU_OP_DMA_START: copies between regions, or from a region into the internal LUT memory.
+// A transfer is LEN-byte rows: one row (1D), SIZE0 rows (2D) or SIZE1 planes of SIZE0 rows (3D),
+// each side walking its own row and plane strides.
 
 #include <fmt/format.h>
 
@@ -14,18 +16,24 @@ void run_dma(const DecodedOp& op, ExecutionContext& ctx) {
     const ErrorLocation where{ctx.source, op.offset, "NPU_OP_DMA_START"};
     if (d.src.internal) throw Error(where, "DMA from internal memory is not supported");
     if (d.gather || d.scatter) throw Error(where, "DMA index (gather/scatter) mode is not supported yet");
-    if (d.dimensions > 1 && ctx.config.generation == Generation::U65) {
-        throw Error(where, "U65 2D/3D DMA (SKIP0/SKIP1) is not supported yet: the skip semantics are unconfirmed");
+    if ((d.dimensions >= 2 && d.size0 == 0) || (d.dimensions >= 3 && d.size1 == 0)) {
+        throw Error({ctx.source, op.offset, d.size0 == 0 ? "NPU_SET_DMA0_SIZE0" : "NPU_SET_DMA0_SIZE1"},
+                    fmt::format("a {}D DMA with {} rows and {} planes is not supported (undocumented behaviour)",
+                                d.dimensions, d.size0, d.size1));
     }
     if (d.length == 0) return;
     const int rows = d.dimensions >= 2 ? d.size0 : 1;
     const int planes = d.dimensions >= 3 ? d.size1 : 1;
-    const AccessContext src_who = ctx.access(op, "DMA source");
-    const AccessContext dst_who = ctx.access(op, "DMA destination");
-    for (int p = 0; p < planes; ++p) {
-        for (int r = 0; r < rows; ++r) {
-            const uint64_t src = d.src.address + static_cast<uint64_t>(p * d.src_stride1 + r * d.src_stride0);
-            const uint64_t dst = d.dst.address + static_cast<uint64_t>(p * d.dst_stride1 + r * d.dst_stride0);
+    const AccessContext src_who{&ctx.source, op.offset, where.field, "DMA source"};
+    const AccessContext dst_who{&ctx.source, op.offset, where.field, "DMA destination"};
+    // Modular address arithmetic, as the hardware's: negative strides step backwards.
+    auto step = [](uint64_t base, uint64_t p, int64_t stride1, uint64_t r, int64_t stride0) {
+        return base + p * static_cast<uint64_t>(stride1) + r * static_cast<uint64_t>(stride0);
+    };
+    for (uint64_t p = 0; p < static_cast<uint64_t>(planes); ++p) {
+        for (uint64_t r = 0; r < static_cast<uint64_t>(rows); ++r) {
+            const uint64_t src = step(d.src.address, p, d.src_stride1, r, d.src_stride0);
+            const uint64_t dst = step(d.dst.address, p, d.dst_stride1, r, d.dst_stride0);
             const auto from = ctx.memory.read(d.src.region, src, d.length, src_who);
             if (d.dst.internal) {
                 // Internal destination: an address in SHRAM (U55/U65) or LUT RAM (U85).

@@ -52,19 +52,24 @@ void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
                 switch (e.mode) {
                     case ElementwiseMode::Add:
                     case ElementwiseMode::Sub: {
-                        int64_t sa = a, sb = b;
+                        // OPA/OPB name the operation's operands, after the operand order: with
+                        // ORDER_A, OPB_32 scales the IFM. The 32-bit scale is always OPA_SCALE's.
+                        const auto scale32 = [&](int64_t operand) {
+                            return scale_value(shift_left(operand, L), e.opa.scale, e.opa.shift + L,
+                                               RoundMode::DoubleSymmetric);
+                        };
+                        int64_t sa = lhs, sb = rhs;
                         if (e.ifm_scale_mode == kOpaOpb16) {
-                            sa = a * (e.opa.scale & 0xFFFF);
-                            sb = b * (e.opb.scale & 0xFFFF);
+                            sa = lhs * (e.opa.scale & 0xFFFF);
+                            sb = rhs * (e.opb.scale & 0xFFFF);
                         } else if (e.ifm_scale_mode == kOpa32) {
-                            sa = scale_value(shift_left(a, L), e.opa.scale, e.opa.shift + L, RoundMode::DoubleSymmetric);
-                            sb = shift_left(b, L - 1);
+                            sa = scale32(lhs);
+                            sb = shift_left(rhs, L - 1);
                         } else if (e.ifm_scale_mode == kOpb32) {
-                            sa = shift_left(a, L - 1);
-                            sb = scale_value(shift_left(b, L), e.opa.scale, e.opa.shift + L, RoundMode::DoubleSymmetric);
+                            sa = shift_left(lhs, L - 1);
+                            sb = scale32(rhs);
                         }
-                        const int64_t first = e.reversed_operands ? sb : sa, second = e.reversed_operands ? sa : sb;
-                        const int64_t r = e.mode == ElementwiseMode::Add ? first + second : first - second;
+                        const int64_t r = e.mode == ElementwiseMode::Add ? sa + sb : sa - sb;
                         v = scale_value(r, ofm_scale.scale, ofm_scale.shift, round);
                         break;
                     }

@@ -147,10 +147,12 @@ struct DmaEndpoint {
 
 struct Dma {
     DmaEndpoint src, dst;
-    uint64_t length = 0;  // bytes per 1D transfer
+    uint64_t length = 0;  // bytes per row (the whole transfer when 1D)
     int dimensions = 1;   // 1, 2 or 3
-    int size0 = 1, size1 = 1;
-    int64_t src_stride0 = 0, src_stride1 = 0;  // U65 skips, U85 strides
+    int size0 = 1, size1 = 1;  // rows per plane, planes
+    // Bytes from one row start to the next (stride0) and one plane start to the next (stride1);
+    // on U65 derived from LEN, SIZE0 and the skips.
+    int64_t src_stride0 = 0, src_stride1 = 0;
     int64_t dst_stride0 = 0, dst_stride1 = 0;
     bool gather = false, scatter = false;  // U85 index mode
     Stream index;                          // U85 index array

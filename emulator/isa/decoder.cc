@@ -149,6 +149,20 @@ struct Decoder::Reader {
         return desc->extract(decoder.registers_[reg]);
     }
     int64_t get_signed(Field f, int bits) { return sign_extend(get(f), bits); }
+    // An enumerated register field, or nothing if the stream never wrote it (then reported as
+    // unset). A written value the generation does not define is malformed.
+    std::optional<uint64_t> get_enum(Field f, uint32_t op_offset) {
+        const uint64_t value = get(f);
+        const isa::FieldDesc& desc = *decoder.gen_.field(f);
+        if (!decoder.written_[static_cast<size_t>(desc.command)]) return std::nullopt;
+        if (desc.enumeration->value_name(value).empty()) {
+            throw Error({decoder.source_, op_offset,
+                         fmt::format("{}.{}", decoder.gen_.command(desc.command)->name, desc.name)},
+                        fmt::format("value {} is not a valid {} on {}", value, desc.enumeration->name,
+                                    decoder.gen_.name));
+        }
+        return value;
+    }
     int geti(Field f) { return static_cast<int>(get(f)); }
     // Fields a generation lacks read as their hardware-neutral default.
     uint64_t get_or(Field f, uint64_t fallback) { return has(f) ? get(f) : fallback; }
@@ -466,13 +480,36 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                      r.get(Field::SET_DMA0_SRC__addr)};
             d.dst = {r.geti(Field::SET_DMA0_DST_REGION__region), r.get(Field::SET_DMA0_DST_REGION__region_mode) == 1,
                      r.get(Field::SET_DMA0_DST__addr)};
-            d.length = r.get(Field::SET_DMA0_LEN__addr);
-            d.dimensions = static_cast<int>(r.get(Field::SET_DMA0_SRC_REGION__stride_mode)) + 1;
+            d.length = r.get(Field::SET_DMA0_LEN__addr);  // bytes per row: SIZE0 counts rows, SIZE1 planes
+            // U55 defines only D1; U65 has a stride mode per side; U85 one, on the source region.
+            // A side whose region was never written counts as D1 (the op is reported anyway).
+            auto dimensions = [&](Field stride_mode) {
+                return static_cast<int>(r.get_enum(stride_mode, command.offset).value_or(0)) + 1;
+            };
+            const int src_dims = dimensions(Field::SET_DMA0_SRC_REGION__stride_mode);
+            const int dst_dims = u85 ? 1 : dimensions(Field::SET_DMA0_DST_REGION__stride_mode);
+            if (src_dims > 1 && dst_dims > 1 && src_dims != dst_dims) {
+                throw Error({source_, command.offset, "NPU_SET_DMA0_DST_REGION.stride_mode"},
+                            fmt::format("source is {}D and destination {}D: a transfer strided on both sides with "
+                                        "different dimensions is not supported (its behaviour is undocumented)",
+                                        src_dims, dst_dims));
+            }
+            d.dimensions = std::max(src_dims, dst_dims);
             if (d.dimensions >= 2) d.size0 = r.geti(Field::SET_DMA0_SIZE0__size);
             if (d.dimensions >= 3) d.size1 = r.geti(Field::SET_DMA0_SIZE1__size);
             if (gen_.generation == Generation::U65 && d.dimensions >= 2) {
-                d.src_stride0 = d.dst_stride0 = static_cast<int64_t>(r.get(Field::SET_DMA0_SKIP0__addr));
-                if (d.dimensions >= 3) d.src_stride1 = d.dst_stride1 = static_cast<int64_t>(r.get(Field::SET_DMA0_SKIP1__addr));
+                // SKIP0 is the gap after each row, SKIP1 the gap after each plane's rows
+                // (Vela: SKIP0 = row stride - LEN, SKIP1 = plane stride - LEN * SIZE0).
+                // A side in D1 mode is contiguous.
+                const int64_t row = static_cast<int64_t>(d.length);
+                const int64_t plane = row * d.size0;
+                const int64_t row_stride = row + r.get_signed(Field::SET_DMA0_SKIP0__addr, 40);
+                const int64_t plane_stride =
+                    d.dimensions >= 3 ? plane + r.get_signed(Field::SET_DMA0_SKIP1__addr, 40) : plane;
+                d.src_stride0 = src_dims > 1 ? row_stride : row;
+                d.src_stride1 = src_dims > 1 ? plane_stride : plane;
+                d.dst_stride0 = dst_dims > 1 ? row_stride : row;
+                d.dst_stride1 = dst_dims > 1 ? plane_stride : plane;
             }
             if (u85) {
                 if (d.dimensions >= 2) {

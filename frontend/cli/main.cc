@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "emulator/engine/timing/pmu.h"
 #include "emulator/isa/disasm.h"
 #include "emulator/isa/error.h"
 #include "frontend/cli/example_model.h"
@@ -171,7 +172,40 @@ json timing_json(const RunResult& result) {
             {"traffic", traffic_json(result.memory, traffic)}};
 }
 
+// --pmu NAME,...: the events' numbers, refused with the valid names when unknown or too many.
+std::vector<uint32_t> pmu_events(const NpuConfig& npu, const std::vector<std::string>& names) {
+    const int counters = pmu_event_counters(npu.generation);
+    if (static_cast<int>(names.size()) > counters) {
+        throw Error({"--pmu", std::nullopt, {}},
+                    fmt::format("{} events requested; {} has {} event counters", names.size(), npu.name, counters));
+    }
+    std::vector<uint32_t> events;
+    for (const auto& name : names) {
+        const auto id = pmu_event_id(npu.generation, name);
+        if (!id || !pmu_event_modelled(npu.generation, *id)) {
+            std::string valid;
+            for (uint32_t e = 0; e < 1024; ++e)
+                if (pmu_event_modelled(npu.generation, e))
+                    valid += (valid.empty() ? "" : ", ") + std::string(pmu_event_name(npu.generation, e));
+            throw Error({"--pmu", std::nullopt, name},
+                        fmt::format("{} on {}; modelled events: {}", id ? "not modelled" : "no such event", npu.name, valid));
+        }
+        events.push_back(*id);
+    }
+    return events;
+}
+
+json pmu_json(const NpuConfig& npu, const std::vector<uint32_t>& events, const PmuReading& reading) {
+    json counters = json::array();
+    for (size_t i = 0; i < events.size(); ++i) {
+        counters.push_back({{"counter", i}, {"event", pmu_event_name(npu.generation, events[i])}, {"id", events[i]},
+                            {"count", reading.counters[i]}});
+    }
+    return {{"cycle_counter", reading.cycle_counter}, {"event_counters", counters}};
+}
+
 struct RunCliOptions {
+    std::vector<std::string> pmu;
     std::vector<std::string> input_files;
     std::string output_prefix = "out";
     bool timing_only = false;
@@ -182,7 +216,9 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     const auto model = load_model(path, options);
     std::vector<std::vector<uint8_t>> inputs;
     for (const auto& f : cli.input_files) inputs.push_back(read_file(f));
+    const std::vector<uint32_t> events = pmu_events(model->config, cli.pmu);
     const RunResult result = run_model(*model, inputs, {!cli.timing_only, cli.system});
+    const PmuReading pmu = read_pmu(result.memory, result.timing, events);
     const std::string& output_prefix = cli.output_prefix;
     json outputs = json::array();
     for (size_t i = 0; i < result.outputs.size(); ++i) {
@@ -204,6 +240,13 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         fmt::print("\n{} cycles ({:.3f} ms at {:g} MHz, {}, {})\n", timing["cycles"]["total"].get<int64_t>(),
                    timing["inference_seconds"].get<double>() * 1e3, result.memory.system.core_clock / 1e6,
                    result.memory.system.name, result.memory.mode.name);
+        if (!cli.pmu.empty()) {
+            fmt::print("ethosu_pmu_cycle_cntr : {}\n", pmu.cycle_counter);
+            for (size_t i = 0; i < events.size(); ++i) {
+                fmt::print("ethosu_pmu_cntr{} : {} ({})\n", i, pmu.counters[i],
+                           pmu_event_name(model->config.generation, events[i]));
+            }
+        }
         return 0;
     }
     json ops = json::array();
@@ -224,6 +267,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     }
     json out = {{"model", path}, {"npu", model->config.name}, {"timing_only", cli.timing_only}, {"outputs", outputs}};
     out.update(timing);
+    if (!cli.pmu.empty()) out["pmu"] = pmu_json(model->config, events, pmu);
     out["ops"] = ops;
     std::cout << out.dump(2) << "\n";
     return 0;
@@ -256,6 +300,8 @@ int main(int argc, char** argv) {
                     "raw input tensor file, in the model's input order (omitted: zeros)");
     run->add_option("--output-prefix", run_options.output_prefix, "outputs are written to PREFIX.out<k>.bin");
     run->add_flag("--timing-only", run_options.timing_only, "cycles, traffic and traces without computing data");
+    run->add_option("--pmu", run_options.pmu, "PMU events to count, e.g. NPU_ACTIVE,MAC_ACTIVE (4 on U55/U65, 8 on U85)")
+        ->delimiter(',');
     run->add_option("--system-config", run_options.system.system_config,
                     "Vela system configuration (default: Vela's for the NPU, e.g. Ethos_U55_High_End_Embedded)");
     run->add_option("--memory-mode", run_options.system.memory_mode,

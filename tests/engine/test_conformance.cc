@@ -57,8 +57,6 @@ struct NotYetBitExact {
 const NotYetBitExact kNotYetBitExact[] = {
     {"dtln_noise_suppression", {"ethos-u55-128", "ethos-u55-256", "ethos-u65-256"},
      "LSTM gates use the built-in int16 SIGMOID/TANH activations, not implemented yet"},
-    {"mlzoo_rnnoise_int8", {"ethos-u55-128", "ethos-u55-256", "ethos-u65-256"},
-     "LUT-activated GRU outputs differ; cause not yet found"},
 };
 
 const NotYetBitExact* not_yet_bit_exact(const std::string& model, const std::string& config) {

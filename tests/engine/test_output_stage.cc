@@ -6,28 +6,13 @@
 #include <random>
 
 #include "emulator/engine/output_stage.h"
+#include "tests/engine/tflite_integer_math.h"
 
 namespace ethosu {
 namespace {
 
-// TFLite reference: SaturatingRoundingDoublingHighMul, RoundingDivideByPOT and
-// MultiplyByQuantizedMultiplier (left-shift convention), written out plainly.
-int32_t srdhm(int32_t a, int32_t b) {
-    if (a == b && a == std::numeric_limits<int32_t>::min()) return std::numeric_limits<int32_t>::max();
-    const int64_t ab = int64_t{a} * b;
-    const int32_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
-    return static_cast<int32_t>((ab + nudge) / (int64_t{1} << 31));
-}
-int32_t rounding_divide_by_pot(int32_t x, int exponent) {
-    const int32_t mask = static_cast<int32_t>((int64_t{1} << exponent) - 1);
-    const int32_t remainder = x & mask;
-    const int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
-    return (x >> exponent) + (remainder > threshold ? 1 : 0);
-}
-int32_t tflite_multiply(int32_t x, int32_t multiplier, int shift) {
-    const int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
-    return rounding_divide_by_pot(srdhm(x * (1 << left), multiplier), right);
-}
+using tflite_reference::tflite_multiply;
+
 // TFLite's 16-bit requantize: int64 input, multiplier reduced to 16 bits, single rounding.
 int32_t tflite_multiply_int64(int64_t x, int32_t multiplier, int shift) {
     const int32_t reduced = multiplier < 0x7FFF0000 ? ((multiplier + (1 << 15)) >> 16) : 0x7FFF;

@@ -96,6 +96,8 @@ TEST(Tables, EveryCommandHasExactlyOneHandler) {
         }
         for (const auto* left_out : sets) {
             if (left_out->name.rfind("NPU_SET_USER_DEFINED", 0) == 0) continue;  // free for software use
+            // U55 has the DMA size commands but defines only 1D transfers, which do not read them.
+            if (config.generation == Generation::U55 && left_out->name.rfind("NPU_SET_DMA0_SIZE", 0) == 0) continue;
             bool read = false;
             // Try each op with parameters that exercise the optional paths.
             for (const auto* op : ops) {
@@ -107,7 +109,7 @@ TEST(Tables, EveryCommandHasExactlyOneHandler) {
                         uint64_t value = s->base_word();
                         // Turn on the modes that make more registers relevant.
                         for (const auto& f : s->fields) {
-                            if (f.name == "stride_mode") value = f.insert(value, 2);
+                            if (f.name == "stride_mode") value = f.insert(value, f.enumeration->values.back().value);
                             if (f.name == "idx_mode" || f.name == "parallel_mode") value = f.insert(value, 1);
                             // Elementwise mode 8 (SHR) is binary: give it a scalar operand.
                             if (f.name == "broadcast_constant") value = f.insert(value, param == 8);

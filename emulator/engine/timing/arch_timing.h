@@ -23,8 +23,9 @@ struct Block3 {
 enum class OutputClass : uint8_t {
     Elementwise32Unary, Elementwise32Binary, Mul32, Mul8Or40BitAcc, SimpleAddSub, AddSub, MaxPool, Other,
 };
-// Activation-unit cost class.
-enum class ActivationClass : uint8_t { Lut, Relu, None };
+// Activation-unit cost class. Vela 5.1 prices an op without a fused activation like a LUT
+// activation (the class it starts from), so "no activation" is LutOrNone.
+enum class ActivationClass : uint8_t { LutOrNone, Relu, Other };
 
 struct U55TimingRow {
     std::string_view config;    // Vela name

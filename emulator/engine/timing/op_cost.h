@@ -62,7 +62,8 @@ inline int64_t round_up(int64_t a, int64_t b) { return div_round_up(a, b) * b; }
 // The IFM extent the op reads: from the OFM, stride, dilated kernel and padding (the IFM width
 // is not a register on every generation), limited below by 1.
 Block3 input_extent(const DecodedOp& op);
-// Whether the op's clamp is narrower than its OFM type (a fused ReLU-style activation).
+// Whether the op's clamp is a fused ReLU-style activation: narrower than the OFM type, or with
+// its lower bound at the OFM zero point (real zero).
 bool has_clamp_activation(const DecodedOp& op);
 
 }  // namespace ethosu

@@ -42,7 +42,8 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
     TimingTotals& totals = result.totals;
     int64_t command = 0, kernel_free = 0, dma_free = 0;
     uint64_t next_word_offset = 0;
-    bool pmu_counting = false;
+    bool pmu_counting = true;
+    int64_t pmu_window_start = 0;
     std::vector<int64_t> kernel_ends, dma_ends;
     std::vector<std::pair<int64_t, int64_t>> busy;
     result.ops.reserve(stream.ops.size());
@@ -63,6 +64,8 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
         if (is_kernel_op(op.kind)) {
             t.unit = Unit::Kernel;
             t.cost = kernel_cost(op);
+            t.ifm_bits = op.ifm.precision.bits;
+            t.ofm_bits = op.ofm.precision.bits;
             int64_t duration = t.cost.compute_cycles;
             for (int m = 0; m < kMemoryKinds; ++m) {
                 const auto kind = static_cast<MemoryKind>(m);
@@ -108,10 +111,11 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
             const int64_t must_finish = static_cast<int64_t>(ends.size()) - op.wait_count;
             if (must_finish > 0) command = std::max(command, ends[static_cast<size_t>(must_finish - 1)]);
             t.end = command;
-        } else if (op.kind == OpKind::PmuMask) {
+        } else if (op.kind == OpKind::PmuMask && op.pmu_enable != pmu_counting) {
+            if (pmu_counting) result.pmu_windows.emplace_back(pmu_window_start, command);
+            else pmu_window_start = command;
             pmu_counting = op.pmu_enable;
         }
-        t.pmu_counting = pmu_counting;
         if (t.end > t.start) busy.emplace_back(t.start, t.end);
         for (int m = 0; m < kMemoryKinds; ++m) {
             totals.traffic.read[m] += t.cost.traffic.read[m];
@@ -121,6 +125,7 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
         if (op.kind == OpKind::Stop) break;
     }
     totals.cycles = std::max({command, kernel_free, dma_free});
+    if (pmu_counting) result.pmu_windows.emplace_back(pmu_window_start, totals.cycles);
     totals.npu_active = union_length(std::move(busy));
     totals.idle = totals.cycles - totals.npu_active;
     return result;

@@ -28,8 +28,8 @@ struct OpTiming {
     int64_t start = 0;  // when its unit started it
     int64_t end = 0;
     OpCost cost;        // kernel ops: compute cycles and traffic; DMA: traffic
+    int ifm_bits = 0, ofm_bits = 0;  // kernel ops: activation precisions
     std::array<int64_t, kMemoryKinds> access_cycles{};  // bytes / bandwidth per memory
-    bool pmu_counting = false;  // NPU_OP_PMU_MASK state while the op ran
 };
 
 struct TimingTotals {
@@ -48,6 +48,9 @@ struct TimingTotals {
 struct TimingResult {
     std::vector<OpTiming> ops;  // one per DecodedOp, in stream order
     TimingTotals totals;
+    // When the PMU counts: from the start (the driver enabled it) until an NPU_OP_PMU_MASK
+    // disables it, and again from a PMU_MASK that enables it. [begin, end) in cycles.
+    std::vector<std::pair<int64_t, int64_t>> pmu_windows;
 };
 
 class TimingModel {

@@ -48,7 +48,10 @@ struct U55Op {
     const U55TimingRow& row;
     MacOp kind;
     Block3 kernel;  // undilated kernel size (height, width)
-    Block3 ifm_shape, ofm_shape, ofm_block, ifm_block, ublock;
+    Block3 ifm_shape, ofm_shape;
+    Block3 ofm_block_config, ifm_block_config;  // as configured (burst sizes, per-block costs)
+    Block3 ofm_block, ifm_block;                // limited to the feature maps (what a block holds)
+    Block3 ublock;
     int ifm_bits, ofm_bits;
     bool acc40;
 
@@ -56,10 +59,11 @@ struct U55Op {
         : op(o), ctx(c), row(u55_timing(c.npu)), kind(mac_op(o)), kernel(undilated_kernel(o.kernel)),
           ifm_shape(input_extent(o)), ofm_shape(shape_of(o.ofm)),
           ifm_bits(o.ifm.precision.bits), ofm_bits(o.ofm.precision.bits), acc40(o.output.acc_format == 1) {
-        ofm_block = min3(ofm_shape, {std::max(1, o.block.ofm_height), std::max(1, o.block.ofm_width),
-                                     std::max(1, o.block.ofm_depth)});
+        ofm_block_config = {std::max(1, o.block.ofm_height), std::max(1, o.block.ofm_width), std::max(1, o.block.ofm_depth)};
+        ofm_block = min3(ofm_shape, ofm_block_config);
         ublock = micro_block();
-        ifm_block = min3(ifm_shape, arch_ifm_block());
+        ifm_block_config = arch_ifm_block();
+        ifm_block = min3(ifm_shape, ifm_block_config);
     }
 
     // The 256/128-MAC arrays use a 1x4 micro-block for even-width single-row 1xN convolutions.
@@ -78,11 +82,13 @@ struct U55Op {
             return static_cast<int>(std::ceil(double((out - 1) * stride + std::min(dilated_kernel, kSubKernelMax)) / upscale));
         };
         Block3 b;
-        b.height = static_cast<int>(round_up(required(ofm_block.height, op.kernel.stride_y, op.kernel.height), row.ofm_ublock.height));
-        b.width = static_cast<int>(round_up(required(ofm_block.width, op.kernel.stride_x, op.kernel.width), row.ofm_ublock.width));
+        b.height = static_cast<int>(
+            round_up(required(ofm_block_config.height, op.kernel.stride_y, op.kernel.height), row.ofm_ublock.height));
+        b.width = static_cast<int>(
+            round_up(required(ofm_block_config.width, op.kernel.stride_x, op.kernel.width), row.ofm_ublock.width));
         const bool equal_depth = kind == MacOp::Elementwise || kind == MacOp::Pooling || kind == MacOp::Depthwise;
         if (equal_depth) {
-            b.depth = ofm_block.depth;
+            b.depth = ofm_block_config.depth;
         } else if (ifm_bits == 16) {
             b.depth = static_cast<int>(round_up(std::min(ifm_shape.depth, 16), 4));
         } else {
@@ -98,27 +104,25 @@ struct U55Op {
     double bandwidth(MemoryKind k) const { return ctx.memory.bytes_per_cycle(k); }
 
     // Bytes moved for `elements` elements, inflated by how far the access pattern falls short of
-    // the memory's burst length.
-    int64_t transfer(bool read, MemoryKind mem, DataFormat format, int bits, const Block3& block, const Block3& shape,
-                     int64_t elements) const {
+    // the memory's burst length. The layout comes from the stride registers: a block whose
+    // channels are not contiguous in memory is fetched a pixel (NHWC) or brick row at a time.
+    int64_t transfer(bool read, MemoryKind mem, const FeatureMap& fm, int bits, const Block3& block, int64_t elements) const {
+        const int bytes = bits / 8;
         int burst_bits = 8 * 8;
-        if (format == DataFormat::NHCWB16) {
-            const int brick_stride = shape.width * bits * 16 / 8;
-            if (brick_stride == block.depth) burst_bits = bits * block.width * block.depth;
+        if (fm.format == DataFormat::NHCWB16) {
+            const int64_t brick_stride = fm.stride_c > 0 ? fm.stride_c : int64_t{fm.width} * 16 * bytes;
+            if (brick_stride == int64_t{block.depth} * bytes) burst_bits = bits * block.width * block.depth;
             else burst_bits = 16 * bits * block.width * (read ? 1 : row.cores);
         } else {
-            const int pixel_stride = shape.depth * bits / 8;
-            if (read) {
-                burst_bits = pixel_stride == block.depth ? bits * block.width * block.depth : bits * block.depth;
-            } else if (block.depth <= 16 && pixel_stride == block.depth) {
-                burst_bits = bits * block.width * block.depth;
-            } else {
-                burst_bits = std::min(std::min(64 * 8, 16 * bits * row.cores), block.depth * bits);
-            }
+            const int64_t pixel_stride = fm.stride_x > 0 ? fm.stride_x : int64_t{fm.depth} * bytes;
+            const bool contiguous = pixel_stride == int64_t{block.depth} * bytes;
+            if (read) burst_bits = contiguous ? bits * block.width * block.depth : bits * block.depth;
+            else if (block.depth <= 16 && contiguous) burst_bits = bits * block.width * block.depth;
+            else burst_bits = std::min(std::min(64 * 8, 16 * bits * row.cores), block.depth * bits);
         }
         const int max_burst = timing(mem).burst_length;
         const int burst = std::max(1, std::min(max_burst, burst_bits / 8));
-        return elements * (bits / 8) * max_burst / burst;
+        return elements * bytes * max_burst / burst;
     }
 
     int64_t block_ifm_cycles() const {
@@ -127,7 +131,8 @@ struct U55Op {
             const FeatureMap& fm = i == 0 ? op.ifm : op.ifm2;
             const Block3 shape = i == 0 ? ifm_shape : shape_of_ifm2();
             const MemoryKind mem = ifm_memory(i);
-            const int64_t tx = transfer(true, mem, fm.format, ifm_bits, ifm_block, shape, min3(shape, ifm_block).elements());
+            const int64_t tx =
+                transfer(true, mem, fm, ifm_bits, ifm_block_config, min3(shape, ifm_block_config).elements());
             worst = std::max(worst, timing(mem).read_latency + static_cast<int64_t>(tx / bandwidth(mem)));
         }
         return worst;
@@ -135,7 +140,7 @@ struct U55Op {
 
     int64_t block_ofm_cycles() const {
         const MemoryKind mem = ofm_memory();
-        const int64_t tx = transfer(false, mem, op.ofm.format, ofm_bits, ofm_block, ofm_shape, ofm_block.elements());
+        const int64_t tx = transfer(false, mem, op.ofm, ofm_bits, ofm_block_config, ofm_block.elements());
         return timing(mem).write_latency + static_cast<int64_t>(tx / bandwidth(mem));
     }
 
@@ -156,9 +161,8 @@ struct U55Op {
         else if (mul || (kind != MacOp::Elementwise && acc40)) oc = OutputClass::Mul8Or40BitAcc;
         else if (add_sub) oc = OutputClass::AddSub;
         else if (kind == MacOp::Pooling && op.pool == PoolMode::Max) oc = OutputClass::MaxPool;
-        ActivationClass ac = ActivationClass::None;
-        if (op.output.activation != Activation::None) ac = ActivationClass::Lut;
-        else if (has_clamp_activation(op)) ac = ActivationClass::Relu;
+        const bool clamp_only = op.output.activation == Activation::None && has_clamp_activation(op);
+        const ActivationClass ac = clamp_only ? ActivationClass::Relu : ActivationClass::LutOrNone;
         return std::max(row.output_cycles[static_cast<size_t>(oc)], row.activation_cycles[static_cast<size_t>(ac)]);
     }
 
@@ -242,7 +246,8 @@ struct U55Op {
         const double per_element = output_cycles_per_element();
         const double ao = std::ceil(per_element * double(elements));
         const double block = double(std::max(block_ofm_cycles(), block_ifm_cycles()));
-        const double issue = std::ceil((block / double(ofm_block.elements()) + per_element) / 4.0 * double(elements));
+        const double issue =
+            std::ceil((block / double(ofm_block_config.elements()) + per_element) / 4.0 * double(elements));
         cost.compute_cycles = static_cast<int64_t>(std::max(issue, ao));
         cost.output_cycles = static_cast<int64_t>(ao);
         cost.issue_cycles = static_cast<int64_t>(issue);
@@ -253,11 +258,12 @@ struct U55Op {
         const Block3 out = storage_rounded(ofm_shape, op.ofm.format);
         if (kind == MacOp::Elementwise) {
             const int64_t elements = storage_rounded(ofm_shape, op.ifm.format).elements();
-            t.add_read(ifm_memory(0), transfer(true, ifm_memory(0), op.ifm.format, ifm_bits, ifm_block, ifm_shape, elements));
+            t.add_read(ifm_memory(0),
+                       transfer(true, ifm_memory(0), op.ifm, ifm_bits, ifm_block_config, elements));
             if (op.has_ifm2 && !op.elementwise.ifm2_scalar) {
                 const int64_t e2 = storage_rounded(shape_of_ifm2(), op.ifm2.format).elements();
                 t.add_read(ifm_memory(1),
-                           transfer(true, ifm_memory(1), op.ifm2.format, ifm_bits, ifm_block, shape_of_ifm2(), e2));
+                           transfer(true, ifm_memory(1), op.ifm2, ifm_bits, ifm_block_config, e2));
             }
         } else {
             Block3 blocks = div_up3(ofm_shape, ofm_block);
@@ -268,13 +274,14 @@ struct U55Op {
             const int64_t ifm_elements = fetch_block.elements_wh() * storage_rounded(ifm_shape, op.ifm.format).depth *
                                          sub_kernels * blocks.elements();
             t.add_read(ifm_memory(0),
-                       transfer(true, ifm_memory(0), op.ifm.format, ifm_bits, ifm_block, ifm_shape, ifm_elements));
+                       transfer(true, ifm_memory(0), op.ifm, ifm_bits, ifm_block_config, ifm_elements));
             // Weights and scales are streamed again for every OFM block in height and width.
             const int64_t refetch = blocks.elements_wh();
             for (const auto& w : op.weights) t.add_read(ctx.memory_of(w.region), refetch * static_cast<int64_t>(w.length));
             for (const auto& s : op.scales) t.add_read(ctx.memory_of(s.region), refetch * static_cast<int64_t>(s.length));
         }
-        t.add_write(ofm_memory(), transfer(false, ofm_memory(), op.ofm.format, ofm_bits, ofm_block, ofm_shape, out.elements()));
+        t.add_write(ofm_memory(),
+                    transfer(false, ofm_memory(), op.ofm, ofm_bits, ofm_block_config, out.elements()));
     }
 
     int64_t weight_decode_cycles() const {

@@ -1,0 +1,133 @@
+#include "emulator/engine/timing/pmu.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "emulator/isa/description.h"
+
+namespace ethosu {
+namespace {
+
+// Event numbers shared by every generation (U85 names the AXI0 events SRAM_* and the AXI1
+// events EXT_*).
+enum Event : uint32_t {
+    kCycle = 17,
+    kNpuIdle = 32,
+    kNpuActive = 35,
+    kMacActive = 48,
+    kMacActive8 = 49,
+    kMacActive16 = 50,
+    kAoActive = 64,
+    kAoActive8 = 65,
+    kAoActive16 = 66,
+    kWdActive = 80,
+    kAxi0ReadAccepted = 128,
+    kAxi0ReadCompleted = 129,
+    kAxi0ReadBeats = 130,
+    kAxi0WriteAccepted = 132,
+    kAxi0WriteBeats = 135,
+    kAxi1ReadAccepted = 384,
+    kAxi1ReadCompleted = 385,
+    kAxi1ReadBeats = 386,
+    kAxi1WriteAccepted = 388,
+    kAxi1WriteBeats = 391,
+};
+
+constexpr uint32_t kModelled[] = {kCycle, kNpuIdle, kNpuActive, kMacActive, kMacActive8, kMacActive16,
+                                  kAoActive, kAoActive8, kAoActive16, kWdActive, kAxi0ReadAccepted,
+                                  kAxi0ReadCompleted, kAxi0ReadBeats, kAxi0WriteAccepted, kAxi0WriteBeats,
+                                  kAxi1ReadAccepted, kAxi1ReadCompleted, kAxi1ReadBeats, kAxi1WriteAccepted,
+                                  kAxi1WriteBeats};
+
+const isa::EnumDesc* event_enum(Generation g) {
+    for (const auto& e : isa::describe(g).enums)
+        if (e.name == "pmu_event") return &e;
+    return nullptr;
+}
+
+// The share of [start, end) inside the windows; an instant op counts whole if inside one.
+double window_share(int64_t start, int64_t end, const std::vector<std::pair<int64_t, int64_t>>& windows) {
+    if (end <= start) {
+        for (const auto& [b, e] : windows)
+            if (start >= b && start < e) return 1.0;
+        return 0.0;
+    }
+    int64_t inside = 0;
+    for (const auto& [b, e] : windows) inside += std::max<int64_t>(0, std::min(end, e) - std::max(start, b));
+    return double(inside) / double(end - start);
+}
+
+}  // namespace
+
+int pmu_event_counters(Generation g) { return g == Generation::U85 ? 8 : 4; }
+
+std::optional<uint32_t> pmu_event_id(Generation g, std::string_view name) {
+    if (const auto* e = event_enum(g))
+        for (const auto& v : e->values)
+            if (v.name == name) return v.value;
+    return std::nullopt;
+}
+
+std::string_view pmu_event_name(Generation g, uint32_t event) {
+    const auto* e = event_enum(g);
+    return e ? e->value_name(event) : std::string_view{};
+}
+
+bool pmu_event_modelled(Generation g, uint32_t event) {
+    return !pmu_event_name(g, event).empty() && std::find(std::begin(kModelled), std::end(kModelled), event) != std::end(kModelled);
+}
+
+PmuReading read_pmu(const MemorySystem& memory, const std::vector<TimingResult>& streams,
+                    const std::vector<uint32_t>& events) {
+    std::vector<double> counts(events.size(), 0.0);
+    PmuReading reading;
+    auto add = [&](uint32_t event, double value) {
+        for (size_t i = 0; i < events.size(); ++i)
+            if (events[i] == event) counts[i] += value;
+    };
+    for (const TimingResult& stream : streams) {
+        int64_t window_cycles = 0, active_cycles = 0;
+        for (const auto& [b, e] : stream.pmu_windows) {
+            window_cycles += e - b;
+            active_cycles += std::max<int64_t>(0, std::min(e, stream.totals.cycles) - b);
+        }
+        reading.cycle_counter += static_cast<uint64_t>(window_cycles);
+        add(kCycle, double(window_cycles));
+        add(kNpuActive, double(active_cycles));
+        add(kNpuIdle, double(window_cycles - active_cycles));
+        for (const OpTiming& op : stream.ops) {
+            const double share = window_share(op.start, op.end, stream.pmu_windows);
+            if (share == 0.0) continue;
+            const int64_t duration = op.end - op.start;
+            if (op.unit == Unit::Kernel) {
+                const double mac = double(std::min(op.cost.mac_cycles, duration)) * share;
+                const double ao = double(std::min(op.cost.output_cycles, duration)) * share;
+                add(kMacActive, mac);
+                add(op.ifm_bits == 16 ? kMacActive16 : kMacActive8, op.ifm_bits <= 16 ? mac : 0.0);
+                add(kAoActive, ao);
+                add(op.ofm_bits == 16 ? kAoActive16 : kAoActive8, op.ofm_bits <= 16 ? ao : 0.0);
+                add(kWdActive, double(std::min(op.cost.weight_decode_cycles, duration)) * share);
+            }
+            const PortBeats beats = port_beats(memory, op.cost.traffic);
+            add(kAxi0ReadBeats, double(beats.read[0]) * share);
+            add(kAxi0WriteBeats, double(beats.write[0]) * share);
+            add(kAxi1ReadBeats, double(beats.read[1]) * share);
+            add(kAxi1WriteBeats, double(beats.write[1]) * share);
+            // Transactions: one per burst of the memory behind the port.
+            for (int port = 0; port < 2; ++port) {
+                const MemoryKind mem = memory.port_memory(port);
+                const double burst_beats = std::max(1.0, double(memory.timing(mem).burst_length) / memory.axi_bytes);
+                const double reads = std::ceil(double(port == 0 ? beats.read[0] : beats.read[1]) / burst_beats) * share;
+                const double writes = std::ceil(double(port == 0 ? beats.write[0] : beats.write[1]) / burst_beats) * share;
+                add(port == 0 ? kAxi0ReadAccepted : kAxi1ReadAccepted, reads);
+                add(port == 0 ? kAxi0ReadCompleted : kAxi1ReadCompleted, reads);
+                add(port == 0 ? kAxi0WriteAccepted : kAxi1WriteAccepted, writes);
+            }
+        }
+    }
+    reading.counters.reserve(counts.size());
+    for (double c : counts) reading.counters.push_back(static_cast<uint64_t>(std::llround(c)));
+    return reading;
+}
+
+}  // namespace ethosu

@@ -1,0 +1,95 @@
+// vela.ini-format system configurations: Vela's bundled ones, the defaults per generation,
+// user files, and refusals that name the key and the valid values.
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "emulator/engine/timing/system_config.h"
+#include "emulator/isa/error.h"
+
+namespace ethosu {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+    try {
+        f();
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+// The bandwidths Vela reports in its model summaries for the corpus (GiB/s at the core clock).
+TEST(SystemConfig, DefaultsGiveVelasBandwidths) {
+    struct Case {
+        const char* npu;
+        MemoryKind memory;
+        double gib_per_s;
+    };
+    for (const Case c : {Case{"ethos-u55-128", MemoryKind::Sram, 3.725290298461914},
+                         Case{"ethos-u55-128", MemoryKind::OffChipFlash, 0.46566128730773926},
+                         Case{"ethos-u65-256", MemoryKind::Sram, 14.901161193847656},
+                         Case{"ethos-u65-256", MemoryKind::Dram, 11.175870895385742},
+                         Case{"ethos-u85-256", MemoryKind::Sram, 29.802322387695312},
+                         Case{"ethos-u85-1024", MemoryKind::Dram, 11.175870895385742}}) {
+        const NpuConfig npu = *find_npu_config(c.npu);
+        const MemorySystem m = make_memory_system(npu, {});
+        const double gib = m.bytes_per_cycle(c.memory) * m.system.core_clock / (1024.0 * 1024 * 1024);
+        EXPECT_NEAR(gib, c.gib_per_s, 1e-9) << c.npu << " " << memory_kind_name(c.memory);
+    }
+}
+
+TEST(SystemConfig, DefaultsPerGeneration) {
+    const MemorySystem u55 = make_memory_system(*find_npu_config("ethos-u55-256"), {});
+    EXPECT_EQ(u55.system.name, "Ethos_U55_High_End_Embedded");
+    EXPECT_EQ(u55.mode.name, "Shared_Sram");
+    EXPECT_EQ(u55.port_memory(u55.port_for_role("weights")), MemoryKind::OffChipFlash);
+    EXPECT_EQ(u55.port_memory(u55.port_for_role("scratch")), MemoryKind::Sram);
+    const MemorySystem u85 = make_memory_system(*find_npu_config("ethos-u85-256"), {});
+    EXPECT_EQ(u85.system.name, "Ethos_U85_SYS_DRAM_Mid");
+    EXPECT_EQ(u85.mode.name, "Dedicated_Sram_384KB");
+    EXPECT_EQ(u85.mode.arena_cache_size, 393216u);  // inherited mode plus its own key
+    EXPECT_EQ(u85.port_memory(u85.port_for_role("scratch")), MemoryKind::Dram);
+    EXPECT_EQ(u85.port_memory(u85.port_for_role("scratch_fast")), MemoryKind::Sram);
+    EXPECT_EQ(u85.timing(MemoryKind::Dram).read_latency, 500);
+    EXPECT_EQ(u85.axi_bytes, 16);
+}
+
+TEST(SystemConfig, UserFileAddsAndReplacesSections) {
+    const auto path = std::filesystem::temp_directory_path() / "ethosu_emu_test_vela.ini";
+    std::ofstream(path) << "; my board\n[System_Config.My_Board]\ncore_clock=250e6\naxi0_port=Sram\n"
+                           "axi1_port=Dram\nSram_clock_scale=0.5\nDram_read_latency=100\n"
+                           "[Memory_Mode.Shared_Sram]\nconst_mem_area=Axi0\narena_mem_area=Axi0\ncache_mem_area=Axi0\n";
+    const MemorySystem m =
+        make_memory_system(*find_npu_config("ethos-u55-64"), {"My_Board", "Shared_Sram", {path.string()}});
+    EXPECT_EQ(m.system.core_clock, 250e6);
+    EXPECT_EQ(m.bytes_per_cycle(MemoryKind::Sram), 4.0);
+    EXPECT_EQ(m.timing(MemoryKind::Dram).read_latency, 100);
+    EXPECT_EQ(m.mode.const_port, 0);  // the user's Shared_Sram replaced the built-in one
+    std::filesystem::remove(path);
+}
+
+TEST(SystemConfig, RefusalsNameTheKeyAndTheValidValues) {
+    VelaIni ini = VelaIni::builtin();
+    std::string e = error_of([&] { ini.add("[System_Config.X]\nSram_burst_lenght=32\n", "my.ini"); });
+    EXPECT_NE(e.find("my.ini"), std::string::npos) << e;
+    EXPECT_NE(e.find("Sram_burst_lenght"), std::string::npos) << e;
+    EXPECT_NE(e.find("Sram_burst_length"), std::string::npos) << e;  // among the valid keys
+    e = error_of([&] { ini.add("[Memory_Mode.Y]\nconst_mem_area=Axi2\n", "my.ini"); ini.memory_mode("Y"); });
+    EXPECT_NE(e.find("Axi0, Axi1"), std::string::npos) << e;
+    e = error_of([&] { ini.add("[Accelerator]\nmacs=256\n", "my.ini"); });
+    EXPECT_NE(e.find("unknown section"), std::string::npos) << e;
+    e = error_of([&] { ini.system_config("Ethos_U55_Hgh_End_Embedded"); });
+    EXPECT_NE(e.find("Ethos_U55_High_End_Embedded"), std::string::npos) << e;
+    e = error_of([&] { ini.add("[System_Config.Z]\ncore_clock=fast\n", "my.ini"); ini.system_config("Z"); });
+    EXPECT_NE(e.find("not a number"), std::string::npos) << e;
+    e = error_of([&] { ini.add("[Memory_Mode.Loop]\ninherit=Memory_Mode.Loop\n", "my.ini"); ini.memory_mode("Loop"); });
+    EXPECT_NE(e.find("inherit"), std::string::npos) << e;
+    e = error_of([&] { ini.add("core_clock=1\n", "my.ini"); });
+    EXPECT_NE(e.find("outside any section"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace ethosu

@@ -1,0 +1,136 @@
+// The timeline: command processing, kernel pipeline, DMA channel, waits and PMU windows, in
+// exact cycles on hand-built op records (U55-128, Vela's default memory system: see
+// test_u55_cost.cc). The command processor reads one 32-bit word per cycle.
+
+#include <gtest/gtest.h>
+
+#include "emulator/engine/timing/pmu.h"
+#include "tests/timing/timing_test_util.h"
+
+namespace ethosu {
+namespace {
+
+using namespace timing_test;
+
+struct Timeline : ::testing::Test {
+    NpuConfig npu = *find_npu_config("ethos-u55-128");
+    MemorySystem memory = make_memory_system(npu, {});
+    TimingModel model{npu, memory, region_memories(memory, {})};
+    DecodedStream stream;
+
+    DecodedOp& add(DecodedOp op, uint32_t offset) {
+        op.offset = offset;
+        stream.ops.push_back(op);
+        return stream.ops.back();
+    }
+    DecodedOp& add(OpKind kind, uint32_t offset) {
+        DecodedOp op;
+        op.kind = kind;
+        return add(op, offset);
+    }
+    DecodedOp& dma(uint32_t offset, int src_region, int dst_region, uint64_t bytes) {
+        DecodedOp& op = add(OpKind::DmaStart, offset);
+        op.dma.src.region = src_region;
+        op.dma.dst.region = dst_region;
+        op.dma.length = bytes;
+        return op;
+    }
+    // The ADD of test_u55_cost.cc: 3072 cycles, output-unit bound.
+    DecodedOp add_op() const { return elementwise_add(8, 8, 32, 8, 1, 1, {8, 8, 32}); }
+};
+
+// DMA 1000 bytes flash -> SRAM at offset 40: 11 command words, so it starts at 11 and takes
+// max(1000 / 1 + 64 read latency, 1000 / 8 + 32 write latency) = 1064 -> ends at 1075.
+// DMA_WAIT 0 at 48 (2 more words, 13) holds the command processor until 1075. The ADD at 200
+// needs (204 - 52) / 4 = 38 words: starts at 1113, runs 3072 -> 4185. STOP: one word.
+TEST_F(Timeline, DmaWaitHoldsTheNextKernelOp) {
+    dma(40, 0, 1, 1000);
+    add(OpKind::DmaWait, 48).wait_count = 0;
+    add(add_op(), 200);
+    add(OpKind::Stop, 204);
+    const TimingResult r = model.run(stream);
+    EXPECT_EQ(r.ops[0].start, 11);
+    EXPECT_EQ(r.ops[0].end, 1075);
+    EXPECT_EQ(r.ops[1].end, 1075);
+    EXPECT_EQ(r.ops[2].start, 1113);
+    EXPECT_EQ(r.ops[2].end, 4185);
+    EXPECT_EQ(r.totals.cycles, 4185);
+    EXPECT_EQ(r.totals.npu_active, 4185);
+    EXPECT_EQ(r.totals.idle, 0);
+    EXPECT_EQ(r.totals.command_words, 11 + 2 + 38 + 1);
+}
+
+// Without the wait the DMA runs under the ADD: the ADD starts after its 51 words (at 51, the
+// command processor is not held) and the stream ends with the later of the two (51 + 3072).
+TEST_F(Timeline, DmaOverlapsKernelWorkWithoutAWait) {
+    dma(40, 0, 1, 1000);
+    add(add_op(), 200);
+    const TimingResult r = model.run(stream);
+    EXPECT_EQ(r.ops[1].start, 51);
+    EXPECT_EQ(r.totals.cycles, 51 + 3072);
+    EXPECT_EQ(r.totals.dma_active, 1064);
+}
+
+// Kernel ops run one at a time; KERNEL_WAIT 0 holds the command processor until the last ends:
+// ADD at 0 (1 word) runs 1..3073; ADD at 4 starts when the pipeline frees, 3073..6145;
+// KERNEL_WAIT 0 at 8 waits until 6145; DMA at 12 then starts at 6146 (one more word).
+TEST_F(Timeline, KernelOpsSerialiseAndKernelWaitHolds) {
+    add(add_op(), 0);
+    add(add_op(), 4);
+    add(OpKind::KernelWait, 8).wait_count = 0;
+    dma(12, 1, 1, 80);
+    const TimingResult r = model.run(stream);
+    EXPECT_EQ(r.ops[0].start, 1);
+    EXPECT_EQ(r.ops[1].start, 3073);
+    EXPECT_EQ(r.ops[1].end, 6145);
+    EXPECT_EQ(r.ops[3].start, 6146);
+    // 80 bytes SRAM -> SRAM: max(80 / 8 + 32, 80 / 8 + 32) = 42.
+    EXPECT_EQ(r.ops[3].end, 6146 + 42);
+}
+
+// A wait for "at most 1 outstanding" does not wait for the newest DMA.
+TEST_F(Timeline, DmaWaitCountLeavesTheNewestOutstanding) {
+    dma(0, 0, 1, 100);   // starts at 1: 164 cycles (100 + 64) -> 165
+    dma(4, 0, 1, 100);   // channel busy until 165: 165..329
+    add(OpKind::DmaWait, 8).wait_count = 1;  // waits for the first only
+    const TimingResult r = model.run(stream);
+    EXPECT_EQ(r.ops[0].end, 165);
+    EXPECT_EQ(r.ops[1].end, 329);
+    EXPECT_EQ(r.ops[2].end, 165);
+}
+
+// PMU_MASK 0 (one word) stops counting at cycle 1; PMU_MASK 1 restarts it at cycle 2; the ADD
+// then runs 3..3075 inside the window: CYCLE counts 1 + 3073, the AO/AXI events the ADD's.
+TEST_F(Timeline, PmuCountsOnlyInsideItsWindows) {
+    add(OpKind::PmuMask, 0).pmu_enable = false;
+    add(OpKind::PmuMask, 4).pmu_enable = true;
+    add(add_op(), 8);
+    const TimingResult r = model.run(stream);
+    ASSERT_EQ(r.pmu_windows.size(), 2u);
+    EXPECT_EQ(r.pmu_windows[0], (std::pair<int64_t, int64_t>{0, 1}));
+    EXPECT_EQ(r.pmu_windows[1], (std::pair<int64_t, int64_t>{2, 3075}));
+    const auto g = npu.generation;
+    const std::vector<uint32_t> events = {*pmu_event_id(g, "CYCLE"), *pmu_event_id(g, "AO_ACTIVE"),
+                                          *pmu_event_id(g, "AXI0_RD_DATA_BEAT_RECEIVED"),
+                                          *pmu_event_id(g, "AXI0_WR_DATA_BEAT_WRITTEN")};
+    const PmuReading p = read_pmu(memory, {r}, events);
+    EXPECT_EQ(p.cycle_counter, 1u + 3073u);
+    EXPECT_EQ(p.counters[0], 1u + 3073u);
+    EXPECT_EQ(p.counters[1], 3072u);
+    EXPECT_EQ(p.counters[2], 4096u / 8);  // SRAM bytes read / 8-byte beats
+    EXPECT_EQ(p.counters[3], 4096u / 8);
+}
+
+TEST(Pmu, EventTablesFollowTheDescription) {
+    EXPECT_EQ(pmu_event_counters(Generation::U55), 4);
+    EXPECT_EQ(pmu_event_counters(Generation::U85), 8);
+    EXPECT_EQ(pmu_event_id(Generation::U55, "NPU_ACTIVE"), 35u);
+    EXPECT_EQ(pmu_event_name(Generation::U55, 386), "AXI1_RD_DATA_BEAT_RECEIVED");
+    EXPECT_EQ(pmu_event_name(Generation::U85, 386), "EXT_RD_DATA_BEAT_RECEIVED");
+    EXPECT_TRUE(pmu_event_modelled(Generation::U85, 386));
+    EXPECT_FALSE(pmu_event_modelled(Generation::U55, *pmu_event_id(Generation::U55, "AXI_LATENCY_ANY")));
+    EXPECT_FALSE(pmu_event_id(Generation::U55, "NO_SUCH_EVENT").has_value());
+}
+
+}  // namespace
+}  // namespace ethosu

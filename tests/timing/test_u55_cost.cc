@@ -1,0 +1,122 @@
+// U55/U65 kernel-op cost: exact-cycle micro tests (derivation in each comment) and roofline
+// tests. Memory: Vela's defaults, U55 Ethos_U55_High_End_Embedded + Shared_Sram (region 0 in
+// off-chip flash at 1 B/cycle, latency 64; regions 1 and 2 in SRAM at 8 B/cycle, latency 32,
+// burst 32 B).
+
+#include <gtest/gtest.h>
+
+#include "emulator/engine/timing/op_cost.h"
+#include "tests/timing/timing_test_util.h"
+
+namespace ethosu {
+namespace {
+
+using namespace timing_test;
+
+constexpr auto kSram = static_cast<size_t>(MemoryKind::Sram);
+
+struct Npu {
+    NpuConfig npu;
+    MemorySystem memory;
+    explicit Npu(const char* name, SystemSelection s = {}) : npu(*find_npu_config(name)), memory(make_memory_system(npu, s)) {}
+    OpCost cost(const DecodedOp& op) const { return u55_kernel_cost(op, cost_context(npu, memory)); }
+};
+
+// ADD int8 8x8x32 in SRAM, block 8x8x32, no activation, U55-128:
+//   output unit: max(AddSub 1.5, no-activation 1.0) = 1.5 cycles/element x 2048 = 3072.
+//   IFM block fetch: 2048 contiguous bytes (pixel stride 32 = block depth, full 32 B bursts):
+//     32 latency + 2048 / 8 = 288; OFM block write: depth 32 > 16 -> 16 B bursts, 2048 bytes
+//     cost 4096: 32 + 4096 / 8 = 544.
+//   issue limit: ceil((544 / 2048 + 1.5) / 4 x 2048) = ceil(904) = 904 < 3072.
+//   traffic: IFM 2048 + IFM2 2048 read; OFM 2048 bytes at half-size bursts = 4096 written.
+TEST(U55Cost, ElementwiseAddIsOutputUnitBound) {
+    const Npu s("ethos-u55-128");
+    const OpCost c = s.cost(elementwise_add(8, 8, 32, 8, 1, 1, {8, 8, 32}));
+    EXPECT_EQ(c.compute_cycles, 3072);
+    EXPECT_EQ(c.output_cycles, 3072);
+    EXPECT_EQ(c.issue_cycles, 904);
+    EXPECT_EQ(c.traffic.read[kSram], 4096);
+    EXPECT_EQ(c.traffic.write[kSram], 4096);
+    EXPECT_EQ(c.macs, 0);
+}
+
+// The same ADD with a ReLU: the activation class drops to 0.5, so the AddSub rate 1.5 still
+// bounds it: 3072.
+TEST(U55Cost, ElementwiseActivationClassDoesNotLowerTheAddSubRate) {
+    const Npu s("ethos-u55-128");
+    DecodedOp op = elementwise_add(8, 8, 32, 8, 1, 1, {8, 8, 32});
+    relu(op);
+    EXPECT_EQ(s.cost(op).compute_cycles, 3072);
+}
+
+// 1x1 CONV 16x16x128 -> 16x16x64 int8, ReLU, block 8x16x32, U55-256 (micro-block 2x2x8):
+//   micro-blocks per block 4x8x4 (WH 32, depth 4); per IFM depth slice of 32:
+//   max(writeback 32, 4 x 32) x 1 kernel step x 4 = 512; 128 / 32 = 4 slices -> 2048 per block.
+//   OFM blocks: (8 x 8 x 8 micro-blocks) / 128 = 4.
+//   output unit: max(Other 0.25, ReLU 0.25) x 4096 = 1024 per block; scale fetch 10 x 32 x 64 / 256 = 80.
+//   IFM block: 8x16x32 of a 128-deep NHWC map (not contiguous: 32 B bursts) 32 + 4096 / 8 = 544;
+//   OFM block write 4096 elements at 16 B bursts: 32 + 8192 / 8 = 1056; skew 512.
+//   issue (512 + 2048 + 1024) / 4 = 896. MAC bound: 2048 x 4 + 1024 = 9216, plus the first IFM
+//   fetch and last OFM write: 9216 + 544 + 1056 = 10816. MACs 16 x 16 x 64 x 128 = 2097152.
+TEST(U55Cost, PointwiseConvIsMacBound) {
+    const Npu s("ethos-u55-256");
+    const OpCost c = s.cost(conv_1x1(16, 16, 128, 64, {8, 16, 32}));
+    EXPECT_EQ(c.macs, 2097152);
+    EXPECT_EQ(c.issue_cycles, 896);
+    EXPECT_EQ(c.mac_cycles, 2048 * 4 + 1024);
+    EXPECT_EQ(c.compute_cycles, 10816);
+}
+
+// Weights and scales are streamed again for every OFM block in height and width: a 16x16 OFM in
+// 8x16 blocks has 2, so the flash reads are 2 x (128 x 64 weight bytes + 64 x 10 scale bytes).
+TEST(U55Cost, WeightsAreRefetchedPerSpatialBlock) {
+    const Npu s("ethos-u55-256");
+    const OpCost c = s.cost(conv_1x1(16, 16, 128, 64, {8, 16, 32}));
+    const auto flash = static_cast<size_t>(MemoryKind::OffChipFlash);
+    EXPECT_EQ(c.traffic.read[flash], 2 * (128 * 64 + 64 * 10));
+}
+
+// Roofline: a large 1x1 conv approaches MACs / (MACs per cycle).
+class MacRoofline : public ::testing::TestWithParam<const char*> {};
+TEST_P(MacRoofline, LargePointwiseConvApproachesPeak) {
+    const Npu s(GetParam());
+    const OpCost c = s.cost(conv_1x1(64, 64, 256, 256, {16, 16, 64}));
+    const double ideal = double(c.macs) / s.npu.macs;
+    EXPECT_GE(double(c.compute_cycles), ideal);
+    EXPECT_LE(double(c.compute_cycles), 1.10 * ideal) << "ideal " << ideal;
+}
+INSTANTIATE_TEST_SUITE_P(U55U65, MacRoofline,
+                         ::testing::Values("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256",
+                                           "ethos-u65-256", "ethos-u65-512"));
+
+// Roofline: an elementwise op whose operands sit in a slow memory approaches bytes / bandwidth.
+// Region 0 is the constant area: off-chip flash at 1 B/cycle (U55 High_End, U65 Embedded).
+class BandwidthRoofline : public ::testing::TestWithParam<std::pair<const char*, const char*>> {};
+TEST_P(BandwidthRoofline, ElementwiseFromFlashApproachesBandwidth) {
+    const auto [npu, system] = GetParam();
+    const Npu s(npu, {system, "Shared_Sram", {}});
+    const DecodedOp op = elementwise_add(64, 64, 64, 8, 0, 1, {8, 8, 64});
+    const OpCost c = s.cost(op);
+    const auto flash = MemoryKind::OffChipFlash;
+    const double bytes = double(c.traffic.read[static_cast<size_t>(flash)]);
+    EXPECT_EQ(bytes, 2.0 * 64 * 64 * 64);  // both operands, contiguous full bursts
+    const double bandwidth_cycles = bytes / s.memory.bytes_per_cycle(flash);
+    EXPECT_GT(bandwidth_cycles, double(c.compute_cycles)) << "the op must be bandwidth bound";
+    TimingModel model(s.npu, s.memory, region_memories(s.memory, {}));
+    DecodedStream stream;
+    stream.ops.push_back(op);
+    const TimingResult r = model.run(stream);
+    EXPECT_NEAR(double(r.ops[0].end - r.ops[0].start), bandwidth_cycles, 0.01 * bandwidth_cycles);
+}
+INSTANTIATE_TEST_SUITE_P(U55U65, BandwidthRoofline,
+                         ::testing::Values(std::pair{"ethos-u55-128", "Ethos_U55_High_End_Embedded"},
+                                           std::pair{"ethos-u65-256", "Ethos_U65_Embedded"}),
+                         [](const auto& info) {
+                             std::string name = info.param.first;
+                             for (char& c : name)
+                                 if (c == '-') c = '_';
+                             return name;
+                         });
+
+}  // namespace
+}  // namespace ethosu

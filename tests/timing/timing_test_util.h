@@ -1,0 +1,78 @@
+#pragma once
+// Hand-built decoded ops for timing tests: the cost functions and the timeline read DecodedOp
+// records only, so tests build those directly.
+
+#include "emulator/engine/timing/timing_model.h"
+
+namespace ethosu::timing_test {
+
+// An NHWC (or NHCWB16) feature map of h x w x c elements in region, with contiguous strides.
+inline FeatureMap feature_map(int h, int w, int c, int bits, int region, DataFormat format = DataFormat::NHWC) {
+    FeatureMap fm;
+    fm.region = region;
+    fm.width = fm.width0 = w;
+    fm.height = fm.height0 = fm.height1 = h;
+    fm.depth = c;
+    fm.precision = {true, bits};
+    fm.format = format;
+    const int bytes = bits / 8;
+    if (format == DataFormat::NHWC) {
+        fm.stride_c = bytes;
+        fm.stride_x = int64_t{c} * bytes;
+        fm.stride_y = int64_t{w} * c * bytes;
+    } else {
+        fm.stride_x = 16 * bytes;
+        fm.stride_c = int64_t{w} * 16 * bytes;
+        fm.stride_y = int64_t{w} * ((c + 15) / 16) * 16 * bytes;
+    }
+    return fm;
+}
+
+// Clamp to the full int8 range with the OFM zero point elsewhere: no fused activation.
+inline void no_activation(DecodedOp& op) {
+    op.output.clip_min = -128;
+    op.output.clip_max = 127;
+    op.ofm.zero_point = 0;
+}
+// A ReLU: the clamp starts at the OFM zero point.
+inline void relu(DecodedOp& op) {
+    op.output.clip_min = -128;
+    op.output.clip_max = 127;
+    op.ofm.zero_point = -128;
+}
+
+inline DecodedOp elementwise_add(int h, int w, int c, int bits, int ifm_region, int ofm_region, Block3 block) {
+    DecodedOp op;
+    op.kind = OpKind::Elementwise;
+    op.elementwise.mode = ElementwiseMode::Add;
+    op.ifm = feature_map(h, w, c, bits, ifm_region);
+    op.ifm2 = feature_map(h, w, c, bits, ifm_region);
+    op.has_ifm2 = true;
+    op.ofm = feature_map(h, w, c, bits, ofm_region);
+    op.block.ofm_width = block.width;
+    op.block.ofm_height = block.height;
+    op.block.ofm_depth = block.depth;
+    no_activation(op);
+    return op;
+}
+
+// A 1x1 convolution, int8, depth-first weights in region 0 and scales after them.
+inline DecodedOp conv_1x1(int h, int w, int ifm_depth, int ofm_depth, Block3 block) {
+    DecodedOp op;
+    op.kind = OpKind::Conv;
+    op.ifm = feature_map(h, w, ifm_depth, 8, 1);
+    op.ofm = feature_map(h, w, ofm_depth, 8, 1);
+    op.block.ofm_width = block.width;
+    op.block.ofm_height = block.height;
+    op.block.ofm_depth = block.depth;
+    op.weights = {{0, 0, static_cast<uint64_t>(ifm_depth) * ofm_depth}};
+    op.scales = {{0, static_cast<uint64_t>(ifm_depth) * ofm_depth, static_cast<uint64_t>(ofm_depth) * 10}};
+    relu(op);
+    return op;
+}
+
+inline CostContext cost_context(const NpuConfig& npu, const MemorySystem& memory) {
+    return {npu, memory, region_memories(memory, {})};
+}
+
+}  // namespace ethosu::timing_test
