@@ -196,24 +196,24 @@ struct U85Op {
     }
 
     // Bytes moved for `amount`, inflated by how far the access pattern's contiguous run falls
-    // short of the memory's burst length. Vela passes element counts for whole-op traffic
-    // (not bytes: 16-bit tensors count one unit per element) and bytes for single blocks.
-    int64_t transfer(bool read, MemoryKind mem, DataFormat format, int bits, const Block3& block, const Block3& shape,
-                     int64_t amount) const {
+    // short of the memory's burst length. The layout comes from the stride registers (a stripe
+    // of a wider tensor is not contiguous). Two quirks of Vela's model are kept because they
+    // offset each other on 16-bit maps and its estimates depend on both: whole-op traffic is
+    // counted in elements (block fetches in bytes), and the pixel or brick stride in bytes is
+    // compared with the block's channel count.
+    int64_t transfer(bool read, MemoryKind mem, const FeatureMap& fm, const Block3& block, int64_t amount) const {
+        const int bits = fm.precision.bits;
         int burst_bits = 8;
-        if (format == DataFormat::NHCWB16) {
-            const int brick_stride = shape.width * bits * 16 / 8;
+        if (fm.format == DataFormat::NHCWB16) {
+            const int64_t brick_stride = fm.stride_c > 0 ? fm.stride_c : int64_t{fm.width0} * kBrickDepth * bits / 8;
             if (brick_stride == block.depth) burst_bits = bits * block.width * block.depth;
-            else burst_bits = 16 * bits * block.width * (read ? 1 : row.cores);
+            else burst_bits = kBrickDepth * bits * block.width * (read ? 1 : row.cores);
         } else {
-            const int pixel_stride = shape.depth * bits / 8;
-            if (read) {
-                burst_bits = pixel_stride == block.depth ? bits * block.width * block.depth : bits * block.depth;
-            } else if (block.depth <= 16 && pixel_stride == block.depth) {
-                burst_bits = bits * block.width * block.depth;
-            } else {
-                burst_bits = std::min(std::min(64 * 8, 16 * bits * row.cores), block.depth * bits);
-            }
+            const int64_t pixel_stride = fm.stride_x > 0 ? fm.stride_x : int64_t{fm.depth} * bits / 8;
+            const bool contiguous = pixel_stride == block.depth;
+            if (read) burst_bits = contiguous ? bits * block.width * block.depth : bits * block.depth;
+            else if (block.depth <= 16 && contiguous) burst_bits = bits * block.width * block.depth;
+            else burst_bits = std::min(std::min(64 * 8, 16 * bits * row.cores), block.depth * bits);
         }
         const int max_burst = timing(mem).burst_length;
         const int burst = std::max(1, std::min(max_burst, burst_bits / 8));
@@ -227,7 +227,7 @@ struct U85Op {
             if (!in_memory(fm)) return;
             const MemoryKind mem = memory_of(fm);
             const int64_t bytes = min3(shape, ifm_block).elements() * ifm_bits / 8;
-            const int64_t tx = transfer(true, mem, fm.format, ifm_bits, ifm_block, shape, bytes);
+            const int64_t tx = transfer(true, mem, fm, ifm_block, bytes);
             worst = std::max(worst, timing(mem).read_latency + static_cast<int64_t>(double(tx) / bandwidth(mem)));
         };
         fetch(op.ifm, ifm_shape);
@@ -245,7 +245,7 @@ struct U85Op {
         if (!in_memory(op.ofm)) return 0;
         const MemoryKind mem = memory_of(op.ofm);
         const int64_t bytes = min3(ofm_shape, ofm_block).elements() * ofm_bits / 8;
-        const int64_t tx = transfer(false, mem, op.ofm.format, ofm_bits, ofm_block, ofm_shape, bytes);
+        const int64_t tx = transfer(false, mem, op.ofm, ofm_block, bytes);
         return timing(mem).write_latency + static_cast<int64_t>(double(tx) / bandwidth(mem));
     }
 
@@ -393,8 +393,7 @@ struct U85Op {
             if (in_memory(op.ifm)) {
                 const MemoryKind mem = memory_of(op.ifm);
                 out.push_back({mem, ifm_channel,
-                               transfer(true, mem, op.ifm.format, ifm_bits, ifm_block, ifm_shape,
-                                        fetch * sub_kernels * blocks.elements())});
+                               transfer(true, mem, op.ifm, ifm_block, fetch * sub_kernels * blocks.elements())});
             }
             // Weights and scales are streamed again for every OFM block in height and width.
             const int64_t refetch = blocks.elements_wh();
@@ -417,7 +416,7 @@ struct U85Op {
                 if (!in_memory(fm)) return;
                 const MemoryKind mem = memory_of(fm);
                 const int64_t elements = storage_rounded(shape, fm.format).elements();
-                out.push_back({mem, ifm_channel, transfer(true, mem, fm.format, fm.precision.bits, ifm_block, shape, elements)});
+                out.push_back({mem, ifm_channel, transfer(true, mem, fm, ifm_block, elements)});
             };
             read_whole(op.ifm, ifm_shape);
             if (ifm2_read) read_whole(op.ifm2, ifm2_shape);
@@ -425,7 +424,7 @@ struct U85Op {
         if (in_memory(op.ofm)) {
             const MemoryKind mem = memory_of(op.ofm);
             const int64_t elements = storage_rounded(ofm_shape, op.ofm.format).elements();
-            out.push_back({mem, std::nullopt, transfer(false, mem, op.ofm.format, ofm_bits, ofm_block, ofm_shape, elements)});
+            out.push_back({mem, std::nullopt, transfer(false, mem, op.ofm, ofm_block, elements)});
         }
         return out;
     }
