@@ -27,6 +27,10 @@ struct OpCost {
     int64_t output_cycles = 0;   // output unit (AO) busy
     int64_t issue_cycles = 0;    // command-issue limit
     int64_t weight_decode_cycles = 0;
+    // Parts of compute_cycles at the op's edges: fetching the first IFM block, and the last
+    // block's output and write-back (0 where a cost function does not separate them).
+    int64_t fill_cycles = 0;
+    int64_t drain_cycles = 0;
     int64_t macs = 0;
     MemoryTraffic traffic;       // what the op's block traversal reads and writes
     // Per memory, cycles its accesses need when a channel limits them below the memory's

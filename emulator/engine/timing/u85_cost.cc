@@ -345,11 +345,15 @@ struct U85Op {
         const int64_t mem_skew = ofm_blocks > 1 ? std::abs(ofm_cycles - ifm_cycles) : 0;
         const double issue = (double(mem_skew) + mac_block + ao_block) / 4;
         const double mac_balanced = std::max(mac_block, issue), ao_balanced = std::max(ao_block, issue);
-        int64_t total = 0;
-        if (mac_balanced > ao_balanced) total = static_cast<int64_t>(mac_balanced * ofm_blocks) + static_cast<int64_t>(ao_balanced);
-        else total = static_cast<int64_t>(ao_balanced * ofm_blocks + mac_balanced);
-        total += ofm_cycles + ifm_cycles;  // the first IFM block's fetch and the last OFM block's write
-        cost.compute_cycles = total;
+        // MAC-bound: every block's MACs, then the last block's output; output-bound: every
+        // block's output after the first block's MACs. Around them: the first IFM block's fetch
+        // and the last OFM block's write.
+        const bool mac_bound = mac_balanced > ao_balanced;
+        const int64_t body = mac_bound ? static_cast<int64_t>(mac_balanced * ofm_blocks)
+                                       : static_cast<int64_t>(ao_balanced * ofm_blocks + mac_balanced);
+        cost.fill_cycles = ifm_cycles;
+        cost.drain_cycles = ofm_cycles + (mac_bound ? static_cast<int64_t>(ao_balanced) : 0);
+        cost.compute_cycles = cost.fill_cycles + body + cost.drain_cycles;
         cost.mac_cycles = static_cast<int64_t>(mac_block * ofm_blocks + ao_block);
         cost.output_cycles = static_cast<int64_t>(ao_compute * ofm_blocks + mac_block);
         cost.issue_cycles = static_cast<int64_t>(issue);
