@@ -119,6 +119,10 @@ struct U85Op {
         if (kind == U85Kind::Elementwise) {
             ifm_shape = broadcast_shape(o.ofm, o.ifm.broadcast, std::max(1, o.ifm.depth));
             ifm2_shape = broadcast_shape(o.ofm, o.ifm2.broadcast, o.ofm.depth);
+        } else if (kind == U85Kind::Resize) {
+            // The kernel registers do not describe a resize's input; its first tile does (the
+            // whole IFM unless the map is tiled).
+            ifm_shape = {std::max(1, o.ifm.height0), std::max(1, o.ifm.width0), std::max(1, o.ifm.depth)};
         } else {
             ifm_shape = input_extent(o);
         }
@@ -166,7 +170,16 @@ struct U85Op {
 
     Block3 derive_ifm_block() const {
         if (kind == U85Kind::Elementwise) return ofm_block;
-        // Depthwise and pooling blocks are searched without upscaling; conv and resize use it.
+        if (kind == U85Kind::Resize) {
+            // Vela has no resize model. Ours: the IFM part an OFM block maps to, plus the next
+            // row and column that interpolation reads.
+            auto span = [](int block, int in, int out) {
+                return std::min(in, static_cast<int>(div_round_up(int64_t{block} * in, std::max(1, out))) + 1);
+            };
+            return {span(ofm_block.height, ifm_shape.height, ofm_shape.height),
+                    span(ofm_block.width, ifm_shape.width, ofm_shape.width), ofm_block.depth};
+        }
+        // Depthwise and pooling blocks are searched without upscaling; convolutions use it.
         const bool resampled = op.kernel.upscale != UpscaleMode::None && !equal_depth(kind) && kind != U85Kind::ReduceSum;
         const int upscale = resampled ? 2 : 1;
         const int rounding = resampled && op.kernel.upscale == UpscaleMode::Nearest ? 1 : 0;
@@ -363,7 +376,8 @@ struct U85Op {
     }
 
     // Elementwise and resize: the output unit's rate, or the command-issue limit with each
-    // block's IFM and OFM transfers overlapped.
+    // block's IFM and OFM transfers overlapped. (Vela prices a resize at 0 cycles; the
+    // elementwise model stands in for it.)
     void streaming_op_cycles(OpCost& cost) const {
         const int64_t elements = storage_rounded(ofm_shape, op.ofm.format).elements();
         const double per_element = output_cycles_per_element();
