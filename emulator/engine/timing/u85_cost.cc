@@ -12,9 +12,12 @@
 // holds, so its bandwidth is capped by bursts x burst length / latency.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <limits>
 #include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "emulator/engine/timing/op_cost.h"
 #include "emulator/isa/error.h"
@@ -29,7 +32,8 @@ constexpr int kBrickDepth = 16;
 // Vela's channel model keeps 80% of the outstanding transactions busy, at 80% efficiency.
 constexpr double kTransactionUse = 0.8;
 constexpr double kChannelEfficiency = 0.8;
-// Cycles to read one scale/bias entry per OFM channel, per 256 cycles of latency.
+// Fetching a block's scales and biases: 10 cycles per OFM channel for every 256 cycles of the
+// scale memory's read latency.
 constexpr double kBiasReadCyclesPerChannel = 10.0 / 256.0;
 // The internal LUT RAM takes one byte per cycle.
 constexpr double kLutRamBytesPerCycle = 1.0;
