@@ -128,10 +128,10 @@ public:
         return *this;
     }
 
-    DecodedOp decode(const NpuConfig& npu) const {
-        const DecodedStream s = decode_stream(npu, b_.words(), "u85_cost_test", {.strict = true});
-        return s.ops.back();
+    DecodedStream decode_all(const NpuConfig& npu) const {
+        return decode_stream(npu, b_.words(), "u85_cost_test", {.strict = true});
     }
+    DecodedOp decode(const NpuConfig& npu) const { return decode_all(npu).ops.back(); }
 
     static constexpr uint64_t kChainedStorage = 2;  // ACTIVATION_STORAGE_CHAINED
 
@@ -394,6 +394,54 @@ TEST(U85Cost, DmaChannels) {
     const CostContext ctx = cost_context(s.npu, s.memory);
     EXPECT_EQ(u85_dma_cycles(ctx, MemoryKind::Dram, std::nullopt, 2048), 2048);
     EXPECT_EQ(u85_dma_cycles(ctx, MemoryKind::Dram, MemoryKind::Sram, 1024), 884);
+}
+
+// Two OFM-depth slices of one 1x1 conv (16x16x128 -> channels 0-31 and 32-63 of a 16x16x64 OFM,
+// the same IFM, block 16x16x32): with BLOCKDEP 1 the second starts under the first's drain (its
+// last block's output and write-back) and its own first IFM fetch is hidden; with BLOCKDEP 0 it
+// waits for the first to end. Both slices are compute bound in SRAM.
+TEST(U85Timeline, DepthSlicesOverlapFillAndDrain) {
+    for (const int blockdep : {0, 1}) {
+        const Npu s("ethos-u85-256");
+        U85Program p;
+        p.ifm(16, 16, 128, 8, 1).kernel(1, 1, 1, 0).weights(1, 128 * 32, 32 * 10).block(16, 16, 32, kU2x2);
+        p.ofm(16, 16, 32, 8, 1, 32768).emit(Cmd::SET_OFM_STRIDE_X, {{Field::SET_OFM_STRIDE_X__addr, 64}});
+        p.emit(Cmd::SET_OFM_STRIDE_Y, {{Field::SET_OFM_STRIDE_Y__addr, 16 * 64}}).emit(Cmd::OP_CONV);
+        p.emit(Cmd::SET_OFM_BASE0, {{Field::SET_OFM_BASE0__addr, 32768 + 32}})
+            .emit(Cmd::SET_BLOCKDEP, {{Field::SET_BLOCKDEP__blockdep, uint64_t(blockdep)}})
+            .emit(Cmd::OP_CONV);
+        const DecodedStream stream = p.decode_all(s.npu);
+        ASSERT_EQ(stream.ops.size(), 2u);
+        const OpCost first = s.cost(stream.ops[0]), second = s.cost(stream.ops[1]);
+        const TimingResult r = TimingModel(s.npu, s.memory, region_memories(s.memory, {})).run(stream);
+        const OpTiming &a = r.ops[0], &b = r.ops[1];
+        EXPECT_EQ(a.end - a.start, first.compute_cycles);
+        if (blockdep == 0) {
+            EXPECT_EQ(b.start, a.end);
+            EXPECT_EQ(b.end - b.start, second.compute_cycles);
+        } else {
+            EXPECT_EQ(b.start, a.end - first.drain_cycles);
+            EXPECT_EQ(b.end - b.start, second.compute_cycles - second.fill_cycles);
+        }
+    }
+}
+
+// An op reading the chaining buffer runs in step with its producer: a MUL consuming a chained
+// ADD's output starts as soon as the command processor issues it, while the ADD still runs.
+TEST(U85Timeline, ChainedConsumerRunsWithItsProducer) {
+    const Npu s("ethos-u85-256");
+    U85Program p;
+    p.ifm(16, 16, 32, 8, 1, 0).ifm2(16, 16, 32, 8, 1, 8192).block(8, 16, 32, kU1x2);
+    p.ofm(16, 16, 32, 32, 1, 0, U85Program::kChainedStorage)
+        .emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, 1}});
+    p.ifm_chained(32, 32).ifm2(16, 16, 32, 32, 1, 16384).ofm(16, 16, 32, 8, 1, 65536);
+    p.emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, 0}});
+    const DecodedStream stream = p.decode_all(s.npu);
+    ASSERT_EQ(stream.ops.size(), 2u);
+    const TimingResult r = TimingModel(s.npu, s.memory, region_memories(s.memory, {})).run(stream);
+    EXPECT_EQ(r.ops[1].start, r.ops[1].issue);
+    EXPECT_LT(r.ops[1].start, r.ops[0].end);
+    EXPECT_GE(r.ops[1].end, r.ops[0].end);
 }
 
 // Roofline: a large 1x1 conv approaches MACs / (MACs per cycle): with a 16x16x64 block every

@@ -59,6 +59,7 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
     int64_t command = 0, kernel_free = 0, dma_free = 0;
     const DecodedOp* previous_kernel = nullptr;
     int64_t previous_drain = 0;  // the end of the previous kernel op a next slice may run under
+    int64_t previous_start = 0;  // when the previous kernel op started
     uint64_t next_word_offset = 0;
     bool pmu_counting = true;
     int64_t pmu_window_start = 0;
@@ -99,7 +100,13 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
             const bool slice = previous_kernel && op.block.blockdep > 0 && depth_slice_of(*previous_kernel, op);
             const int64_t slack = std::max<int64_t>(t.cost.compute_cycles - access, 0);
             const int64_t hidden_fill = slice ? std::min(slack, t.cost.fill_cycles) : 0;
-            t.start = std::max(command, kernel_free - (slice ? previous_drain : 0));
+            // An op reading the chaining buffer (U85) runs block by block in step with the op that
+            // fills it, so it starts with its producer; it still ends after it.
+            const bool chained =
+                op.ifm.storage == Storage::Chained || (op.has_ifm2 && op.ifm2.storage == Storage::Chained);
+            t.start = chained ? std::max(command, previous_start)
+                              : std::max(command, kernel_free - (slice ? previous_drain : 0));
+            previous_start = t.start;
             t.end = std::max(t.start + std::max(t.cost.compute_cycles - hidden_fill, access), kernel_free);  // in order
             const int64_t duration = t.end - t.start;
             previous_kernel = &op;
