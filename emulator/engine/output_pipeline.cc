@@ -24,8 +24,14 @@ OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_
             return;
         case Activation::Table:
             break;
-        default:
-            throw Error(where, "built-in TANH/SIGMOID activations are not supported yet");
+        case Activation::Sigmoid:
+        case Activation::Tanh:
+            // Vela uses the built-in functions for 16-bit OFMs only (zero point 0); U85 has LUTs instead.
+            if (ctx.config.generation == Generation::U85 || ofm_bits != 16 || op.ofm.zero_point != 0) {
+                throw Error(where, "built-in TANH/SIGMOID activations are supported on U55/U65 16-bit OFMs "
+                                   "with zero point 0 only");
+            }
+            return;
     }
     if (op.output.clip_range == kClipForceInt8) clip_ = {-128, 127};
     else if (op.output.clip_range == kClipForceUint8) clip_ = {0, 255};
@@ -51,6 +57,8 @@ int64_t OutputPipeline::apply(int64_t acc, int channel, const OpWeights* weights
 }
 
 int64_t OutputPipeline::finish(int64_t scaled) const {
+    if (op_.output.activation == Activation::Sigmoid) return clamp(builtin_sigmoid(scaled), clip_);
+    if (op_.output.activation == Activation::Tanh) return clamp(builtin_tanh(scaled), clip_);
     int64_t v = scaled + op_.ofm.zero_point;
     if (lut_.empty()) {
         if (clip_enabled_) return clamp(v, clip_);

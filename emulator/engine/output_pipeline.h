@@ -1,6 +1,7 @@
 #pragma once
 // Per-element output stage of an op: scale and round the accumulator, add the OFM zero
-// point, clamp, and look up the LUT when the activation is a table.
+// point, clamp, and look up the LUT when the activation is a table; or the built-in sigmoid or
+// tanh on the scaled value.
 
 #include <cstdint>
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "emulator/engine/executor.h"
@@ -58,6 +59,13 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
     auto tensor_bytes = [&](const TensorInfo& t, std::string_view what) {
         return space.write(t.region, t.offset, t.size_bytes, {&model.path, std::nullopt, t.name, what});
     };
+    // Variable tensors start as TFLM's allocation leaves them: int8 ones hold their zero point,
+    // the others zeros (as the zero-filled scratch already does).
+    for (const auto& t : inv.inputs) {
+        if (!t.is_variable || t.region < 0 || t.type != ElementType::Int8 || t.zero_point.empty()) continue;
+        auto bytes = tensor_bytes(t, "variable tensor");
+        std::fill(bytes.begin(), bytes.end(), static_cast<uint8_t>(t.zero_point[0]));
+    }
     for (size_t i = 0; i < inputs.size(); ++i) {
         if (inputs[i].empty()) continue;
         auto dst = tensor_bytes(model.inputs[i], "input tensor");
