@@ -16,7 +16,36 @@ std::span<const uint8_t> Shram::lut(int slot) const {
     return std::span<const uint8_t>(bytes_).subspan(lut_base() + static_cast<size_t>(slot) * kLutSlotBytes);
 }
 
+void Shram::mark_written(uint64_t offset, uint64_t length) {
+    const uint64_t begin = std::max(offset, lut_base()), end = std::min(offset + length, uint64_t{bytes_.size()});
+    for (uint64_t at = begin; at < end; ++at) lut_written_[at - lut_base()] = true;
+}
+
+bool Shram::lut_loaded(int first, int slots) const {
+    const auto begin = lut_written_.begin() + static_cast<ptrdiff_t>(first) * kLutSlotBytes;
+    return std::all_of(begin, begin + static_cast<ptrdiff_t>(slots) * kLutSlotBytes, [](bool b) { return b; });
+}
+
 namespace {
+
+// A U55/U65 table activation reads its slot and, for entries wider than a byte, the slots after
+// it; reading SHRAM no DMA has written would silently use zeros.
+void check_lut_loaded(const DecodedOp& op, const Shram& shram, const NpuConfig& config, const std::string& source) {
+    if (config.generation == Generation::U85 || !is_kernel_op(op.kind) || op.output.activation != Activation::Table)
+        return;
+    const ErrorLocation where{source, op.offset, std::string(op_kind_name(op.kind))};
+    const int slot = op.output.lut_index;
+    constexpr int kSlots = Shram::kLutBytes / Shram::kLutSlotBytes;
+    // SET_ACTIVATION's 5-bit function field can name tables past the last slot.
+    if (slot < 0 || slot >= kSlots) {
+        throw Error(where, fmt::format("TABLE_{}: the LUT has slots 0..{}", slot, kSlots - 1));
+    }
+    const int slots = std::clamp(op.ofm.precision.bits / 8, 1, kSlots - slot);
+    if (shram.lut_loaded(slot, slots)) return;
+    throw Error(where,
+                fmt::format("TABLE_{} activation reads LUT slot{} {}{}, which no DMA has loaded", slot,
+                            slots > 1 ? "s" : "", slot, slots > 1 ? fmt::format("..{}", slot + slots - 1) : ""));
+}
 
 // Whether the concatenation of spans equals bytes, without building the concatenation.
 bool same_bytes(const std::vector<uint8_t>& bytes, const std::vector<std::span<const uint8_t>>& spans) {
@@ -33,12 +62,15 @@ bool same_bytes(const std::vector<uint8_t>& bytes, const std::vector<std::span<c
 
 const OpWeights& WeightCache::get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
                                   const std::string& source) {
-    Key key;
+    const Kernel& k = op.kernel;
+    Key key{{static_cast<int>(op.kind), op.ofm.depth, op.ifm.depth, k.height, k.width, k.dilation_x, k.dilation_y,
+             k.part_kernel_first ? 1 : 0, op.block.ofm_depth, op.ifm.precision.bits},
+            {}};
     std::vector<std::span<const uint8_t>> spans;
     const AccessContext who{&source, op.offset, op_kind_name(op.kind), "weight/scale stream"};
     auto collect = [&](const std::vector<Stream>& streams, int tag) {
         for (const auto& s : streams) {
-            key.emplace_back(s.region + tag, s.base, s.length);
+            key.second.emplace_back(s.region + tag, s.base, s.length);
             spans.push_back(memory.read(s.region, s.base, s.length, who));
         }
     };
@@ -76,6 +108,7 @@ void Executor::run(const DecodedStream& stream) {
 
 void Executor::run_op(const DecodedOp& op) {
     ExecutionContext ctx{config_, memory_, shram_, weights_, source_};
+    check_lut_loaded(op, shram_, config_, source_);
     switch (op.kind) {
         case OpKind::DmaStart: run_dma(op, ctx); return;
         case OpKind::Conv:

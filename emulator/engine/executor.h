@@ -2,6 +2,7 @@
 // Functional execution of a decoded command stream: every op in stream order (the order a
 // correctly synchronised stream guarantees), on the NPU's address space and internal SHRAM.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -30,20 +31,30 @@ public:
     std::span<const uint8_t> lut(int slot) const;
     uint64_t lut_base() const { return bytes_.size() - kLutBytes; }
 
+    // Notes a write of [offset, offset + length) by a DMA, so a table activation can tell
+    // whether its LUT was ever loaded.
+    void mark_written(uint64_t offset, uint64_t length);
+    // Whether every byte of `slots` LUT slots from `first` has been written.
+    bool lut_loaded(int first, int slots) const;
+
 private:
     std::vector<uint8_t> bytes_;
+    std::vector<bool> lut_written_ = std::vector<bool>(kLutBytes);
 };
 
 // Decoded weights, cached by the streams they came from: a model's weights decode once.
 // Vela stages weights in SRAM and reuses staging addresses for other ops' weights, so an
-// entry is only reused when the stream bytes are still the same.
+// entry is only reused when the stream bytes are still the same, and only for an op of the
+// same shape and traversal (the same bytes decode differently for another shape).
 class WeightCache {
 public:
     const OpWeights& get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
                          const std::string& source);
 
 private:
-    using Key = std::vector<std::tuple<int, uint64_t, uint64_t>>;
+    // Op kind, OFM and IFM depth, kernel size, dilation, weight order, OFM block depth, IFM bits.
+    using OpShape = std::array<int, 10>;
+    using Key = std::pair<OpShape, std::vector<std::tuple<int, uint64_t, uint64_t>>>;
     struct Entry {
         std::vector<uint8_t> stream_bytes;  // what the weights were decoded from
         std::unique_ptr<OpWeights> weights;

@@ -180,12 +180,20 @@ std::vector<int16_t> read_weight_stream(const DecodedOp& op, const StreamFetch& 
     const uint64_t channels = static_cast<uint64_t>(channels_of_stream(shape.ofm_depth, stream, streams));
     if (channels == 0) return {};  // a second core without channels gets WEIGHT1_LENGTH 0
     const Stream& where = op.weights[static_cast<size_t>(stream)];
-    auto values = decode_weight_bitstream(fetch(where), source, where.base);
+    std::vector<int16_t> values;
+    try {
+        values = decode_weight_bitstream(fetch(where), source, where.base);
+    } catch (const Error& e) {
+        // The bitstream names the byte; the op and its command offset say which op it fed.
+        throw Error({source, op.offset, weight_field(stream)},
+                    fmt::format("{} weight stream at 0x{:x}, byte 0x{:x}: {}: {}", op_kind_name(op.kind), where.base,
+                                e.where().offset.value_or(where.base), e.where().field, e.reason()));
+    }
     const uint64_t owned = weight_count(channels, shape);
     if (values.size() < owned) {
         throw Error({source, op.offset, weight_field(stream)},
-                    fmt::format("weight stream at 0x{:x} holds {} weights; the op has {} for this core", where.base,
-                                values.size(), owned));
+                    fmt::format("{} weight stream at 0x{:x} holds {} weights; the op has {} for this core",
+                                op_kind_name(op.kind), where.base, values.size(), owned));
     }
     return values;
 }
@@ -200,8 +208,8 @@ void place_weight_stream(const DecodedOp& op, const NpuConfig& config, const std
     const uint64_t base = op.weights[static_cast<size_t>(stream)].base;
     auto mismatch = [&](const char* how) {
         return Error({source, op.offset, weight_field(stream)},
-                     fmt::format("weight stream at 0x{:x} holds {} weights, {} the op's traversal needs", base,
-                                 values.size(), how));
+                     fmt::format("{} weight stream at 0x{:x} holds {} weights, {} the op's traversal needs",
+                                 op_kind_name(op.kind), base, values.size(), how));
     };
     size_t next = 0;
     for_each_weight_position(order, [&](int o, int y, int x, int i) {
@@ -235,8 +243,8 @@ void decode_scale_stream(const DecodedOp& op, const StreamFetch& fetch, const st
     const auto bytes = fetch(where);
     if (bytes.size() < channels * kScaleRecordBytes) {
         throw Error({source, op.offset, stream == 0 ? "SCALE_LENGTH" : "SCALE1_LENGTH"},
-                    fmt::format("scale stream at 0x{:x} holds {} bytes; {} channels need {}", where.base, bytes.size(),
-                                channels, channels * kScaleRecordBytes));
+                    fmt::format("{} scale stream at 0x{:x} holds {} bytes; {} channels need {}", op_kind_name(op.kind),
+                                where.base, bytes.size(), channels, channels * kScaleRecordBytes));
     }
     for (int c = 0; c < channels; ++c) {
         decode_scale_record(bytes.data() + c * kScaleRecordBytes, static_cast<size_t>(c) * streams + stream, out);

@@ -9,12 +9,12 @@
 #include "emulator/engine/output_pipeline.h"
 #include "emulator/engine/output_stage.h"
 #include "emulator/isa/error.h"
-#include "tests/engine/tflite_integer_math.h"
+#include "tests/engine/tflite_math.h"
 
 namespace ethosu {
 namespace {
 
-using tflite_reference::tflite_multiply;
+using tflite_math::multiply;
 
 // TFLite's 16-bit requantize: int64 input, multiplier reduced to 16 bits, single rounding.
 int32_t tflite_multiply_int64(int64_t x, int32_t multiplier, int shift) {
@@ -33,12 +33,12 @@ TEST(OutputStage, DoubleRoundingEqualsTfliteMultiplyByQuantizedMultiplier) {
         const int tflite_shift = -static_cast<int>(rng() % 31);  // scales below one
         const int32_t value = sign * x;
         ASSERT_EQ(scale_value(value, static_cast<uint32_t>(multiplier), 31 - tflite_shift, RoundMode::DoubleSymmetric),
-                  tflite_multiply(value, multiplier, tflite_shift))
+                  multiply(value, multiplier, tflite_shift))
             << value << " * " << multiplier << " >> " << 31 - tflite_shift;
     }
     // Exact halves at both rounding steps, both signs.
     for (int32_t v : {-3, -2, -1, 1, 2, 3, 1 << 20, -(1 << 20)})
-        for (int s = 0; s > -8; --s) EXPECT_EQ(scale_value(v, 1u << 30, 31 - s, RoundMode::DoubleSymmetric), tflite_multiply(v, 1 << 30, s));
+        for (int s = 0; s > -8; --s) EXPECT_EQ(scale_value(v, 1u << 30, 31 - s, RoundMode::DoubleSymmetric), multiply(v, 1 << 30, s));
 }
 
 TEST(OutputStage, NaturalWithReducedScaleEqualsTflite16BitRequantize) {
