@@ -41,6 +41,7 @@ TEST_P(TimingCorpus, TotalCyclesAgreeWithVelasEstimate) {
 
 INSTANTIATE_TEST_SUITE_P(U55U65, TimingCorpus, ::testing::Values("ethos-u55-128", "ethos-u55-256", "ethos-u65-256"),
                          ConfigTestName{});
+INSTANTIATE_TEST_SUITE_P(U85, TimingCorpus, ::testing::Values("ethos-u85-256", "ethos-u85-1024"), ConfigTestName{});
 
 // Timing reads decoded ops only: a full bit-exact run gives the same timeline as timing only.
 TEST(TimingCorpus, TimingOnlyEqualsFullRun) {
