@@ -486,5 +486,30 @@ INSTANTIATE_TEST_SUITE_P(U85, U85MacRoofline,
                              return name;
                          });
 
+// Roofline: an elementwise ADD whose operands sit in off-chip flash (region 0 under Shared_Sram
+// on Ethos_U85_SYS_Flash_High: 16 B x 0.0625 = 1 B/cycle) takes bytes / bandwidth on the timeline:
+// 2 x 64 x 64 x 64 bytes = 524288 cycles, several times its compute cycles.
+TEST(U85Cost, ElementwiseFromFlashApproachesBandwidth) {
+    for (const char* config : {"ethos-u85-256", "ethos-u85-1024"}) {
+        const Npu s(config, "Shared_Sram", "Ethos_U85_SYS_Flash_High");
+        const DecodedStream stream = U85Program()
+                                         .ifm(64, 64, 64, 8, 0, 0)
+                                         .ifm2(64, 64, 64, 8, 0, 64 * 64 * 64)
+                                         .ofm(64, 64, 64, 8, 1, 0)
+                                         .block(8, 8, 64, config == std::string("ethos-u85-256") ? kU1x2 : kU2x2)
+                                         .emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, 1}})
+                                         .decode_all(s.npu);
+        const auto flash = MemoryKind::OffChipFlash;
+        const OpCost c = s.cost(stream.ops.back());
+        const double bytes = double(c.traffic.read[static_cast<size_t>(flash)]);
+        EXPECT_EQ(bytes, 2.0 * 64 * 64 * 64) << config;
+        const double bandwidth_cycles = bytes / s.memory.bytes_per_cycle(flash);
+        EXPECT_GT(bandwidth_cycles, 2.0 * double(c.compute_cycles)) << config;  // bandwidth bound
+        const TimingResult r = TimingModel(s.npu, s.memory, region_memories(s.memory, {})).run(stream);
+        const OpTiming& t = r.ops.back();
+        EXPECT_NEAR(double(t.end - t.start), bandwidth_cycles, 0.02 * bandwidth_cycles) << config;
+    }
+}
+
 }  // namespace
 }  // namespace ethosu
