@@ -415,7 +415,15 @@ int fail(const Failure& failure) {
 }  // namespace
 
 int emu_open(const char* path, int flags) {
-    if (!path || std::strcmp(path, kDevicePath) != 0) return ::open(path, flags);
+    if (!path || std::strcmp(path, kDevicePath) != 0) {
+        const int fd = ::open(path, flags);
+        // An fd of ours closed behind our back (::close) may come back here: it is not ours now.
+        if (fd >= 0) {
+            std::lock_guard lock(table_mutex);
+            table.erase(fd);
+        }
+        return fd;
+    }
     const char* name = std::getenv(kNpuVariable);
     const auto npu = find_npu_config(name && *name ? name : kDefaultNpu);
     std::lock_guard lock(table_mutex);
