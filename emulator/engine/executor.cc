@@ -64,6 +64,24 @@ AccessContext ExecutionContext::access(const DecodedOp& op, std::string_view wha
     return AccessContext{&source, op.offset, op_kind_name(op.kind), what};
 }
 
+FeatureMapView ExecutionContext::view(const DecodedOp& op, const FeatureMap& fm, int height, int width, int depth,
+                                      std::string_view what, bool is_output) {
+    if (fm.storage != Storage::Chained) return FeatureMapView(fm, height, width, depth, memory, access(op, what));
+    const size_t bytes = static_cast<size_t>(height) * width * depth * fm.precision.bytes();
+    if (is_output) {
+        chain.pending.assign(bytes, 0);
+        chain.pending_slot = fm.region;
+        return FeatureMapView(fm, height, width, depth, chain.pending);
+    }
+    std::vector<uint8_t>& buffer = chain.slots[fm.region];
+    if (buffer.size() != bytes) {
+        throw Error({source, op.offset, std::string(op_kind_name(op.kind))},
+                    fmt::format("{} reads chain buffer {} holding {} bytes, not {}x{}x{} elements of {} bytes", what,
+                                fm.region, buffer.size(), height, width, depth, fm.precision.bytes()));
+    }
+    return FeatureMapView(fm, height, width, depth, buffer);
+}
+
 Executor::Executor(const NpuConfig& config, const AddressSpace& memory, std::string source)
     : config_(config), memory_(memory), source_(std::move(source)), shram_(config) {}
 
@@ -75,13 +93,13 @@ void Executor::run(const DecodedStream& stream) {
 }
 
 void Executor::run_op(const DecodedOp& op) {
-    ExecutionContext ctx{config_, memory_, shram_, weights_, source_};
+    ExecutionContext ctx{config_, memory_, shram_, weights_, source_, chain_};
     switch (op.kind) {
         case OpKind::DmaStart: run_dma(op, ctx); return;
         case OpKind::Conv:
-        case OpKind::Depthwise: run_conv(op, ctx); return;
-        case OpKind::Pool: run_pool(op, ctx); return;
-        case OpKind::Elementwise: run_elementwise(op, ctx); return;
+        case OpKind::Depthwise: run_conv(op, ctx); break;
+        case OpKind::Pool: run_pool(op, ctx); break;
+        case OpKind::Elementwise: run_elementwise(op, ctx); break;
         // Ordering only: execution is already in stream order.
         case OpKind::DmaWait:
         case OpKind::KernelWait:
@@ -91,10 +109,14 @@ void Executor::run_op(const DecodedOp& op) {
             return;
         case OpKind::Resize:
         case OpKind::Branch:
-            break;
+            throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
+                        fmt::format("{} is not supported on {} yet", op_kind_name(op.kind), config_.name));
     }
-    throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
-                fmt::format("{} is not supported on {} yet", op_kind_name(op.kind), config_.name));
+    // A chained OFM is there for the ops that follow.
+    if (chain_.pending_slot >= 0) {
+        chain_.slots[chain_.pending_slot] = std::move(chain_.pending);
+        chain_.pending_slot = -1;
+    }
 }
 
 }  // namespace ethosu
