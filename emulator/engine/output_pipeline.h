@@ -6,6 +6,7 @@
 
 #include "emulator/engine/executor.h"
 #include "emulator/engine/output_stage.h"
+#include "emulator/isa/error.h"
 
 namespace ethosu {
 
@@ -20,6 +21,8 @@ public:
     int64_t finish(int64_t scaled) const;
 
 private:
+    void init_u85(const DecodedOp& op, ExecutionContext& ctx, const ErrorLocation& where);
+
     const DecodedOp& op_;
     Range clip_;
     bool clip_enabled_ = true;
