@@ -39,9 +39,10 @@ private:
 
 int64_t shift_left(int64_t v, int n) { return static_cast<int64_t>(static_cast<uint64_t>(v) << n); }
 
-// Input scaling: the operand shifted left by dbl_rnd, then scale / 2^shift.
+// Input scaling: scale / 2^shift applied to the operand, the result keeping dbl_rnd fraction
+// bits; rounded as if the operand had been shifted left by dbl_rnd first (TFLite's ADD/SUB).
 int64_t scale_input(int64_t v, const Scale& s) {
-    return scale_value(shift_left(v, s.double_round), s.scale, s.shift, s.round);
+    return scale_value(shift_left(v, s.double_round), s.scale, s.shift + s.double_round, s.round);
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
     const auto memories = region_memories(result.memory, roles);
     const TimingModel timing(model.config, result.memory, memories);
     result.streams.push_back(decode_stream(model.config, inv.stream.words, model.path));
-    result.timing.push_back(timing.run(result.streams.back()));
+    if (options.timing) result.timing.push_back(timing.run(result.streams.back()));
     if (!options.execute) return result;
 
     MemoryMap map;
