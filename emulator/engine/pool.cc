@@ -39,7 +39,10 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
     // A padded average pool divides by the valid elements of each window; Vela then writes a
     // unit OFM_SCALE and leaves the division to the hardware.
     const Padding& pad = k.padding;
-    const bool divide_by_valid = op.pool == PoolMode::Average && (pad.top || pad.left || pad.bottom || pad.right);
+    // U85 AVERAGE always divides by the valid elements, then applies OFM_SCALE.
+    const bool u85 = ctx.config.generation == Generation::U85;
+    const bool divide_by_valid =
+        op.pool == PoolMode::Average && (u85 || pad.top || pad.left || pad.bottom || pad.right);
 
     for (int oy = 0; oy < op.ofm.height; ++oy) {
         const int y0 = oy * k.stride_y - pad.top;
@@ -60,6 +63,7 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
                 if (op.pool == PoolMode::Average && divide_by_valid) {
                     const Scale s = average_pool_scale(std::max<int64_t>(valid, 1));
                     scaled = scale_value(acc, s.scale, s.shift, s.round);
+                    if (u85) scaled = scale_value(scaled, global.scale, global.shift, op.output.round);
                 } else {
                     scaled = scale_value(acc, global.scale, global.shift, op.output.round);
                 }
