@@ -68,7 +68,13 @@ void run_elementwise_u85(const DecodedOp& op, ExecutionContext& ctx) {
                 switch (e.mode) {
                     case ElementwiseMode::Add: v = scale_output(scale_input(a, e.opa) + scale_input(b, e.opb)); break;
                     case ElementwiseMode::Sub: v = scale_output(scale_input(a, e.opa) - scale_input(b, e.opb)); break;
-                    case ElementwiseMode::Mul: v = scale_output(scale_input(a, e.opa) * scale_input(b, e.opb)); break;
+                    case ElementwiseMode::Mul: {
+                        const int64_t product = scale_input(a, e.opa) * scale_input(b, e.opb);
+                        // As on U55, 32-bit operands ignore the scale and only shift.
+                        v = op.ifm.precision.bits == 32 ? scale_value(product, 1, ofm_scale.shift, round)
+                                                        : scale_output(product);
+                        break;
+                    }
                     case ElementwiseMode::Min:
                         v = scale_output(std::min(scale_input(a, e.opa), scale_input(b, e.opb)));
                         break;
