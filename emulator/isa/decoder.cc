@@ -429,7 +429,8 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                 }
                 e.opa = read_scale(Field::SET_IFM_SCALE__scale, Field::SET_IFM_SCALE__shift,
                                    Field::SET_IFM_SCALE__dbl_rnd, Field::SET_IFM_SCALE__round_mode);
-                if (op.has_ifm2) {
+                // LRELU keeps its alpha in IFM2_SCALE.
+                if (op.has_ifm2 || e.mode == ElementwiseMode::LRelu) {
                     e.opb = read_scale(Field::SET_IFM2_SCALE__scale, Field::SET_IFM2_SCALE__shift,
                                        Field::SET_IFM2_SCALE__dbl_rnd, Field::SET_IFM2_SCALE__round_mode);
                 }
