@@ -1,5 +1,6 @@
-// Runs every fully-NPU model of ../shared/vectors with both golden inputs and compares the
-// outputs with TFLite Micro's reference outputs, byte for byte.
+// Runs every fully-NPU model of ../shared/vectors on every configuration, with both golden inputs,
+// and compares the outputs with TFLite Micro's reference outputs, byte for byte. Outputs only: the
+// cycle estimate is the timing tests' business.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -57,6 +58,8 @@ struct NotYetBitExact {
 const NotYetBitExact kNotYetBitExact[] = {
     {"dtln_noise_suppression", {"ethos-u55-128", "ethos-u55-256", "ethos-u65-256"},
      "LSTM gates use the built-in int16 SIGMOID/TANH activations, not implemented yet"},
+    {"dtln_noise_suppression", {"ethos-u85-256", "ethos-u85-1024"},
+     "LSTM gates use U85's interpolating int16 LUT_SIGMOID/LUT_TANH tables, not implemented yet"},
 };
 
 const NotYetBitExact* not_yet_bit_exact(const std::string& model, const std::string& config) {
