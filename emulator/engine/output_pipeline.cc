@@ -60,7 +60,14 @@ void OutputPipeline::init_u85(const DecodedOp& op, ExecutionContext& ctx, const 
         case 4: lut_entry_bytes_ = 1; break;                     // LUT_S8_S8
         case 5: lut_entry_bytes_ = 2; break;                     // LUT_S8_S16
         case 7: lut_entry_bytes_ = 4; break;                     // LUT_S8_S32
-        default: throw Error(where, "16-bit input LUTs (and built-in TANH/SIGMOID) are not supported on U85 yet");
+        case 10:  // LUT_TANH
+        case 11:  // LUT_SIGMOID
+            interpolating_ = op.output.lut_type == 10 ? InterpolatingLut::Tanh : InterpolatingLut::Sigmoid;
+            lut_entry_bytes_ = 4;
+            lut_ = ctx.shram.lut(0);  // the 2 KB table fills the LUT RAM
+            clip_ = clip16 ? Range{std::max(bounds.min, type.min), std::min(bounds.max, type.max)} : type;
+            return;
+        default: throw Error(where, "16-bit input LUTs (LUT_S16_S16, LUT_S16_S32) are not supported on U85 yet");
     }
     lut_signed_index_ = input.min < 0;
     clip_ = clip16 ? Range{std::max(bounds.min, input.min), std::min(bounds.max, input.max)} : input;
@@ -90,6 +97,7 @@ int64_t OutputPipeline::finish(int64_t scaled) const {
         if (clip_enabled_) return clamp(v, clip_);
         return clamp(v, precision_range(op_.ofm.precision));
     }
+    if (interpolating_) return clamp(interpolate_lut(lut_, v, *interpolating_), clip_);
     // Table lookup: 256 entries indexed by the clipped 8-bit value (offset by 128 when signed),
     // each entry the width of the OFM element.
     v = clamp(v, clip_);

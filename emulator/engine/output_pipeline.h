@@ -3,8 +3,10 @@
 // point, clamp, and look up the LUT when the activation is a table.
 
 #include <cstdint>
+#include <optional>
 
 #include "emulator/engine/executor.h"
+#include "emulator/engine/lut_u85.h"
 #include "emulator/engine/output_stage.h"
 #include "emulator/isa/error.h"
 
@@ -29,6 +31,7 @@ private:
     std::span<const uint8_t> lut_;  // empty without a table activation
     bool lut_signed_index_ = true;
     int lut_entry_bytes_ = 1;
+    std::optional<InterpolatingLut> interpolating_;  // U85 int16 LUT_SIGMOID / LUT_TANH
 };
 
 }  // namespace ethosu
