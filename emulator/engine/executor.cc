@@ -92,8 +92,27 @@ void Executor::run(const DecodedStream& stream) {
     }
 }
 
+namespace {
+
+// U85 features no corpus stream uses: refused rather than guessed.
+void refuse_unmodelled_u85(const DecodedOp& op, const std::string& source) {
+    auto refuse = [&](const char* field, const char* what) {
+        throw Error({source, op.offset, field}, fmt::format("{} is not supported yet", what));
+    };
+    constexpr int kAccInputReset = 0, kAccOutputEnable = 0;
+    if (op.output.acc_input != kAccInputReset) refuse("NPU_SET_ACC_FORMAT.acc_input", "accumulator input KEEP/IFM2");
+    if (op.output.acc_output != kAccOutputEnable) refuse("NPU_SET_ACC_FORMAT.acc_output", "accumulator output DISABLE");
+    if (op.ofm.reverse) refuse("NPU_SET_OFM_PRECISION.activation_reverse", "OFM reversal");
+    if (op.ofm.transpose) refuse("NPU_SET_OFM_PRECISION.activation_transpose", "OFM transposition");
+    for (const FeatureMap* fm : {&op.ifm, &op.ifm2, &op.ofm})
+        if (fm->storage == Storage::Tile3x1) refuse("activation_storage", "TILE3X1 feature map storage");
+}
+
+}  // namespace
+
 void Executor::run_op(const DecodedOp& op) {
     ExecutionContext ctx{config_, memory_, shram_, weights_, source_, chain_};
+    if (config_.generation == Generation::U85 && is_kernel_op(op.kind)) refuse_unmodelled_u85(op, source_);
     switch (op.kind) {
         case OpKind::DmaStart: run_dma(op, ctx); return;
         case OpKind::Conv:

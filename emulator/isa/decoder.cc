@@ -275,6 +275,10 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         fm.height = r.geti(Field::SET_OFM_HEIGHT_M1__height_m1) + 1;
         fm.depth = r.geti(Field::SET_OFM_DEPTH_M1__depth_m1) + 1;
         read_feature_map(fm, kOfmFields);
+        if (u85) {
+            fm.reverse = r.geti(Field::SET_OFM_PRECISION__activation_reverse);
+            fm.transpose = r.geti(Field::SET_OFM_PRECISION__activation_transpose);
+        }
     };
     auto read_kernel = [&](Kernel& k) {
         k.width = r.geti(Field::SET_KERNEL_WIDTH_M1__width_m1) + 1;
