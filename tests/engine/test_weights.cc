@@ -780,6 +780,7 @@ struct CorpusOp {
     DecodedOp op;
     OpWeights weights;
     std::vector<uint8_t> weight_stream, scale_stream;  // the first core's, as the op found them
+    std::vector<std::vector<uint8_t>> weight_streams;  // every core's / weight decoder's
 };
 
 // Decodes the weights of every CONV / DEPTHWISE op of every NPU invocation of a Vela output.
@@ -795,11 +796,17 @@ std::vector<CorpusOp> decode_corpus_ops(const std::string& path) {
             if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) continue;
             const auto weight_stream = fetch(op.weights[0]);
             const auto scale_stream = op.scales.empty() ? std::span<const uint8_t>{} : fetch(op.scales[0]);
+            std::vector<std::vector<uint8_t>> weight_streams;
+            for (const Stream& w : op.weights) {
+                const auto bytes = fetch(w);
+                weight_streams.emplace_back(bytes.begin(), bytes.end());
+            }
             out.push_back({model->config,
                            op,
                            decode_op_weights(op, model->config, fetch, path),
                            {weight_stream.begin(), weight_stream.end()},
-                           {scale_stream.begin(), scale_stream.end()}});
+                           {scale_stream.begin(), scale_stream.end()},
+                           std::move(weight_streams)});
         }
     }
     return out;
@@ -1042,6 +1049,74 @@ TEST_F(HostileRealStream, GarbageInPlaceOfTheWeightStream) {
     }
     EXPECT_LT(random_decoded, 5);
     EXPECT_GT(flipped_decoded, 0);
+}
+
+// U85 streams of real ops, cut short: each cut is an ethosu::Error, or (when it only drops the
+// end marker and padding) decodes to the same weights.
+class U85HostileStream : public ::testing::Test {
+protected:
+    static CorpusOp first_op(const std::string& model, const std::string& config, int weight_format) {
+        const fs::path path = fs::path(ETHOSU_VECTORS_DIR) / model / config / "model_vela.tflite";
+        for (CorpusOp& c : decode_corpus_ops(path.string()))
+            if (c.op.weight_format == weight_format) return std::move(c);
+        throw std::runtime_error("no op with weight format " + std::to_string(weight_format) + " in " + model);
+    }
+    // Decodes with stream `replaced` of op.weights holding bytes instead.
+    static std::optional<OpWeights> decode_with(const CorpusOp& c, size_t replaced, const std::vector<uint8_t>& bytes) {
+        DecodedOp op = c.op;
+        op.weights[replaced].length = bytes.size();
+        const StreamFetch fetch = [&](const Stream& s) -> std::span<const uint8_t> {
+            if (&s == &op.weights[replaced]) return bytes;
+            for (size_t i = 0; i < op.weights.size(); ++i)
+                if (&s == &op.weights[i]) return c.weight_streams[i];
+            return c.scale_stream;
+        };
+        try {
+            return decode_op_weights(op, c.config, fetch, "hostile");
+        } catch (const Error&) {
+            return std::nullopt;
+        }
+    }
+    static void expect_every_cut_refused_or_equal(const CorpusOp& c) {
+        for (size_t s = 0; s < c.weight_streams.size(); ++s) {
+            const auto& stream = c.weight_streams[s];
+            int decoded = 0;
+            for (size_t cut = 0; cut < stream.size(); ++cut) {
+                const std::vector<uint8_t> head(stream.begin(), stream.begin() + static_cast<std::ptrdiff_t>(cut));
+                const auto w = decode_with(c, s, head);
+                if (!w) continue;
+                ++decoded;
+                ASSERT_EQ(w->values, c.weights.values) << "stream " << s << " cut at " << cut;
+            }
+            EXPECT_LT(decoded, 32) << "stream " << s << ": only the end marker and padding can go";
+        }
+    }
+    void SetUp() override {
+        if (!vectors_present()) GTEST_SKIP() << "test vectors not found at " << ETHOSU_VECTORS_DIR;
+    }
+};
+
+TEST_F(U85HostileStream, EveryTruncationOfEachWeightDecoderStream) {
+    const CorpusOp c = first_op("conv_k3s1_same_16x16x8to16_relu", "ethos-u85-1024", 0);
+    ASSERT_EQ(c.weight_streams.size(), 4u);
+    expect_every_cut_refused_or_equal(c);
+}
+
+TEST_F(U85HostileStream, EveryTruncationOfAFastWeightStream) {
+    expect_every_cut_refused_or_equal(first_op("mlperftiny_vww_96_int8", "ethos-u85-256", 1));
+}
+
+TEST_F(U85HostileStream, MicroBlockTheConfigurationLacksIsRefused) {
+    CorpusOp c = first_op("conv_k3s1_same_16x16x8to16_relu", "ethos-u85-256", 0);
+    c.op.output.microblock = 0;  // U1X1: no OFM micro-block of ethos-u85-256
+    try {
+        decode_op_weights(c.op, c.config, [&](const Stream& s) -> std::span<const uint8_t> {
+            return &s == &c.op.weights[0] ? c.weight_streams[0] : c.scale_stream;
+        }, "hostile");
+        FAIL() << "decoded with an undefined micro-block";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().field, "NPU_SET_ACC_FORMAT.microblock");
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllConfigs, WeightCorpus,
