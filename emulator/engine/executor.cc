@@ -96,6 +96,24 @@ AccessContext ExecutionContext::access(const DecodedOp& op, std::string_view wha
     return AccessContext{&source, op.offset, op_kind_name(op.kind), what};
 }
 
+FeatureMapView ExecutionContext::view(const DecodedOp& op, const FeatureMap& fm, int height, int width, int depth,
+                                      std::string_view what, bool is_output) {
+    if (fm.storage != Storage::Chained) return FeatureMapView(fm, height, width, depth, memory, access(op, what));
+    const size_t bytes = static_cast<size_t>(height) * width * depth * fm.precision.bytes();
+    if (is_output) {
+        chain.pending.assign(bytes, 0);
+        chain.pending_slot = fm.region;
+        return FeatureMapView(fm, height, width, depth, chain.pending);
+    }
+    std::vector<uint8_t>& buffer = chain.slots[fm.region];
+    if (buffer.size() != bytes) {
+        throw Error({source, op.offset, std::string(op_kind_name(op.kind))},
+                    fmt::format("{} reads chain buffer {} holding {} bytes, not {}x{}x{} elements of {} bytes", what,
+                                fm.region, buffer.size(), height, width, depth, fm.precision.bytes()));
+    }
+    return FeatureMapView(fm, height, width, depth, buffer);
+}
+
 Executor::Executor(const NpuConfig& config, const AddressSpace& memory, std::string source)
     : config_(config), memory_(memory), source_(std::move(source)), shram_(config) {}
 
@@ -106,15 +124,34 @@ void Executor::run(const DecodedStream& stream) {
     }
 }
 
+namespace {
+
+// U85 features no corpus stream uses: refused rather than guessed.
+void refuse_unmodelled_u85(const DecodedOp& op, const std::string& source) {
+    auto refuse = [&](const char* field, const char* what) {
+        throw Error({source, op.offset, field}, fmt::format("{} is not supported yet", what));
+    };
+    constexpr int kAccInputReset = 0, kAccOutputEnable = 0;
+    if (op.output.acc_input != kAccInputReset) refuse("NPU_SET_ACC_FORMAT.acc_input", "accumulator input KEEP/IFM2");
+    if (op.output.acc_output != kAccOutputEnable) refuse("NPU_SET_ACC_FORMAT.acc_output", "accumulator output DISABLE");
+    if (op.ofm.reverse) refuse("NPU_SET_OFM_PRECISION.activation_reverse", "OFM reversal");
+    if (op.ofm.transpose) refuse("NPU_SET_OFM_PRECISION.activation_transpose", "OFM transposition");
+    for (const FeatureMap* fm : {&op.ifm, &op.ifm2, &op.ofm})
+        if (fm->storage == Storage::Tile3x1) refuse("activation_storage", "TILE3X1 feature map storage");
+}
+
+}  // namespace
+
 void Executor::run_op(const DecodedOp& op) {
-    ExecutionContext ctx{config_, memory_, shram_, weights_, source_};
+    ExecutionContext ctx{config_, memory_, shram_, weights_, source_, chain_};
     check_lut_loaded(op, shram_, config_, source_);
+    if (config_.generation == Generation::U85 && is_kernel_op(op.kind)) refuse_unmodelled_u85(op, source_);
     switch (op.kind) {
         case OpKind::DmaStart: run_dma(op, ctx); return;
         case OpKind::Conv:
-        case OpKind::Depthwise: run_conv(op, ctx); return;
-        case OpKind::Pool: run_pool(op, ctx); return;
-        case OpKind::Elementwise: run_elementwise(op, ctx); return;
+        case OpKind::Depthwise: run_conv(op, ctx); break;
+        case OpKind::Pool: run_pool(op, ctx); break;
+        case OpKind::Elementwise: run_elementwise(op, ctx); break;
         // Ordering only: execution is already in stream order.
         case OpKind::DmaWait:
         case OpKind::KernelWait:
@@ -124,10 +161,14 @@ void Executor::run_op(const DecodedOp& op) {
             return;
         case OpKind::Resize:
         case OpKind::Branch:
-            break;
+            throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
+                        fmt::format("{} is not supported on {} yet", op_kind_name(op.kind), config_.name));
     }
-    throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
-                fmt::format("{} is not supported on {} yet", op_kind_name(op.kind), config_.name));
+    // A chained OFM is there for the ops that follow.
+    if (chain_.pending_slot >= 0) {
+        chain_.slots[chain_.pending_slot] = std::move(chain_.pending);
+        chain_.pending_slot = -1;
+    }
 }
 
 }  // namespace ethosu

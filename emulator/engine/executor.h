@@ -62,14 +62,27 @@ private:
     std::map<Key, Entry> cache_;
 };
 
+// U85 chaining: an op's OFM kept inside the NPU (storage CHAINED) for the next op to read as its
+// IFM or IFM2. Modelled as a dense NHWC buffer of the OFM's elements.
+struct ChainBuffers {
+    std::map<int, std::vector<uint8_t>> slots;  // by chain buffer number (the feature map's region)
+    std::vector<uint8_t> pending;               // what the running op chains, stored when it ends
+    int pending_slot = -1;
+};
+
 struct ExecutionContext {
     const NpuConfig& config;
     const AddressSpace& memory;
     Shram& shram;
     WeightCache& weights;
     const std::string& source;
+    ChainBuffers& chain;
 
     AccessContext access(const DecodedOp& op, std::string_view what) const;
+    // The height x width x depth area of one of the op's feature maps, in memory or, for
+    // U85 chained storage, in the chaining buffer (an OFM claims it, an IFM must find it filled).
+    FeatureMapView view(const DecodedOp& op, const FeatureMap& fm, int height, int width, int depth,
+                        std::string_view what, bool is_output = false);
 };
 
 class Executor {
@@ -87,6 +100,7 @@ private:
     std::string source_;
     Shram shram_;
     WeightCache weights_;
+    ChainBuffers chain_;
 };
 
 // Kernels, one per op family (engine/*.cc).
@@ -94,5 +108,6 @@ void run_dma(const DecodedOp& op, ExecutionContext& ctx);
 void run_conv(const DecodedOp& op, ExecutionContext& ctx);  // CONV and DEPTHWISE
 void run_pool(const DecodedOp& op, ExecutionContext& ctx);
 void run_elementwise(const DecodedOp& op, ExecutionContext& ctx);
+void run_elementwise_u85(const DecodedOp& op, ExecutionContext& ctx);
 
 }  // namespace ethosu

@@ -212,6 +212,7 @@ struct RunCliOptions {
     std::vector<std::string> input_files;
     std::string output_prefix = "out";
     bool timing_only = false;
+    bool no_timing = false;
     SystemSelection system;
     std::string trace_file;      // Chrome/Perfetto trace
     std::string per_layer_file;  // Vela-style per-layer CSV
@@ -222,10 +223,12 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     const auto model = load_model(path, options);
     std::vector<std::vector<uint8_t>> inputs;
     for (const auto& f : cli.input_files) inputs.push_back(read_file(f));
+    if (cli.no_timing && (cli.timing_only || !cli.pmu.empty()))
+        throw Error({"--no-timing", std::nullopt, {}}, "--timing-only and --pmu need the timing model");
     const std::vector<uint32_t> events = pmu_events(model->config, cli.pmu);
     std::optional<DebugDatabase> debug_db;
     if (!cli.debug_db_file.empty()) debug_db = DebugDatabase::load(cli.debug_db_file);
-    const RunResult result = run_model(*model, inputs, {!cli.timing_only, cli.system});
+    const RunResult result = run_model(*model, inputs, {!cli.timing_only, cli.system, !cli.no_timing});
     const PmuReading pmu = read_pmu(result.memory, result.timing, events);
     const TracedRun traced{path, model->config, result.memory, result.streams, result.timing,
                            debug_db ? &*debug_db : nullptr};
@@ -244,15 +247,18 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         t["file"] = file;
         outputs.push_back(t);
     }
-    const json timing = timing_json(result);
+    const json timing = cli.no_timing ? json::object() : timing_json(result);
     if (!as_json) {
         size_t ops = 0;
         for (const auto& s : result.streams) ops += s.ops.size();
         fmt::print("{}: {} ops on {}", path, ops, model->config.name);
         if (!cli.timing_only) fmt::print("; wrote {} outputs to {}.out<k>.bin", result.outputs.size(), output_prefix);
-        fmt::print("\n{} cycles ({:.3f} ms at {:g} MHz, {}, {})\n", timing["cycles"]["total"].get<int64_t>(),
-                   timing["inference_seconds"].get<double>() * 1e3, result.memory.system.core_clock / 1e6,
-                   result.memory.system.name, result.memory.mode.name);
+        fmt::print("\n");
+        if (!cli.no_timing) {
+            fmt::print("{} cycles ({:.3f} ms at {:g} MHz, {}, {})\n", timing["cycles"]["total"].get<int64_t>(),
+                       timing["inference_seconds"].get<double>() * 1e3, result.memory.system.core_clock / 1e6,
+                       result.memory.system.name, result.memory.mode.name);
+        }
         if (!cli.pmu.empty()) {
             fmt::print("ethosu_pmu_cycle_cntr : {}\n", pmu.cycle_counter);
             for (size_t i = 0; i < events.size(); ++i) {
@@ -263,7 +269,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         return 0;
     }
     json ops = json::array();
-    for (size_t s = 0; s < result.streams.size(); ++s) {
+    for (size_t s = 0; s < result.timing.size(); ++s) {
         const auto& decoded = result.streams[s].ops;
         const auto& timed = result.timing[s].ops;
         for (size_t i = 0; i < timed.size(); ++i) {
@@ -313,6 +319,7 @@ int main(int argc, char** argv) {
                     "raw input tensor file, in the model's input order (omitted: zeros)");
     run->add_option("--output-prefix", run_options.output_prefix, "outputs are written to PREFIX.out<k>.bin");
     run->add_flag("--timing-only", run_options.timing_only, "cycles, traffic and traces without computing data");
+    run->add_flag("--no-timing", run_options.no_timing, "outputs only, without the cycle estimate");
     run->add_option("--pmu", run_options.pmu, "PMU events to count, e.g. NPU_ACTIVE,MAC_ACTIVE (4 on U55/U65, 8 on U85)")
         ->delimiter(',');
     run->add_option("--system-config", run_options.system.system_config,

@@ -15,6 +15,7 @@ namespace ethosu {
 struct RunOptions {
     bool execute = true;  // false: timing only; no data is computed and no outputs are produced
     SystemSelection system;
+    bool timing = true;   // false: outputs only, no cycle estimate (RunResult::timing stays empty)
 };
 
 struct RunResult {

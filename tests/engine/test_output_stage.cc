@@ -195,8 +195,9 @@ TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
     AddressSpace memory(map);
     Shram shram(config);
     WeightCache weights;
+    ChainBuffers chain;
     const std::string source = "test";
-    ExecutionContext ctx{config, memory, shram, weights, source};
+    ExecutionContext ctx{config, memory, shram, weights, source, chain};
     DecodedOp op;
     op.ofm.precision = {true, 16};
     op.output.activation = Activation::Sigmoid;
@@ -221,7 +222,7 @@ TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
     EXPECT_THROW(OutputPipeline(op, ctx), Error);
     op.ofm.zero_point = 0;
     const NpuConfig u85 = *find_npu_config("ethos-u85-256");
-    ExecutionContext u85_ctx{u85, memory, shram, weights, source};
+    ExecutionContext u85_ctx{u85, memory, shram, weights, source, chain};
     EXPECT_THROW(OutputPipeline(op, u85_ctx), Error);
 }
 
