@@ -223,8 +223,8 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     const auto model = load_model(path, options);
     std::vector<std::vector<uint8_t>> inputs;
     for (const auto& f : cli.input_files) inputs.push_back(read_file(f));
-    if (cli.no_timing && (cli.timing_only || !cli.pmu.empty()))
-        throw Error({"--no-timing", std::nullopt, {}}, "--timing-only and --pmu need the timing model");
+    if (cli.no_timing && (cli.timing_only || !cli.pmu.empty() || !cli.trace_file.empty() || !cli.per_layer_file.empty()))
+        throw Error({"--no-timing", std::nullopt, {}}, "--timing-only, --pmu, --trace and --per-layer need the timing model");
     const std::vector<uint32_t> events = pmu_events(model->config, cli.pmu);
     std::optional<DebugDatabase> debug_db;
     if (!cli.debug_db_file.empty()) debug_db = DebugDatabase::load(cli.debug_db_file);
