@@ -5,7 +5,8 @@ For every fully-NPU model x configuration in VECTORS/index.csv it runs
 `ethosu-emu run --timing-only --json` and prints, per model and config, the emulator's total
 cycles beside Vela's (index.csv total_cycles, from Vela's model summary) and their ratio; then,
 per config, the share of pairs within 10% and 25%, the median ratio and the outliers; and, with
---per-op, the distribution of per-op ratios against Vela's debug database (model_debug.xml).
+--per-op, the distribution of per-op ratios: the emulator's per-layer CSV (run --per-layer with
+Vela's debug database, so its rows are Vela's) against Vela's model_per-layer.csv, row by row.
 
 usage: scripts/timing_report.py [--emu build/frontend/cli/ethosu-emu] [--vectors ../shared/vectors]
                                 [--config ethos-u55-128 ...] [--per-op] [--csv FILE]
@@ -17,7 +18,7 @@ import os
 import statistics
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
+import tempfile
 
 
 def load_index(vectors):
@@ -32,20 +33,31 @@ def run_emulator(emu, model_path):
     return json.loads(proc.stdout), None
 
 
-def vela_op_cycles(debug_xml):
-    """Vela's per-op cycles keyed by command-stream byte offset (first offset of each op)."""
-    tables = {}
-    for table in ET.parse(debug_xml).getroot().iter("table"):
-        text = (table.text or "").strip()
-        if text:
-            tables[table.get("name")] = list(csv.DictReader(text.splitlines()))
-    perf = {row["id"]: row for row in tables.get("perf", [])}
-    cycles = {}
-    for row in tables.get("queue", []):
-        op = perf.get(row.get("optimised_id") or row.get("id"))
-        if op is not None:
-            cycles.setdefault(int(row["offset"]), int(float(op["op_cycles"])))
-    return cycles
+def op_cycle_ratios(emu, model_dir):
+    """Per Vela op: emulator Op Cycles / Vela Op Cycles, for the rows where Vela's is non-zero."""
+    vela_csv = os.path.join(model_dir, "model_per-layer.csv")
+    debug_db = os.path.join(model_dir, "model_debug.xml")
+    if not (os.path.isfile(vela_csv) and os.path.isfile(debug_db)):
+        return []
+    with tempfile.TemporaryDirectory() as tmp:
+        ours_csv = os.path.join(tmp, "ours.csv")
+        proc = subprocess.run([emu, "run", os.path.join(model_dir, "model_vela.tflite"), "--timing-only",
+                               "--per-layer", ours_csv, "--debug-db", debug_db], capture_output=True, text=True)
+        if proc.returncode != 0:
+            return []
+        with open(ours_csv, newline="") as f:
+            ours = list(csv.DictReader(f))
+    with open(vela_csv, newline="") as f:
+        vela = list(csv.DictReader(f))
+    if len(ours) != len(vela):
+        return []
+    return [float(o["Op Cycles"]) / float(v["Op Cycles"])
+            for o, v in zip(ours, vela) if float(v["Op Cycles"] or 0) > 0 and o["Op Cycles"]]
+
+
+def percentiles(values, points=(10, 25, 50, 75, 90)):
+    ordered = sorted(values)
+    return [ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))] for p in points]
 
 
 def main():
@@ -55,11 +67,12 @@ def main():
     ap.add_argument("--vectors", default=os.path.join(here, "..", "..", "shared", "vectors"))
     ap.add_argument("--config", action="append", help="only these NPU configs (repeatable)")
     ap.add_argument("--csv", help="also write the per-model table to this CSV file")
+    ap.add_argument("--per-op", action="store_true", help="also compare each op with Vela's per-layer estimate")
     args = ap.parse_args()
     if not os.path.isfile(os.path.join(args.vectors, "index.csv")):
         sys.exit(f"timing_report: no corpus at {args.vectors} (index.csv missing)")
 
-    rows = []
+    rows, op_ratios = [], {}
     for entry in load_index(args.vectors):
         if args.config and entry["config"] not in args.config:
             continue
@@ -67,6 +80,9 @@ def main():
         result, error = run_emulator(args.emu, model)
         vela = int(entry["total_cycles"])
         emu = result["cycles"]["total"] if result else None
+        if args.per_op:
+            model_dir = os.path.join(args.vectors, entry["model"], entry["config"])
+            op_ratios.setdefault(entry["config"], []).extend(op_cycle_ratios(args.emu, model_dir))
         rows.append({"model": entry["model"], "config": entry["config"], "vela_cycles": vela,
                      "emu_cycles": emu, "ratio": (emu / vela) if emu and vela else None, "error": error or ""})
 
@@ -92,6 +108,15 @@ def main():
         print("\noutliers (|ratio - 1| > 25%):")
         for r in outliers:
             print(f"  {r['model']} {r['config']}: {r['ratio']:.3f}")
+    if args.per_op:
+        print("\nper op (emulator / Vela Op Cycles): ops, P10, P25, median, P75, P90, within 25%")
+        for cfg in sorted(op_ratios):
+            r = op_ratios[cfg]
+            if not r:
+                continue
+            p = percentiles(r)
+            within = sum(1 for x in r if abs(x - 1) <= 0.25) / len(r)
+            print(f"  {cfg:<15} {len(r):>5} " + " ".join(f"{x:6.3f}" for x in p) + f"  {within:.0%}")
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))

@@ -162,8 +162,8 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
     const int step_y = taps_dilated ? 1 : k.dilation_y;
     const int step_x = taps_dilated ? 1 : k.dilation_x;
 
-    const FeatureMapView ifm(op.ifm, geo.height, geo.width, op.ifm.depth, ctx.memory, ctx.access(op, "IFM"));
-    const FeatureMapView ofm(op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, ctx.memory, ctx.access(op, "OFM"));
+    const FeatureMapView ifm = ctx.view(op, op.ifm, geo.height, geo.width, op.ifm.depth, "IFM");
+    const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
     const OutputPipeline act(op, ctx);
     const int64_t ifm_zp = op.ifm.zero_point;
 

@@ -43,6 +43,7 @@ void run_dma(const DecodedOp& op, ExecutionContext& ctx) {
                                                    dst, dst + d.length, shram.size()));
                 }
                 std::memcpy(shram.data() + dst, from.data(), d.length);
+                ctx.shram.mark_written(dst, d.length);
             } else {
                 auto to = ctx.memory.write(d.dst.region, dst, d.length, dst_who);
                 std::memmove(to.data(), from.data(), d.length);

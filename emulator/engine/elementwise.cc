@@ -22,11 +22,11 @@ int64_t shift_left(int64_t v, int n) { return static_cast<int64_t>(static_cast<u
 
 void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
     const ErrorLocation where{ctx.source, op.offset, "NPU_OP_ELEMENTWISE"};
-    if (ctx.config.generation == Generation::U85) throw Error(where, "U85 elementwise is not supported yet");
+    if (ctx.config.generation == Generation::U85) return run_elementwise_u85(op, ctx);
     const Elementwise& e = op.elementwise;
     const int H = op.ofm.height, W = op.ofm.width, C = op.ofm.depth;
-    const FeatureMapView ifm(op.ifm, H, W, C, ctx.memory, ctx.access(op, "IFM"));
-    const FeatureMapView ofm(op.ofm, H, W, C, ctx.memory, ctx.access(op, "OFM"));
+    const FeatureMapView ifm = ctx.view(op, op.ifm, H, W, C, "IFM");
+    const FeatureMapView ofm = ctx.view(op, op.ofm, H, W, C, "OFM", true);
     std::optional<FeatureMapView> ifm2;
     if (op.has_ifm2 && !e.ifm2_scalar) {
         ifm2.emplace(op.ifm2, e.broadcast_h ? 1 : H, e.broadcast_w ? 1 : W, e.broadcast_c ? 1 : C, ctx.memory,

@@ -18,7 +18,36 @@ std::span<const uint8_t> Shram::lut(int slot) const {
     return std::span<const uint8_t>(bytes_).subspan(lut_base() + static_cast<size_t>(slot) * kLutSlotBytes);
 }
 
+void Shram::mark_written(uint64_t offset, uint64_t length) {
+    const uint64_t begin = std::max(offset, lut_base()), end = std::min(offset + length, uint64_t{bytes_.size()});
+    for (uint64_t at = begin; at < end; ++at) lut_written_[at - lut_base()] = true;
+}
+
+bool Shram::lut_loaded(int first, int slots) const {
+    const auto begin = lut_written_.begin() + static_cast<ptrdiff_t>(first) * kLutSlotBytes;
+    return std::all_of(begin, begin + static_cast<ptrdiff_t>(slots) * kLutSlotBytes, [](bool b) { return b; });
+}
+
 namespace {
+
+// A U55/U65 table activation reads its slot and, for entries wider than a byte, the slots after
+// it; reading SHRAM no DMA has written would silently use zeros.
+void check_lut_loaded(const DecodedOp& op, const Shram& shram, const NpuConfig& config, const std::string& source) {
+    if (config.generation == Generation::U85 || !is_kernel_op(op.kind) || op.output.activation != Activation::Table)
+        return;
+    const ErrorLocation where{source, op.offset, std::string(op_kind_name(op.kind))};
+    const int slot = op.output.lut_index;
+    constexpr int kSlots = Shram::kLutBytes / Shram::kLutSlotBytes;
+    // SET_ACTIVATION's 5-bit function field can name tables past the last slot.
+    if (slot < 0 || slot >= kSlots) {
+        throw Error(where, fmt::format("TABLE_{}: the LUT has slots 0..{}", slot, kSlots - 1));
+    }
+    const int slots = std::clamp(op.ofm.precision.bits / 8, 1, kSlots - slot);
+    if (shram.lut_loaded(slot, slots)) return;
+    throw Error(where,
+                fmt::format("TABLE_{} activation reads LUT slot{} {}{}, which no DMA has loaded", slot,
+                            slots > 1 ? "s" : "", slot, slots > 1 ? fmt::format("..{}", slot + slots - 1) : ""));
+}
 
 // Whether the concatenation of spans equals bytes, without building the concatenation.
 bool same_bytes(const std::vector<uint8_t>& bytes, const std::vector<std::span<const uint8_t>>& spans) {
@@ -72,14 +101,24 @@ std::span<const uint8_t> predicted_bytes(const DecodedStream& stream, size_t at,
 
 }  // namespace
 
+WeightCache::Key WeightCache::key_of(const DecodedOp& op) {
+    const Kernel& k = op.kernel;
+    return {op.offset,
+            {static_cast<int>(op.kind), op.ofm.depth, op.ifm.depth, k.height, k.width, k.dilation_x, k.dilation_y,
+             k.part_kernel_first ? 1 : 0, op.block.ofm_depth, op.ifm.precision.bits},
+            {}};
+}
+
 const OpWeights& WeightCache::get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
                                   const std::string& source) {
-    lookup_.first = op.offset;
-    lookup_.second.clear();
+    Key fresh = key_of(op);
+    std::get<0>(lookup_) = std::get<0>(fresh);
+    std::get<1>(lookup_) = std::get<1>(fresh);
+    std::get<2>(lookup_).clear();
     spans_.clear();
     const AccessContext who{&source, op.offset, op_kind_name(op.kind), "weight/scale stream"};
     for_each_stream(op, [&](const Stream& s, int tag) {
-        lookup_.second.emplace_back(s.region + tag, s.base, s.length);
+        std::get<2>(lookup_).emplace_back(s.region + tag, s.base, s.length);
         spans_.push_back(memory.read(s.region, s.base, s.length, who));
     });
     auto found = cache_.find(lookup_);
@@ -103,11 +142,11 @@ void WeightCache::prefetch(const DecodedStream& stream, const NpuConfig& config,
     for (size_t at = 0; at < stream.ops.size(); ++at) {
         const DecodedOp& op = stream.ops[at];
         if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) continue;
-        Job job{&op, {op.offset, {}}, {}, {}};
+        Job job{&op, key_of(op), {}, {}};
         const AccessContext who{&source, op.offset, op_kind_name(op.kind), "weight/scale stream"};
         try {
             for_each_stream(op, [&](const Stream& s, int tag) {
-                job.key.second.emplace_back(s.region + tag, s.base, s.length);
+                std::get<2>(job.key).emplace_back(s.region + tag, s.base, s.length);
                 job.spans.push_back(predicted_bytes(stream, at, s, memory, who));
             });
         } catch (const Error&) {
@@ -134,6 +173,24 @@ AccessContext ExecutionContext::access(const DecodedOp& op, std::string_view wha
     return AccessContext{&source, op.offset, op_kind_name(op.kind), what};
 }
 
+FeatureMapView ExecutionContext::view(const DecodedOp& op, const FeatureMap& fm, int height, int width, int depth,
+                                      std::string_view what, bool is_output) {
+    if (fm.storage != Storage::Chained) return FeatureMapView(fm, height, width, depth, memory, access(op, what));
+    const size_t bytes = static_cast<size_t>(height) * width * depth * fm.precision.bytes();
+    if (is_output) {
+        chain.pending.assign(bytes, 0);
+        chain.pending_slot = fm.region;
+        return FeatureMapView(fm, height, width, depth, chain.pending);
+    }
+    std::vector<uint8_t>& buffer = chain.slots[fm.region];
+    if (buffer.size() != bytes) {
+        throw Error({source, op.offset, std::string(op_kind_name(op.kind))},
+                    fmt::format("{} reads chain buffer {} holding {} bytes, not {}x{}x{} elements of {} bytes", what,
+                                fm.region, buffer.size(), height, width, depth, fm.precision.bytes()));
+    }
+    return FeatureMapView(fm, height, width, depth, buffer);
+}
+
 Executor::Executor(const NpuConfig& config, const AddressSpace& memory, std::string source, WeightCache* weights)
     : config_(config), memory_(memory), source_(std::move(source)), shram_(config),
       shared_weights_(weights) {}
@@ -146,15 +203,35 @@ void Executor::run(const DecodedStream& stream) {
     }
 }
 
+namespace {
+
+// U85 features no corpus stream uses: refused rather than guessed.
+void refuse_unmodelled_u85(const DecodedOp& op, const std::string& source) {
+    auto refuse = [&](const char* field, const char* what) {
+        throw Error({source, op.offset, field}, fmt::format("{} is not supported yet", what));
+    };
+    constexpr int kAccInputReset = 0, kAccOutputEnable = 0;
+    if (op.output.acc_input != kAccInputReset) refuse("NPU_SET_ACC_FORMAT.acc_input", "accumulator input KEEP/IFM2");
+    if (op.output.acc_output != kAccOutputEnable) refuse("NPU_SET_ACC_FORMAT.acc_output", "accumulator output DISABLE");
+    if (op.ofm.reverse) refuse("NPU_SET_OFM_PRECISION.activation_reverse", "OFM reversal");
+    if (op.ofm.transpose) refuse("NPU_SET_OFM_PRECISION.activation_transpose", "OFM transposition");
+    for (const FeatureMap* fm : {&op.ifm, &op.ifm2, &op.ofm})
+        if (fm->storage == Storage::Tile3x1) refuse("activation_storage", "TILE3X1 feature map storage");
+}
+
+}  // namespace
+
 void Executor::run_op(const DecodedOp& op) {
-    ExecutionContext ctx{config_, memory_, shram_, shared_weights_ ? *shared_weights_ : own_weights_, source_,
+    ExecutionContext ctx{config_, memory_, shram_, shared_weights_ ? *shared_weights_ : own_weights_, source_, chain_,
                          scratch_};
+    check_lut_loaded(op, shram_, config_, source_);
+    if (config_.generation == Generation::U85 && is_kernel_op(op.kind)) refuse_unmodelled_u85(op, source_);
     switch (op.kind) {
         case OpKind::DmaStart: run_dma(op, ctx); return;
         case OpKind::Conv:
-        case OpKind::Depthwise: run_conv(op, ctx); return;
-        case OpKind::Pool: run_pool(op, ctx); return;
-        case OpKind::Elementwise: run_elementwise(op, ctx); return;
+        case OpKind::Depthwise: run_conv(op, ctx); break;
+        case OpKind::Pool: run_pool(op, ctx); break;
+        case OpKind::Elementwise: run_elementwise(op, ctx); break;
         // Ordering only: execution is already in stream order.
         case OpKind::DmaWait:
         case OpKind::KernelWait:
@@ -164,10 +241,14 @@ void Executor::run_op(const DecodedOp& op) {
             return;
         case OpKind::Resize:
         case OpKind::Branch:
-            break;
+            throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
+                        fmt::format("{} is not supported on {} yet", op_kind_name(op.kind), config_.name));
     }
-    throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
-                fmt::format("{} is not supported on {} yet", op_kind_name(op.kind), config_.name));
+    // A chained OFM is there for the ops that follow.
+    if (chain_.pending_slot >= 0) {
+        chain_.slots[chain_.pending_slot] = std::move(chain_.pending);
+        chain_.pending_slot = -1;
+    }
 }
 
 }  // namespace ethosu

@@ -2,6 +2,7 @@
 // Functional execution of a decoded command stream: every op in stream order (the order a
 // correctly synchronised stream guarantees), on the NPU's address space and internal SHRAM.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -32,13 +33,21 @@ public:
     std::span<const uint8_t> lut(int slot) const;
     uint64_t lut_base() const { return bytes_.size() - kLutBytes; }
 
+    // Notes a write of [offset, offset + length) by a DMA, so a table activation can tell
+    // whether its LUT was ever loaded.
+    void mark_written(uint64_t offset, uint64_t length);
+    // Whether every byte of `slots` LUT slots from `first` has been written.
+    bool lut_loaded(int first, int slots) const;
+
 private:
     std::vector<uint8_t> bytes_;
+    std::vector<bool> lut_written_ = std::vector<bool>(kLutBytes);
 };
 
 // Decoded weights, cached per op and the streams it reads: a model's weights decode once.
 // Vela stages weights in SRAM and reuses staging addresses for other ops' weights, so an
-// entry is only reused when the stream bytes are still the same.
+// entry is only reused when the stream bytes are still the same, and only for an op of the
+// same shape and traversal (the same bytes decode differently for another shape).
 class WeightCache {
 public:
     const OpWeights& get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
@@ -52,8 +61,11 @@ public:
                   const std::string& source);
 
 private:
-    // The op's command offset and its weight and scale streams (region, base, length).
-    using Key = std::pair<uint32_t, std::vector<std::tuple<int, uint64_t, uint64_t>>>;
+    // Op kind, OFM and IFM depth, kernel size, dilation, weight order, OFM block depth, IFM bits.
+    using OpShape = std::array<int, 10>;
+    // The op's command offset, its shape, and its weight and scale streams (region, base, length).
+    using Key = std::tuple<uint32_t, OpShape, std::vector<std::tuple<int, uint64_t, uint64_t>>>;
+    static Key key_of(const DecodedOp& op);
     struct Entry {
         std::vector<uint8_t> stream_bytes;  // what the weights were decoded from
         std::unique_ptr<OpWeights> weights;
@@ -74,15 +86,28 @@ struct KernelScratch {
     tbb::enumerable_thread_specific<std::vector<int64_t>> results;       // per worker thread
 };
 
+// U85 chaining: an op's OFM kept inside the NPU (storage CHAINED) for the next op to read as its
+// IFM or IFM2. Modelled as a dense NHWC buffer of the OFM's elements.
+struct ChainBuffers {
+    std::map<int, std::vector<uint8_t>> slots;  // by chain buffer number (the feature map's region)
+    std::vector<uint8_t> pending;               // what the running op chains, stored when it ends
+    int pending_slot = -1;
+};
+
 struct ExecutionContext {
     const NpuConfig& config;
     const AddressSpace& memory;
     Shram& shram;
     WeightCache& weights;
     const std::string& source;
+    ChainBuffers& chain;
     KernelScratch& scratch;
 
     AccessContext access(const DecodedOp& op, std::string_view what) const;
+    // The height x width x depth area of one of the op's feature maps, in memory or, for
+    // U85 chained storage, in the chaining buffer (an OFM claims it, an IFM must find it filled).
+    FeatureMapView view(const DecodedOp& op, const FeatureMap& fm, int height, int width, int depth,
+                        std::string_view what, bool is_output = false);
 };
 
 class Executor {
@@ -104,6 +129,7 @@ private:
     Shram shram_;
     WeightCache own_weights_;
     WeightCache* shared_weights_;  // nullptr: own_weights_
+    ChainBuffers chain_;
     KernelScratch scratch_;
 };
 
@@ -112,5 +138,6 @@ void run_dma(const DecodedOp& op, ExecutionContext& ctx);
 void run_conv(const DecodedOp& op, ExecutionContext& ctx);  // CONV and DEPTHWISE
 void run_pool(const DecodedOp& op, ExecutionContext& ctx);
 void run_elementwise(const DecodedOp& op, ExecutionContext& ctx);
+void run_elementwise_u85(const DecodedOp& op, ExecutionContext& ctx);
 
 }  // namespace ethosu

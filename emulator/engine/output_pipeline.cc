@@ -17,6 +17,10 @@ constexpr int kClipForceInt8 = 3;
 OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_(op), clip_(clip_range(op)) {
     const ErrorLocation where{ctx.source, op.offset, std::string(op_kind_name(op.kind))};
     const int ofm_bits = op.ofm.precision.bits;
+    if (ctx.config.generation == Generation::U85) {
+        init_u85(op, ctx, where);
+        return;
+    }
     switch (op.output.activation) {
         case Activation::None:
             // ACTIVATION_MIN/MAX are 16-bit and do not clip 32-bit results (Vela's softmax relies on it).
@@ -24,8 +28,14 @@ OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_
             return;
         case Activation::Table:
             break;
-        default:
-            throw Error(where, "built-in TANH/SIGMOID activations are not supported yet");
+        case Activation::Sigmoid:
+        case Activation::Tanh:
+            // Vela uses the built-in functions for 16-bit OFMs only (zero point 0); U85 has LUTs instead.
+            if (ctx.config.generation == Generation::U85 || ofm_bits != 16 || op.ofm.zero_point != 0) {
+                throw Error(where, "built-in TANH/SIGMOID activations are supported on U55/U65 16-bit OFMs "
+                                   "with zero point 0 only");
+            }
+            return;
     }
     if (op.output.clip_range == kClipForceInt8) clip_ = {-128, 127};
     else if (op.output.clip_range == kClipForceUint8) clip_ = {0, 255};
@@ -37,6 +47,43 @@ OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_
         throw Error(where, fmt::format("TABLE_{} with {}-byte entries runs past the LUT memory", op.output.lut_index,
                                        lut_entry_bytes_));
     }
+}
+
+void OutputPipeline::init_u85(const DecodedOp& op, ExecutionContext& ctx, const ErrorLocation& where) {
+    constexpr int kClipB16 = 0;  // ACTIVATION_MIN/MAX apply; NONE: only the OFM type's range
+    const Range type = precision_range(op.ofm.precision);
+    const Range bounds{op.output.clip_min, op.output.clip_max};
+    const bool clip16 = op.output.clip_range == kClipB16;
+    if (op.output.activation == Activation::None) {
+        clip_ = clip16 && op.ofm.precision.bits <= 16 ? Range{std::max(bounds.min, type.min), std::min(bounds.max, type.max)}
+                                                       : type;
+        return;
+    }
+    // LUT element types: 8-bit input, 1-, 2- or 4-byte entries (activation_function values).
+    Range input{-128, 127};
+    switch (op.output.lut_type) {
+        case 1: input = {0, 255}, lut_entry_bytes_ = 1; break;  // LUT_U8_U8
+        case 4: lut_entry_bytes_ = 1; break;                     // LUT_S8_S8
+        case 5: lut_entry_bytes_ = 2; break;                     // LUT_S8_S16
+        case 7: lut_entry_bytes_ = 4; break;                     // LUT_S8_S32
+        case 10:  // LUT_TANH
+        case 11:  // LUT_SIGMOID
+            interpolating_ = op.output.lut_type == 10 ? InterpolatingLut::Tanh : InterpolatingLut::Sigmoid;
+            lut_entry_bytes_ = 4;
+            lut_ = ctx.shram.lut(0);  // the 2 KB table fills the LUT RAM
+            clip_ = clip16 ? Range{std::max(bounds.min, type.min), std::min(bounds.max, type.max)} : type;
+            return;
+        default: throw Error(where, "16-bit input LUTs (LUT_S16_S16, LUT_S16_S32) are not supported on U85 yet");
+    }
+    lut_signed_index_ = input.min < 0;
+    clip_ = clip16 ? Range{std::max(bounds.min, input.min), std::min(bounds.max, input.max)} : input;
+    // Table n of a LUT of s bytes starts at n * s in the LUT RAM.
+    const int first_slot = op.output.lut_index * lut_entry_bytes_;
+    if ((first_slot + lut_entry_bytes_) * Shram::kLutSlotBytes > Shram::kLutBytes) {
+        throw Error(where, fmt::format("LUT table {} with {}-byte entries runs past the LUT RAM", op.output.lut_index,
+                                       lut_entry_bytes_));
+    }
+    lut_ = ctx.shram.lut(first_slot);
 }
 
 int64_t OutputPipeline::apply(int64_t acc, int channel, const OpWeights* weights) const {
@@ -52,8 +99,8 @@ int64_t OutputPipeline::apply(int64_t acc, int channel, const OpWeights* weights
 
 void OutputPipeline::apply_channels(const int32_t* acc, int count, const OpWeights* weights, int64_t* out) const {
     const OutputStage& o = op_.output;
-    if (weights && o.per_channel_scale && lut_.empty() && clip_enabled_) {
-        // The common case without a table, with finish() inlined. Locals, because the stores to
+    if (weights && o.per_channel_scale && o.activation == Activation::None && lut_.empty() && clip_enabled_) {
+        // The common case without an activation, with finish() inlined. Locals, because the stores to
         // out could alias members as far as the compiler knows.
         const int64_t zero_point = op_.ofm.zero_point;
         const Range clip = clip_;
@@ -75,11 +122,14 @@ void OutputPipeline::apply_channels(const int32_t* acc, int count, const OpWeigh
 }
 
 int64_t OutputPipeline::finish(int64_t scaled) const {
+    if (op_.output.activation == Activation::Sigmoid) return clamp(builtin_sigmoid(scaled), clip_);
+    if (op_.output.activation == Activation::Tanh) return clamp(builtin_tanh(scaled), clip_);
     int64_t v = scaled + op_.ofm.zero_point;
     if (lut_.empty()) {
         if (clip_enabled_) return clamp(v, clip_);
         return clamp(v, precision_range(op_.ofm.precision));
     }
+    if (interpolating_) return clamp(interpolate_lut(lut_, v, *interpolating_), clip_);
     // Table lookup: 256 entries indexed by the clipped 8-bit value (offset by 128 when signed),
     // each entry the width of the OFM element.
     v = clamp(v, clip_);

@@ -1,11 +1,15 @@
 #pragma once
 // Per-element output stage of an op: scale and round the accumulator, add the OFM zero
-// point, clamp, and look up the LUT when the activation is a table.
+// point, clamp, and look up the LUT when the activation is a table; or the built-in sigmoid or
+// tanh on the scaled value.
 
 #include <cstdint>
+#include <optional>
 
 #include "emulator/engine/executor.h"
+#include "emulator/engine/lut_u85.h"
 #include "emulator/engine/output_stage.h"
+#include "emulator/isa/error.h"
 
 namespace ethosu {
 
@@ -23,12 +27,15 @@ public:
     int64_t finish(int64_t scaled) const;
 
 private:
+    void init_u85(const DecodedOp& op, ExecutionContext& ctx, const ErrorLocation& where);
+
     const DecodedOp& op_;
     Range clip_;
     bool clip_enabled_ = true;
     std::span<const uint8_t> lut_;  // empty without a table activation
     bool lut_signed_index_ = true;
     int lut_entry_bytes_ = 1;
+    std::optional<InterpolatingLut> interpolating_;  // U85 int16 LUT_SIGMOID / LUT_TANH
 };
 
 }  // namespace ethosu

@@ -1,6 +1,8 @@
 #include "emulator/engine/output_stage.h"
 
 #include <bit>
+#include <cmath>
+#include <optional>
 
 namespace ethosu {
 
@@ -62,6 +64,57 @@ Range clip_range(const DecodedOp& op) {
     }
     if (p.bits > 16) return type;  // 32-bit OFMs are not clipped by the 16-bit bounds
     return {std::max(lo, type.min), std::min(hi, type.max)};
+}
+
+const std::array<uint16_t, 256>& sigmoid_samples() {
+    // Each sample is raised by half the sag of the chord to its neighbour (the sag at the
+    // midpoint is -sigmoid'' * step^2 / 8), so that linear interpolation errs as much above the
+    // curve as below it. The last sample is the saturated maximum. This reproduces TFLite's
+    // sigmoid_table_uint16 entry for entry; plain rounding of sigmoid misses 44 entries.
+    static const std::array<uint16_t, 256> samples = [] {
+        std::array<uint16_t, 256> t{};
+        constexpr double step = 1.0 / 24;
+        for (int i = 0; i + 1 < static_cast<int>(t.size()); ++i) {
+            const double s = 1 / (1 + std::exp(-i * step));
+            const double second_derivative = s * (1 - s) * (1 - 2 * s);
+            t[i] = static_cast<uint16_t>(std::lround(65536 * (s - second_derivative * step * step / 16)));
+        }
+        t.back() = 0xFFFF;
+        return t;
+    }();
+    return samples;
+}
+
+namespace {
+
+// 65536 * sigmoid(|x| / 24 / 2^frac_bits) in units of 2^-frac_bits, linearly interpolated
+// between the samples; nullopt past the last sample, where the functions saturate.
+std::optional<int64_t> interpolate_sigmoid(int64_t x, int frac_bits) {
+    const auto& samples = sigmoid_samples();
+    const uint64_t magnitude = x < 0 ? 0 - static_cast<uint64_t>(x) : static_cast<uint64_t>(x);
+    const uint64_t i = magnitude >> frac_bits;
+    if (i >= samples.size() - 1) return std::nullopt;
+    const int64_t frac = static_cast<int64_t>(magnitude & ((uint64_t{1} << frac_bits) - 1));
+    return (int64_t{samples[i]} << frac_bits) + frac * (samples[i + 1] - samples[i]);
+}
+
+constexpr int64_t kInt16Max = 32767;
+
+}  // namespace
+
+int64_t builtin_sigmoid(int64_t x) {
+    // 512 units of x per sample (1/24). sigmoid(-x) = 1 - sigmoid(x) exactly, so large negative
+    // inputs end at 1, not 0, as in TFLite.
+    const auto p = interpolate_sigmoid(x, 9);
+    const int64_t s = p ? (*p + (1 << 9)) >> 10 : kInt16Max;
+    return x >= 0 ? s : 32768 - s;
+}
+
+int64_t builtin_tanh(int64_t x) {
+    // tanh(x) = 2 * sigmoid(2x) - 1: 256 units of x per sample. tanh(-x) = -tanh(x) exactly.
+    const auto p = interpolate_sigmoid(x, 8);
+    const int64_t t = p ? (*p - (int64_t{1} << 23) + (1 << 7)) >> 8 : kInt16Max;
+    return x >= 0 ? t : -t;
 }
 
 }  // namespace ethosu

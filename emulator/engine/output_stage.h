@@ -3,6 +3,7 @@
 // rounding modes, OFM zero point, clamp, LUT activation.
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "emulator/isa/decoded_op.h"
@@ -48,5 +49,15 @@ Range precision_range(const Precision& p);
 Range clip_range(const DecodedOp& op);
 
 inline int64_t clamp(int64_t v, Range r) { return std::min(std::max(v, r.min), r.max); }
+
+// U55/U65 built-in activations of 16-bit OFMs (ACTIVATION_FUNCTION_SIGMOID / TANH), which
+// TFLite's int16 LOGISTIC and TANH reference kernels reproduce. x is the scaled accumulator in
+// units of 1/(3 * 4096) (Vela programs the OFM scale for that); the result is in units of 2^-15.
+int64_t builtin_sigmoid(int64_t x);
+int64_t builtin_tanh(int64_t x);
+
+// The 256 samples both functions interpolate between: 65536 * sigmoid(i / 24), each nudged
+// up for the interpolation (output_stage.cc says how).
+const std::array<uint16_t, 256>& sigmoid_samples();
 
 }  // namespace ethosu

@@ -20,8 +20,8 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
 
     if (op.pool == PoolMode::ReduceSum) {
         // Sums over the IFM depth into a single OFM channel.
-        const FeatureMapView ifm(op.ifm, op.ofm.height, op.ofm.width, op.ifm.depth, ctx.memory, ctx.access(op, "IFM"));
-        const FeatureMapView ofm(op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, ctx.memory, ctx.access(op, "OFM"));
+        const FeatureMapView ifm = ctx.view(op, op.ifm, op.ofm.height, op.ofm.width, op.ifm.depth, "IFM");
+        const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
         for (int y = 0; y < op.ofm.height; ++y)
             for (int x = 0; x < op.ofm.width; ++x) {
                 int64_t sum = 0;
@@ -31,16 +31,20 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
             }
         return;
     }
-    if (op.pool != PoolMode::Max && op.pool != PoolMode::Average) {
+    // U85 SUM adds the window up; OFM_SCALE carries any division.
+    if (op.pool != PoolMode::Max && op.pool != PoolMode::Average && op.pool != PoolMode::Sum) {
         throw Error(where, "this pooling mode is not supported on this NPU yet");
     }
     const IfmGeometry geo = ifm_geometry(op, where);
-    const FeatureMapView ifm(op.ifm, geo.height, geo.width, op.ofm.depth, ctx.memory, ctx.access(op, "IFM"));
-    const FeatureMapView ofm(op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, ctx.memory, ctx.access(op, "OFM"));
+    const FeatureMapView ifm = ctx.view(op, op.ifm, geo.height, geo.width, op.ofm.depth, "IFM");
+    const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
     // A padded average pool divides by the valid elements of each window; Vela then writes a
     // unit OFM_SCALE and leaves the division to the hardware.
     const Padding& pad = k.padding;
-    const bool divide_by_valid = pad.top || pad.left || pad.bottom || pad.right;
+    // U85 AVERAGE always divides by the valid elements, then applies OFM_SCALE.
+    const bool u85 = ctx.config.generation == Generation::U85;
+    const bool divide_by_valid =
+        op.pool == PoolMode::Average && (u85 || pad.top || pad.left || pad.bottom || pad.right);
 
     // A pixel at a time: the window's IFM pixels are read whole and combined channel by channel.
     const int depth = op.ofm.depth;
@@ -67,10 +71,13 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
                         for (int c = 0; c < depth; ++c) acc[c] += pixel[c];
                     }
                 }
-            const Scale s = op.pool == PoolMode::Average && divide_by_valid
-                                ? average_pool_scale(std::max<int64_t>(valid, 1))
-                                : Scale{global.scale, global.shift, 0, op.output.round};
-            for (int c = 0; c < depth; ++c) result[c] = out.finish(scale_value(acc[c], s.scale, s.shift, s.round));
+            const Scale s = divide_by_valid ? average_pool_scale(std::max<int64_t>(valid, 1))
+                                            : Scale{global.scale, global.shift, 0, op.output.round};
+            for (int c = 0; c < depth; ++c) {
+                int64_t scaled = scale_value(acc[c], s.scale, s.shift, s.round);
+                if (divide_by_valid && u85) scaled = scale_value(scaled, global.scale, global.shift, op.output.round);
+                result[c] = out.finish(scaled);
+            }
             ofm.store_channels(oy, ox, depth, result);
         }
     }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "emulator/engine/weights_u85.h"
 #include "emulator/isa/error.h"
 
 namespace ethosu {
@@ -135,10 +136,9 @@ WeightOrder u55_weight_order(const DecodedOp& op, const NpuConfig& config, const
 
 void check_kernel_op(const DecodedOp& op, const NpuConfig& config, const ErrorLocation& where) {
     if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) throw Error(where, "the op has no weights to decode");
-    if (config.generation == Generation::U85) throw Error(where, "U85 weight streams are not supported yet");
     if (op.weights.empty()) throw Error(where, "the op has no weight stream");
     // Every core needs an OFM block of at least one channel, or the traversal would not advance.
-    if (op.block.ofm_depth < static_cast<int>(op.weights.size())) {
+    if (config.generation != Generation::U85 && op.block.ofm_depth < static_cast<int>(op.weights.size())) {
         throw Error(where,
                     fmt::format("OFM block depth {} for {} weight streams", op.block.ofm_depth, op.weights.size()));
     }
@@ -180,12 +180,20 @@ std::vector<int16_t> read_weight_stream(const DecodedOp& op, const StreamFetch& 
     const uint64_t channels = static_cast<uint64_t>(channels_of_stream(shape.ofm_depth, stream, streams));
     if (channels == 0) return {};  // a second core without channels gets WEIGHT1_LENGTH 0
     const Stream& where = op.weights[static_cast<size_t>(stream)];
-    auto values = decode_weight_bitstream(fetch(where), source, where.base);
+    std::vector<int16_t> values;
+    try {
+        values = decode_weight_bitstream(fetch(where), source, where.base);
+    } catch (const Error& e) {
+        // The bitstream names the byte; the op and its command offset say which op it fed.
+        throw Error({source, op.offset, weight_field(stream)},
+                    fmt::format("{} weight stream at 0x{:x}, byte 0x{:x}: {}: {}", op_kind_name(op.kind), where.base,
+                                e.where().offset.value_or(where.base), e.where().field, e.reason()));
+    }
     const uint64_t owned = weight_count(channels, shape);
     if (values.size() < owned) {
         throw Error({source, op.offset, weight_field(stream)},
-                    fmt::format("weight stream at 0x{:x} holds {} weights; the op has {} for this core", where.base,
-                                values.size(), owned));
+                    fmt::format("{} weight stream at 0x{:x} holds {} weights; the op has {} for this core",
+                                op_kind_name(op.kind), where.base, values.size(), owned));
     }
     return values;
 }
@@ -200,8 +208,8 @@ void place_weight_stream(const DecodedOp& op, const NpuConfig& config, const std
     const uint64_t base = op.weights[static_cast<size_t>(stream)].base;
     auto mismatch = [&](const char* how) {
         return Error({source, op.offset, weight_field(stream)},
-                     fmt::format("weight stream at 0x{:x} holds {} weights, {} the op's traversal needs", base,
-                                 values.size(), how));
+                     fmt::format("{} weight stream at 0x{:x} holds {} weights, {} the op's traversal needs",
+                                 op_kind_name(op.kind), base, values.size(), how));
     };
     size_t next = 0;
     for_each_weight_position(order, [&](int o, int y, int x, int i) {
@@ -235,12 +243,93 @@ void decode_scale_stream(const DecodedOp& op, const StreamFetch& fetch, const st
     const auto bytes = fetch(where);
     if (bytes.size() < channels * kScaleRecordBytes) {
         throw Error({source, op.offset, stream == 0 ? "SCALE_LENGTH" : "SCALE1_LENGTH"},
-                    fmt::format("scale stream at 0x{:x} holds {} bytes; {} channels need {}", where.base, bytes.size(),
-                                channels, channels * kScaleRecordBytes));
+                    fmt::format("{} scale stream at 0x{:x} holds {} bytes; {} channels need {}", op_kind_name(op.kind),
+                                where.base, bytes.size(), channels, channels * kScaleRecordBytes));
     }
     for (int c = 0; c < channels; ++c) {
         decode_scale_record(bytes.data() + c * kScaleRecordBytes, static_cast<size_t>(c) * streams + stream, out);
     }
+}
+
+// U85: each weight decoder's stream (or, in the fast format, one stream interleaving them) holds
+// its 4-channel groups of every OFM micro-block; one scale stream holds every channel's record.
+void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
+                        const std::string& source, OpWeights& out) {
+    const ErrorLocation where{source, op.offset, std::string(op_kind_name(op.kind))};
+    const U85WeightOrder order = u85_weight_order(op, config, out, where);
+    auto field = [&](int s) { return s == 0 ? std::string("WEIGHT_BASE") : fmt::format("WEIGHT{}_BASE", s); };
+    std::vector<std::vector<int16_t>> streams(static_cast<size_t>(order.streams));
+    if (op.weight_format == 1) {
+        if (op.sparse_2_4) throw Error({source, op.offset, "NPU_SET_WEIGHT_FORMAT"}, "sparse fast weights are not supported");
+        const Stream& stream = op.weights[0];
+        const auto bytes = fetch(stream);
+        // Positions per decoder; a stream of n bytes holds at most 4n weights (2-bit indices).
+        std::vector<uint64_t> positions(streams.size(), 0);
+        uint64_t total = 0;
+        for (int s = 0; s < order.streams; ++s) {
+            for_each_u85_weight_position(order, s, [&](int, int, int, int) {
+                if (++total > bytes.size() * 4) {
+                    throw Error({source, op.offset, "WEIGHT_LENGTH"},
+                                fmt::format("fast weight stream at 0x{:x} is too short for the op", stream.base));
+                }
+                ++positions[static_cast<size_t>(s)];
+            });
+        }
+        const auto values = decode_fast_weights(bytes, total, source, stream.base);
+        // The decoders' streams take turns, a block of weights at a time.
+        const size_t block = static_cast<size_t>(u85_fast_interleave_block(order));
+        for (size_t next = 0; next < values.size();) {
+            for (size_t s = 0; s < streams.size() && next < values.size(); ++s) {
+                const size_t n = std::min({block, positions[s] - streams[s].size(), values.size() - next});
+                streams[s].insert(streams[s].end(), values.begin() + static_cast<ptrdiff_t>(next),
+                                  values.begin() + static_cast<ptrdiff_t>(next + n));
+                next += n;
+            }
+        }
+    } else {
+        for (int s = 0; s < order.streams; ++s) {
+            const Stream& stream = op.weights[static_cast<size_t>(s)];
+            streams[static_cast<size_t>(s)] = decode_weight_bitstream(fetch(stream), source, stream.base);
+            // Checked before the OHWI buffer is sized from the (possibly hostile) registers.
+            if (streams[static_cast<size_t>(s)].size() < u85_stream_weight_count(order, s)) {
+                throw Error({source, op.offset, field(s)},
+                            fmt::format("weight stream at 0x{:x} holds {} weights; the op has {} for this decoder",
+                                        stream.base, streams[static_cast<size_t>(s)].size(),
+                                        u85_stream_weight_count(order, s)));
+            }
+        }
+    }
+    out.values.assign(static_cast<size_t>(out.ofm_depth) * out.kernel_height * out.kernel_width * out.ifm_depth, 0);
+    for (int s = 0; s < order.streams; ++s) {
+        const auto& values = streams[static_cast<size_t>(s)];
+        auto mismatch = [&](const char* how) {
+            return Error({source, op.offset, field(s)},
+                         fmt::format("weight stream holds {} weights, {} the op's traversal needs", values.size(), how));
+        };
+        size_t next = 0;
+        for_each_u85_weight_position(order, s, [&](int o, int y, int x, int i) {
+            if (next == values.size()) throw mismatch("fewer than");
+            const int16_t v = values[next++];
+            if (o < 0) return;
+            out.values[((static_cast<size_t>(o) * out.kernel_height + y) * out.kernel_width + x) * out.ifm_depth + i] = v;
+        });
+        if (next != values.size()) throw mismatch("more than");
+    }
+    if (op.scales.empty()) return;
+    const Stream& scales = op.scales[0];
+    const auto bytes = fetch(scales);
+    const size_t channels = static_cast<size_t>(out.ofm_depth);
+    if (bytes.size() < channels * kScaleRecordBytes) {
+        throw Error({source, op.offset, "SCALE_LENGTH"},
+                    fmt::format("scale stream at 0x{:x} holds {} bytes; {} channels need {}", scales.base, bytes.size(),
+                                channels, channels * kScaleRecordBytes));
+    }
+    out.bias.assign(channels, 0);
+    out.scale.assign(channels, 0);
+    out.shift.assign(channels, 0);
+    const bool acc48 = op.output.acc_format == 1;
+    for (size_t c = 0; c < channels; ++c)
+        decode_u85_scale_record(bytes.data() + c * kScaleRecordBytes, acc48, out.bias[c], out.scale[c], out.shift[c]);
 }
 
 }  // namespace
@@ -249,6 +338,10 @@ OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const 
                             const std::string& source) {
     check_kernel_op(op, config, {source, op.offset, std::string(op_kind_name(op.kind))});
     OpWeights w = weights_shape(op);
+    if (config.generation == Generation::U85) {
+        decode_u85_weights(op, config, fetch, source, w);
+        return w;
+    }
     std::vector<std::vector<int16_t>> streams;
     for (int s = 0; s < static_cast<int>(op.weights.size()); ++s)
         streams.push_back(read_weight_stream(op, fetch, source, s, w));

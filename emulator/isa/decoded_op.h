@@ -46,6 +46,8 @@ struct FeatureMap {
     int32_t zero_point = 0;
     Storage storage = Storage::Tile2x2;
     int broadcast = 0;  // U85 broadcast_mode bits (H 1, W 2, C 4, scalar 8); U55/U65: see Ifm2Broadcast
+    int reverse = 0;    // U85 OFM activation_reverse (0: none)
+    int transpose = 0;  // U85 OFM activation_transpose (0: HWC)
 };
 
 struct Padding {

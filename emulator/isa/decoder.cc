@@ -254,6 +254,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                 if (fm.broadcast & 8) fm.storage = Storage::None;  // SCALAR: the operand is OP_SCALAR
             }
         }
+        if (fm.storage == Storage::Chained) fm.region = r.geti(f.region);  // the chain buffer number
         if (!in_memory(fm)) return;
         fm.region = r.geti(f.region);
         for (size_t t = 0; t < 4; ++t) fm.tile_base[t] = r.get(f.base[t]);
@@ -274,6 +275,10 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         fm.height = r.geti(Field::SET_OFM_HEIGHT_M1__height_m1) + 1;
         fm.depth = r.geti(Field::SET_OFM_DEPTH_M1__depth_m1) + 1;
         read_feature_map(fm, kOfmFields);
+        if (u85) {
+            fm.reverse = r.geti(Field::SET_OFM_PRECISION__activation_reverse);
+            fm.transpose = r.geti(Field::SET_OFM_PRECISION__activation_transpose);
+        }
     };
     auto read_kernel = [&](Kernel& k) {
         k.width = r.geti(Field::SET_KERNEL_WIDTH_M1__width_m1) + 1;
@@ -308,7 +313,9 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             o.global_scale = read_scale(Field::SET_OFM_SCALE__scale, Field::SET_OFM_SCALE__shift,
                                         Field::SET_OFM_SCALE__dbl_rnd, Field::SET_OFM_SCALE__round_mode);
         }
-        o.round = u85 ? o.global_scale.round : u55_round(r.get(Field::SET_OFM_PRECISION__round_mode));
+        // U85 takes the rounding from OFM_SCALE, which Vela writes for per-channel ops too.
+        o.round = u85 ? u85_ofm_round(r.get(Field::SET_OFM_SCALE__round_mode))
+                      : u55_round(r.get(Field::SET_OFM_PRECISION__round_mode));
         const uint64_t function = r.get(Field::SET_ACTIVATION__activation_function);
         o.clip_range = r.geti(Field::SET_ACTIVATION__activation_clip_range);
         if (u85) {
@@ -412,17 +419,22 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             read_ofm(op.ofm);
             if (u85) {
                 // IFM broadcast exists for elementwise ops only.
+                constexpr int kScalar = 8;  // broadcast_mode SCALAR: the operand is OP_SCALAR
                 op.ifm.broadcast = r.geti(Field::SET_IFM_BROADCAST__broadcast_mode);
+                if (op.ifm.broadcast & kScalar) {
+                    op.ifm.storage = Storage::None;
+                    e.scalar = static_cast<int32_t>(r.get(Field::SET_OP_SCALAR__scalar));
+                }
                 if (!is_unary(e.mode)) {
                     op.has_ifm2 = true;
-                    constexpr int kScalar = 8;  // broadcast_mode SCALAR: the operand is OP_SCALAR
                     e.ifm2_scalar = (r.get(Field::SET_IFM2_BROADCAST__broadcast_mode) & kScalar) != 0;
                     read_ifm2(op.ifm2);
                     if (e.ifm2_scalar) e.scalar = static_cast<int32_t>(r.get(Field::SET_OP_SCALAR__scalar));
                 }
                 e.opa = read_scale(Field::SET_IFM_SCALE__scale, Field::SET_IFM_SCALE__shift,
                                    Field::SET_IFM_SCALE__dbl_rnd, Field::SET_IFM_SCALE__round_mode);
-                if (op.has_ifm2) {
+                // LRELU keeps its alpha in IFM2_SCALE.
+                if (op.has_ifm2 || e.mode == ElementwiseMode::LRelu) {
                     e.opb = read_scale(Field::SET_IFM2_SCALE__scale, Field::SET_IFM2_SCALE__shift,
                                        Field::SET_IFM2_SCALE__dbl_rnd, Field::SET_IFM2_SCALE__round_mode);
                 }

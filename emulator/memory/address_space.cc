@@ -47,9 +47,10 @@ const MemoryMap::Mapping& AddressSpace::mapping(int region, uint64_t offset, uin
     const uint64_t address = base_[static_cast<size_t>(region)] + offset;
     const MemoryMap::Mapping* m = address >= offset ? map_.find(address, length) : nullptr;
     if (!m) {
-        throw Error(where, fmt::format("{} accesses region {} bytes [0x{:x}, 0x{:x}) (address 0x{:x}), outside every "
+        throw BusError(where, fmt::format("{} accesses region {} bytes [0x{:x}, 0x{:x}) (address 0x{:x}), outside every "
                                        "mapped memory",
-                                       who.what, region, offset, offset + length, address));
+                                       who.what, region, offset, offset + length, address),
+                       std::string(who.what));
     }
     return *m;
 }

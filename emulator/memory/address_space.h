@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "emulator/isa/error.h"
+
 namespace ethosu {
 
 // Where the memory sits, as Vela's memory modes place it; the timing model prices accesses by it.
@@ -21,6 +23,17 @@ struct AccessContext {
     std::optional<uint32_t> command_offset;  // absent for host-side accesses (placing inputs)
     std::string_view op;    // e.g. "NPU_OP_CONV"
     std::string_view what;  // e.g. "IFM", "weights", "DMA source"
+};
+
+// An access outside every mapped memory: what the hardware reports as a bus error.
+class BusError : public Error {
+public:
+    BusError(ErrorLocation where, const std::string& what, std::string access)
+        : Error(std::move(where), what), access_(std::move(access)) {}
+    const std::string& access() const { return access_; }  // what was accessed: "IFM", "DMA source", ...
+
+private:
+    std::string access_;
 };
 
 // Host buffers mapped at physical addresses. Buffers are borrowed (the host owns them) or owned.

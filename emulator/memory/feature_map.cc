@@ -5,17 +5,33 @@
 
 namespace ethosu {
 
+namespace {
+
+FeatureMapView::Kind element_kind(const Precision& p) {
+    switch (p.bits) {
+        case 8: return p.is_signed ? FeatureMapView::Kind::S8 : FeatureMapView::Kind::U8;
+        case 16: return p.is_signed ? FeatureMapView::Kind::S16 : FeatureMapView::Kind::U16;
+        case 32: return p.is_signed ? FeatureMapView::Kind::S32 : FeatureMapView::Kind::U32;
+        default: return FeatureMapView::Kind::S64;
+    }
+}
+
+}  // namespace
+
+FeatureMapView::FeatureMapView(const FeatureMap& fm, int height, int width, int depth, std::span<uint8_t> buffer)
+    : height_(height), width_(width), depth_(depth), precision_(fm.precision), kind_(element_kind(fm.precision)),
+      width0_(width), height0_(height), height1_(height), elem_(fm.precision.bytes()) {
+    // One tile; x steps over a pixel's channels, channel bricks are 16 consecutive elements.
+    stride_x_ = int64_t{depth} * elem_;
+    stride_y_ = stride_x_ * width;
+    stride_brick_ = 16 * elem_;
+    tiles_[0] = buffer.data();
+}
+
 FeatureMapView::FeatureMapView(const FeatureMap& fm, int height, int width, int depth, const AddressSpace& memory,
                                const AccessContext& who)
-    : height_(height), width_(width), depth_(depth), precision_(fm.precision), width0_(fm.width0),
-      height0_(fm.height0), height1_(fm.height1), elem_(fm.precision.bytes()) {
-    const bool s = precision_.is_signed;
-    switch (precision_.bits) {
-        case 8: kind_ = s ? Kind::S8 : Kind::U8; break;
-        case 16: kind_ = s ? Kind::S16 : Kind::U16; break;
-        case 32: kind_ = s ? Kind::S32 : Kind::U32; break;
-        default: kind_ = Kind::S64; break;
-    }
+    : height_(height), width_(width), depth_(depth), precision_(fm.precision), kind_(element_kind(fm.precision)),
+      width0_(fm.width0), height0_(fm.height0), height1_(fm.height1), elem_(fm.precision.bytes()) {
     // Vela's addressing: NHWC steps x by STRIDE_X and channel bricks by 16 elements;
     // NHCWB16 steps x by one brick row (16 elements) and bricks by STRIDE_C.
     const bool brick = fm.format == DataFormat::NHCWB16;

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <span>
 
 #include "emulator/isa/decoded_op.h"
 #include "emulator/memory/address_space.h"
@@ -14,10 +15,16 @@ namespace ethosu {
 
 class FeatureMapView {
 public:
+    enum class Kind : uint8_t { U8, S8, U16, S16, U32, S32, S64 };
+
     // The area [0, height) x [0, width) x [0, depth) of fm. Throws ethosu::Error (naming who)
     // if any tile's extent lies outside mapped memory.
     FeatureMapView(const FeatureMap& fm, int height, int width, int depth, const AddressSpace& memory,
                    const AccessContext& who);
+
+    // The same area densely packed in NHWC order in buffer (at least height x width x depth
+    // elements): the U85 chaining buffer.
+    FeatureMapView(const FeatureMap& fm, int height, int width, int depth, std::span<uint8_t> buffer);
 
     int height() const { return height_; }
     int width() const { return width_; }
@@ -90,7 +97,6 @@ public:
     }
 
 private:
-    enum class Kind : uint8_t { U8, S8, U16, S16, U32, S32, S64 };
     template <typename T>
     static int64_t read_as(const uint8_t* p) {
         T v;

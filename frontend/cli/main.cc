@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "emulator/engine/timing/pmu.h"
 #include "emulator/isa/disasm.h"
@@ -13,6 +14,8 @@
 #include "frontend/cli/example_model.h"
 #include "frontend/cli/run_model.h"
 #include "frontend/loaders/model.h"
+#include "traces/chrome_trace.h"
+#include "traces/per_layer_csv.h"
 
 namespace ethosu {
 namespace {
@@ -209,16 +212,29 @@ struct RunCliOptions {
     std::vector<std::string> input_files;
     std::string output_prefix = "out";
     bool timing_only = false;
+    bool no_timing = false;
     SystemSelection system;
+    std::string trace_file;      // Chrome/Perfetto trace
+    std::string per_layer_file;  // Vela-style per-layer CSV
+    std::string debug_db_file;   // Vela's model_debug.xml, for operator names
 };
 
 int run_run(const std::string& path, const LoadOptions& options, const RunCliOptions& cli, bool as_json) {
     const auto model = load_model(path, options);
     std::vector<std::vector<uint8_t>> inputs;
     for (const auto& f : cli.input_files) inputs.push_back(read_file(f));
+    if (cli.no_timing && (cli.timing_only || !cli.pmu.empty() || !cli.trace_file.empty() || !cli.per_layer_file.empty()))
+        throw Error({"--no-timing", std::nullopt, {}}, "--timing-only, --pmu, --trace and --per-layer need the timing model");
     const std::vector<uint32_t> events = pmu_events(model->config, cli.pmu);
-    const RunResult result = run_model(*model, inputs, {!cli.timing_only, cli.system});
+    std::optional<DebugDatabase> debug_db;
+    if (!cli.debug_db_file.empty()) debug_db = DebugDatabase::load(cli.debug_db_file);
+    const RunResult result = run_model(*model, inputs, {!cli.timing_only, cli.system, !cli.no_timing});
     const PmuReading pmu = read_pmu(result.memory, result.timing, events);
+    const TracedRun traced{path, model->config, result.memory, result.streams, result.timing,
+                           debug_db ? &*debug_db : nullptr};
+    traced.check_debug_db();
+    if (!cli.trace_file.empty()) write_chrome_trace(traced, cli.trace_file);
+    if (!cli.per_layer_file.empty()) write_per_layer_csv(traced, cli.per_layer_file);
     const std::string& output_prefix = cli.output_prefix;
     json outputs = json::array();
     for (size_t i = 0; i < result.outputs.size(); ++i) {
@@ -231,15 +247,18 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         t["file"] = file;
         outputs.push_back(t);
     }
-    const json timing = timing_json(result);
+    const json timing = cli.no_timing ? json::object() : timing_json(result);
     if (!as_json) {
         size_t ops = 0;
         for (const auto& s : result.streams) ops += s.ops.size();
         fmt::print("{}: {} ops on {}", path, ops, model->config.name);
         if (!cli.timing_only) fmt::print("; wrote {} outputs to {}.out<k>.bin", result.outputs.size(), output_prefix);
-        fmt::print("\n{} cycles ({:.3f} ms at {:g} MHz, {}, {})\n", timing["cycles"]["total"].get<int64_t>(),
-                   timing["inference_seconds"].get<double>() * 1e3, result.memory.system.core_clock / 1e6,
-                   result.memory.system.name, result.memory.mode.name);
+        fmt::print("\n");
+        if (!cli.no_timing) {
+            fmt::print("{} cycles ({:.3f} ms at {:g} MHz, {}, {})\n", timing["cycles"]["total"].get<int64_t>(),
+                       timing["inference_seconds"].get<double>() * 1e3, result.memory.system.core_clock / 1e6,
+                       result.memory.system.name, result.memory.mode.name);
+        }
         if (!cli.pmu.empty()) {
             fmt::print("ethosu_pmu_cycle_cntr : {}\n", pmu.cycle_counter);
             for (size_t i = 0; i < events.size(); ++i) {
@@ -250,7 +269,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         return 0;
     }
     json ops = json::array();
-    for (size_t s = 0; s < result.streams.size(); ++s) {
+    for (size_t s = 0; s < result.timing.size(); ++s) {
         const auto& decoded = result.streams[s].ops;
         const auto& timed = result.timing[s].ops;
         for (size_t i = 0; i < timed.size(); ++i) {
@@ -300,6 +319,7 @@ int main(int argc, char** argv) {
                     "raw input tensor file, in the model's input order (omitted: zeros)");
     run->add_option("--output-prefix", run_options.output_prefix, "outputs are written to PREFIX.out<k>.bin");
     run->add_flag("--timing-only", run_options.timing_only, "cycles, traffic and traces without computing data");
+    run->add_flag("--no-timing", run_options.no_timing, "outputs only, without the cycle estimate");
     run->add_option("--pmu", run_options.pmu, "PMU events to count, e.g. NPU_ACTIVE,MAC_ACTIVE (4 on U55/U65, 8 on U85)")
         ->delimiter(',');
     run->add_option("--system-config", run_options.system.system_config,
@@ -308,6 +328,13 @@ int main(int argc, char** argv) {
                     "Vela memory mode (default: Shared_Sram on U55, Dedicated_Sram_384KB on U65/U85)");
     run->add_option("--config", run_options.system.config_files,
                     "vela.ini-format file with more System_Config/Memory_Mode sections");
+    run->add_option("--trace", run_options.trace_file,
+                    "write a Chrome/Perfetto trace (Trace Event JSON): one track per NPU unit, bandwidth counters");
+    run->add_option("--per-layer", run_options.per_layer_file,
+                    "write per-layer cycles, access cycles and MACs as CSV in the columns of Vela's per-layer CSV");
+    run->add_option("--debug-db", run_options.debug_db_file,
+                    "Vela's model_debug.xml (--enable-debug-db): names ops after the original operators and "
+                    "groups --per-layer rows by Vela op");
     auto* example = app.add_subcommand("example", "write the bundled example model (an ExecuTorch vela_bin_stream)");
     example->add_option("OUTPUT", out_path, "file to write")->required();
     CLI11_PARSE(app, argc, argv);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "emulator/engine/executor.h"
@@ -39,7 +40,7 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
     const auto memories = region_memories(result.memory, roles);
     const TimingModel timing(model.config, result.memory, memories);
     result.streams.push_back(decode_stream(model.config, inv.stream.words, model.path));
-    result.timing.push_back(timing.run(result.streams.back()));
+    if (options.timing) result.timing.push_back(timing.run(result.streams.back()));
     if (!options.execute) return result;
 
     MemoryMap map;
@@ -58,8 +59,17 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
     auto tensor_bytes = [&](const TensorInfo& t, std::string_view what) {
         return space.write(t.region, t.offset, t.size_bytes, {&model.path, std::nullopt, t.name, what});
     };
+    // Variable tensors start as TFLM's allocation leaves them: int8 ones hold their zero point,
+    // the others zeros (as the zero-filled scratch already does).
+    for (const auto& t : inv.inputs) {
+        if (!t.is_variable || t.region < 0 || t.type != ElementType::Int8 || t.zero_point.empty()) continue;
+        auto bytes = tensor_bytes(t, "variable tensor");
+        std::fill(bytes.begin(), bytes.end(), static_cast<uint8_t>(t.zero_point[0]));
+    }
     for (size_t i = 0; i < inputs.size(); ++i) {
-        if (inputs[i].empty()) continue;
+        // An input Vela planned no memory for (TRANSPOSE_CONV's output shape, folded into the
+        // command stream) is one the command stream cannot address.
+        if (inputs[i].empty() || model.inputs[i].region < 0) continue;
         auto dst = tensor_bytes(model.inputs[i], "input tensor");
         if (inputs[i].size() != dst.size()) {
             throw Error({model.path, std::nullopt, model.inputs[i].name},

@@ -16,6 +16,7 @@ namespace ethosu {
 struct RunOptions {
     bool execute = true;  // false: timing only; no data is computed and no outputs are produced
     SystemSelection system;
+    bool timing = true;   // false: outputs only, no cycle estimate (RunResult::timing stays empty)
     // Decoded weights kept across runs of the same model (weights decode once per model);
     // nullptr: each run decodes them afresh.
     WeightCache* weight_cache = nullptr;

@@ -29,6 +29,7 @@ struct TensorInfo {
     uint64_t size_bytes = 0;
     std::vector<float> scale;  // quantization, empty if none
     std::vector<int64_t> zero_point;
+    bool is_variable = false;  // state kept between invocations (an LSTM's), which TFLM resets at allocation
 };
 
 // The COP1/COP2 driver payload, split into its parts.

@@ -126,6 +126,7 @@ TensorInfo VelaTfliteLoader::tensor_info(const tflite::Tensor& t, const std::str
     if (t.name()) info.name = t.name()->str();
     if (t.shape()) info.shape.assign(t.shape()->begin(), t.shape()->end());
     info.type = element_type_from_tflite(t.type());
+    info.is_variable = t.is_variable();
     info.size_bytes = tensor_byte_size(info.shape, element_size(info.type), {path_, offset_of(&t), field});
     if (const auto* q = t.quantization()) {
         if (q->scale()) info.scale.assign(q->scale()->begin(), q->scale()->end());

@@ -1,10 +1,12 @@
-// Runs every fully-NPU model of ../shared/vectors with both golden inputs and compares the
-// outputs with TFLite Micro's reference outputs, byte for byte.
+// Runs every fully-NPU model of ../shared/vectors on every configuration, with both golden inputs,
+// and compares the outputs with TFLite Micro's reference outputs, byte for byte. Outputs only: the
+// cycle estimate is the timing tests' business.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "tests/config_test_name.h"
+#include "tests/corpus_index.h"
 
 #include <cstring>
 
@@ -54,33 +56,12 @@ struct NotYetBitExact {
     std::set<std::string> configs;
     std::string reason;
 };
-const NotYetBitExact kNotYetBitExact[] = {
-    {"dtln_noise_suppression", {"ethos-u55-128", "ethos-u55-256", "ethos-u65-256"},
-     "LSTM gates use the built-in int16 SIGMOID/TANH activations, not implemented yet"},
-};
+const std::vector<NotYetBitExact> kNotYetBitExact = {};
 
 const NotYetBitExact* not_yet_bit_exact(const std::string& model, const std::string& config) {
     for (const auto& k : kNotYetBitExact)
         if (k.model == model && k.configs.count(config)) return &k;
     return nullptr;
-}
-
-std::vector<std::string> fully_npu_models(const fs::path& vectors, const std::string& config) {
-    std::vector<std::string> models;
-    std::ifstream index(vectors / "index.csv");
-    std::string line;
-    std::getline(index, line);  // header: model,config,system_config,memory_mode,fully_npu,...
-    while (std::getline(index, line)) {
-        std::stringstream ss(line);
-        std::string model, cfg, sys, mode, fully;
-        std::getline(ss, model, ',');
-        std::getline(ss, cfg, ',');
-        std::getline(ss, sys, ',');
-        std::getline(ss, mode, ',');
-        std::getline(ss, fully, ',');
-        if (cfg == config && fully == "True") models.push_back(model);
-    }
-    return models;
 }
 
 // Compares element-wise; returns a description of the first mismatches, empty if equal
@@ -112,7 +93,7 @@ TEST_P(Conformance, OutputsEqualTfliteMicroReference) {
     const std::string config = GetParam();
     int passed = 0, no_golden = 0;
     std::vector<std::string> failures, known_failures;
-    for (const auto& name : fully_npu_models(vectors, config)) {
+    for (const auto& [name, vela_cycles] : fully_npu_entries(vectors, config)) {
         const fs::path dir = vectors / name;
         const auto meta = nlohmann::json::parse(std::ifstream(dir / "golden" / "meta.json"));
         if (meta.value("status", "") != "ok") {
@@ -126,7 +107,7 @@ TEST_P(Conformance, OutputsEqualTfliteMicroReference) {
                 std::vector<std::vector<uint8_t>> inputs;
                 for (size_t k = 0; k < model->inputs.size(); ++k)
                     inputs.push_back(read_bytes(dir / "golden" / fmt::format("seed{}.in{}.bin", seed, k)));
-                const RunResult result = run_model(*model, inputs);
+                const RunResult result = run_model(*model, inputs, {.timing = false});
                 for (size_t k = 0; k < result.outputs.size(); ++k) {
                     const auto golden = read_bytes(dir / "golden" / fmt::format("seed{}.out{}.bin", seed, k));
                     const int elem = std::max(1, element_size(model->outputs[k].type));
@@ -154,7 +135,9 @@ TEST_P(Conformance, OutputsEqualTfliteMicroReference) {
               << " without a TFLM golden\n";
 }
 
-INSTANTIATE_TEST_SUITE_P(U55U65, Conformance, ::testing::Values("ethos-u55-128", "ethos-u55-256", "ethos-u65-256"),
+INSTANTIATE_TEST_SUITE_P(AllConfigs, Conformance,
+                         ::testing::Values("ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u85-256",
+                                           "ethos-u85-1024"),
                          ConfigTestName{});
 
 }  // namespace

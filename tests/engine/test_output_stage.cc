@@ -2,16 +2,19 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <random>
 
+#include "emulator/engine/output_pipeline.h"
 #include "emulator/engine/output_stage.h"
-#include "tests/engine/tflite_integer_math.h"
+#include "emulator/isa/error.h"
+#include "tests/engine/tflite_math.h"
 
 namespace ethosu {
 namespace {
 
-using tflite_reference::tflite_multiply;
+using tflite_math::multiply;
 
 // TFLite's 16-bit requantize: int64 input, multiplier reduced to 16 bits, single rounding.
 int32_t tflite_multiply_int64(int64_t x, int32_t multiplier, int shift) {
@@ -30,12 +33,12 @@ TEST(OutputStage, DoubleRoundingEqualsTfliteMultiplyByQuantizedMultiplier) {
         const int tflite_shift = -static_cast<int>(rng() % 31);  // scales below one
         const int32_t value = sign * x;
         ASSERT_EQ(scale_value(value, static_cast<uint32_t>(multiplier), 31 - tflite_shift, RoundMode::DoubleSymmetric),
-                  tflite_multiply(value, multiplier, tflite_shift))
+                  multiply(value, multiplier, tflite_shift))
             << value << " * " << multiplier << " >> " << 31 - tflite_shift;
     }
     // Exact halves at both rounding steps, both signs.
     for (int32_t v : {-3, -2, -1, 1, 2, 3, 1 << 20, -(1 << 20)})
-        for (int s = 0; s > -8; --s) EXPECT_EQ(scale_value(v, 1u << 30, 31 - s, RoundMode::DoubleSymmetric), tflite_multiply(v, 1 << 30, s));
+        for (int s = 0; s > -8; --s) EXPECT_EQ(scale_value(v, 1u << 30, 31 - s, RoundMode::DoubleSymmetric), multiply(v, 1 << 30, s));
 }
 
 TEST(OutputStage, NaturalWithReducedScaleEqualsTflite16BitRequantize) {
@@ -90,6 +93,138 @@ TEST(OutputStage, ClipRangeFollowsTheOfmType) {
     op.output.clip_max = 32767;
     EXPECT_EQ(clip_range(op).min, -128);
     EXPECT_EQ(clip_range(op).max, 127);
+}
+
+// TFLite's int16 LOGISTIC and TANH (reference_integer_ops) after the input multiply, written out
+// plainly: interpolate in the sample table on |x|, then mirror for negative x with its own
+// rounding offsets. 512 (sigmoid) or 256 (tanh) units of x per sample.
+int32_t tflite_logistic16(int32_t x) {
+    const auto& t = sigmoid_samples();
+    const uint32_t a = static_cast<uint32_t>(std::abs(x)), i = a >> 9;
+    uint32_t r = i >= 255 ? 0x7FFFu << 10 : (uint32_t{t[i]} << 9) + (a & 0x1FF) * (t[i + 1] - t[i]);
+    r = x >= 0 ? r + (1 << 9) : (1u << 25) - r + (1 << 9) - 1;
+    return static_cast<int32_t>(r >> 10);
+}
+int32_t tflite_tanh16(int32_t x) {
+    const auto& t = sigmoid_samples();
+    const uint32_t a = static_cast<uint32_t>(std::abs(x)), i = a >> 8;
+    int32_t r = i >= 255 ? 0xFFFF << 8 : static_cast<int32_t>((t[i] << 8) + (a & 0xFF) * (t[i + 1] - t[i]));
+    r = x >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
+    return r >> 8;
+}
+
+// Inputs reach the functions as int16 * 3 (input scale 2^-12) or * 6 (2^-11); cover both and beyond.
+constexpr int32_t kActivationInputLimit = 6 * 32768 + 4096;
+
+TEST(BuiltinActivation, SigmoidEqualsTfliteLogistic16) {
+    for (int32_t x = -kActivationInputLimit; x <= kActivationInputLimit; ++x)
+        ASSERT_EQ(builtin_sigmoid(x), tflite_logistic16(x)) << x;
+}
+
+TEST(BuiltinActivation, TanhEqualsTfliteTanh16) {
+    for (int32_t x = -kActivationInputLimit; x <= kActivationInputLimit; ++x)
+        ASSERT_EQ(builtin_tanh(x), tflite_tanh16(x)) << x;
+}
+
+TEST(BuiltinActivation, SamplesMatchTflitesTableWhereRoundingAloneDoesNot) {
+    const auto& t = sigmoid_samples();
+    EXPECT_EQ(t[0], 32768);
+    EXPECT_EQ(t[4], 35493);   // 65536 * sigmoid(4/24) = 35492.36
+    EXPECT_EQ(t[28], 49975);  // 49973.95: raised by more than one
+    EXPECT_EQ(t[35], 53169);  // 53167.89
+    EXPECT_EQ(t[254], 65534);
+    EXPECT_EQ(t[255], 65535);  // 65534.4: the saturated end
+    for (size_t i = 1; i < t.size(); ++i) ASSERT_LE(t[i - 1], t[i]) << i;
+    // Every entry: sums of TFLite's sigmoid_table_uint16 (plain, index-weighted, squared).
+    int64_t sum = 0, weighted = 0, squares = 0;
+    for (size_t i = 0; i < t.size(); ++i) {
+        sum += t[i];
+        weighted += static_cast<int64_t>(i) * t[i];
+        squares += int64_t{t[i]} * t[i];
+    }
+    EXPECT_EQ(sum, 15670629);
+    EXPECT_EQ(weighted, 2108062945);
+    EXPECT_EQ(squares, 974918119835);
+}
+
+TEST(BuiltinActivation, ZeroSaturationAndSymmetry) {
+    EXPECT_EQ(builtin_sigmoid(0), 16384);
+    EXPECT_EQ(builtin_tanh(0), 0);
+    // The last sample interval and everything past it.
+    for (int64_t x : {int64_t{255 * 512 - 1}, int64_t{255 * 512}, int64_t{1} << 40}) {
+        EXPECT_EQ(builtin_sigmoid(x), 32767) << x;
+        EXPECT_EQ(builtin_sigmoid(-x), 1) << x;  // not 0: the mirror of 32767
+    }
+    for (int64_t x : {int64_t{255 * 256 - 1}, int64_t{255 * 256}, int64_t{1} << 40}) {
+        EXPECT_EQ(builtin_tanh(x), 32767) << x;
+        EXPECT_EQ(builtin_tanh(-x), -32767) << x;
+    }
+    for (int64_t x = 1; x < 300000; x += 97) {
+        ASSERT_EQ(builtin_sigmoid(-x), 32768 - builtin_sigmoid(x)) << x;
+        ASSERT_EQ(builtin_tanh(-x), -builtin_tanh(x)) << x;
+    }
+}
+
+TEST(BuiltinActivation, InterpolationBoundariesAndAccuracy) {
+    const auto& t = sigmoid_samples();
+    for (int k = 0; k < 255; ++k) {
+        // On a sample the result is the sample, halved to Q0.15 and rounded; between samples it
+        // moves by the slope, reaching the next sample only at the next boundary.
+        ASSERT_EQ(builtin_sigmoid(512 * k), (t[k] + 1) >> 1) << k;
+        ASSERT_EQ(builtin_sigmoid(512 * k + 256), ((t[k] << 9) + 256 * (t[k + 1] - t[k]) + 512) >> 10) << k;
+        ASSERT_EQ(builtin_tanh(256 * k), t[k] - 32768) << k;  // 2 * sigmoid - 1, exact on a sample
+    }
+    int64_t previous_sigmoid = 0, previous_tanh = -32768;
+    for (int64_t x = -140000; x <= 140000; ++x) {
+        const int64_t s = builtin_sigmoid(x), th = builtin_tanh(x);
+        ASSERT_GE(s, previous_sigmoid) << x;
+        ASSERT_GE(th, previous_tanh) << x;
+        previous_sigmoid = s;
+        previous_tanh = th;
+        // Close to the exact functions (x in units of 1/12288): the samples are within about
+        // half an LSB of 16-bit sigmoid, which tanh doubles.
+        const double real = static_cast<double>(x) / 12288;
+        ASSERT_LE(std::abs(s - 32768 / (1 + std::exp(-real))), 1.1) << x;
+        ASSERT_LE(std::abs(th - 32768 * std::tanh(real)), 1.5) << x;
+    }
+}
+
+TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
+    const NpuConfig config = *find_npu_config("ethos-u55-128");
+    MemoryMap map;
+    AddressSpace memory(map);
+    Shram shram(config);
+    WeightCache weights;
+    ChainBuffers chain;
+    KernelScratch scratch;
+    const std::string source = "test";
+    ExecutionContext ctx{config, memory, shram, weights, source, chain, scratch};
+    DecodedOp op;
+    op.ofm.precision = {true, 16};
+    op.output.activation = Activation::Sigmoid;
+    op.output.clip_min = 11;  // Vela's LSTM gate range
+    op.output.clip_max = 32757;
+    const OutputPipeline sigmoid(op, ctx);
+    EXPECT_EQ(sigmoid.finish(0), 16384);
+    EXPECT_EQ(sigmoid.finish(-(1 << 20)), 11);
+    EXPECT_EQ(sigmoid.finish(1 << 20), 32757);
+    op.output.activation = Activation::Tanh;
+    op.output.clip_min = -32768;
+    op.output.clip_max = 32767;
+    op.output.global_scale = {6, 0, 0, RoundMode::DoubleSymmetric};  // cell state at scale 2^-11
+    const OutputPipeline tanh(op, ctx);
+    EXPECT_EQ(tanh.apply(1000, 0, nullptr), builtin_tanh(6000));
+    EXPECT_EQ(tanh.apply(-32768, 0, nullptr), -32767);
+
+    op.ofm.precision = {true, 8};
+    EXPECT_THROW(OutputPipeline(op, ctx), Error);
+    op.ofm.precision = {true, 16};
+    op.ofm.zero_point = 1;
+    EXPECT_THROW(OutputPipeline(op, ctx), Error);
+    op.ofm.zero_point = 0;
+    const NpuConfig u85 = *find_npu_config("ethos-u85-256");
+    ExecutionContext u85_ctx{u85, memory, shram, weights, source, chain, scratch};
+    EXPECT_THROW(OutputPipeline(op, u85_ctx), Error);
 }
 
 }  // namespace

@@ -28,6 +28,7 @@ struct ModelSpec {
     bool external_weights = false;  // weights after the flatbuffer, found by Buffer.offset/size
     uint64_t external_offset = 0;   // override of the computed offset (0: right after the flatbuffer)
     bool cpu_operator = false;      // add a FULLY_CONNECTED after the NPU operator
+    bool variable_input = false;    // the input is a variable tensor (state, as an LSTM's)
 };
 
 Bytes plan_bytes(const std::vector<int32_t>& plan) {
@@ -38,20 +39,21 @@ Bytes plan_bytes(const std::vector<int32_t>& plan) {
 
 Bytes build_flatbuffer(const ModelSpec& spec, uint64_t weights_offset) {
     flatbuffers::FlatBufferBuilder fbb;
-    const auto tensor = [&](std::vector<int32_t> shape, int8_t type, uint32_t buffer, const char* name) {
+    const auto tensor = [&](std::vector<int32_t> shape, int8_t type, uint32_t buffer, const char* name,
+                            bool is_variable = false) {
         const std::vector<float> scale = {0.25f};
         const std::vector<int64_t> zero_point = {-3};
         const auto quant = type == kInt8
                                ? tfl::CreateQuantizationParametersDirect(fbb, nullptr, nullptr, &scale, &zero_point)
                                : flatbuffers::Offset<tfl::QuantizationParameters>();
-        return tfl::CreateTensorDirect(fbb, &shape, type, buffer, name, quant);
+        return tfl::CreateTensorDirect(fbb, &shape, type, buffer, name, quant, is_variable);
     };
     const std::vector<flatbuffers::Offset<tfl::Tensor>> tensors = {
         tensor({static_cast<int32_t>(spec.payload.size())}, kUInt8, 1, "ethos_u_command_stream"),
         tensor({spec.weights_shape}, kUInt8, 2, "read_only"),
         tensor({96}, kUInt8, 0, "scratch"),
         tensor({32}, kUInt8, 0, "scratch_fast"),
-        tensor(spec.input_shape, kInt8, 0, "input"),
+        tensor(spec.input_shape, kInt8, 0, "input", spec.variable_input),
         tensor({1, 2, 2, 2}, kInt8, 0, "output"),
     };
     const std::vector<int32_t> npu_outputs = {5};
@@ -122,6 +124,15 @@ TEST(Tflite, OneNpuOperator) {
     EXPECT_EQ(in.offset, 96u);
     EXPECT_EQ(in.scale, std::vector<float>{0.25f});
     EXPECT_EQ(in.zero_point, std::vector<int64_t>{-3});
+    EXPECT_FALSE(in.is_variable);
+}
+
+TEST(Tflite, VariableTensorsAreMarked) {
+    ModelSpec spec;
+    spec.variable_input = true;
+    const auto model = load_vela_tflite("model.tflite", build_model(spec), {});
+    EXPECT_TRUE(model->invocations.at(0).inputs.at(0).is_variable);
+    EXPECT_FALSE(model->invocations.at(0).outputs.at(0).is_variable);
 }
 
 TEST(Tflite, ExternalBufferData) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 
 #include "emulator/engine/timing/op_cost.h"
@@ -65,6 +66,31 @@ TEST_P(OutputRate, MulCostsTheRowsOutputRate) {
 INSTANTIATE_TEST_SUITE_P(U55U65, OutputRate,
                          ::testing::Values("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256",
                                            "ethos-u65-256", "ethos-u65-512"));
+
+// Per U85 row: the same MUL (in 16x16x64 blocks, the row's first micro-block) costs
+// ceil(rate x elements) with rate = max(the row's 8-bit output entry, its full-rate activation
+// entry); the issue limit stays below it.
+class U85OutputRate : public ::testing::TestWithParam<const char*> {};
+TEST_P(U85OutputRate, MulCostsTheRowsOutputRate) {
+    const NpuConfig npu = *find_npu_config(GetParam());
+    const MemorySystem memory = make_memory_system(npu, {"", "Sram_Only", {}});
+    const U85TimingRow& row = u85_timing(npu);
+    DecodedOp op = elementwise_add(64, 64, 64, 8, 1, 1, {16, 16, 64});
+    op.elementwise.mode = ElementwiseMode::Mul;
+    // NPU_SET_ACC_FORMAT.microblock codes U1X1, U1X2, U1X4, U2X2, U2X4, U4X4.
+    const std::array<std::pair<int, int>, 6> codes = {{{1, 1}, {1, 2}, {1, 4}, {2, 2}, {2, 4}, {4, 4}}};
+    const Block3& ublock = row.ofm_ublocks[0];
+    for (size_t i = 0; i < codes.size(); ++i)
+        if (codes[i] == std::pair{ublock.height, ublock.width}) op.output.microblock = static_cast<int>(i);
+    const OpCost c = u85_kernel_cost(op, cost_context(npu, memory));
+    const double rate = std::max(row.output_cycles[static_cast<size_t>(U85OutputClass::Ofm8)],
+                                 row.activation_cycles[static_cast<size_t>(U85ActivationClass::FullRate)]);
+    EXPECT_EQ(c.compute_cycles, static_cast<int64_t>(std::ceil(rate * 64 * 64 * 64)));
+    EXPECT_GT(c.compute_cycles, c.issue_cycles);
+}
+INSTANTIATE_TEST_SUITE_P(U85, U85OutputRate,
+                         ::testing::Values("ethos-u85-128", "ethos-u85-256", "ethos-u85-512", "ethos-u85-1024",
+                                           "ethos-u85-2048"));
 
 }  // namespace
 }  // namespace ethosu

@@ -7,37 +7,15 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "frontend/cli/run_model.h"
 #include "tests/config_test_name.h"
+#include "tests/corpus_index.h"
 
 namespace fs = std::filesystem;
 
 namespace ethosu {
 namespace {
-
-struct IndexRow {
-    std::string model;
-    int64_t vela_total_cycles = 0;
-};
-
-// index.csv columns: model,config,...,fully_npu (5th),...,total_cycles (15th),...
-std::vector<IndexRow> fully_npu_rows(const fs::path& vectors, const std::string& config) {
-    std::vector<IndexRow> rows;
-    std::ifstream index(vectors / "index.csv");
-    std::string line;
-    std::getline(index, line);
-    while (std::getline(index, line)) {
-        std::vector<std::string> cols;
-        std::stringstream ss(line);
-        for (std::string c; std::getline(ss, c, ',');) cols.push_back(c);
-        if (cols.size() < 15 || cols[1] != config || cols[4] != "True") continue;
-        rows.push_back({cols[0], std::stoll(cols[14])});
-    }
-    return rows;
-}
 
 class TimingCorpus : public ::testing::TestWithParam<const char*> {};
 
@@ -47,9 +25,9 @@ TEST_P(TimingCorpus, TotalCyclesAgreeWithVelasEstimate) {
     const std::string config = GetParam();
     int within = 0, total = 0;
     std::string outliers;
-    for (const auto& row : fully_npu_rows(vectors, config)) {
+    for (const auto& row : fully_npu_entries(vectors, config)) {
         const auto model = load_model((vectors / row.model / config / "model_vela.tflite").string(), {});
-        const RunResult r = run_model(*model, {}, {.execute = false});
+        const RunResult r = run_model(*model, {}, {.execute = false, .system = {}});
         const double ratio = double(r.timing.at(0).totals.cycles) / double(row.vela_total_cycles);
         ++total;
         if (std::abs(ratio - 1.0) <= 0.25) ++within;
@@ -63,6 +41,7 @@ TEST_P(TimingCorpus, TotalCyclesAgreeWithVelasEstimate) {
 
 INSTANTIATE_TEST_SUITE_P(U55U65, TimingCorpus, ::testing::Values("ethos-u55-128", "ethos-u55-256", "ethos-u65-256"),
                          ConfigTestName{});
+INSTANTIATE_TEST_SUITE_P(U85, TimingCorpus, ::testing::Values("ethos-u85-256", "ethos-u85-1024"), ConfigTestName{});
 
 // Timing reads decoded ops only: a full bit-exact run gives the same timeline as timing only.
 TEST(TimingCorpus, TimingOnlyEqualsFullRun) {
@@ -71,7 +50,7 @@ TEST(TimingCorpus, TimingOnlyEqualsFullRun) {
     for (const char* name : {"person_detect", "mlperftiny_kws_dscnn_int8", "conv_k3s2_same_15x23x24to48"}) {
         const auto model = load_model((vectors / name / "ethos-u55-128" / "model_vela.tflite").string(), {});
         const RunResult full = run_model(*model, {});
-        const RunResult timing_only = run_model(*model, {}, {.execute = false});
+        const RunResult timing_only = run_model(*model, {}, {.execute = false, .system = {}});
         ASSERT_FALSE(full.outputs.empty());
         EXPECT_TRUE(timing_only.outputs.empty());
         const auto& a = full.timing.at(0);

@@ -38,6 +38,15 @@ struct U55TimingRow {
     std::array<double, 3> activation_cycles{};  // by ActivationClass
 };
 
+// U85 read channels, in the order of U85TimingRow::channel_read_buffers.
+enum class U85ReadChannel : uint8_t { Mem2Mem, IfmStream, Weight, FastWeight, Ifm, Scale };
+// U85 output-unit throughput classes, in the order of U85TimingRow::output_cycles: by OFM
+// width, then 32-bit data written to the chaining buffer (or a binary elementwise op narrowing a
+// 32-bit IFM), then binary elementwise 32-bit to 32-bit.
+enum class U85OutputClass : uint8_t { Ofm8, Ofm16, Ofm32, Ofm64, Chained32, Binary32 };
+// U85 activation-unit classes: full rate, and half rate (H/W transposes, reversing W).
+enum class U85ActivationClass : uint8_t { FullRate, HalfRate };
+
 struct U85TimingRow {
     std::string_view config;
     int macs = 0;
@@ -47,9 +56,12 @@ struct U85TimingRow {
     Block3 ifm_ublock;
     int ifm_ram_bytes = 0, acc_ram_bytes = 0, ob_ram_bytes = 0, cb_ram_bytes = 0;
     int axi_sram_log2 = 0, axi_ext_log2 = 0;
-    std::array<int, 6> channel_read_buffers{};
-    std::array<double, 6> output_cycles{};
-    std::array<double, 2> activation_cycles{};
+    std::array<int, 6> channel_read_buffers{};  // by U85ReadChannel
+    std::array<double, 6> output_cycles{};      // by U85OutputClass
+    std::array<double, 2> activation_cycles{};  // by U85ActivationClass
+    // IFM allocation unit per OFM micro-block (same index as ofm_ublocks), for IFM block depths
+    // of up to 128, up to 256 and more bits; the depth is in 128-bit units.
+    std::array<std::array<Block3, 3>, 3> ifm_alloc_units{};
 };
 
 std::span<const U55TimingRow> u55_timing_table();  // U55-32..256 and U65-256/512

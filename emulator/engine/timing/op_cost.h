@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 
 #include "emulator/engine/timing/arch_timing.h"
 #include "emulator/engine/timing/system_config.h"
@@ -26,8 +27,15 @@ struct OpCost {
     int64_t output_cycles = 0;   // output unit (AO) busy
     int64_t issue_cycles = 0;    // command-issue limit
     int64_t weight_decode_cycles = 0;
+    // Parts of compute_cycles at the op's edges: fetching the first IFM block, and the last
+    // block's output and write-back (0 where a cost function does not separate them).
+    int64_t fill_cycles = 0;
+    int64_t drain_cycles = 0;
     int64_t macs = 0;
     MemoryTraffic traffic;       // what the op's block traversal reads and writes
+    // Per memory, cycles its accesses need when a channel limits them below the memory's
+    // bandwidth (U85's per-channel read buffers); 0: bytes / bandwidth is the limit.
+    std::array<int64_t, kMemoryKinds> access_cycles{};
 };
 
 // Where the op's data lives: the memory behind each region, and that memory's parameters.
@@ -41,10 +49,15 @@ struct CostContext {
 
 // Kernel ops (CONV, DEPTHWISE, POOL, ELEMENTWISE, RESIZE); one function per generation.
 OpCost u55_kernel_cost(const DecodedOp& op, const CostContext& ctx);  // U55 and U65
+OpCost u85_kernel_cost(const DecodedOp& op, const CostContext& ctx);
 
 // DMA: cycles to move bytes from one memory to another (read and write overlap; the slower
 // side, plus its latency, bounds the transfer).
 int64_t dma_cycles(const MemorySystem& memory, MemoryKind from, MemoryKind to, int64_t bytes);
+
+// U85 DMA: the same, with each side limited by its AXI channel (memory-to-memory reads, writes);
+// to = nullopt: a LUT load into the internal LUT RAM.
+int64_t u85_dma_cycles(const CostContext& ctx, MemoryKind from, std::optional<MemoryKind> to, int64_t bytes);
 
 // Helpers shared by the cost functions.
 inline int64_t div_round_up(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -78,7 +78,7 @@ bool pmu_event_modelled(Generation g, uint32_t event) {
 }
 
 PmuReading read_pmu(const MemorySystem& memory, const std::vector<TimingResult>& streams,
-                    const std::vector<uint32_t>& events) {
+                    const std::vector<uint32_t>& events, bool honour_pmu_mask) {
     std::vector<double> counts(events.size(), 0.0);
     PmuReading reading;
     auto add = [&](uint32_t event, double value) {
@@ -86,8 +86,10 @@ PmuReading read_pmu(const MemorySystem& memory, const std::vector<TimingResult>&
             if (events[i] == event) counts[i] += value;
     };
     for (const TimingResult& stream : streams) {
+        const std::vector<std::pair<int64_t, int64_t>> whole_run{{0, stream.totals.cycles}};
+        const auto& windows = honour_pmu_mask ? stream.pmu_windows : whole_run;
         int64_t window_cycles = 0, active_cycles = 0;
-        for (const auto& [b, e] : stream.pmu_windows) {
+        for (const auto& [b, e] : windows) {
             window_cycles += e - b;
             active_cycles += std::max<int64_t>(0, std::min(e, stream.totals.cycles) - b);
         }
@@ -96,7 +98,7 @@ PmuReading read_pmu(const MemorySystem& memory, const std::vector<TimingResult>&
         add(kNpuActive, double(active_cycles));
         add(kNpuIdle, double(window_cycles - active_cycles));
         for (const OpTiming& op : stream.ops) {
-            const double share = window_share(op.start, op.end, stream.pmu_windows);
+            const double share = window_share(op.start, op.end, windows);
             if (share == 0.0) continue;
             const int64_t duration = op.end - op.start;
             if (op.unit == Unit::Kernel) {

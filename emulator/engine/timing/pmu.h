@@ -28,8 +28,9 @@ struct PmuReading {
     std::vector<uint64_t> counters;  // PMEVCNTR, one per requested event
 };
 
-// Counts the events over the windows of every stream of a run.
+// Counts the events over every stream of a run: inside the PMU windows when honour_pmu_mask
+// (PMCR.mask_en), else over the whole run.
 PmuReading read_pmu(const MemorySystem& memory, const std::vector<TimingResult>& streams,
-                    const std::vector<uint32_t>& events);
+                    const std::vector<uint32_t>& events, bool honour_pmu_mask = true);
 
 }  // namespace ethosu

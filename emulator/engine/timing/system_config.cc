@@ -368,16 +368,21 @@ std::vector<std::string> VelaIni::names(std::string_view kind) const {
     return out;
 }
 
-SystemConfig VelaIni::system_config(const std::string& name) const {
-    const std::string section = "System_Config." + name;
-    if (!sections_.contains(section)) {
-        throw Error({"--system-config", std::nullopt, name},
-                    fmt::format("no such system configuration; valid: {}", join(names("System_Config"))));
+VelaIni::Lookup VelaIni::lookup(std::string_view kind, std::string_view option, const std::string& name) const {
+    const std::string section = fmt::format("{}.{}", kind, name);
+    const auto it = sections_.find(section);
+    if (it == sections_.end()) {
+        throw Error({std::string(option), std::nullopt, name},
+                    fmt::format("no such {} section; valid: {}", kind, join(names(kind))));
     }
-    const auto& source = sections_.at(section).source;
+    return {section, it->second.source, resolved(section)};
+}
+
+SystemConfig VelaIni::system_config(const std::string& name) const {
+    const auto [section, source, keys] = lookup("System_Config", "--system-config", name);
     SystemConfig cfg;
     cfg.name = name;
-    for (const auto& [key, value] : resolved(section)) {
+    for (const auto& [key, value] : keys) {
         const ErrorLocation where{source, std::nullopt, fmt::format("[{}] {}", section, key)};
         if (key == "core_clock") cfg.core_clock = parse_number(value, where);
         else if (key == "axi0_port") cfg.axi_port[0] = parse_memory(value, where);
@@ -400,15 +405,10 @@ SystemConfig VelaIni::system_config(const std::string& name) const {
 }
 
 MemoryMode VelaIni::memory_mode(const std::string& name) const {
-    const std::string section = "Memory_Mode." + name;
-    if (!sections_.contains(section)) {
-        throw Error({"--memory-mode", std::nullopt, name},
-                    fmt::format("no such memory mode; valid: {}", join(names("Memory_Mode"))));
-    }
-    const auto& source = sections_.at(section).source;
+    const auto [section, source, keys] = lookup("Memory_Mode", "--memory-mode", name);
     MemoryMode mode;
     mode.name = name;
-    for (const auto& [key, value] : resolved(section)) {
+    for (const auto& [key, value] : keys) {
         const ErrorLocation where{source, std::nullopt, fmt::format("[{}] {}", section, key)};
         if (key == "const_mem_area") mode.const_port = parse_port(value, where);
         else if (key == "arena_mem_area") mode.arena_port = parse_port(value, where);

@@ -63,6 +63,13 @@ private:
         std::string source;
         std::map<std::string, std::string> keys;
     };
+    // The keys of KIND.NAME with its inherit= chain resolved, and the file it came from; throws
+    // naming the option and the valid names when there is no such section.
+    struct Lookup {
+        std::string section, source;
+        std::map<std::string, std::string> keys;
+    };
+    Lookup lookup(std::string_view kind, std::string_view option, const std::string& name) const;
     // Resolves inherit= chains into one key map.
     std::map<std::string, std::string> resolved(const std::string& section, int depth = 0) const;
     std::map<std::string, Section> sections_;

@@ -26,6 +26,22 @@ int64_t dma_bytes(const Dma& d) {
     return static_cast<int64_t>(d.length) * rows * planes;
 }
 
+// Whether b continues a: slices of one operation's OFM depth (Vela slices an op's OFM depth to
+// stream its weights). Same kind, IFM and kernel; weight streams; an OFM of the same rows and
+// columns that starts at a later channel of the same pixel.
+bool depth_slice_of(const DecodedOp& a, const DecodedOp& b) {
+    const auto in_memory = [](const FeatureMap& fm) { return fm.storage == Storage::Tile2x2 || fm.storage == Storage::Tile3x1; };
+    if (a.kind != b.kind || b.weights.empty() || !in_memory(a.ifm) || !in_memory(b.ifm) || !in_memory(a.ofm) ||
+        !in_memory(b.ofm) || a.ifm.region != b.ifm.region || a.ifm.tile_base != b.ifm.tile_base ||
+        a.kernel.width != b.kernel.width || a.kernel.height != b.kernel.height || a.ofm.region != b.ofm.region ||
+        a.ofm.height != b.ofm.height || a.ofm.width != b.ofm.width || a.ofm.format != b.ofm.format) {
+        return false;
+    }
+    const int64_t channel_offset = static_cast<int64_t>(b.ofm.tile_base[0]) - static_cast<int64_t>(a.ofm.tile_base[0]);
+    const int64_t pixel_bytes = b.ofm.format == DataFormat::NHCWB16 ? b.ofm.stride_y : b.ofm.stride_x;
+    return channel_offset > 0 && channel_offset < pixel_bytes;
+}
+
 }  // namespace
 
 TimingModel::TimingModel(const NpuConfig& npu, MemorySystem memory,
@@ -33,10 +49,7 @@ TimingModel::TimingModel(const NpuConfig& npu, MemorySystem memory,
     : npu_(npu), memory_(std::move(memory)), ctx_{npu_, memory_, region_memory} {}
 
 OpCost TimingModel::kernel_cost(const DecodedOp& op) const {
-    if (npu_.generation == Generation::U85) {
-        throw Error({"<timing>", op.offset, std::string(op_kind_name(op.kind))},
-                    "the U85 timing model is not available yet");
-    }
+    if (npu_.generation == Generation::U85) return u85_kernel_cost(op, ctx_);
     return u55_kernel_cost(op, ctx_);
 }
 
@@ -44,6 +57,9 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
     TimingResult result;
     TimingTotals& totals = result.totals;
     int64_t command = 0, kernel_free = 0, dma_free = 0;
+    const DecodedOp* previous_kernel = nullptr;
+    int64_t previous_drain = 0;  // the end of the previous kernel op a next slice may run under
+    int64_t previous_start = 0;  // when the previous kernel op started
     uint64_t next_word_offset = 0;
     bool pmu_counting = true;
     int64_t pmu_window_start = 0;
@@ -69,16 +85,32 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
             t.cost = kernel_cost(op);
             t.ifm_bits = op.ifm.precision.bits;
             t.ofm_bits = op.ofm.precision.bits;
-            int64_t duration = t.cost.compute_cycles;
+            int64_t access = 0;
             for (int m = 0; m < kMemoryKinds; ++m) {
                 const auto kind = static_cast<MemoryKind>(m);
                 const int64_t bytes = t.cost.traffic.read[m] + t.cost.traffic.write[m];
                 if (bytes == 0) continue;
-                t.access_cycles[m] = static_cast<int64_t>(double(bytes) / memory_.bytes_per_cycle(kind));
-                duration = std::max(duration, t.access_cycles[m]);
+                t.access_cycles[m] = std::max(static_cast<int64_t>(double(bytes) / memory_.bytes_per_cycle(kind)),
+                                              t.cost.access_cycles[m]);
+                access = std::max(access, t.access_cycles[m]);
             }
-            t.start = std::max(command, kernel_free);
-            t.end = t.start + duration;
+            // Slices of one operation pipeline when BLOCKDEP lets the next start early: it fetches
+            // its first IFM block while the previous writes its last OFM block (Vela counts that
+            // fill and drain once per operation). Only compute time hides; memory time does not.
+            const bool slice = previous_kernel && op.block.blockdep > 0 && depth_slice_of(*previous_kernel, op);
+            const int64_t slack = std::max<int64_t>(t.cost.compute_cycles - access, 0);
+            const int64_t hidden_fill = slice ? std::min(slack, t.cost.fill_cycles) : 0;
+            // An op reading the chaining buffer (U85) runs block by block in step with the op that
+            // fills it, so it starts with its producer; it still ends after it.
+            const bool chained =
+                op.ifm.storage == Storage::Chained || (op.has_ifm2 && op.ifm2.storage == Storage::Chained);
+            t.start = chained ? std::max(command, previous_start)
+                              : std::max(command, kernel_free - (slice ? previous_drain : 0));
+            previous_start = t.start;
+            t.end = std::max(t.start + std::max(t.cost.compute_cycles - hidden_fill, access), kernel_free);  // in order
+            const int64_t duration = t.end - t.start;
+            previous_kernel = &op;
+            previous_drain = std::min(slack, t.cost.drain_cycles);
             kernel_free = t.end;
             kernel_ends.push_back(t.end);
             command = t.start;  // the command processor hands the op over when the pipeline takes it
@@ -92,14 +124,16 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
             const int64_t bytes = dma_bytes(d);
             const MemoryKind from = ctx_.memory_of(d.src.region);
             t.cost.traffic.add_read(from, bytes);
+            const bool u85 = npu_.generation == Generation::U85;
             int64_t duration = 0;
             if (d.dst.internal) {  // LUT load into SHRAM / LUT RAM: only the read side is external
-                duration = static_cast<int64_t>(double(bytes) / memory_.bytes_per_cycle(from)) +
-                           memory_.timing(from).read_latency;
+                duration = u85 ? u85_dma_cycles(ctx_, from, std::nullopt, bytes)
+                               : static_cast<int64_t>(double(bytes) / memory_.bytes_per_cycle(from)) +
+                                     memory_.timing(from).read_latency;
             } else {
                 const MemoryKind to = ctx_.memory_of(d.dst.region);
                 t.cost.traffic.add_write(to, bytes);
-                duration = dma_cycles(memory_, from, to, bytes);
+                duration = u85 ? u85_dma_cycles(ctx_, from, to, bytes) : dma_cycles(memory_, from, to, bytes);
             }
             t.start = std::max(command, dma_free);
             t.end = t.start + duration;

@@ -1,13 +1,13 @@
 #pragma once
-// Test-only: TFLite's reference integer math (SaturatingRoundingDoublingHighMul,
-// RoundingDivideByPOT, MultiplyByQuantizedMultiplier, QuantizeMultiplier), written out
-// plainly so engine results can be checked against what TFLite computes.
+// Test-only: TFLite's reference integer math written out plainly (SaturatingRoundingDoublingHighMul,
+// RoundingDivideByPOT, MultiplyByQuantizedMultiplier with the left-shift convention, and
+// QuantizeMultiplier), for tests that compare the engine with TFLite's kernels.
 
 #include <cmath>
 #include <cstdint>
 #include <limits>
 
-namespace ethosu::tflite_reference {
+namespace ethosu::tflite_math {
 
 inline int32_t srdhm(int32_t a, int32_t b) {
     if (a == b && a == std::numeric_limits<int32_t>::min()) return std::numeric_limits<int32_t>::max();
@@ -23,28 +23,25 @@ inline int32_t rounding_divide_by_pot(int32_t x, int exponent) {
     return (x >> exponent) + (remainder > threshold ? 1 : 0);
 }
 
-// MultiplyByQuantizedMultiplier: shift > 0 shifts left first, shift < 0 rounds right after.
-inline int32_t tflite_multiply(int32_t x, int32_t multiplier, int shift) {
+// x * multiplier / 2^31 * 2^shift with TFLite's double rounding.
+inline int32_t multiply(int32_t x, int32_t multiplier, int shift) {
     const int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
     return rounding_divide_by_pot(srdhm(x * (1 << left), multiplier), right);
 }
 
-struct TfliteMultiplier {
+// real = multiplier / 2^31 * 2^shift with the multiplier in [2^30, 2^31).
+struct Multiplier {
     int32_t multiplier = 0;
     int shift = 0;
 };
-
-// QuantizeMultiplier: the significand of frexp rounded to 31 bits, and its exponent.
-inline TfliteMultiplier tflite_quantize_multiplier(double value) {
-    if (value == 0) return {};
+inline Multiplier quantize_multiplier(double real) {
+    if (real == 0.0) return {};
     int exponent = 0;
-    int64_t q = static_cast<int64_t>(std::round(std::frexp(value, &exponent) * (int64_t{1} << 31)));
-    if (q == (int64_t{1} << 31)) {
-        q /= 2;
-        ++exponent;
-    }
+    const double fraction = std::frexp(real, &exponent);
+    auto fixed = static_cast<int64_t>(std::round(fraction * static_cast<double>(int64_t{1} << 31)));
+    if (fixed == (int64_t{1} << 31)) fixed /= 2, ++exponent;
     if (exponent < -31) return {};
-    return {static_cast<int32_t>(q), exponent};
+    return {static_cast<int32_t>(fixed), exponent};
 }
 
-}  // namespace ethosu::tflite_reference
+}  // namespace ethosu::tflite_math

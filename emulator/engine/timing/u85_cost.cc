@@ -1,0 +1,515 @@
+// U85 kernel-op cost: the block-traversal model of Vela 5.1's Ethos-U85 performance estimator
+// (regor ethos_u85_performance.cpp), rewritten on the decoded op.
+//
+// The command stream gives the OFM block (NPU_SET_OFM_BLK_*), the micro-block (ACC_FORMAT), the
+// traversal (weight order), the accumulator width, the weight format and where every tensor
+// lives. The IFM block is not a register: it is derived from the OFM block the way Vela's block
+// search derives it (ethos_u85.cpp), from the kernel, the micro-block's IFM allocation unit and
+// the IFM block depth the traversal implies.
+//
+// Memory access is limited per AXI channel as well as per memory: each channel (IFM, IFM
+// stream, weights, scales, write) can keep only as many bursts in flight as its read buffer
+// holds, so its bandwidth is capped by bursts x burst length / latency.
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "emulator/engine/timing/op_cost.h"
+#include "emulator/isa/error.h"
+
+namespace ethosu {
+namespace {
+
+// The hardware splits kernels larger than 8x8 into 8x8 sub-kernels.
+constexpr int kSubKernelMax = 8;
+// NHCWB16 stores 16-channel bricks; accumulators and the OFM block depth come in the same steps.
+constexpr int kBrickDepth = 16;
+// Vela's channel model keeps 80% of the outstanding transactions busy, at 80% efficiency.
+constexpr double kTransactionUse = 0.8;
+constexpr double kChannelEfficiency = 0.8;
+// Fetching a block's scales and biases: 10 cycles per OFM channel for every 256 cycles of the
+// scale memory's read latency.
+constexpr double kBiasReadCyclesPerChannel = 10.0 / 256.0;
+// The internal LUT RAM takes one byte per cycle.
+constexpr double kLutRamBytesPerCycle = 1.0;
+// Integer divide (elementwise DIV) runs at a fixed rate regardless of configuration.
+constexpr double kDivideCyclesPerElement = 33.0;
+
+// Micro-block height x width by NPU_SET_ACC_FORMAT.microblock (U1X1 .. U4X4).
+constexpr std::array<std::array<int, 2>, 6> kMicroblockHW = {{{1, 1}, {1, 2}, {1, 4}, {2, 2}, {2, 4}, {4, 4}}};
+
+enum class U85Kind { Conv, ConvPartKernel, Depthwise, Pooling, ReduceSum, Elementwise, Resize };
+
+U85Kind u85_kind(const DecodedOp& op) {
+    switch (op.kind) {
+        case OpKind::Conv: return op.kernel.part_kernel_first ? U85Kind::ConvPartKernel : U85Kind::Conv;
+        case OpKind::Depthwise: return U85Kind::Depthwise;
+        case OpKind::Pool: return op.pool == PoolMode::ReduceSum ? U85Kind::ReduceSum : U85Kind::Pooling;
+        case OpKind::Resize: return U85Kind::Resize;
+        default: return U85Kind::Elementwise;
+    }
+}
+
+bool uses_macs(U85Kind k) { return k != U85Kind::Elementwise && k != U85Kind::Resize; }
+// Ops whose IFM block depth equals the OFM block depth (one OFM channel per IFM channel).
+bool equal_depth(U85Kind k) { return k == U85Kind::Depthwise || k == U85Kind::Pooling; }
+bool in_memory(const FeatureMap& fm) { return fm.storage == Storage::Tile2x2 || fm.storage == Storage::Tile3x1; }
+
+Block3 min3(const Block3& a, const Block3& b) {
+    return {std::min(a.height, b.height), std::min(a.width, b.width), std::min(a.depth, b.depth)};
+}
+Block3 div_up3(const Block3& a, const Block3& b) {
+    return {static_cast<int>(div_round_up(a.height, b.height)), static_cast<int>(div_round_up(a.width, b.width)),
+            static_cast<int>(div_round_up(a.depth, b.depth))};
+}
+Block3 storage_rounded(Block3 s, DataFormat f) {
+    if (f == DataFormat::NHCWB16) s.depth = static_cast<int>(round_up(s.depth, kBrickDepth));
+    return s;
+}
+int iround_up(int a, int b) { return static_cast<int>(round_up(a, b)); }
+
+// Broadcast bits of U85's broadcast_mode: H 1, W 2, C 4.
+Block3 broadcast_shape(const FeatureMap& ofm, int broadcast, int depth) {
+    return {(broadcast & 1) ? 1 : ofm.height, (broadcast & 2) ? 1 : ofm.width, (broadcast & 4) ? 1 : depth};
+}
+
+// A channel's bandwidth: the memory's, or less when the channel cannot keep enough bursts in
+// flight to cover the latency. Reads are limited by the channel's read buffer (in 16-byte words)
+// and the memory's outstanding reads; writes (read_channel empty) by outstanding writes only.
+double u85_channel_bandwidth(const MemorySystem& memory, const U85TimingRow& row, MemoryKind mem,
+                             std::optional<U85ReadChannel> read_channel) {
+    const MemoryTiming& t = memory.timing(mem);
+    double in_flight = 0;
+    int latency = 0;
+    if (read_channel) {
+        const int burst_words = std::max(t.burst_length / 16, 1);
+        const double buffer_bursts = double(row.channel_read_buffers[static_cast<size_t>(*read_channel)]) / burst_words;
+        in_flight = std::min(buffer_bursts, t.max_reads * t.ports_used * kTransactionUse);
+        latency = t.read_latency;
+    } else {
+        in_flight = t.max_writes * t.ports_used * kTransactionUse;
+        latency = t.write_latency;
+    }
+    const double channel = t.burst_length * in_flight / std::max(1, latency) * kChannelEfficiency;
+    return std::min(memory.bytes_per_cycle(mem), channel);
+}
+
+struct U85Op {
+    const DecodedOp& op;
+    const CostContext& ctx;
+    const U85TimingRow& row;
+    U85Kind kind;
+    int kernel_w, kernel_h;  // undilated kernel
+    Block3 ifm_shape, ifm2_shape, ofm_shape;
+    Block3 ofm_block, ifm_block, ublock;  // as programmed/derived, not clipped to the feature maps
+    int ublock_index = 0;
+    int ifm_bits, ofm_bits;
+    bool ifm2_read;  // a second IFM that lives in memory
+    bool acc48;
+
+    U85Op(const DecodedOp& o, const CostContext& c)
+        : op(o), ctx(c), row(u85_timing(c.npu)), kind(u85_kind(o)),
+          kernel_w((o.kernel.width - 1) / std::max(1, o.kernel.dilation_x) + 1),
+          kernel_h((o.kernel.height - 1) / std::max(1, o.kernel.dilation_y) + 1),
+          ofm_shape{o.ofm.height, o.ofm.width, o.ofm.depth},
+          ifm_bits(o.ifm.precision.bits), ofm_bits(o.ofm.precision.bits),
+          ifm2_read(o.has_ifm2 && !o.elementwise.ifm2_scalar && in_memory(o.ifm2)),
+          acc48(o.output.acc_format == 1) {
+        if (kind == U85Kind::Elementwise) {
+            ifm_shape = broadcast_shape(o.ofm, o.ifm.broadcast, std::max(1, o.ifm.depth));
+            ifm2_shape = broadcast_shape(o.ofm, o.ifm2.broadcast, o.ofm.depth);
+        } else if (kind == U85Kind::Resize) {
+            // The kernel registers do not describe a resize's input; its first tile does (the
+            // whole IFM unless the map is tiled).
+            ifm_shape = {std::max(1, o.ifm.height0), std::max(1, o.ifm.width0), std::max(1, o.ifm.depth)};
+        } else {
+            ifm_shape = input_extent(o);
+        }
+        ofm_block = {std::max(1, o.block.ofm_height), std::max(1, o.block.ofm_width), std::max(1, o.block.ofm_depth)};
+        select_micro_block();
+        ifm_block = derive_ifm_block();
+    }
+
+    // The micro-block's height and width are in the stream; its depth is the configuration's.
+    void select_micro_block() {
+        const int code = op.output.microblock;
+        if (code >= 0 && code < static_cast<int>(kMicroblockHW.size())) {
+            const auto [h, w] = kMicroblockHW[static_cast<size_t>(code)];
+            for (int i = 0; i < row.n_ofm_ublocks; ++i) {
+                const Block3& u = row.ofm_ublocks[static_cast<size_t>(i)];
+                if (u.height == h && u.width == w) {
+                    ublock = u;
+                    ublock_index = i;
+                    return;
+                }
+            }
+        }
+        throw Error({"<timing>", op.offset, "NPU_SET_ACC_FORMAT.microblock"},
+                    "micro-block " + std::to_string(code) + " is not one of " + std::string(row.config) + "'s");
+    }
+
+    // The IFM allocation unit for an IFM block depth: wider blocks use flatter, deeper units.
+    Block3 ifm_alloc_unit(int ifm_block_depth) const {
+        const int depth_bits = ifm_block_depth * ifm_bits;
+        const size_t width_class = depth_bits > 256 ? 2 : depth_bits > 128 ? 1 : 0;
+        Block3 au = row.ifm_alloc_units[static_cast<size_t>(ublock_index)][width_class];
+        au.depth = au.depth * 128 / ifm_bits;
+        return au;
+    }
+
+    // Conv IFM block depth (Vela's choice, implied by the traversal, the micro-block and the
+    // weight format): 16 for part-kernel-first, 32 for 32-bit IFMs and for the 16-deep
+    // micro-blocks of the 128/256-MAC arrays, 128 for sparse 8-bit weights, else 64.
+    int conv_ifm_block_depth() const {
+        if (kind == U85Kind::ConvPartKernel) return 16;
+        if (ifm_bits == 32 || ((row.macs == 128 || row.macs == 256) && ublock.depth == 16 && !op.sparse_2_4)) return 32;
+        if (op.sparse_2_4 && ifm_bits == 8) return 128;
+        return 64;
+    }
+
+    Block3 derive_ifm_block() const {
+        if (kind == U85Kind::Elementwise) return ofm_block;
+        if (kind == U85Kind::Resize) {
+            // Vela has no resize model. Ours: the IFM part an OFM block maps to, plus the next
+            // row and column that interpolation reads.
+            auto span = [](int block, int in, int out) {
+                return std::min(in, static_cast<int>(div_round_up(int64_t{block} * in, std::max(1, out))) + 1);
+            };
+            return {span(ofm_block.height, ifm_shape.height, ofm_shape.height),
+                    span(ofm_block.width, ifm_shape.width, ofm_shape.width), ofm_block.depth};
+        }
+        // Depthwise and pooling blocks are searched without upscaling; convolutions use it.
+        const bool resampled = op.kernel.upscale != UpscaleMode::None && !equal_depth(kind) && kind != U85Kind::ReduceSum;
+        const int upscale = resampled ? 2 : 1;
+        const int rounding = resampled && op.kernel.upscale == UpscaleMode::Nearest ? 1 : 0;
+        int fixed_depth = 0;  // 0: follows the OFM block depth
+        if (kind == U85Kind::Conv || kind == U85Kind::ConvPartKernel || kind == U85Kind::ReduceSum)
+            fixed_depth = conv_ifm_block_depth();
+        const Block3 au = ifm_alloc_unit(fixed_depth ? fixed_depth : ofm_block.depth);
+        auto required = [&](int out, int stride, int dilated_kernel) {
+            const double span = double((out - 1) * stride + std::min(dilated_kernel, kSubKernelMax) + rounding);
+            return static_cast<int>(std::ceil(span / upscale));
+        };
+        Block3 b;
+        b.height = iround_up(required(ofm_block.height, op.kernel.stride_y, op.kernel.height), au.height);
+        b.width = iround_up(required(ofm_block.width, op.kernel.stride_x, op.kernel.width), au.width);
+        // Conv keeps the fixed depth as is; the others round it to the allocation unit.
+        if (kind == U85Kind::Conv || kind == U85Kind::ConvPartKernel) b.depth = fixed_depth;
+        else b.depth = iround_up(fixed_depth ? fixed_depth : ofm_block.depth, au.depth);
+        return b;
+    }
+
+    MemoryKind memory_of(const FeatureMap& fm) const { return ctx.memory_of(fm.region); }
+    const MemoryTiming& timing(MemoryKind k) const { return ctx.memory.timing(k); }
+    double bandwidth(MemoryKind k) const { return ctx.memory.bytes_per_cycle(k); }
+
+    double channel_bandwidth(MemoryKind mem, std::optional<U85ReadChannel> read_channel) const {
+        return u85_channel_bandwidth(ctx.memory, row, mem, read_channel);
+    }
+
+    // Bytes moved for `amount`, inflated by how far the access pattern's contiguous run falls
+    // short of the memory's burst length. The layout comes from the stride registers (a stripe
+    // of a wider tensor is not contiguous). Two quirks of Vela's model are kept because they
+    // offset each other on 16-bit maps and its estimates depend on both: whole-op traffic is
+    // counted in elements (block fetches in bytes), and the pixel or brick stride in bytes is
+    // compared with the block's channel count.
+    int64_t transfer(bool read, MemoryKind mem, const FeatureMap& fm, const Block3& block, int64_t amount) const {
+        const int bits = fm.precision.bits;
+        int burst_bits = 8;
+        if (fm.format == DataFormat::NHCWB16) {
+            const int64_t brick_stride = fm.stride_c > 0 ? fm.stride_c : int64_t{fm.width0} * kBrickDepth * bits / 8;
+            if (brick_stride == block.depth) burst_bits = bits * block.width * block.depth;
+            else burst_bits = kBrickDepth * bits * block.width * (read ? 1 : row.cores);
+        } else {
+            const int64_t pixel_stride = fm.stride_x > 0 ? fm.stride_x : int64_t{fm.depth} * bits / 8;
+            const bool contiguous = pixel_stride == block.depth;
+            if (read) burst_bits = contiguous ? bits * block.width * block.depth : bits * block.depth;
+            else if (block.depth <= 16 && contiguous) burst_bits = bits * block.width * block.depth;
+            else burst_bits = std::min(std::min(64 * 8, 16 * bits * row.cores), block.depth * bits);
+        }
+        const int max_burst = timing(mem).burst_length;
+        const int burst = std::max(1, std::min(max_burst, burst_bits / 8));
+        return amount * max_burst / burst;
+    }
+
+    // Fetching the first IFM block (all IFMs in memory), and writing back the last OFM block.
+    int64_t block_ifm_cycles() const {
+        int64_t worst = 0;
+        auto fetch = [&](const FeatureMap& fm, const Block3& shape) {
+            if (!in_memory(fm)) return;
+            const MemoryKind mem = memory_of(fm);
+            const int64_t bytes = min3(shape, ifm_block).elements() * ifm_bits / 8;
+            const int64_t tx = transfer(true, mem, fm, ifm_block, bytes);
+            worst = std::max(worst, timing(mem).read_latency + static_cast<int64_t>(double(tx) / bandwidth(mem)));
+        };
+        fetch(op.ifm, ifm_shape);
+        if (ifm2_read && kind == U85Kind::Elementwise) fetch(op.ifm2, ifm2_shape);
+        // The stream carries a scalar operand in a register; Vela's model still fetches it, as
+        // one element of a constant tensor, and that read's latency bounds the block.
+        if (kind == U85Kind::Elementwise && op.has_ifm2 && op.elementwise.ifm2_scalar) {
+            const MemoryKind mem = ctx.memory.port_memory(ctx.memory.mode.const_port);
+            worst = std::max(worst, int64_t{timing(mem).read_latency});
+        }
+        return worst;
+    }
+
+    int64_t block_ofm_cycles() const {
+        if (!in_memory(op.ofm)) return 0;
+        const MemoryKind mem = memory_of(op.ofm);
+        const int64_t bytes = min3(ofm_shape, ofm_block).elements() * ofm_bits / 8;
+        const int64_t tx = transfer(false, mem, op.ofm, ofm_block, bytes);
+        return timing(mem).write_latency + static_cast<int64_t>(double(tx) / bandwidth(mem));
+    }
+
+    // NPU_SET_ACTIVATION.activation_function LUT_U8_U8 .. LUT_S16_S32: the LUT's input width.
+    std::optional<int> lut_input_bits() const {
+        switch (op.output.lut_type) {
+            case 1: case 4: case 5: case 7: return 8;
+            case 8: case 9: return 16;
+            default: return std::nullopt;
+        }
+    }
+
+    double output_cycles_per_element() const {
+        if (kind == U85Kind::Elementwise && op.elementwise.mode == ElementwiseMode::Div) return kDivideCyclesPerElement;
+        const bool binary = kind == U85Kind::Elementwise && op.has_ifm2;
+        // A LUT activation takes the op's result at the LUT's input width and widens it
+        // itself; the op's output class follows the LUT input.
+        const int result_bits = lut_input_bits().value_or(ofm_bits);
+        U85OutputClass oc = U85OutputClass::Ofm8;
+        if (op.ofm.storage == Storage::Chained && (result_bits == 32 || ifm_bits == 32)) oc = U85OutputClass::Chained32;
+        else if (result_bits == 64) oc = U85OutputClass::Ofm64;
+        else if (binary && ifm_bits == 32) oc = result_bits == 32 ? U85OutputClass::Binary32 : U85OutputClass::Chained32;
+        else if (result_bits == 32) oc = U85OutputClass::Ofm32;
+        else if (result_bits == 16) oc = U85OutputClass::Ofm16;
+        // A fused activation runs in the same pass at full rate; the stream's transpose and
+        // reverse modes (the half-rate cases) are not decoded, so full rate is assumed.
+        return std::max(row.output_cycles[static_cast<size_t>(oc)],
+                        row.activation_cycles[static_cast<size_t>(U85ActivationClass::FullRate)]);
+    }
+
+    int64_t mac_cycles_per_block() const {
+        const Block3 ifm_blk = min3(ifm_shape, ifm_block);
+        const Block3 blocks = div_up3(min3(ofm_shape, ofm_block), ublock);
+        const int64_t writeback = 32 * ublock.depth / (8 * row.cores);  // ideal weight-decode rate
+        const int sparse_divisor = op.sparse_2_4 ? 2 : 1;
+        const int delay_per_step = acc48 && row.macs <= 128 ? 3 : 2;
+        int64_t total = 0;
+        for (int x = 0; x < kernel_w; x += kSubKernelMax) {
+            for (int y = 0; y < kernel_h; y += kSubKernelMax) {
+                const int elements = std::min(kernel_h - y, kSubKernelMax) * std::min(kernel_w - x, kSubKernelMax);
+                int64_t steps = 0, cycles = 0;
+                switch (kind) {
+                    case U85Kind::Pooling:
+                        steps = 1;
+                        cycles = std::max(4, elements) * blocks.elements() * (ifm_bits / 2);
+                        break;
+                    case U85Kind::Depthwise:
+                        steps = div_round_up(elements, 4);
+                        cycles = std::max<int64_t>(writeback, 4 * blocks.elements_wh() * (ifm_bits / 8)) * steps *
+                                 blocks.depth;
+                        break;
+                    case U85Kind::Conv:
+                    case U85Kind::ReduceSum:
+                        steps = elements;
+                        cycles = std::max<int64_t>(writeback, ifm_blk.depth / 8 * blocks.elements_wh()) * steps *
+                                 blocks.depth * (ifm_bits / 8) / sparse_divisor;
+                        break;
+                    case U85Kind::ConvPartKernel:
+                        steps = div_round_up(elements, ifm_bits == 16 ? 2 : 4);
+                        cycles = std::max<int64_t>(writeback, 4 * blocks.elements_wh()) * steps * blocks.depth *
+                                 div_round_up(ifm_blk.depth, 8) / sparse_divisor;
+                        break;
+                    case U85Kind::Elementwise:
+                    case U85Kind::Resize: break;
+                }
+                // Accumulator pipeline delay when a block is one micro-block wide and high.
+                int64_t delay = 0;
+                if (blocks.elements_wh() == 1) {
+                    if (blocks.depth == 1) delay = delay_per_step * steps;
+                    else if (steps > 1) delay = delay_per_step * (steps - 1) * blocks.depth;
+                }
+                if (kind == U85Kind::ConvPartKernel) delay *= div_round_up(ifm_blk.depth, 8);
+                total += cycles + delay;
+            }
+        }
+        if (kind == U85Kind::Conv || kind == U85Kind::ConvPartKernel || kind == U85Kind::ReduceSum) {
+            // Vela repeats depth-first and reduce-sum blocks per IFM depth block; part-kernel
+            // convolutions are costed the same way (its estimator treats them as convolutions).
+            total *= div_round_up(ifm_shape.depth, ifm_blk.depth);
+        }
+        return total;
+    }
+
+    void mac_op_cycles(OpCost& cost) const {
+        const Block3 ofm_blk = min3(ofm_shape, ofm_block);
+        const int64_t ublocks_in_block = div_up3(ofm_blk, ublock).elements();
+        const double ofm_blocks = double(div_up3(ofm_shape, ublock).elements()) / double(ublocks_in_block);
+        const double ao_compute = std::ceil(output_cycles_per_element() * double(ofm_blk.elements()));
+        double bias = 0;
+        if ((kind == U85Kind::Conv || kind == U85Kind::ConvPartKernel || kind == U85Kind::Depthwise) &&
+            !op.scales.empty()) {
+            bias = kBiasReadCyclesPerChannel * ofm_blk.depth * timing(ctx.memory_of(op.scales[0].region)).read_latency;
+        }
+        const double ao_block = std::max(ao_compute, bias);
+        const double mac_block = double(mac_cycles_per_block());
+        const int64_t ifm_cycles = block_ifm_cycles(), ofm_cycles = block_ofm_cycles();
+        const int64_t mem_skew = ofm_blocks > 1 ? std::abs(ofm_cycles - ifm_cycles) : 0;
+        const double issue = (double(mem_skew) + mac_block + ao_block) / 4;
+        const double mac_balanced = std::max(mac_block, issue), ao_balanced = std::max(ao_block, issue);
+        // MAC-bound: every block's MACs, then the last block's output; output-bound: every
+        // block's output after the first block's MACs. Around them: the first IFM block's fetch
+        // and the last OFM block's write.
+        const bool mac_bound = mac_balanced > ao_balanced;
+        const int64_t body = mac_bound ? static_cast<int64_t>(mac_balanced * ofm_blocks)
+                                       : static_cast<int64_t>(ao_balanced * ofm_blocks + mac_balanced);
+        cost.fill_cycles = ifm_cycles;
+        cost.drain_cycles = ofm_cycles + (mac_bound ? static_cast<int64_t>(ao_balanced) : 0);
+        cost.compute_cycles = cost.fill_cycles + body + cost.drain_cycles;
+        cost.mac_cycles = static_cast<int64_t>(mac_block * ofm_blocks + ao_block);
+        cost.output_cycles = static_cast<int64_t>(ao_compute * ofm_blocks + mac_block);
+        cost.issue_cycles = static_cast<int64_t>(issue);
+        const bool per_channel = kind == U85Kind::Depthwise || kind == U85Kind::Pooling;
+        cost.macs = int64_t{kernel_w} * kernel_h * ofm_shape.elements() * (per_channel ? 1 : ifm_shape.depth) /
+                    (op.sparse_2_4 ? 2 : 1);
+    }
+
+    // Elementwise and resize: the output unit's rate, or the command-issue limit with each
+    // block's IFM and OFM transfers overlapped. (Vela prices a resize at 0 cycles; the
+    // elementwise model stands in for it.)
+    void streaming_op_cycles(OpCost& cost) const {
+        const int64_t elements = storage_rounded(ofm_shape, op.ofm.format).elements();
+        const double per_element = output_cycles_per_element();
+        const double ao = std::ceil(per_element * double(elements));
+        const double block = double(std::max(block_ofm_cycles(), block_ifm_cycles()));
+        const double issue = std::ceil((block / double(ofm_block.elements()) + per_element) / 4.0 * double(elements));
+        cost.compute_cycles = static_cast<int64_t>(std::max(issue, ao));
+        cost.output_cycles = static_cast<int64_t>(ao);
+        cost.issue_cycles = static_cast<int64_t>(issue);
+    }
+
+    // Bytes per memory and channel, as Vela's element-access model counts them.
+    struct ChannelBytes {
+        MemoryKind memory;
+        std::optional<U85ReadChannel> read_channel;  // empty: the write channel
+        int64_t bytes;
+    };
+
+    std::vector<ChannelBytes> accesses() const {
+        std::vector<ChannelBytes> out;
+        const U85ReadChannel ifm_channel =
+            kind == U85Kind::Elementwise || kind == U85Kind::Resize ? U85ReadChannel::IfmStream : U85ReadChannel::Ifm;
+        if (uses_macs(kind)) {
+            const Block3 ifm_blk = min3(ifm_shape, ifm_block), ofm_blk = min3(ofm_shape, ofm_block);
+            Block3 blocks = div_up3(ofm_shape, ofm_blk);
+            if (kind == U85Kind::Depthwise || kind == U85Kind::Pooling) blocks.depth = 1;
+            const int64_t sub_kernels =
+                div_round_up(kernel_w, kSubKernelMax) * div_round_up(kernel_h, kSubKernelMax);
+            const int64_t fetch = storage_rounded(ifm_blk, op.ifm.format).elements_wh() *
+                                  storage_rounded(ifm_shape, op.ifm.format).depth;
+            if (in_memory(op.ifm)) {
+                const MemoryKind mem = memory_of(op.ifm);
+                out.push_back({mem, ifm_channel,
+                               transfer(true, mem, op.ifm, ifm_block, fetch * sub_kernels * blocks.elements())});
+            }
+            // Weights and scales are streamed again for every OFM block in height and width.
+            const int64_t refetch = blocks.elements_wh();
+            const MemoryKind const_memory = ctx.memory.port_memory(ctx.memory.mode.const_port);
+            for (const auto& w : op.weights) {
+                const MemoryKind mem = ctx.memory_of(w.region);
+                // Fast weights have their own read buffer when they are read from a staging copy.
+                const bool fast = op.weight_format == 1 && mem != const_memory;
+                out.push_back({mem, fast ? U85ReadChannel::FastWeight : U85ReadChannel::Weight,
+                               refetch * static_cast<int64_t>(w.length)});
+            }
+            // Vela charges scale reads to the constant memory even when the stream reads a copy
+            // a DMA staged in faster memory; so do we, to track its estimates. Through the
+            // scale channel's small read buffer this makes scales from DRAM expensive.
+            for (const auto& s : op.scales)
+                out.push_back({const_memory, U85ReadChannel::Scale, refetch * static_cast<int64_t>(s.length)});
+        } else {
+            // Each IFM in memory is read once (a scalar operand is in the command stream).
+            auto read_whole = [&](const FeatureMap& fm, const Block3& shape) {
+                if (!in_memory(fm)) return;
+                const MemoryKind mem = memory_of(fm);
+                const int64_t elements = storage_rounded(shape, fm.format).elements();
+                out.push_back({mem, ifm_channel, transfer(true, mem, fm, ifm_block, elements)});
+            };
+            read_whole(op.ifm, ifm_shape);
+            if (ifm2_read) read_whole(op.ifm2, ifm2_shape);
+        }
+        if (in_memory(op.ofm)) {
+            const MemoryKind mem = memory_of(op.ofm);
+            const int64_t elements = storage_rounded(ofm_shape, op.ofm.format).elements();
+            out.push_back({mem, std::nullopt, transfer(false, mem, op.ofm, ofm_block, elements)});
+        }
+        return out;
+    }
+
+    // Per memory: the traffic, and the cycles its busiest channel (or the memory as a whole)
+    // needs for it.
+    void traffic(OpCost& cost) const {
+        std::array<std::map<int, int64_t>, kMemoryKinds> channel_cycles;
+        for (const ChannelBytes& a : accesses()) {
+            const auto m = static_cast<size_t>(a.memory);
+            if (a.read_channel) cost.traffic.add_read(a.memory, a.bytes);
+            else cost.traffic.add_write(a.memory, a.bytes);
+            const int key = a.read_channel ? static_cast<int>(*a.read_channel) : -1;
+            channel_cycles[m][key] += static_cast<int64_t>(double(a.bytes) / channel_bandwidth(a.memory, a.read_channel));
+        }
+        for (size_t m = 0; m < static_cast<size_t>(kMemoryKinds); ++m) {
+            const int64_t bytes = cost.traffic.read[m] + cost.traffic.write[m];
+            int64_t cycles = static_cast<int64_t>(double(bytes) / bandwidth(static_cast<MemoryKind>(m)));
+            for (const auto& [channel, c] : channel_cycles[m]) cycles = std::max(cycles, c);
+            cost.access_cycles[m] = bytes > 0 ? cycles : 0;
+        }
+    }
+
+    // Weight decoding: the decoders' rate, or the weight stream's read, whichever is slower.
+    // The stream does not say how many weights are zero; the slowest standard-decoder rate
+    // (half the weights zero, 8 per cycle per decoder) and the slower fast-decoder rate are
+    // assumed.
+    int64_t weight_decode_cycles() const {
+        if (op.weights.empty()) return 0;
+        int64_t weight_count = int64_t{kernel_w} * kernel_h * ofm_shape.depth;
+        if (kind != U85Kind::Depthwise) weight_count *= ifm_shape.depth;
+        const int per_cycle = op.weight_format == 1 ? 32 : 8 * row.cores;
+        const int64_t decode = weight_count / per_cycle;
+        int64_t read = 0, bytes = 0;
+        const MemoryKind mem = ctx.memory_of(op.weights[0].region);
+        for (const auto& w : op.weights) bytes += static_cast<int64_t>(w.length);
+        read = static_cast<int64_t>(double(bytes) / channel_bandwidth(
+                   mem, op.weight_format == 1 ? U85ReadChannel::FastWeight : U85ReadChannel::Weight)) +
+               timing(mem).read_latency;
+        return std::max(decode, read);
+    }
+};
+
+}  // namespace
+
+int64_t u85_dma_cycles(const CostContext& ctx, MemoryKind from, std::optional<MemoryKind> to, int64_t bytes) {
+    const U85TimingRow& row = u85_timing(ctx.npu);
+    const double read_bandwidth = u85_channel_bandwidth(ctx.memory, row, from, U85ReadChannel::Mem2Mem);
+    const int64_t read = static_cast<int64_t>(double(bytes) / read_bandwidth) + ctx.memory.timing(from).read_latency;
+    const int64_t write = to ? static_cast<int64_t>(double(bytes) / u85_channel_bandwidth(ctx.memory, row, *to, std::nullopt)) +
+                                   ctx.memory.timing(*to).write_latency
+                             : static_cast<int64_t>(double(bytes) / kLutRamBytesPerCycle);
+    return std::max(read, write);
+}
+
+OpCost u85_kernel_cost(const DecodedOp& op, const CostContext& ctx) {
+    const U85Op u(op, ctx);
+    OpCost cost;
+    if (uses_macs(u.kind)) u.mac_op_cycles(cost);
+    else u.streaming_op_cycles(cost);
+    u.traffic(cost);
+    cost.weight_decode_cycles = u.weight_decode_cycles();
+    return cost;
+}
+
+}  // namespace ethosu

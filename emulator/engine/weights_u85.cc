@@ -1,0 +1,219 @@
+#include "emulator/engine/weights_u85.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace ethosu {
+namespace {
+
+constexpr int kInterleaveDepth = 4;  // OFM channels a decoder takes before the next one
+
+struct MicroBlock {
+    int height, width, depth;
+};
+
+// The OFM micro-blocks of each configuration (Vela 5.1 ethos_u85.cpp accelerator table);
+// ACC_FORMAT.microblock gives height x width, the configuration the depth.
+int micro_block_depth(const NpuConfig& config, int microblock) {
+    static constexpr int kHeightWidth[][2] = {{1, 1}, {1, 2}, {1, 4}, {2, 2}, {2, 4}, {4, 4}};
+    struct Table {
+        int macs;
+        MicroBlock blocks[3];
+    };
+    static constexpr Table kTables[] = {
+        {128, {{1, 2, 8}, {1, 1, 16}, {0, 0, 0}}},
+        {256, {{1, 2, 16}, {1, 4, 8}, {2, 2, 8}}},
+        {512, {{2, 2, 16}, {1, 4, 16}, {0, 0, 0}}},
+        {1024, {{2, 2, 32}, {1, 4, 32}, {2, 4, 16}}},
+        {2048, {{2, 2, 64}, {1, 4, 64}, {4, 4, 16}}},
+    };
+    if (microblock < 0 || microblock >= static_cast<int>(std::size(kHeightWidth))) return 0;
+    for (const Table& t : kTables) {
+        if (t.macs != config.macs) continue;
+        for (const MicroBlock& b : t.blocks)
+            if (b.height == kHeightWidth[microblock][0] && b.width == kHeightWidth[microblock][1]) return b.depth;
+    }
+    return 0;
+}
+
+int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
+
+}  // namespace
+
+U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, const OpWeights& shape,
+                                const ErrorLocation& where) {
+    using Traversal = U85WeightOrder::Traversal;
+    U85WeightOrder w;
+    w.traversal = op.kind == OpKind::Depthwise   ? Traversal::Depthwise
+                  : op.kernel.part_kernel_first ? Traversal::PartKernelFirst
+                                                : Traversal::DepthFirst;
+    w.ofm_depth = shape.ofm_depth;
+    w.kernel_height = shape.kernel_height;
+    w.kernel_width = shape.kernel_width;
+    w.ifm_depth = shape.ifm_depth;
+    w.streams = op.weight_format == 1 ? config.cores : static_cast<int>(op.weights.size());
+    w.ofm_block_depth = op.block.ofm_depth;
+    w.ofm_ublock_depth = micro_block_depth(config, op.output.microblock);
+    if (w.ofm_ublock_depth == 0) {
+        throw Error({where.file, where.offset, "NPU_SET_ACC_FORMAT.microblock"},
+                    fmt::format("micro-block {} does not exist on {}", op.output.microblock, config.name));
+    }
+    if (w.ofm_ublock_depth % (kInterleaveDepth * w.streams) != 0 || w.ofm_block_depth % w.ofm_ublock_depth != 0) {
+        throw Error(where, fmt::format("OFM block depth {} is not made of {}-deep micro-blocks for {} weight decoders",
+                                       w.ofm_block_depth, w.ofm_ublock_depth, w.streams));
+    }
+    const bool ifm16 = op.ifm.precision.bits == 16;
+    const bool sparse = op.sparse_2_4;
+    // Vela's IFM block depth for convolutions (ethos_u85.cpp FindBlockConfig).
+    if (w.traversal == Traversal::PartKernelFirst) w.ifm_block_depth = 16;
+    else if (op.ifm.precision.bits == 32 || ((config.macs == 128 || config.macs == 256) && w.ofm_ublock_depth == 16 && !sparse))
+        w.ifm_block_depth = 32;
+    else if (sparse && op.ifm.precision.bits == 8) w.ifm_block_depth = 128;
+    else w.ifm_block_depth = 64;
+
+    switch (w.traversal) {
+        case Traversal::PartKernelFirst:
+            w.element_round = ifm16 || sparse ? 10 : 5;
+            w.ifm_ublock_depth = ifm16 && !sparse ? 8 : w.ifm_block_depth;
+            w.stride_x = op.kernel.stride_x;
+            w.stride_y = op.kernel.stride_y;
+            break;
+        case Traversal::DepthFirst:
+            w.ifm_ublock_depth = w.ifm_block_depth;
+            break;
+        case Traversal::Depthwise:
+            w.element_round = 10;
+            w.ifm_ublock_depth = 1;
+            w.stride_x = op.kernel.stride_x;
+            w.stride_y = op.kernel.stride_y;
+            break;
+    }
+    w.ifm_step = w.traversal == Traversal::Depthwise ? 1 : sparse ? 16 : 8;
+    w.sub_kernel_width = 8 / op.kernel.dilation_x;
+    w.sub_kernel_height = 8 / op.kernel.dilation_y;
+    w.depthwise_padding = !ifm16 && config.macs <= 256 ? 0 : config.macs <= 512 ? 2 : 6;
+    return w;
+}
+
+void for_each_u85_weight_position(const U85WeightOrder& w, int stream,
+                                  const std::function<void(int, int, int, int)>& visit) {
+    const bool depthwise = w.traversal == U85WeightOrder::Traversal::Depthwise;
+    auto padding = [&](int count) {
+        for (int n = 0; n < count; ++n) visit(-1, 0, 0, 0);
+    };
+    // IFM blocks go up for one OFM block and back down for the next.
+    int ifm_block = 0;
+    int ifm_increment = -w.ifm_block_depth;
+    for (int ofm_block = 0; ofm_block < w.ofm_depth; ofm_block += w.ofm_block_depth) {
+        ifm_increment = -ifm_increment;
+        const int ofm_count = std::min(w.ofm_block_depth, w.ofm_depth - ofm_block);
+        for (int ifm = ifm_block; ifm < (depthwise ? 1 : w.ifm_depth) && ifm >= 0; ifm += ifm_increment) {
+            ifm_block = ifm;
+            const int ifm_count = depthwise ? 1 : std::min(w.ifm_block_depth, w.ifm_depth - ifm);
+            for (int sub_x = 0; sub_x < w.kernel_width; sub_x += w.sub_kernel_width) {
+                const int sub_width = std::min(w.kernel_width - sub_x, w.sub_kernel_width);
+                for (int sub_y = 0; sub_y < w.kernel_height; sub_y += w.sub_kernel_height) {
+                    const int sub_height = std::min(w.kernel_height - sub_y, w.sub_kernel_height);
+                    for (int ifm_outer = 0; ifm_outer < ifm_count; ifm_outer += w.ifm_ublock_depth) {
+                        for (int ofm_outer = 0; ofm_outer < ofm_count; ofm_outer += w.ofm_ublock_depth) {
+                            int elements_left = round_up(sub_width * sub_height, w.element_round);
+                            for (int phase_y = 0; phase_y < w.stride_y; ++phase_y) {
+                                const int rows = (sub_height + w.stride_y - 1 - phase_y) / w.stride_y;
+                                for (int phase_x = 0; phase_x < w.stride_x; ++phase_x) {
+                                    const int columns = (sub_width + w.stride_x - 1 - phase_x) / w.stride_x;
+                                    for (int ky = 0; ky < rows; ++ky) {
+                                        for (int k = 0; k < columns; ++k) {
+                                            const int kx = ky % 2 == 0 ? k : columns - 1 - k;  // boustrophedon
+                                            --elements_left;
+                                            const int x = sub_x + phase_x + kx * w.stride_x;
+                                            const int y = sub_y + phase_y + ky * w.stride_y;
+                                            for (int ifm_inner = 0; ifm_inner < w.ifm_ublock_depth;
+                                                 ifm_inner += w.ifm_step) {
+                                                for (int group = stream * kInterleaveDepth; group < w.ofm_ublock_depth;
+                                                     group += kInterleaveDepth * w.streams) {
+                                                    for (int oz = 0; oz < kInterleaveDepth; ++oz) {
+                                                        for (int iz = 0; iz < w.ifm_step; ++iz) {
+                                                            const int i = ifm + ifm_outer + ifm_inner + iz;
+                                                            const int o = ofm_block + ofm_outer + group + oz;
+                                                            const bool real = i < w.ifm_depth && o < w.ofm_depth;
+                                                            visit(real ? o : -1, y, x, real ? i : 0);
+                                                        }
+                                                    }
+                                                }
+                                            }
+                                            if (depthwise && elements_left % w.element_round == 0)
+                                                padding(w.depthwise_padding * w.ofm_ublock_depth / w.streams);
+                                        }
+                                    }
+                                }
+                            }
+                            if (elements_left > 0) {
+                                padding((elements_left + (depthwise ? w.depthwise_padding : 0)) * w.ifm_ublock_depth *
+                                        w.ofm_ublock_depth / w.streams);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+uint64_t u85_stream_weight_count(const U85WeightOrder& w, int stream) {
+    // Channels of this decoder: groups of 4 in turn within each micro-block.
+    uint64_t channels = 0;
+    for (int o = 0; o < w.ofm_depth; ++o)
+        if ((o % w.ofm_ublock_depth) / kInterleaveDepth % w.streams == stream) ++channels;
+    return channels * static_cast<uint64_t>(w.kernel_height) * w.kernel_width * w.ifm_depth;
+}
+
+int u85_fast_interleave_block(const U85WeightOrder& w) {
+    return w.ofm_ublock_depth * w.ifm_ublock_depth * w.element_round / w.streams;
+}
+
+std::vector<int16_t> decode_fast_weights(std::span<const uint8_t> stream, uint64_t count, const std::string& source,
+                                         uint64_t base_offset) {
+    constexpr size_t kHeaderBytes = 32;
+    auto bit = [&](uint64_t position) { return (stream[position / 8] >> (position % 8)) & 1; };
+    auto field = [&](uint64_t position, int bits) {
+        uint32_t v = 0;
+        for (int b = 0; b < bits; ++b) v |= static_cast<uint32_t>(bit(position + b)) << b;
+        return v;
+    };
+    if (stream.size() < kHeaderBytes) {
+        throw Error({source, base_offset, "fast weight header"}, "weight stream ends inside the 256-bit header");
+    }
+    const bool raw = bit(0);
+    const bool lut2 = bit(1);
+    const int zero_adjust = static_cast<int8_t>(field(104, 8));
+    int lut[16];
+    for (int e = 0; e < 16; ++e) {
+        const uint32_t folded = field(112 + 9 * e, 9);
+        lut[e] = folded & 1 ? -static_cast<int>(folded >> 1) : static_cast<int>(folded >> 1);
+    }
+    const int bits = raw ? 8 : lut2 ? 2 : 4;
+    const uint64_t payload_bits = (stream.size() - kHeaderBytes) * 8;
+    if (count > payload_bits / bits) {
+        throw Error({source, base_offset + stream.size(), "fast weight stream"},
+                    fmt::format("stream holds {} {}-bit weights, the op needs {}", payload_bits / bits, bits, count));
+    }
+    std::vector<int16_t> values(count);
+    for (uint64_t n = 0; n < count; ++n) {
+        const uint32_t v = field(kHeaderBytes * 8 + n * bits, bits);
+        values[n] = static_cast<int16_t>(raw ? static_cast<int8_t>(v) - zero_adjust : lut[v]);
+    }
+    return values;
+}
+
+void decode_u85_scale_record(const uint8_t* r, bool acc48, int64_t& bias, uint32_t& scale, uint8_t& shift) {
+    uint64_t b = 0;
+    const int bias_bytes = acc48 ? 6 : 4;
+    for (int i = 0; i < bias_bytes; ++i) b |= uint64_t{r[i]} << (8 * i);
+    bias = static_cast<int64_t>(b << (64 - 8 * bias_bytes)) >> (64 - 8 * bias_bytes);
+    scale = acc48 ? (uint32_t{r[6]} | uint32_t{r[7] & 0x7Fu} << 8)
+                  : (uint32_t{r[4]} | uint32_t{r[5]} << 8 | uint32_t{r[6]} << 16 | uint32_t{r[7] & 0x7Fu} << 24);
+    shift = r[8] & 0x3F;
+}
+
+}  // namespace ethosu

@@ -1,0 +1,96 @@
+// The C API over NpuDevice.
+
+#include "frontend/device/ethosu_emu.h"
+
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "emulator/isa/error.h"
+#include "frontend/device/npu_device.h"
+
+struct ethosu_emu {
+    std::unique_ptr<ethosu::NpuDevice> device;
+};
+
+namespace {
+thread_local std::string create_error;
+}
+
+extern "C" {
+
+int ethosu_emu_create(const ethosu_emu_options* options, ethosu_emu** out, const char** error) {
+    auto fail = [&](std::string message) {
+        create_error = std::move(message);
+        if (error) *error = create_error.c_str();
+        return -1;
+    };
+    if (!options || !out) return fail("ethosu_emu_create: options and out are required");
+    *out = nullptr;
+    const auto npu = ethosu::find_npu_config(options->npu ? options->npu : "");
+    if (!npu) {
+        return fail(std::string("unknown NPU configuration '") + (options->npu ? options->npu : "") +
+                    "'; valid: " + ethosu::npu_config_names());
+    }
+    try {
+        ethosu::NpuDevice::Options o{*npu, {}, options->secure != 0, options->privileged != 0};
+        if (options->system_config) o.system.system_config = options->system_config;
+        if (options->memory_mode) o.system.memory_mode = options->memory_mode;
+        *out = new ethosu_emu{std::make_unique<ethosu::NpuDevice>(std::move(o))};
+    } catch (const std::exception& e) {
+        return fail(e.what());
+    }
+    return 0;
+}
+
+void ethosu_emu_destroy(ethosu_emu* emu) { delete emu; }
+
+int ethosu_emu_map(ethosu_emu* emu, uint64_t npu_address, void* host, size_t size) {
+    if (!emu || (!host && size)) return -1;
+    try {
+        emu->device->map(npu_address, {static_cast<uint8_t*>(host), size}, "host memory");
+    } catch (const std::exception&) {
+        return -1;
+    }
+    return 0;
+}
+
+uint64_t ethosu_emu_npu_address(const ethosu_emu* emu, const void* host) {
+    if (!emu) return std::numeric_limits<uint64_t>::max();
+    return emu->device->npu_address(host).value_or(std::numeric_limits<uint64_t>::max());
+}
+
+uint32_t ethosu_emu_read32(ethosu_emu* emu, uint32_t offset) { return emu ? emu->device->read(offset) : 0; }
+
+void ethosu_emu_write32(ethosu_emu* emu, uint32_t offset, uint32_t value) {
+    if (emu) emu->device->write(offset, value);
+}
+
+void ethosu_emu_set_irq_handler(ethosu_emu* emu, ethosu_emu_irq_handler handler, void* user) {
+    if (!emu) return;
+    if (handler) emu->device->set_irq_handler([handler, user] { handler(user); });
+    else emu->device->set_irq_handler(nullptr);
+}
+
+int ethosu_emu_run_until_idle(ethosu_emu* emu) { return emu && emu->device->run_until_idle() ? 1 : 0; }
+
+volatile uint32_t* ethosu_emu_register_block(ethosu_emu* emu) {
+    return emu ? emu->device->register_block().data() : nullptr;
+}
+
+size_t ethosu_emu_register_block_size(const ethosu_emu* emu) {
+    return emu ? const_cast<ethosu::NpuDevice&>(*emu->device).register_block().size_bytes() : 0;
+}
+
+void ethosu_emu_sync(ethosu_emu* emu) {
+    if (emu) emu->device->sync();
+}
+
+uint64_t ethosu_emu_last_cycles(const ethosu_emu* emu) {
+    if (!emu || !emu->device->last_timing()) return 0;
+    return static_cast<uint64_t>(emu->device->last_timing()->totals.cycles);
+}
+
+const char* ethosu_emu_last_error(const ethosu_emu* emu) { return emu ? emu->device->last_error().c_str() : ""; }
+
+}  // extern "C"

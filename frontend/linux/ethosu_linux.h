@@ -1,0 +1,31 @@
+#pragma once
+// An emulated /dev/ethosu0 for clients of the Arm/NXP Ethos-U Linux driver stack (see
+// README.md). The emu_* functions behave like the system calls they stand for: on the device
+// and on the buffer, network and inference fds it hands out they emulate the driver; on any
+// other path or fd they pass through to the real call. Errors: -1 (MAP_FAILED) and errno.
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <string>
+
+namespace ethosu::linux_stack {
+
+inline constexpr const char* kDevicePath = "/dev/ethosu0";
+// Environment variable naming the emulated NPU (a Vela configuration, e.g. "ethos-u65-256"),
+// read when the device is opened; unset means ethos-u55-128.
+inline constexpr const char* kNpuVariable = "ETHOSU_EMU_NPU";
+
+int emu_open(const char* path, int flags);
+int emu_ioctl(int fd, unsigned long request, void* data);
+void* emu_mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset);
+int emu_munmap(void* addr, size_t length);
+int emu_ppoll(struct pollfd* fds, nfds_t nfds, const struct timespec* timeout, const sigset_t* sigmask);
+int emu_close(int fd);
+
+// The most recent error the emulated driver reported (also written to stderr), empty if none.
+std::string last_error();
+
+}  // namespace ethosu::linux_stack

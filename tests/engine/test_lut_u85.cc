@@ -1,0 +1,87 @@
+// U85's interpolating int16 LUTs against plain transcriptions of TFLite's int16 LOGISTIC and TANH
+// arithmetic, over every input the table spans and beyond, with a table in Vela's format.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+
+#include "emulator/engine/lut_u85.h"
+
+namespace ethosu {
+namespace {
+
+// sigmoid(i / 24) * 65536, rounded, for i = 0..254; the last entry is 65535, as in TFLite's table.
+std::vector<uint32_t> sigmoid_table() {
+    std::vector<uint32_t> t(256, 65535);
+    for (int i = 0; i < 255; ++i)
+        t[static_cast<size_t>(i)] = static_cast<uint32_t>(std::lround(65536 / (1 + std::exp(-i / 24.0))));
+    return t;
+}
+
+// Vela's LUT RAM image: entry 256 + i holds base and slope from i to i + 1 around 0x8000; negative
+// entries mirror the table (TANH's first one saturates with slope 0).
+std::vector<uint8_t> lut_image(const std::vector<uint32_t>& t, InterpolatingLut kind) {
+    std::vector<uint8_t> bytes(2048);
+    for (int i = -256; i < 256; ++i) {
+        int v0, v1;
+        if (i >= 0) {
+            v0 = static_cast<int>(t[static_cast<size_t>(i)]) - 0x8000;
+            v1 = static_cast<int>(t[static_cast<size_t>(i == 255 ? 255 : i + 1)]) - 0x8000;
+        } else {
+            const int j0 = i == -256 ? 255 : -i;
+            const int j1 = kind == InterpolatingLut::Tanh && i == -256 ? 255 : j0 - 1;
+            v0 = 0x8000 - static_cast<int>(t[static_cast<size_t>(j0)]);
+            v1 = 0x8000 - static_cast<int>(t[static_cast<size_t>(j1)]);
+        }
+        const uint32_t entry = (static_cast<uint32_t>(std::max(v1 - v0, 0)) << 16) | (static_cast<uint32_t>(v0) & 0xFFFF);
+        for (int b = 0; b < 4; ++b) bytes[static_cast<size_t>((256 + i) * 4 + b)] = static_cast<uint8_t>(entry >> (8 * b));
+    }
+    return bytes;
+}
+
+// TFLite's int16 LOGISTIC after its input rescale (x: the rescaled input, 9 fraction bits).
+int tflite_logistic(const std::vector<uint32_t>& t, int x) {
+    const uint32_t a = static_cast<uint32_t>(std::abs(x));
+    const uint32_t high = a >> 9;
+    uint32_t r = 0x7FFFu << 10;
+    if (high < 255) r = (t[high] << 9) + (a & 0x1FF) * (t[high + 1] - t[high]);
+    r = x >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1;
+    return static_cast<int>(r >> 10);
+}
+
+// TFLite's int16 TANH after its input rescale (x: 8 fraction bits).
+int tflite_tanh(const std::vector<uint32_t>& t, int x) {
+    const uint32_t a = static_cast<uint32_t>(std::abs(x));
+    const uint32_t high = a >> 8;
+    int32_t r = 0xFFFF << 8;
+    if (high < 255) r = static_cast<int32_t>((t[high] << 8) + (a & 0xFF) * (t[high + 1] - t[high]));
+    r = x >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
+    return r >> 8;
+}
+
+// One input differs: at -255 * 2^9 TFLite saturates (to 1) while the table's entry -255 starts at
+// 0x8000 - 65535 (rounding to 0). Which of the two the hardware gives is not known.
+TEST(InterpolatingLut, SigmoidEqualsTfliteLogisticForEveryInputButOne) {
+    const auto t = sigmoid_table();
+    const auto lut = lut_image(t, InterpolatingLut::Sigmoid);
+    constexpr int kSaturationEdge = -255 * 512;
+    for (int x = -(1 << 18); x < (1 << 18); ++x) {
+        if (x == kSaturationEdge) continue;
+        ASSERT_EQ(interpolate_lut(lut, x, InterpolatingLut::Sigmoid), tflite_logistic(t, x)) << "x " << x;
+    }
+    EXPECT_EQ(interpolate_lut(lut, kSaturationEdge, InterpolatingLut::Sigmoid), 0);
+    EXPECT_EQ(tflite_logistic(t, kSaturationEdge), 1);
+}
+
+// Vela's OFM scale doubles TANH's input: the table has 9 fraction bits, TFLite's TANH 8.
+TEST(InterpolatingLut, TanhEqualsTfliteTanhForEveryInput) {
+    const auto t = sigmoid_table();
+    const auto lut = lut_image(t, InterpolatingLut::Tanh);
+    for (int x = -(1 << 17); x < (1 << 17); ++x)
+        ASSERT_EQ(interpolate_lut(lut, 2 * x, InterpolatingLut::Tanh), tflite_tanh(t, x)) << "x " << x;
+}
+
+}  // namespace
+}  // namespace ethosu

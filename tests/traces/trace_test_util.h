@@ -1,0 +1,36 @@
+#pragma once
+// Runs for the trace tests: the bundled example, and corpus models with Vela's debug database
+// (tests needing the corpus skip when ETHOSU_VECTORS_DIR is absent).
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "frontend/cli/run_model.h"
+#include "frontend/loaders/model.h"
+#include "traces/traced_run.h"
+
+namespace ethosu::test {
+
+std::filesystem::path vectors_dir();
+bool have_vectors();
+std::string read_text(const std::filesystem::path& path);
+
+// A timing-only run and what a trace reads of it.
+struct TimedRun {
+    std::unique_ptr<LoadedModel> model;
+    RunResult result;
+    std::optional<DebugDatabase> debug_db;
+
+    TracedRun traced() const {
+        return {model->path, model->config, result.memory, result.streams, result.timing,
+                debug_db ? &*debug_db : nullptr};
+    }
+};
+
+TimedRun run_example();
+// <vectors>/<name>/<config>/model_vela.tflite, with its model_debug.xml when with_debug_db.
+TimedRun run_corpus_model(const std::string& name, const std::string& config, bool with_debug_db);
+
+}  // namespace ethosu::test

@@ -1,0 +1,60 @@
+#pragma once
+// Vela's debug database (model_debug.xml, written with --enable-debug-db): a <debug> element
+// holding <table name="..."> elements, each a CSV text in a CDATA section (a quoted header row,
+// then one row per record). We read it with a reader of our own and keep what traces need:
+// which scheduled Vela op each NPU_OP_* belongs to (table `queue`), that op's operator, layer
+// name and staging usage (`perf`), and the operator it came from in the source graph (`source`).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace ethosu {
+
+struct DebugTable {
+    std::string name;
+    std::vector<std::string> header;
+    std::vector<std::vector<std::string>> rows;
+    std::vector<uint64_t> row_offsets;  // byte offset of each row in the file, for errors
+};
+
+// One scheduled operation of Vela's `perf` table.
+struct VelaOp {
+    int64_t id = 0;                 // scheduled op id
+    int64_t source_id = 0;          // id in the `source` table
+    std::string op;                 // the scheduled operator (Vela's "NNG Operator")
+    std::string original_operator;  // the operator of the source graph
+    std::string name;               // the layer name (its output tensor)
+    int64_t staging_usage = 0;      // bytes of staging memory Vela planned
+};
+
+class DebugDatabase {
+public:
+    // Parses the text of a model_debug.xml; source names the file in errors. Throws ethosu::Error
+    // (file, byte offset, table or element) for malformed XML or CSV, a missing table or column,
+    // a non-numeric id and an id one table refers to but another does not define.
+    static DebugDatabase parse(std::string_view text, const std::string& source);
+    static DebugDatabase load(const std::string& path);
+
+    const std::string& source() const { return source_; }
+    const std::vector<DebugTable>& tables() const { return tables_; }
+    const std::vector<VelaOp>& ops() const { return ops_; }  // `perf` order
+
+    // The scheduled op an NPU_OP_* at this byte offset of the run's stream-th command stream
+    // belongs to (streams in the order of the `cmdstream` table); nullptr when the queue has none.
+    const VelaOp* op_at(size_t stream, uint32_t offset) const;
+    // Every (stream, byte offset) the queue lists.
+    std::vector<std::pair<size_t, uint32_t>> queue_offsets() const;
+
+private:
+    std::string source_;
+    std::vector<DebugTable> tables_;
+    std::vector<VelaOp> ops_;
+    std::map<std::pair<size_t, uint32_t>, size_t> queue_;  // (stream, offset) -> index in ops_
+};
+
+}  // namespace ethosu

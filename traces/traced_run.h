@@ -1,0 +1,46 @@
+#pragma once
+// What a trace reads of a finished run: the decoded streams, their timing results, the NPU and
+// memory system they were timed on, and optionally Vela's debug database for operator names.
+// Traces are written from this after the run; the timing model knows nothing about them.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "emulator/engine/timing/timing_model.h"
+#include "emulator/isa/decoder.h"
+#include "traces/debug_db.h"
+
+namespace ethosu {
+
+struct TracedRun {
+    std::string model;  // path, as given
+    const NpuConfig& npu;
+    const MemorySystem& memory;
+    const std::vector<DecodedStream>& streams;
+    const std::vector<TimingResult>& timing;  // one per stream, same order
+    const DebugDatabase* debug_db = nullptr;
+
+    // Streams run one after the other: the cycle each starts at on the run's timeline, and the
+    // run's total (the sum of the streams' cycles, as `run` reports it).
+    std::vector<int64_t> stream_starts() const;
+    int64_t total_cycles() const;
+
+    // Throws ethosu::Error naming the debug database unless its queue lists exactly the run's
+    // kernel ops (a database from another compilation would put names on the wrong ops).
+    void check_debug_db() const;
+};
+
+// Our description of an op: its kind, with the pooling, elementwise or resize mode
+// ("conv", "pool.average", "elementwise.add", "dma_start").
+std::string op_description(const DecodedOp& op);
+
+// The label of an op in traces: with a debug database and an entry in its queue,
+// "<original operator> <layer name>"; otherwise "<description> @0x<offset>".
+std::string op_label(const TracedRun& run, size_t stream, const DecodedOp& op);
+
+// When the command processor finished with an op and moved on to the next command: a kernel
+// op when its pipeline took it, a wait when it was satisfied, anything else once issued.
+int64_t command_release(const OpTiming& t);
+
+}  // namespace ethosu
