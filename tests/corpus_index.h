@@ -1,6 +1,7 @@
 #pragma once
 // The corpus index (../shared/vectors/index.csv): one row per model and NPU configuration.
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -9,6 +10,12 @@
 #include <vector>
 
 namespace ethosu {
+
+// The bytes of a corpus file (golden inputs and outputs); empty if it cannot be read.
+inline std::vector<uint8_t> read_file_bytes(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 struct CorpusEntry {
     std::string model;

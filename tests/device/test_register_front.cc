@@ -14,6 +14,7 @@
 #include "emulator/isa/builder.h"
 #include "frontend/cli/run_model.h"
 #include "frontend/device/ethosu_emu.h"
+#include "tests/corpus_index.h"
 
 namespace fs = std::filesystem;
 
@@ -126,11 +127,6 @@ private:
     uint32_t status_at_irq_ = 0;
 };
 
-std::vector<uint8_t> read_bytes(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 TEST(RegisterFront, ResetValuesMatchWhatVelaAndTheDriverExpect) {
     for (const char* name : {"ethos-u55-128", "ethos-u65-256", "ethos-u85-256"}) {
         HostDriver d(name);
@@ -183,7 +179,7 @@ TEST(RegisterFront, CoreDriverSequenceRunsCorpusModels) {
         }
         for (size_t k = 0; k < model->inputs.size(); ++k) {
             const auto& t = model->inputs[k];
-            const auto in = read_bytes(dir / "golden" / fmt::format("seed1.in{}.bin", k));
+            const auto in = read_file_bytes(dir / "golden" / fmt::format("seed1.in{}.bin", k));
             ASSERT_EQ(in.size(), t.size_bytes);
             std::memcpy(regions[static_cast<size_t>(t.region)].bytes.data() + t.offset, in.data(), in.size());
         }
@@ -205,7 +201,7 @@ TEST(RegisterFront, CoreDriverSequenceRunsCorpusModels) {
         EXPECT_EQ(d.rd(QREAD), stream.bytes.size());
         for (size_t k = 0; k < model->outputs.size(); ++k) {
             const auto& t = model->outputs[k];
-            const auto golden = read_bytes(dir / "golden" / fmt::format("seed1.out{}.bin", k));
+            const auto golden = read_file_bytes(dir / "golden" / fmt::format("seed1.out{}.bin", k));
             const uint8_t* out = regions[static_cast<size_t>(t.region)].bytes.data() + t.offset;
             EXPECT_TRUE(std::equal(golden.begin(), golden.end(), out)) << "output " << k;
         }

@@ -25,11 +25,6 @@ namespace fs = std::filesystem;
 namespace ethosu {
 namespace {
 
-std::vector<uint8_t> read_bytes(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 // Models whose Vela 5.1 lowering is not bit-exact with TFLM: the elements (output 0, element
 // index) that differ, each by one LSB. int16 SUB: TFLM computes the input/output multipliers in
 // float, Vela in double (TFLM 1477640064 / 1397416448 vs Vela 1477640047 / 1397416498).
@@ -106,10 +101,10 @@ TEST_P(Conformance, OutputsEqualTfliteMicroReference) {
             for (int seed : {1, 2}) {
                 std::vector<std::vector<uint8_t>> inputs;
                 for (size_t k = 0; k < model->inputs.size(); ++k)
-                    inputs.push_back(read_bytes(dir / "golden" / fmt::format("seed{}.in{}.bin", seed, k)));
+                    inputs.push_back(read_file_bytes(dir / "golden" / fmt::format("seed{}.in{}.bin", seed, k)));
                 const RunResult result = run_model(*model, inputs, {.timing = false});
                 for (size_t k = 0; k < result.outputs.size(); ++k) {
-                    const auto golden = read_bytes(dir / "golden" / fmt::format("seed{}.out{}.bin", seed, k));
+                    const auto golden = read_file_bytes(dir / "golden" / fmt::format("seed{}.out{}.bin", seed, k));
                     const int elem = std::max(1, element_size(model->outputs[k].type));
                     const std::string diff = compare(result.outputs[k], golden, elem,
                                                      k == 0 ? known_difference(name, seed) : nullptr);

@@ -10,16 +10,12 @@
 #include <iterator>
 
 #include "frontend/cli/run_model.h"
+#include "tests/corpus_index.h"
 
 namespace fs = std::filesystem;
 
 namespace ethosu {
 namespace {
-
-std::vector<uint8_t> read_bytes(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 RunResult run_with_threads(int threads, const LoadedModel& model, const std::vector<std::vector<uint8_t>>& inputs) {
     tbb::task_arena arena(threads);
@@ -37,7 +33,7 @@ TEST_P(Threads, OutputsAndCyclesDoNotDependOnTheThreadCount) {
     const auto model = load_model(model_path.string(), {});
     std::vector<std::vector<uint8_t>> inputs;
     for (size_t k = 0; k < model->inputs.size(); ++k)
-        inputs.push_back(read_bytes(dir / "golden" / fmt::format("seed1.in{}.bin", k)));
+        inputs.push_back(read_file_bytes(dir / "golden" / fmt::format("seed1.in{}.bin", k)));
 
     const RunResult one = run_with_threads(1, *model, inputs);
     ASSERT_FALSE(one.outputs.empty());

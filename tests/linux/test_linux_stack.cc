@@ -29,16 +29,12 @@
 
 namespace fs = std::filesystem;
 using namespace ethosu::uapi;
+using ethosu::read_file_bytes;
 using ethosu::linux_stack::emu_close;
 using ethosu::linux_stack::emu_ioctl;
 using ethosu::linux_stack::emu_open;
 
 namespace {
-
-std::vector<uint8_t> read_bytes(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 const fs::path kVectors = ETHOSU_VECTORS_DIR;
 bool have_vectors() { return fs::exists(kVectors / "index.csv"); }
@@ -156,7 +152,7 @@ TEST_P(LinuxStackCorpus, InferencesMatchTfliteMicroGoldens) {
         // sub_8x8x32_i16 differs from TFLM by one LSB (see test_conformance's known differences).
         if (meta.value("status", "") != "ok" || entry.model == "sub_8x8x32_i16") continue;
         SCOPED_TRACE(entry.model);
-        const auto tflite = read_bytes(dir / config / "model_vela.tflite");
+        const auto tflite = read_file_bytes(dir / config / "model_vela.tflite");
         ClientBuffer model_buffer(device, tflite.size());
         model_buffer.write(tflite);
         const int network = create_network(device, model_buffer);
@@ -166,7 +162,7 @@ TEST_P(LinuxStackCorpus, InferencesMatchTfliteMicroGoldens) {
         std::vector<std::unique_ptr<ClientBuffer>> ifm, ofm;
         std::vector<int> ifm_fds, ofm_fds;
         for (uint32_t i = 0; i < info.ifm_count; ++i) {
-            const auto input = read_bytes(dir / "golden" / fmt::format("seed1.in{}.bin", i));
+            const auto input = read_file_bytes(dir / "golden" / fmt::format("seed1.in{}.bin", i));
             ASSERT_EQ(input.size(), info.ifm_size[i]) << "input " << i;
             ifm.push_back(std::make_unique<ClientBuffer>(device, input.size()));
             ifm.back()->write(input);
@@ -187,7 +183,7 @@ TEST_P(LinuxStackCorpus, InferencesMatchTfliteMicroGoldens) {
         EXPECT_LE(result.pmu_count.events[0], result.pmu_count.cycle_count);
         EXPECT_EQ(result.pmu_count.events[1], 0u);
         for (uint32_t i = 0; i < info.ofm_count; ++i) {
-            const auto golden = read_bytes(dir / "golden" / fmt::format("seed1.out{}.bin", i));
+            const auto golden = read_file_bytes(dir / "golden" / fmt::format("seed1.out{}.bin", i));
             const BufferExtent extent = ofm[i]->get();
             ASSERT_EQ(extent.size, golden.size()) << "output " << i;
             EXPECT_EQ(std::memcmp(ofm[i]->data + extent.offset, golden.data(), golden.size()), 0) << "output " << i;
@@ -214,7 +210,7 @@ TEST(LinuxStack, TensorArenaCarriesInputsAndOutputs) {
     const fs::path dir = kVectors / "add_1x100";
     select_npu(config);
     const int device = EthosU::eopen(ethosu::linux_stack::kDevicePath, O_RDWR);
-    const auto tflite = read_bytes(dir / config / "model_vela.tflite");
+    const auto tflite = read_file_bytes(dir / config / "model_vela.tflite");
     ClientBuffer model_buffer(device, tflite.size());
     model_buffer.write(tflite);
     const int network = create_network(device, model_buffer);
@@ -225,28 +221,28 @@ TEST(LinuxStack, TensorArenaCarriesInputsAndOutputs) {
     ClientBuffer arena(device, 1 << 20);
     arena.set(0, 1 << 20);
     for (uint32_t i = 0; i < info.ifm_count; ++i) {
-        const auto input = read_bytes(dir / "golden" / fmt::format("seed2.in{}.bin", i));
+        const auto input = read_file_bytes(dir / "golden" / fmt::format("seed2.in{}.bin", i));
         std::memcpy(arena.data + info.ifm_offset[i], input.data(), input.size());
     }
     InferenceCreate request = inference_request({arena.fd}, {}, {});
     const int inference = EthosU::eioctl(network, kIoctlInferenceCreate, &request);
     ASSERT_TRUE(wait(inference));
     ASSERT_EQ(status(inference).status, kStatusOk) << ethosu::linux_stack::last_error();
-    const auto golden = read_bytes(dir / "golden" / "seed2.out0.bin");
+    const auto golden = read_file_bytes(dir / "golden" / "seed2.out0.bin");
     ASSERT_EQ(golden.size(), info.ofm_size[0]);
     EXPECT_EQ(std::memcmp(arena.data + info.ofm_offset[0], golden.data(), golden.size()), 0);
     EthosU::eclose(inference);
 
     // Arena first, then one buffer per input and output.
     ClientBuffer in0(device, info.ifm_size[0]), in1(device, info.ifm_size[1]), out(device, info.ofm_size[0]);
-    in0.write(read_bytes(dir / "golden" / "seed1.in0.bin"));
-    in1.write(read_bytes(dir / "golden" / "seed1.in1.bin"));
+    in0.write(read_file_bytes(dir / "golden" / "seed1.in0.bin"));
+    in1.write(read_file_bytes(dir / "golden" / "seed1.in1.bin"));
     request = inference_request({arena.fd, in0.fd, in1.fd}, {out.fd}, {});
     request.inference_type = 0x5f1e0bca;  // NXP's library leaves the field uninitialised
     const int second = EthosU::eioctl(network, kIoctlInferenceCreate, &request);
     ASSERT_TRUE(wait(second));
     ASSERT_EQ(status(second).status, kStatusOk) << ethosu::linux_stack::last_error();
-    const auto golden1 = read_bytes(dir / "golden" / "seed1.out0.bin");
+    const auto golden1 = read_file_bytes(dir / "golden" / "seed1.out0.bin");
     EXPECT_EQ(std::memcmp(out.data, golden1.data(), golden1.size()), 0);
     EXPECT_EQ(std::memcmp(arena.data + info.ofm_offset[0], golden1.data(), golden1.size()), 0);
     EthosU::eclose(second);
@@ -258,7 +254,7 @@ TEST(LinuxStack, ModelWithCpuOperatorsFailsItsInferenceWithAMessage) {
     if (!have_vectors()) GTEST_SKIP() << "test vectors not found at " << kVectors;
     select_npu("ethos-u55-128");
     const int device = EthosU::eopen(ethosu::linux_stack::kDevicePath, O_RDWR);
-    const auto tflite = read_bytes(kVectors / "arm_kws_cnn_s" / "ethos-u55-128" / "model_vela.tflite");
+    const auto tflite = read_file_bytes(kVectors / "arm_kws_cnn_s" / "ethos-u55-128" / "model_vela.tflite");
     ClientBuffer model_buffer(device, tflite.size());
     model_buffer.write(tflite);
     const int network = create_network(device, model_buffer);
@@ -355,7 +351,7 @@ TEST(LinuxStack, TruncatedAndMismatchedNetworksAreRejected) {
     const fs::path dir = kVectors / "add_1x100";
     select_npu("ethos-u55-128");
     const int device = EthosU::eopen(ethosu::linux_stack::kDevicePath, O_RDWR);
-    const auto tflite = read_bytes(dir / "ethos-u55-128" / "model_vela.tflite");
+    const auto tflite = read_file_bytes(dir / "ethos-u55-128" / "model_vela.tflite");
     ClientBuffer model_buffer(device, tflite.size());
     model_buffer.write(tflite);
     for (uint32_t size : {uint32_t(tflite.size() / 2), uint32_t(tflite.size() - 1), 8u}) {
@@ -366,7 +362,7 @@ TEST(LinuxStack, TruncatedAndMismatchedNetworksAreRejected) {
         EXPECT_EQ(errno, EINVAL) << size << " bytes";
     }
     // A network compiled for another NPU than the device's.
-    const auto u65 = read_bytes(dir / "ethos-u65-256" / "model_vela.tflite");
+    const auto u65 = read_file_bytes(dir / "ethos-u65-256" / "model_vela.tflite");
     ClientBuffer other(device, u65.size());
     other.write(u65);
     NetworkCreate create{kNetworkBuffer, static_cast<uint32_t>(other.fd)};

@@ -201,28 +201,18 @@ TEST(ChromeTrace, ExampleFollowsTheFormatAndAccountsForTheRun) {
 // configurations, with Vela's names from its debug database.
 TEST(ChromeTrace, CorpusModelsFollowTheFormatAndCarryVelaNames) {
     if (!test::have_vectors()) GTEST_SKIP() << "no Vela corpus at " << test::vectors_dir() << " (ETHOSU_VECTORS_DIR)";
-    int compilations = 0;
-    for (const auto& model_dir : std::filesystem::directory_iterator(test::vectors_dir())) {
-        for (const char* config : {"ethos-u55-128", "ethos-u55-256", "ethos-u65-256"}) {
-            const auto dir = model_dir.path() / config;
-            if (!std::filesystem::exists(dir / "model_debug.xml")) continue;
-            const auto model = load_model((dir / "model_vela.tflite").string(), {});
-            if (model->invocations.size() != 1 || model->cpu_operators) continue;
-            const std::string name = model_dir.path().filename().string();
-            SCOPED_TRACE(name + " " + config);
-            ++compilations;
-            const TimedRun run = test::run_corpus_model(name, config, true);
-            check_trace(run);
-            const json trace = chrome_trace(run.traced());
-            EXPECT_EQ(trace["metadata"]["debug_db"], run.debug_db->source());
-            std::set<std::string> layers;
-            for (const auto& vela : run.debug_db->ops()) layers.insert(vela.original_operator + " " + vela.name);
-            for (const auto& e : events_of(trace, "kernel")) {
-                EXPECT_TRUE(layers.contains(e["name"].get<std::string>())) << e["name"];
-                EXPECT_TRUE(e["args"].contains("vela_id"));
-            }
+    const int compilations = test::for_each_runnable_compilation([](const std::string&, const std::string&,
+                                                                    const TimedRun& run) {
+        check_trace(run);
+        const json trace = chrome_trace(run.traced());
+        EXPECT_EQ(trace["metadata"]["debug_db"], run.debug_db->source());
+        std::set<std::string> layers;
+        for (const auto& vela : run.debug_db->ops()) layers.insert(vela.original_operator + " " + vela.name);
+        for (const auto& e : events_of(trace, "kernel")) {
+            EXPECT_TRUE(layers.contains(e["name"].get<std::string>())) << e["name"];
+            EXPECT_TRUE(e["args"].contains("vela_id"));
         }
-    }
+    });
     EXPECT_GT(compilations, 150);
 }
 

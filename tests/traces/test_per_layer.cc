@@ -100,31 +100,21 @@ TEST(PerLayer, HeaderIsVelas) {
 // operators) on the U55/U65 configurations.
 TEST(PerLayer, CorpusRowsLineUpWithVelas) {
     if (!test::have_vectors()) GTEST_SKIP() << "no Vela corpus at " << test::vectors_dir() << " (ETHOSU_VECTORS_DIR)";
-    int compilations = 0;
-    for (const auto& model_dir : std::filesystem::directory_iterator(test::vectors_dir())) {
-        for (const char* config : {"ethos-u55-128", "ethos-u55-256", "ethos-u65-256"}) {
-            const auto dir = model_dir.path() / config;
-            if (!std::filesystem::exists(dir / "model_debug.xml")) continue;
-            const auto model = load_model((dir / "model_vela.tflite").string(), {});
-            if (model->invocations.size() != 1 || model->cpu_operators) continue;
-            const std::string name = model_dir.path().filename().string();
-            SCOPED_TRACE(name + " " + config);
-            ++compilations;
-            const TimedRun run = test::run_corpus_model(name, config, true);
-            const auto ours = check_csv(run);
-            const auto vela = parse_csv(test::read_text(dir / "model_per-layer.csv"));
-            ASSERT_EQ(ours.size(), vela.size());
-            for (size_t r = 1; r < ours.size(); ++r) {
-                for (const size_t column : {0, 1, 2, 12, 15}) {
-                    EXPECT_EQ(ours[r][column], vela[r][column]) << per_layer_header()[column] << ", row " << r;
-                }
+    const int compilations = test::for_each_runnable_compilation([](const std::string& name, const std::string& config,
+                                                                    const TimedRun& run) {
+        const auto ours = check_csv(run);
+        const auto vela = parse_csv(test::read_text(test::vectors_dir() / name / config / "model_per-layer.csv"));
+        ASSERT_EQ(ours.size(), vela.size());
+        for (size_t r = 1; r < ours.size(); ++r) {
+            for (const size_t column : {0, 1, 2, 12, 15}) {
+                EXPECT_EQ(ours[r][column], vela[r][column]) << per_layer_header()[column] << ", row " << r;
             }
-
-            // Without it: one row per kernel op.
-            const TimedRun plain = test::run_corpus_model(name, config, false);
-            EXPECT_EQ(static_cast<int64_t>(check_csv(plain).size()) - 1, kernel_ops(plain));
         }
-    }
+
+        // Without it: one row per kernel op.
+        const TimedRun plain = test::run_corpus_model(name, config, false);
+        EXPECT_EQ(static_cast<int64_t>(check_csv(plain).size()) - 1, kernel_ops(plain));
+    });
     EXPECT_GT(compilations, 150);
     std::cout << compilations << " compilations line up with Vela's per-layer CSV\n";
 }

@@ -1,5 +1,7 @@
 #include "tests/traces/trace_test_util.h"
 
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <iterator>
 
@@ -30,6 +32,24 @@ TimedRun run_corpus_model(const std::string& name, const std::string& config, bo
     run.result = run_model(*run.model, {}, {.execute = false, .system = {}});
     if (with_debug_db) run.debug_db = DebugDatabase::load((dir / "model_debug.xml").string());
     return run;
+}
+
+int for_each_runnable_compilation(
+    const std::function<void(const std::string& name, const std::string& config, const TimedRun& run)>& check) {
+    int compilations = 0;
+    for (const auto& model_dir : std::filesystem::directory_iterator(vectors_dir())) {
+        for (const char* config : {"ethos-u55-128", "ethos-u55-256", "ethos-u65-256"}) {
+            const auto dir = model_dir.path() / config;
+            if (!std::filesystem::exists(dir / "model_debug.xml")) continue;
+            const auto model = load_model((dir / "model_vela.tflite").string(), {});
+            if (model->invocations.size() != 1 || model->cpu_operators) continue;
+            const std::string name = model_dir.path().filename().string();
+            SCOPED_TRACE(name + " " + config);
+            ++compilations;
+            check(name, config, run_corpus_model(name, config, true));
+        }
+    }
+    return compilations;
 }
 
 }  // namespace ethosu::test

@@ -3,6 +3,7 @@
 // (tests needing the corpus skip when ETHOSU_VECTORS_DIR is absent).
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,5 +33,10 @@ struct TimedRun {
 TimedRun run_example();
 // <vectors>/<name>/<config>/model_vela.tflite, with its model_debug.xml when with_debug_db.
 TimedRun run_corpus_model(const std::string& name, const std::string& config, bool with_debug_db);
+
+// Calls check(name, config, run with its debug database) for every corpus compilation `run`
+// takes (one NPU graph, no CPU operators) on the U55/U65 configurations; returns how many.
+int for_each_runnable_compilation(
+    const std::function<void(const std::string& name, const std::string& config, const TimedRun& run)>& check);
 
 }  // namespace ethosu::test
