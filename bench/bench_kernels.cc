@@ -11,6 +11,7 @@
 #include "emulator/isa/builder.h"
 #include "emulator/isa/decoder.h"
 #include "emulator/isa/error.h"
+#include "tests/engine/weight_encoder.h"
 
 namespace ethosu {
 namespace {
@@ -20,52 +21,6 @@ using isa::Field;
 
 constexpr int kWeightRegion = 0, kFeatureMapRegion = 1;
 constexpr uint64_t kWeightAddress = uint64_t{1} << 28, kFeatureMapAddress = uint64_t{2} << 28;
-
-// LSB-first bit packing, as the weight decoder reads.
-class BitPacker {
-public:
-    void put(uint64_t value, int bits) {
-        for (int i = 0; i < bits; ++i, ++count_) {
-            if (count_ % 8 == 0) bytes_.push_back(0);
-            bytes_.back() |= static_cast<uint8_t>(((value >> i) & 1) << (count_ % 8));
-        }
-    }
-    std::vector<uint8_t>& bytes() { return bytes_; }
-    uint64_t bit_count() const { return count_; }
-
-private:
-    std::vector<uint8_t> bytes_;
-    uint64_t count_ = 0;
-};
-
-// A weight stream of uncompressed slices (WDIV 7, no palette, 9-bit direct symbols, no zero
-// runs): the header, then each sign-folded value in 9 bits. An end-of-stream marker and 0xFF
-// padding to 16 bytes close it.
-std::vector<uint8_t> uncompressed_weight_stream(const std::vector<int16_t>& values) {
-    constexpr size_t kSliceMax = 32768;
-    BitPacker bits;
-    for (size_t first = 0; first < values.size(); first += kSliceMax) {
-        const size_t count = std::min(kSliceMax, values.size() - first);
-        bits.put(6, 3);  // ZDIV: no zero runs
-        bits.put(count - 1, 15);
-        bits.put(7, 3);  // WDIV: uncompressed
-        bits.put(0, 1);  // WTRUNC
-        bits.put(first == 0, 1);  // NEWPAL
-        if (first == 0) {
-            bits.put(0, 5);  // DIROFS
-            bits.put(0, 5);  // PALSIZE: no palette
-            bits.put(7, 3);  // PALBITS: 9-bit symbols
-        }
-        for (size_t k = first; k < first + count; ++k) {
-            const int v = values[k];
-            bits.put(static_cast<uint64_t>(v < 0 ? (-v << 1) | 1 : v << 1), 9);
-        }
-    }
-    bits.put(7, 3);
-    while (bits.bit_count() % 8) bits.put(1, 1);
-    while (bits.bytes().size() % 16) bits.put(0xFF, 8);
-    return bits.bytes();
-}
 
 // 10-byte scale records: zero bias, scale 2^30, shift 38 (a typical requantisation).
 std::vector<uint8_t> scale_records(int channels) {
@@ -235,7 +190,7 @@ void kernel_op(benchmark::State& state, const Shape& s, bool depthwise) {
                                    : static_cast<size_t>(s.depth) * taps * s.ifm_depth;
     std::vector<int16_t> values(count);
     for (size_t k = 0; k < count; ++k) values[k] = weight_value(k);
-    const auto weights = uncompressed_weight_stream(values);
+    const auto weights = test_support::encode_values(values);
     const auto scales = scale_records(s.depth);
     const uint64_t weight_at = h.place_weights(weights), scale_at = h.place_weights(scales);
     h.emit_ifm(ifm, h.place_feature_map(ifm), s.pad);
@@ -297,7 +252,7 @@ void BM_AvgPool3x3(benchmark::State& state) { pool_op(state, 1); }
 void BM_WeightDecode(benchmark::State& state) {
     std::vector<int16_t> values(192 * 9 * 64);
     for (size_t k = 0; k < values.size(); ++k) values[k] = weight_value(k);
-    const auto stream = uncompressed_weight_stream(values);
+    const auto stream = test_support::encode_values(values);
     for (auto _ : state) benchmark::DoNotOptimize(decode_weight_bitstream(stream, "bench", 0));
     state.counters["MB/s"] =
         benchmark::Counter(double(stream.size()) * 1e-6, benchmark::Counter::kIsIterationInvariantRate);

@@ -102,7 +102,7 @@ TEST_P(Conformance, OutputsEqualTfliteMicroReference) {
                 std::vector<std::vector<uint8_t>> inputs;
                 for (size_t k = 0; k < model->inputs.size(); ++k)
                     inputs.push_back(read_file_bytes(dir / "golden" / fmt::format("seed{}.in{}.bin", seed, k)));
-                const RunResult result = run_model(*model, inputs, {.timing = false});
+                const RunResult result = run_model(*model, inputs, {.execute = true, .system = {}, .timing = false});
                 for (size_t k = 0; k < result.outputs.size(); ++k) {
                     const auto golden = read_file_bytes(dir / "golden" / fmt::format("seed{}.out{}.bin", seed, k));
                     const int elem = std::max(1, element_size(model->outputs[k].type));

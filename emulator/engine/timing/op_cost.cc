@@ -1,8 +1,34 @@
 #include "emulator/engine/timing/op_cost.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace ethosu {
+
+Block3 min3(const Block3& a, const Block3& b) {
+    return {std::min(a.height, b.height), std::min(a.width, b.width), std::min(a.depth, b.depth)};
+}
+
+Block3 div_up3(const Block3& a, const Block3& b) {
+    return {static_cast<int>(div_round_up(a.height, b.height)), static_cast<int>(div_round_up(a.width, b.width)),
+            static_cast<int>(div_round_up(a.depth, b.depth))};
+}
+
+Block3 storage_rounded(Block3 s, DataFormat format) {
+    if (format == DataFormat::NHCWB16) s.depth = static_cast<int>(round_up(s.depth, 16));
+    return s;
+}
+
+Block3 undilated_kernel(const Kernel& k) {
+    return {(k.height - 1) / std::max(1, k.dilation_y) + 1, (k.width - 1) / std::max(1, k.dilation_x) + 1, 1};
+}
+
+BlockBalance balance_block(double mac_block, double output_block, double ofm_blocks, int64_t ifm_block_cycles,
+                           int64_t ofm_block_cycles) {
+    const int64_t skew = ofm_blocks > 1 ? std::abs(ofm_block_cycles - ifm_block_cycles) : 0;
+    const double issue = (double(skew) + mac_block + output_block) / 4;
+    return {issue, std::max(mac_block, issue), std::max(output_block, issue)};
+}
 
 Block3 input_extent(const DecodedOp& op) {
     const FeatureMap& ofm = op.ofm;

@@ -63,6 +63,23 @@ int64_t u85_dma_cycles(const CostContext& ctx, MemoryKind from, std::optional<Me
 inline int64_t div_round_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline int64_t round_up(int64_t a, int64_t b) { return div_round_up(a, b) * b; }
 
+Block3 min3(const Block3& a, const Block3& b);
+Block3 div_up3(const Block3& a, const Block3& b);
+// The shape as stored: NHCWB16 rounds the depth up to whole 16-channel bricks.
+Block3 storage_rounded(Block3 s, DataFormat format);
+// The kernel's height and width without dilation (the registers hold the dilated size).
+Block3 undilated_kernel(const Kernel& k);
+
+// How a MAC op's per-block MAC and output-unit work share the block's command-issue budget:
+// the issue limit is a quarter of (the IFM/OFM block transfer skew + MAC + output cycles per
+// block), and neither unit runs faster than it.
+struct BlockBalance {
+    double issue = 0, mac = 0, output = 0;
+    bool mac_bound() const { return mac > output; }
+};
+BlockBalance balance_block(double mac_block, double output_block, double ofm_blocks, int64_t ifm_block_cycles,
+                           int64_t ofm_block_cycles);
+
 // The IFM extent the op reads: from the OFM, stride, dilated kernel and padding (the IFM width
 // is not a register on every generation), limited below by 1.
 Block3 input_extent(const DecodedOp& op);

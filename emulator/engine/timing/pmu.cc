@@ -119,8 +119,9 @@ PmuReading read_pmu(const MemorySystem& memory, const std::vector<TimingResult>&
             for (int port = 0; port < 2; ++port) {
                 const MemoryKind mem = memory.port_memory(port);
                 const double burst_beats = std::max(1.0, double(memory.timing(mem).burst_length) / memory.axi_bytes);
-                const double reads = std::ceil(double(port == 0 ? beats.read[0] : beats.read[1]) / burst_beats) * share;
-                const double writes = std::ceil(double(port == 0 ? beats.write[0] : beats.write[1]) / burst_beats) * share;
+                const auto p = static_cast<size_t>(port);
+                const double reads = std::ceil(double(beats.read[p]) / burst_beats) * share;
+                const double writes = std::ceil(double(beats.write[p]) / burst_beats) * share;
                 add(port == 0 ? kAxi0ReadAccepted : kAxi1ReadAccepted, reads);
                 add(port == 0 ? kAxi0ReadCompleted : kAxi1ReadCompleted, reads);
                 add(port == 0 ? kAxi0WriteAccepted : kAxi1WriteAccepted, writes);

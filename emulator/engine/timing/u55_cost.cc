@@ -25,22 +25,7 @@ MacOp mac_op(const DecodedOp& op) {
 // Sub-kernels of at most 8x8 for kernel ops (the hardware splits larger kernels).
 constexpr int kSubKernelMax = 8;
 
-Block3 min3(const Block3& a, const Block3& b) {
-    return {std::min(a.height, b.height), std::min(a.width, b.width), std::min(a.depth, b.depth)};
-}
-Block3 div_up3(const Block3& a, const Block3& b) {
-    return {static_cast<int>(div_round_up(a.height, b.height)), static_cast<int>(div_round_up(a.width, b.width)),
-            static_cast<int>(div_round_up(a.depth, b.depth))};
-}
-Block3 undilated_kernel(const Kernel& k) {
-    return {(k.height - 1) / std::max(1, k.dilation_y) + 1, (k.width - 1) / std::max(1, k.dilation_x) + 1, 1};
-}
 Block3 shape_of(const FeatureMap& fm) { return {fm.height, fm.width, fm.depth}; }
-// Bricks of 16 channels in NHCWB16.
-Block3 storage_rounded(Block3 s, DataFormat f) {
-    if (f == DataFormat::NHCWB16) s.depth = static_cast<int>(round_up(s.depth, 16));
-    return s;
-}
 
 struct U55Op {
     const DecodedOp& op;
@@ -226,17 +211,14 @@ struct U55Op {
         const double ao_block = std::max(ao_per_block, bias_per_block);
         const double mac_block = double(mac_cycles_per_block());
         const int64_t ifm_cycles = block_ifm_cycles(), ofm_cycles = block_ofm_cycles();
-        const int64_t mem_skew = ofm_blocks > 1 ? std::abs(ofm_cycles - ifm_cycles) : 0;
-        const double issue = (double(mem_skew) + mac_block + ao_block) / 4;
-        const double mac_balanced = std::max(mac_block, issue), ao_balanced = std::max(ao_block, issue);
-        int64_t total = 0;
-        if (mac_balanced > ao_balanced) total = static_cast<int64_t>(mac_balanced * ofm_blocks + ao_balanced);
-        else total = static_cast<int64_t>(ao_balanced * ofm_blocks + mac_balanced);
-        total += ofm_cycles + ifm_cycles;  // the first IFM block's fetch and the last OFM block's write
-        cost.compute_cycles = total;
+        const BlockBalance b = balance_block(mac_block, ao_block, ofm_blocks, ifm_cycles, ofm_cycles);
+        const int64_t body = b.mac_bound() ? static_cast<int64_t>(b.mac * ofm_blocks + b.output)
+                                           : static_cast<int64_t>(b.output * ofm_blocks + b.mac);
+        // Plus the first IFM block's fetch and the last OFM block's write.
+        cost.compute_cycles = body + ofm_cycles + ifm_cycles;
         cost.mac_cycles = static_cast<int64_t>(mac_block * ofm_blocks + ao_block);
         cost.output_cycles = static_cast<int64_t>(ao_per_block * ofm_blocks + mac_block);
-        cost.issue_cycles = static_cast<int64_t>(issue);
+        cost.issue_cycles = static_cast<int64_t>(b.issue);
         cost.macs = kernel.elements_wh() * ofm_shape.elements() *
                     (kind == MacOp::Depthwise || kind == MacOp::Pooling ? 1 : ifm_shape.depth);
     }

@@ -60,17 +60,6 @@ bool uses_macs(U85Kind k) { return k != U85Kind::Elementwise && k != U85Kind::Re
 bool equal_depth(U85Kind k) { return k == U85Kind::Depthwise || k == U85Kind::Pooling; }
 bool in_memory(const FeatureMap& fm) { return fm.storage == Storage::Tile2x2 || fm.storage == Storage::Tile3x1; }
 
-Block3 min3(const Block3& a, const Block3& b) {
-    return {std::min(a.height, b.height), std::min(a.width, b.width), std::min(a.depth, b.depth)};
-}
-Block3 div_up3(const Block3& a, const Block3& b) {
-    return {static_cast<int>(div_round_up(a.height, b.height)), static_cast<int>(div_round_up(a.width, b.width)),
-            static_cast<int>(div_round_up(a.depth, b.depth))};
-}
-Block3 storage_rounded(Block3 s, DataFormat f) {
-    if (f == DataFormat::NHCWB16) s.depth = static_cast<int>(round_up(s.depth, kBrickDepth));
-    return s;
-}
 int iround_up(int a, int b) { return static_cast<int>(round_up(a, b)); }
 
 // Broadcast bits of U85's broadcast_mode: H 1, W 2, C 4.
@@ -104,7 +93,7 @@ struct U85Op {
     const CostContext& ctx;
     const U85TimingRow& row;
     U85Kind kind;
-    int kernel_w, kernel_h;  // undilated kernel
+    Block3 kernel;  // undilated kernel size (height, width)
     Block3 ifm_shape, ifm2_shape, ofm_shape;
     Block3 ofm_block, ifm_block, ublock;  // as programmed/derived, not clipped to the feature maps
     int ublock_index = 0;
@@ -114,8 +103,7 @@ struct U85Op {
 
     U85Op(const DecodedOp& o, const CostContext& c)
         : op(o), ctx(c), row(u85_timing(c.npu)), kind(u85_kind(o)),
-          kernel_w((o.kernel.width - 1) / std::max(1, o.kernel.dilation_x) + 1),
-          kernel_h((o.kernel.height - 1) / std::max(1, o.kernel.dilation_y) + 1),
+          kernel(undilated_kernel(o.kernel)),
           ofm_shape{o.ofm.height, o.ofm.width, o.ofm.depth},
           ifm_bits(o.ifm.precision.bits), ofm_bits(o.ofm.precision.bits),
           ifm2_read(o.has_ifm2 && !o.elementwise.ifm2_scalar && in_memory(o.ifm2)),
@@ -300,9 +288,10 @@ struct U85Op {
         const int sparse_divisor = op.sparse_2_4 ? 2 : 1;
         const int delay_per_step = acc48 && row.macs <= 128 ? 3 : 2;
         int64_t total = 0;
-        for (int x = 0; x < kernel_w; x += kSubKernelMax) {
-            for (int y = 0; y < kernel_h; y += kSubKernelMax) {
-                const int elements = std::min(kernel_h - y, kSubKernelMax) * std::min(kernel_w - x, kSubKernelMax);
+        for (int x = 0; x < kernel.width; x += kSubKernelMax) {
+            for (int y = 0; y < kernel.height; y += kSubKernelMax) {
+                const int elements =
+                    std::min(kernel.height - y, kSubKernelMax) * std::min(kernel.width - x, kSubKernelMax);
                 int64_t steps = 0, cycles = 0;
                 switch (kind) {
                     case U85Kind::Pooling:
@@ -359,23 +348,20 @@ struct U85Op {
         const double ao_block = std::max(ao_compute, bias);
         const double mac_block = double(mac_cycles_per_block());
         const int64_t ifm_cycles = block_ifm_cycles(), ofm_cycles = block_ofm_cycles();
-        const int64_t mem_skew = ofm_blocks > 1 ? std::abs(ofm_cycles - ifm_cycles) : 0;
-        const double issue = (double(mem_skew) + mac_block + ao_block) / 4;
-        const double mac_balanced = std::max(mac_block, issue), ao_balanced = std::max(ao_block, issue);
+        const BlockBalance b = balance_block(mac_block, ao_block, ofm_blocks, ifm_cycles, ofm_cycles);
         // MAC-bound: every block's MACs, then the last block's output; output-bound: every
         // block's output after the first block's MACs. Around them: the first IFM block's fetch
         // and the last OFM block's write.
-        const bool mac_bound = mac_balanced > ao_balanced;
-        const int64_t body = mac_bound ? static_cast<int64_t>(mac_balanced * ofm_blocks)
-                                       : static_cast<int64_t>(ao_balanced * ofm_blocks + mac_balanced);
+        const int64_t body = b.mac_bound() ? static_cast<int64_t>(b.mac * ofm_blocks)
+                                           : static_cast<int64_t>(b.output * ofm_blocks + b.mac);
         cost.fill_cycles = ifm_cycles;
-        cost.drain_cycles = ofm_cycles + (mac_bound ? static_cast<int64_t>(ao_balanced) : 0);
+        cost.drain_cycles = ofm_cycles + (b.mac_bound() ? static_cast<int64_t>(b.output) : 0);
         cost.compute_cycles = cost.fill_cycles + body + cost.drain_cycles;
         cost.mac_cycles = static_cast<int64_t>(mac_block * ofm_blocks + ao_block);
         cost.output_cycles = static_cast<int64_t>(ao_compute * ofm_blocks + mac_block);
-        cost.issue_cycles = static_cast<int64_t>(issue);
+        cost.issue_cycles = static_cast<int64_t>(b.issue);
         const bool per_channel = kind == U85Kind::Depthwise || kind == U85Kind::Pooling;
-        cost.macs = int64_t{kernel_w} * kernel_h * ofm_shape.elements() * (per_channel ? 1 : ifm_shape.depth) /
+        cost.macs = kernel.elements_wh() * ofm_shape.elements() * (per_channel ? 1 : ifm_shape.depth) /
                     (op.sparse_2_4 ? 2 : 1);
     }
 
@@ -409,7 +395,7 @@ struct U85Op {
             Block3 blocks = div_up3(ofm_shape, ofm_blk);
             if (kind == U85Kind::Depthwise || kind == U85Kind::Pooling) blocks.depth = 1;
             const int64_t sub_kernels =
-                div_round_up(kernel_w, kSubKernelMax) * div_round_up(kernel_h, kSubKernelMax);
+                div_round_up(kernel.width, kSubKernelMax) * div_round_up(kernel.height, kSubKernelMax);
             const int64_t fetch = storage_rounded(ifm_blk, op.ifm.format).elements_wh() *
                                   storage_rounded(ifm_shape, op.ifm.format).depth;
             if (in_memory(op.ifm)) {
@@ -476,7 +462,7 @@ struct U85Op {
     // assumed.
     int64_t weight_decode_cycles() const {
         if (op.weights.empty()) return 0;
-        int64_t weight_count = int64_t{kernel_w} * kernel_h * ofm_shape.depth;
+        int64_t weight_count = kernel.elements_wh() * ofm_shape.depth;
         if (kind != U85Kind::Depthwise) weight_count *= ifm_shape.depth;
         const int per_cycle = op.weight_format == 1 ? 32 : 8 * row.cores;
         const int64_t decode = weight_count / per_cycle;
