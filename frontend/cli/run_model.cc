@@ -38,9 +38,8 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
     std::vector<std::pair<int, std::string>> roles;
     for (const auto& r : inv.regions) roles.emplace_back(r.index, r.role);
     const auto memories = region_memories(result.memory, roles);
-    const TimingModel timing(model.config, result.memory, memories);
     result.streams.push_back(decode_stream(model.config, inv.stream.words, model.path));
-    if (options.timing) result.timing.push_back(timing.run(result.streams.back()));
+    if (options.timing) result.timing.push_back(TimingModel(model.config, result.memory, memories).run(result.streams.back()));
     if (!options.execute) return result;
 
     MemoryMap map;
