@@ -30,7 +30,7 @@ void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
     std::optional<FeatureMapView> ifm2;
     if (op.has_ifm2 && !e.ifm2_scalar) {
         ifm2.emplace(op.ifm2, e.broadcast_h ? 1 : H, e.broadcast_w ? 1 : W, e.broadcast_c ? 1 : C, ctx.memory,
-                     ctx.access(op, "IFM2"));
+                     ctx.access(op, "IFM2"), false);
     }
     const OutputPipeline out(op, ctx);
     const Scale& ofm_scale = op.output.global_scale;

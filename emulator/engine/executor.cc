@@ -175,7 +175,8 @@ AccessContext ExecutionContext::access(const DecodedOp& op, std::string_view wha
 
 FeatureMapView ExecutionContext::view(const DecodedOp& op, const FeatureMap& fm, int height, int width, int depth,
                                       std::string_view what, bool is_output) {
-    if (fm.storage != Storage::Chained) return FeatureMapView(fm, height, width, depth, memory, access(op, what));
+    if (fm.storage != Storage::Chained)
+        return FeatureMapView(fm, height, width, depth, memory, access(op, what), is_output);
     const size_t bytes = static_cast<size_t>(height) * width * depth * fm.precision.bytes();
     if (is_output) {
         chain.pending.assign(bytes, 0);

@@ -20,6 +20,12 @@ void MemoryMap::map(uint64_t address, std::span<uint8_t> bytes, std::string name
     mappings_.push_back({address, bytes, std::move(name), kind});
 }
 
+void MemoryMap::map_read_only(uint64_t address, std::span<const uint8_t> bytes, std::string name, MemoryKind kind) {
+    // AddressSpace::write refuses read-only mappings, so these bytes are only ever read.
+    map(address, {const_cast<uint8_t*>(bytes.data()), bytes.size()}, std::move(name), kind);
+    mappings_.back().read_only = true;
+}
+
 std::span<uint8_t> MemoryMap::allocate(uint64_t address, uint64_t size, std::string name, MemoryKind kind) {
     owned_.push_back(std::make_unique<uint8_t[]>(size));  // value-initialised: zero
     std::span<uint8_t> bytes(owned_.back().get(), size);
@@ -57,13 +63,20 @@ const MemoryMap::Mapping& AddressSpace::mapping(int region, uint64_t offset, uin
 
 std::span<const uint8_t> AddressSpace::read(int region, uint64_t offset, uint64_t length,
                                             const AccessContext& who) const {
-    return write(region, offset, length, who);
+    const auto& m = mapping(region, offset, length, who);
+    return m.bytes.subspan(base_[static_cast<size_t>(region)] + offset - m.address, length);
 }
 
 std::span<uint8_t> AddressSpace::write(int region, uint64_t offset, uint64_t length, const AccessContext& who) const {
     const auto& m = mapping(region, offset, length, who);
-    const uint64_t address = base_[static_cast<size_t>(region)] + offset;
-    return m.bytes.subspan(address - m.address, length);
+    if (m.read_only) {
+        throw BusError({who.source ? *who.source : std::string("<command stream>"), who.command_offset,
+                        std::string(who.op)},
+                       fmt::format("{} writes region {} bytes [0x{:x}, 0x{:x}), which lie in read-only {}", who.what,
+                                   region, offset, offset + length, m.name),
+                       std::string(who.what));
+    }
+    return m.bytes.subspan(base_[static_cast<size_t>(region)] + offset - m.address, length);
 }
 
 }  // namespace ethosu

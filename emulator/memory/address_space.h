@@ -41,13 +41,17 @@ class MemoryMap {
 public:
     struct Mapping {
         uint64_t address = 0;
-        std::span<uint8_t> bytes;
+        std::span<uint8_t> bytes;  // never written through when read_only
         std::string name;
         MemoryKind kind = MemoryKind::Sram;
+        bool read_only = false;
     };
 
     // Maps host memory at address; throws std::invalid_argument if it overlaps a mapping.
     void map(uint64_t address, std::span<uint8_t> bytes, std::string name, MemoryKind kind);
+    // Maps memory the NPU may only read (a model's constant data, kept where the host has it);
+    // a write to it is an access error.
+    void map_read_only(uint64_t address, std::span<const uint8_t> bytes, std::string name, MemoryKind kind);
     // Allocates zero-filled memory owned by the map and maps it.
     std::span<uint8_t> allocate(uint64_t address, uint64_t size, std::string name, MemoryKind kind);
 

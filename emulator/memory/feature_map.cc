@@ -29,7 +29,7 @@ FeatureMapView::FeatureMapView(const FeatureMap& fm, int height, int width, int 
 }
 
 FeatureMapView::FeatureMapView(const FeatureMap& fm, int height, int width, int depth, const AddressSpace& memory,
-                               const AccessContext& who)
+                               const AccessContext& who, bool is_output)
     : height_(height), width_(width), depth_(depth), precision_(fm.precision), kind_(element_kind(fm.precision)),
       width0_(fm.width0), height0_(fm.height0), height1_(fm.height1), elem_(fm.precision.bytes()) {
     // Vela's addressing: NHWC steps x by STRIDE_X and channel bricks by 16 elements;
@@ -53,8 +53,10 @@ FeatureMapView::FeatureMapView(const FeatureMap& fm, int height, int width, int 
         extents[t] = (rows[t] - 1) * stride_y_ + row_extent;
         if (rows[t] > 1 && stride_y_ < row_extent) rows_disjoint_ = false;
         AccessContext tile = who;
-        const auto bytes = memory.write(fm.region, fm.tile_base[t], static_cast<uint64_t>(extents[t]), tile);
-        tiles_[t] = bytes.data();
+        const uint64_t extent = static_cast<uint64_t>(extents[t]);
+        // An input view is never stored to, so it may sit in read-only memory.
+        tiles_[t] = is_output ? memory.write(fm.region, fm.tile_base[t], extent, tile).data()
+                              : const_cast<uint8_t*>(memory.read(fm.region, fm.tile_base[t], extent, tile).data());
     }
     const auto start = [&](int t) { return reinterpret_cast<uintptr_t>(tiles_[t]); };
     for (int a = 0; a < 4; ++a)

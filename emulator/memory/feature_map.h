@@ -18,9 +18,10 @@ public:
     enum class Kind : uint8_t { U8, S8, U16, S16, U32, S32, S64 };
 
     // The area [0, height) x [0, width) x [0, depth) of fm. Throws ethosu::Error (naming who)
-    // if any tile's extent lies outside mapped memory.
+    // if any tile's extent lies outside mapped memory, or, for an output, in read-only memory.
+    // Only an output view may be stored to.
     FeatureMapView(const FeatureMap& fm, int height, int width, int depth, const AddressSpace& memory,
-                   const AccessContext& who);
+                   const AccessContext& who, bool is_output);
 
     // The same area densely packed in NHWC order in buffer (at least height x width x depth
     // elements): the U85 chaining buffer.

@@ -50,9 +50,14 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
                                                                         r.size));
         }
         const uint64_t base = kRegionSpacing * static_cast<uint64_t>(r.index + 1);
-        const uint64_t size = std::max<uint64_t>(r.size, r.bytes.size());
-        auto bytes = map.allocate(base, std::max<uint64_t>(size, 16), r.role, memories[static_cast<size_t>(r.index)]);
-        if (!r.bytes.empty()) std::memcpy(bytes.data(), r.bytes.data(), r.bytes.size());
+        const MemoryKind kind = memories[static_cast<size_t>(r.index)];
+        if (!r.bytes.empty() && r.size <= r.bytes.size()) {
+            // Constant data (the weights): read where the model holds it, as the NPU reads flash.
+            map.map_read_only(base, r.bytes, r.role, kind);
+        } else {
+            auto bytes = map.allocate(base, std::max<uint64_t>({r.size, r.bytes.size(), 16}), r.role, kind);
+            if (!r.bytes.empty()) std::memcpy(bytes.data(), r.bytes.data(), r.bytes.size());
+        }
         space.set_base(r.index, base);
     }
     auto tensor_bytes = [&](const TensorInfo& t, std::string_view what) {

@@ -218,7 +218,8 @@ int create_network(const Device& device, const uapi::NetworkCreate& request) {
     network->npu = device.npu;
     network->source = source;
     try {
-        network->model = load_vela_tflite(name, {data.begin(), data.end()}, {std::string(device.npu.name)});
+        // Like the firmware, the network reads its weights from the buffer, which it keeps alive.
+        network->model = load_vela_tflite(name, FileBytes(data, source), {std::string(device.npu.name)});
     } catch (const Error& e) {
         throw Failure{EINVAL, fmt::format("NETWORK_CREATE: {}", e.what())};
     }

@@ -115,16 +115,16 @@ std::vector<TensorInfo> feature_maps(const Block& block, const std::string& path
 
 }  // namespace
 
-std::unique_ptr<LoadedModel> load_executorch_bin(const std::string& path, const std::vector<uint8_t>& data,
+std::unique_ptr<LoadedModel> load_executorch_bin(const std::string& path, const FileBytes& data,
                                                  const LoadOptions& options) {
-    ByteReader r(path, data);
+    ByteReader r(path, data.bytes);
     const auto blocks = read_blocks(r);
     const ByteReader& cmd = required(blocks, "cmd_data", r).data;
     const auto weights = required(blocks, "weight_data", r).data.data();
 
     NpuInvocation invocation;
     invocation.stream = parse_driver_payload(path, cmd.data().data(), cmd.size(), cmd.file_offset());
-    invocation.regions.push_back({0, "weights", weights.size(), {weights.begin(), weights.end()}});
+    invocation.regions.push_back(initialised_region(0, "weights", weights, data));
     invocation.regions.push_back(
         {1,
          "scratch",

@@ -28,6 +28,18 @@ int checked_region_index(int64_t index, const ErrorLocation& where) {
     return static_cast<int>(index);
 }
 
+RegionImage initialised_region(int index, std::string role, std::span<const uint8_t> bytes, const FileBytes& file) {
+    const bool inside_file = !bytes.empty() && bytes.data() >= file.bytes.data() &&
+                             bytes.data() + bytes.size() <= file.bytes.data() + file.bytes.size();
+    RegionImage region{index, std::move(role), bytes.size(), bytes, file.owner};
+    if (!(inside_file && file.owner)) {
+        auto copy = std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end());
+        region.bytes = *copy;
+        region.owner = std::move(copy);
+    }
+    return region;
+}
+
 namespace {
 
 ElementType element_type_from_width(int64_t element_bytes, const ErrorLocation& where) {

@@ -27,6 +27,10 @@ uint64_t checked_region_size(int64_t size, const ErrorLocation& where);
 // A BASEP index read from the file, checked to be 0..7.
 int checked_region_index(int64_t index, const ErrorLocation& where);
 
+// A region whose initial contents are `bytes`: pointing into the file when `bytes` lie inside it
+// and the file has an owner, else a copy the region owns.
+RegionImage initialised_region(int index, std::string role, std::span<const uint8_t> bytes, const FileBytes& file);
+
 // Offset Vela gives a feature map it did not place in any region.
 constexpr int64_t kUnplacedOffset = -1;
 

@@ -8,7 +8,11 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "emulator/isa/error.h"
 
@@ -56,21 +60,7 @@ int element_size(ElementType t) {
 
 namespace {
 
-std::vector<uint8_t> read_file(const std::string& path) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec))
-        throw Error({path, std::nullopt, ""}, ec ? "cannot open: " + ec.message() : "not a regular file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error({path, std::nullopt, ""}, std::string("cannot open: ") + std::strerror(errno));
-    std::vector<uint8_t> data(std::filesystem::file_size(path, ec));
-    if (ec) throw Error({path, std::nullopt, ""}, "cannot read its size: " + ec.message());
-    in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data.size()));
-    if (static_cast<size_t>(in.gcount()) != data.size())
-        throw Error({path, static_cast<uint64_t>(in.gcount()), ""}, "file ended early while reading");
-    return data;
-}
-
-bool starts_with(const std::vector<uint8_t>& data, size_t at, std::string_view bytes) {
+bool starts_with(std::span<const uint8_t> data, size_t at, std::string_view bytes) {
     return data.size() >= at + bytes.size() && std::equal(bytes.begin(), bytes.end(), data.begin() + at);
 }
 
@@ -78,13 +68,38 @@ constexpr std::string_view kExecuTorchHeader{"vela_bin_stream\0", 16};
 
 }  // namespace
 
+FileBytes map_file(const std::string& path) {
+    const auto fail = [&](const std::string& what) { throw Error({path, std::nullopt, ""}, what); };
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) fail(ec ? "cannot open: " + ec.message() : "not a regular file");
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail(std::string("cannot open: ") + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+        const int error = errno;
+        ::close(fd);
+        fail(std::string("cannot read its size: ") + std::strerror(error));
+    }
+    const auto size = static_cast<size_t>(st.st_size);
+    if (size == 0) {
+        ::close(fd);
+        throw Error({path, 0, ""}, "file is empty");
+    }
+    void* at = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    const int error = errno;
+    ::close(fd);  // the mapping stays valid
+    if (at == MAP_FAILED) fail(std::string("cannot map: ") + std::strerror(error));
+    std::shared_ptr<const void> owner(at, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+    return {{static_cast<const uint8_t*>(at), size}, std::move(owner)};
+}
+
 std::unique_ptr<LoadedModel> load_model(const std::string& path, const LoadOptions& options) {
-    const std::vector<uint8_t> data = read_file(path);
-    if (data.empty()) throw Error({path, 0, ""}, "file is empty");
-    if (starts_with(data, 4, "TFL3")) return load_vela_tflite(path, data, options);
-    if (starts_with(data, 0, "PK\x03\x04")) return load_vela_npz(path, data, options);
-    if (starts_with(data, 0, kExecuTorchHeader)) return load_executorch_bin(path, data, options);
-    return load_raw_command_stream(path, data, options);
+    const FileBytes file = map_file(path);
+    const std::span<const uint8_t> data = file.bytes;
+    if (starts_with(data, 4, "TFL3")) return load_vela_tflite(path, file, options);
+    if (starts_with(data, 0, "PK\x03\x04")) return load_vela_npz(path, file, options);
+    if (starts_with(data, 0, kExecuTorchHeader)) return load_executorch_bin(path, file, options);
+    return load_raw_command_stream(path, file, options);
 }
 
 NpuConfig resolve_npu_config(const std::string& path, const CommandStream& stream, const LoadOptions& options) {

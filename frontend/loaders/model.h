@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -43,10 +44,11 @@ struct CommandStream {
 
 // One region (base pointer) the command stream addresses.
 struct RegionImage {
-    int index = -1;              // BASEP index
-    std::string role;            // "weights", "scratch", "scratch_fast", "input", "output", ...
-    uint64_t size = 0;           // bytes the region spans
-    std::vector<uint8_t> bytes;  // initial contents; empty for scratch areas (zero-filled)
+    int index = -1;                   // BASEP index
+    std::string role;                 // "weights", "scratch", "scratch_fast", "input", "output", ...
+    uint64_t size = 0;                // bytes the region spans
+    std::span<const uint8_t> bytes;   // initial contents; empty for scratch areas (zero-filled)
+    std::shared_ptr<const void> owner;  // keeps `bytes` alive: the mapped model file, or a copy
 };
 
 // One NPU invocation: a command stream and its regions (for .tflite: one "ethos-u" op).
@@ -67,6 +69,19 @@ struct LoadedModel {
     int cpu_operators = 0;            // operators left on the CPU (.tflite only)
 };
 
+// A model file's bytes as a loader reads them. With an owner (a file loaded by path is mapped,
+// not read), region images point into the bytes instead of copying them: a model's weights are
+// in memory once. Without one (a caller's buffer) they are copied.
+struct FileBytes {
+    FileBytes(std::span<const uint8_t> b, std::shared_ptr<const void> o = nullptr) : bytes(b), owner(std::move(o)) {}
+    FileBytes(const std::vector<uint8_t>& b) : bytes(b) {}
+    std::span<const uint8_t> bytes;
+    std::shared_ptr<const void> owner;
+};
+
+// Maps a file read-only. Throws ethosu::Error naming the file when it cannot.
+FileBytes map_file(const std::string& path);
+
 struct LoadOptions {
     std::optional<std::string> npu;  // Vela config name; overrides the COP header
 };
@@ -76,13 +91,13 @@ struct LoadOptions {
 std::unique_ptr<LoadedModel> load_model(const std::string& path, const LoadOptions& options);
 
 // Loaders by format, for tests and fuzzers: data is the whole file, path names it in errors.
-std::unique_ptr<LoadedModel> load_vela_tflite(const std::string& path, const std::vector<uint8_t>& data,
+std::unique_ptr<LoadedModel> load_vela_tflite(const std::string& path, const FileBytes& data,
                                               const LoadOptions& options);
-std::unique_ptr<LoadedModel> load_vela_npz(const std::string& path, const std::vector<uint8_t>& data,
+std::unique_ptr<LoadedModel> load_vela_npz(const std::string& path, const FileBytes& data,
                                            const LoadOptions& options);
-std::unique_ptr<LoadedModel> load_executorch_bin(const std::string& path, const std::vector<uint8_t>& data,
+std::unique_ptr<LoadedModel> load_executorch_bin(const std::string& path, const FileBytes& data,
                                                  const LoadOptions& options);
-std::unique_ptr<LoadedModel> load_raw_command_stream(const std::string& path, const std::vector<uint8_t>& data,
+std::unique_ptr<LoadedModel> load_raw_command_stream(const std::string& path, const FileBytes& data,
                                                      const LoadOptions& options);
 
 // Parses a COP1/COP2 driver payload (the bytes of a command-stream tensor or cmd_data).

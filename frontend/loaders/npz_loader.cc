@@ -20,7 +20,7 @@ constexpr std::string_view kNpySuffix = ".npy";
 
 class NpzReader {
 public:
-    NpzReader(const std::string& path, const std::vector<uint8_t>& data) : archive_(path, data) {
+    NpzReader(const std::string& path, std::span<const uint8_t> data) : archive_(path, data) {
         for (ZipMember& m : read_zip_members(archive_)) {
             const std::string key =
                 m.name.ends_with(kNpySuffix) ? m.name.substr(0, m.name.size() - kNpySuffix.size()) : m.name;
@@ -94,13 +94,13 @@ private:
     std::list<std::vector<uint8_t>> inflated_;  // backing store of DEFLATE members, stable addresses
 };
 
-RegionImage weights_region(NpzReader& npz, const std::string& path) {
+RegionImage weights_region(NpzReader& npz, const std::string& path, const FileBytes& file) {
     const ByteReader data = npz.byte_string("weight_data");
     auto bytes = data.data();
     // numpy cannot store an empty bytes scalar: it writes one NUL byte with descr '|S1'.
     if (bytes.size() == 1 && bytes[0] == 0) bytes = {};
     const int index = checked_region_index(npz.int_scalar("weight_region"), {path, std::nullopt, "weight_region"});
-    return {index, "weights", bytes.size(), {bytes.begin(), bytes.end()}};
+    return initialised_region(index, "weights", bytes, file);
 }
 
 RegionImage scratch_region(NpzReader& npz, const std::string& prefix, const std::string& path) {
@@ -110,8 +110,8 @@ RegionImage scratch_region(NpzReader& npz, const std::string& prefix, const std:
     return {index, prefix, size, {}};
 }
 
-std::vector<RegionImage> regions(NpzReader& npz, const std::string& path) {
-    std::vector<RegionImage> out{weights_region(npz, path), scratch_region(npz, "scratch", path)};
+std::vector<RegionImage> regions(NpzReader& npz, const std::string& path, const FileBytes& file) {
+    std::vector<RegionImage> out{weights_region(npz, path, file), scratch_region(npz, "scratch", path)};
     // U55 systems have no separate fast scratch: Vela writes size 0 (or, in older versions, nothing).
     if (npz.has("scratch_fast_size")) {
         RegionImage fast = scratch_region(npz, "scratch_fast", path);
@@ -144,13 +144,13 @@ std::vector<TensorInfo> feature_maps(NpzReader& npz, const std::string& prefix, 
 
 }  // namespace
 
-std::unique_ptr<LoadedModel> load_vela_npz(const std::string& path, const std::vector<uint8_t>& data,
+std::unique_ptr<LoadedModel> load_vela_npz(const std::string& path, const FileBytes& data,
                                            const LoadOptions& options) {
-    NpzReader npz(path, data);
+    NpzReader npz(path, data.bytes);
     NpuInvocation invocation;
     const ByteReader cmd = npz.byte_string("cmd_data");
     invocation.stream = parse_driver_payload(cmd.label(), cmd.data().data(), cmd.size(), cmd.file_offset());
-    invocation.regions = regions(npz, path);
+    invocation.regions = regions(npz, path, data);
     invocation.inputs = feature_maps(npz, "input", path);
     invocation.outputs = feature_maps(npz, "output", path);
     return single_invocation_model(path, ModelFormat::VelaNpz, std::move(invocation), options);

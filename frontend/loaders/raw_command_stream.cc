@@ -8,14 +8,15 @@
 namespace ethosu {
 namespace {
 
-bool is_driver_payload(const std::vector<uint8_t>& data) {
+bool is_driver_payload(std::span<const uint8_t> data) {
     return data.size() >= 4 && data[0] == 'C' && data[1] == 'O' && data[2] == 'P' && (data[3] == '1' || data[3] == '2');
 }
 
 }  // namespace
 
-std::unique_ptr<LoadedModel> load_raw_command_stream(const std::string& path, const std::vector<uint8_t>& data,
+std::unique_ptr<LoadedModel> load_raw_command_stream(const std::string& path, const FileBytes& file,
                                                      const LoadOptions& options) {
+    const std::span<const uint8_t> data = file.bytes;
     NpuInvocation invocation;
     if (is_driver_payload(data)) {
         invocation.stream = parse_driver_payload(path, data.data(), data.size(), 0);

@@ -47,8 +47,8 @@ using OfflinePlan = std::vector<int64_t>;
 
 class VelaTfliteLoader {
 public:
-    VelaTfliteLoader(const std::string& path, const std::vector<uint8_t>& data)
-        : path_(path), data_(data), model_(verified_model()) {}
+    VelaTfliteLoader(const std::string& path, const FileBytes& file)
+        : path_(path), file_(file), data_(file.bytes), model_(verified_model()) {}
 
     std::unique_ptr<LoadedModel> load(const LoadOptions& options);
 
@@ -77,7 +77,8 @@ private:
                                      std::optional<int32_t> scratch_tensor, const OfflinePlan& plan) const;
 
     const std::string& path_;
-    const std::vector<uint8_t>& data_;
+    const FileBytes& file_;
+    std::span<const uint8_t> data_;
     const tflite::Model& model_;
 };
 
@@ -214,7 +215,7 @@ NpuInvocation VelaTfliteLoader::invocation(const tflite::SubGraph& sg, const tfl
         parse_driver_payload(path_, payload.data(), payload.size(), payload.empty() ? 0 : offset_of(payload.data()));
 
     const auto weights = tensor_data(input(kWeightsInput), input_field(kWeightsInput));
-    inv.regions.push_back({0, "weights", weights.size(), {weights.begin(), weights.end()}});
+    inv.regions.push_back(initialised_region(0, "weights", weights, file_));
     const int32_t scratch_index = inputs->Get(kScratchInput);
     inv.regions.push_back({1, "scratch", tensor_info(input(kScratchInput), input_field(kScratchInput)).size_bytes, {}});
     // Where fast scratch is the arena itself Vela passes the scratch tensor twice; like the
@@ -299,7 +300,7 @@ std::unique_ptr<LoadedModel> VelaTfliteLoader::load(const LoadOptions& options) 
 
 }  // namespace
 
-std::unique_ptr<LoadedModel> load_vela_tflite(const std::string& path, const std::vector<uint8_t>& data,
+std::unique_ptr<LoadedModel> load_vela_tflite(const std::string& path, const FileBytes& data,
                                               const LoadOptions& options) {
     return VelaTfliteLoader(path, data).load(options);
 }

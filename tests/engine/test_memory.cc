@@ -42,6 +42,39 @@ TEST(Memory, OutOfRangeAccessNamesTheOp) {
     EXPECT_THROW(space.read(1, ~0ull - 4, 16, who), Error);  // wraps around
 }
 
+// The model's constant data is mapped where the model holds it: readable, never writable, not even
+// by a feature map that happens to lie there.
+TEST(Memory, ReadOnlyMappingRefusesWrites) {
+    const std::vector<uint8_t> constants{1, 2, 3, 4, 5, 6, 7, 8};
+    MemoryMap map;
+    map.map_read_only(0x1000, constants, "weights", MemoryKind::OffChipFlash);
+    AddressSpace space(map);
+    space.set_base(0, 0x1000);
+    const std::string source = "model.tflite";
+    const AccessContext who{&source, 0x88, "NPU_OP_DMA_START", "DMA destination"};
+    EXPECT_EQ(space.read(0, 2, 2, who)[1], 4);
+    EXPECT_EQ(space.read(0, 2, 2, who).data(), constants.data() + 2);  // no copy
+    try {
+        space.write(0, 4, 4, who);
+        FAIL();
+    } catch (const BusError& e) {
+        EXPECT_EQ(e.where().offset, 0x88u);
+        EXPECT_NE(std::string(e.what()).find("DMA destination writes region 0 bytes [0x4, 0x8), which lie in read-only "
+                                             "weights"),
+                  std::string::npos)
+            << e.what();
+    }
+    FeatureMap fm;
+    fm.region = 0;
+    fm.precision = {false, 8};
+    fm.stride_x = 1;
+    fm.stride_y = 4;
+    fm.width0 = 4;
+    fm.height0 = fm.height1 = 2;
+    EXPECT_NO_THROW(FeatureMapView(fm, 2, 4, 1, space, who, false));
+    EXPECT_THROW(FeatureMapView(fm, 2, 4, 1, space, who, true), BusError);
+}
+
 // A 6x6x20 int16 map split in four tiles: width0 = 4, height0 = 2, height1 = 3.
 TEST(Memory, FourTilesAndPartialBricks) {
     MemoryMap map;
@@ -58,7 +91,7 @@ TEST(Memory, FourTilesAndPartialBricks) {
     fm.stride_y = 0x400;
     fm.stride_c = 0x100;  // brick stride
     const std::string source = "t";
-    FeatureMapView view(fm, 6, 6, 20, space, {&source, 0, "op", "OFM"});
+    FeatureMapView view(fm, 6, 6, 20, space, {&source, 0, "op", "OFM"}, true);
     // Tile 0: (y=1, x=3, c=17) -> base + 1*0x400 + 3*32 + 1*0x100 + 1*2
     EXPECT_EQ(view.element(1, 3, 17) - bytes.data(), 0x400 + 96 + 0x100 + 2);
     // Tile 1: x >= 4, y < 3 -> (y=2, x=5) local (2, 1)
@@ -72,7 +105,7 @@ TEST(Memory, FourTilesAndPartialBricks) {
 
     fm.format = DataFormat::NHWC;
     fm.stride_x = 40;
-    FeatureMapView nhwc(fm, 6, 6, 20, space, {&source, 0, "op", "OFM"});
+    FeatureMapView nhwc(fm, 6, 6, 20, space, {&source, 0, "op", "OFM"}, true);
     EXPECT_EQ(nhwc.element(1, 3, 17) - bytes.data(), 0x400 + 3 * 40 + 17 * 2);
 }
 
@@ -86,8 +119,8 @@ TEST(Memory, FeatureMapExtentIsValidatedUpFront) {
     fm.stride_y = 100;
     fm.precision = {true, 8};
     const std::string source = "t";
-    EXPECT_NO_THROW(FeatureMapView(fm, 10, 10, 10, space, {&source, 0, "op", "IFM"}));
-    EXPECT_THROW(FeatureMapView(fm, 10, 10, 11, space, {&source, 0, "op", "IFM"}), Error);
+    EXPECT_NO_THROW(FeatureMapView(fm, 10, 10, 10, space, {&source, 0, "op", "IFM"}, false));
+    EXPECT_THROW(FeatureMapView(fm, 10, 10, 11, space, {&source, 0, "op", "IFM"}, false), Error);
 }
 
 // Kernels write OFM rows concurrently only when no two rows share a byte.
@@ -104,19 +137,19 @@ TEST(Memory, RowsAreDisjointUnlessStridesOrTilesOverlap) {
     fm.tile_base = {0, 0x1000, 0x2000, 0x3000};
     const std::string source = "t";
     const AccessContext who{&source, 0, "op", "OFM"};
-    EXPECT_TRUE(FeatureMapView(fm, 8, 8, 16, space, who).rows_are_disjoint());
+    EXPECT_TRUE(FeatureMapView(fm, 8, 8, 16, space, who, true).rows_are_disjoint());
 
     FeatureMap short_stride = fm;
     short_stride.stride_y = 64;  // rows overlap by half
-    EXPECT_FALSE(FeatureMapView(short_stride, 8, 8, 16, space, who).rows_are_disjoint());
-    EXPECT_TRUE(FeatureMapView(short_stride, 1, 8, 16, space, who).rows_are_disjoint());  // a single row
+    EXPECT_FALSE(FeatureMapView(short_stride, 8, 8, 16, space, who, true).rows_are_disjoint());
+    EXPECT_TRUE(FeatureMapView(short_stride, 1, 8, 16, space, who, true).rows_are_disjoint());  // a single row
 
     FeatureMap split = fm;
     split.height0 = 4;  // tile 0 holds rows 0..3 in [0, 0x200), tile 2 rows 4..7
     split.tile_base[2] = 0x200;
-    EXPECT_TRUE(FeatureMapView(split, 8, 8, 16, space, who).rows_are_disjoint());
+    EXPECT_TRUE(FeatureMapView(split, 8, 8, 16, space, who, true).rows_are_disjoint());
     split.tile_base[2] = 0x180;  // starts inside tile 0's last row
-    EXPECT_FALSE(FeatureMapView(split, 8, 8, 16, space, who).rows_are_disjoint());
+    EXPECT_FALSE(FeatureMapView(split, 8, 8, 16, space, who, true).rows_are_disjoint());
 }
 
 }  // namespace

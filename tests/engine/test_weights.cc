@@ -595,7 +595,7 @@ public:
     explicit RegionImages(const NpuInvocation& invocation) {
         for (const RegionImage& r : invocation.regions) {
             auto& image = images_[r.index];
-            image = r.bytes;
+            image.assign(r.bytes.begin(), r.bytes.end());
             image.resize(std::max<uint64_t>(r.size, r.bytes.size()));
         }
     }

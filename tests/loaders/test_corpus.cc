@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fstream>
 #include <map>
 #include <numeric>
@@ -101,7 +103,7 @@ void expect_same_npu_work(const LoadedModel& tflite, const LoadedModel& npz) {
         EXPECT_EQ(t.regions[r].index, n.regions[r].index);
         EXPECT_EQ(t.regions[r].role, n.regions[r].role);
         EXPECT_EQ(t.regions[r].size, n.regions[r].size);
-        EXPECT_TRUE(t.regions[r].bytes == n.regions[r].bytes);
+        EXPECT_TRUE(std::ranges::equal(t.regions[r].bytes, n.regions[r].bytes));
     }
     expect_same_feature_maps(tflite.inputs, npz.inputs);
     expect_same_feature_maps(tflite.outputs, npz.outputs);

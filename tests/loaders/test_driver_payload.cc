@@ -153,7 +153,7 @@ TEST(RawCommandStream, BareWordsNeedNpu) {
     const std::string e = error_of([&] { load_raw_command_stream("odd.bin", words, {.npu = "ethos-u65-256"}); });
     EXPECT_THAT(e, HasSubstr("odd.bin"));
     EXPECT_THAT(e, HasSubstr("not a whole number of 32-bit words"));
-    EXPECT_THAT(error_of([&] { load_raw_command_stream("none.bin", {}, {.npu = "ethos-u65-256"}); }),
+    EXPECT_THAT(error_of([&] { load_raw_command_stream("none.bin", Bytes{}, {.npu = "ethos-u65-256"}); }),
                 HasSubstr("empty"));
 }
 

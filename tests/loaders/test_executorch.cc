@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "frontend/loaders/model.h"
 #include "loader_test_util.h"
 
@@ -61,7 +63,7 @@ TEST(ExecuTorch, LoadsAndIsDetected) {
     EXPECT_EQ(inv.stream.words, kSomeWords);
     EXPECT_EQ(inv.stream.file_offset, 32u + 32u + 32u);  // two block headers, then the COP1 header
     ASSERT_EQ(inv.regions.size(), 2u);
-    EXPECT_EQ(inv.regions[0].bytes, kWeights);
+    EXPECT_TRUE(std::ranges::equal(inv.regions[0].bytes, kWeights));
     EXPECT_EQ(inv.regions[1].role, "scratch");
     EXPECT_EQ(inv.regions[1].size, 256u);
     ASSERT_EQ(model->inputs.size(), 1u);

@@ -50,7 +50,7 @@ TEST(Npz, LoadsStoredAndDeflatedAlike) {
         ASSERT_EQ(inv.regions.size(), 2u);  // fast scratch of size 0 is no region
         EXPECT_EQ(inv.regions[0].index, 0);
         EXPECT_EQ(inv.regions[0].role, "weights");
-        EXPECT_EQ(inv.regions[0].bytes, kWeights);
+        EXPECT_TRUE(std::ranges::equal(inv.regions[0].bytes, kWeights));
         EXPECT_EQ(inv.regions[1].index, 1);
         EXPECT_EQ(inv.regions[1].role, "scratch");
         EXPECT_EQ(inv.regions[1].size, 64u);

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "frontend/loaders/model.h"
 #include "frontend/loaders/vela_tflite_generated.h"
 #include "loader_test_util.h"
@@ -106,7 +108,7 @@ TEST(Tflite, OneNpuOperator) {
     const NpuInvocation& inv = model->invocations[0];
     EXPECT_EQ(inv.stream.words, kSomeWords);
     ASSERT_EQ(inv.regions.size(), 3u);
-    EXPECT_EQ(inv.regions[0].bytes, (Bytes{1, 2, 3, 4, 5, 6, 7, 8}));
+    EXPECT_TRUE(std::ranges::equal(inv.regions[0].bytes, Bytes{1, 2, 3, 4, 5, 6, 7, 8}));
     EXPECT_EQ(inv.regions[1].size, 96u);
     EXPECT_EQ(inv.regions[2].role, "scratch_fast");
     EXPECT_EQ(inv.regions[2].size, 32u);
@@ -139,12 +141,34 @@ TEST(Tflite, ExternalBufferData) {
     ModelSpec spec;
     spec.external_weights = true;
     const auto model = load_vela_tflite("big.tflite", build_model(spec), {});
-    EXPECT_EQ(model->invocations.at(0).regions.at(0).bytes, spec.weights);
+    EXPECT_TRUE(std::ranges::equal(model->invocations.at(0).regions.at(0).bytes, spec.weights));
 
     spec.external_offset = 1u << 20;  // far past the end of the file
     const std::string e = tflite_error(spec);
     EXPECT_THAT(e, HasSubstr("model.tflite: offset 0x100000: buffers[2]"));
     EXPECT_THAT(e, HasSubstr("runs past the end"));
+}
+
+// A file with an owner (load_model maps files) lends its bytes to the weights region; a caller's
+// buffer without one is copied, so the model never points into memory it does not keep alive.
+TEST(Tflite, WeightsPointIntoAnOwnedFileAndCopyOtherwise) {
+    ModelSpec spec;
+    auto file = std::make_shared<const Bytes>(build_model(spec));
+    const std::span<const uint8_t> all(*file);
+    const auto inside = [&](std::span<const uint8_t> b) {
+        return b.data() >= all.data() && b.data() + b.size() <= all.data() + all.size();
+    };
+    const auto shared = load_vela_tflite("model.tflite", FileBytes(all, file), {});
+    const RegionImage& lent = shared->invocations.at(0).regions.at(0);
+    EXPECT_TRUE(inside(lent.bytes));
+    EXPECT_EQ(lent.owner, file);
+
+    const auto copied = load_vela_tflite("model.tflite", FileBytes(all), {});
+    const RegionImage& copy = copied->invocations.at(0).regions.at(0);
+    EXPECT_FALSE(inside(copy.bytes));
+    EXPECT_TRUE(std::ranges::equal(copy.bytes, lent.bytes));
+    file.reset();
+    EXPECT_TRUE(std::ranges::equal(lent.bytes, spec.weights));  // still alive: the region owns it
 }
 
 TEST(Tflite, CpuOperatorsAndSharedScratch) {
