@@ -81,6 +81,9 @@ OpWeights decode_from_spans(const DecodedOp& op, const NpuConfig& config,
 
 std::vector<uint8_t> concatenate(const std::vector<std::span<const uint8_t>>& spans) {
     std::vector<uint8_t> bytes;
+    size_t size = 0;
+    for (const auto& b : spans) size += b.size();
+    bytes.reserve(size);
     for (const auto& b : spans) bytes.insert(bytes.end(), b.begin(), b.end());
     return bytes;
 }
@@ -130,8 +133,8 @@ const OpWeights& WeightCache::get(const DecodedOp& op, const NpuConfig& config, 
     return *entry.weights;
 }
 
-void WeightCache::prefetch(const DecodedStream& stream, const NpuConfig& config, const AddressSpace& memory,
-                           const std::string& source) {
+size_t WeightCache::prefetch(const DecodedStream& stream, const NpuConfig& config, const AddressSpace& memory,
+                             const std::string& source, size_t first, uint64_t stream_bytes) {
     struct Job {
         const DecodedOp* op;
         Key key;
@@ -139,9 +142,12 @@ void WeightCache::prefetch(const DecodedStream& stream, const NpuConfig& config,
         Entry entry;
     };
     std::vector<Job> jobs;
-    for (size_t at = 0; at < stream.ops.size(); ++at) {
+    uint64_t planned = 0;
+    size_t at = first;
+    for (; at < stream.ops.size() && planned < stream_bytes; ++at) {
         const DecodedOp& op = stream.ops[at];
         if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) continue;
+        for (const auto& s : op.weights) planned += s.length;
         Job job{&op, key_of(op), {}, {}};
         const AccessContext who{&source, op.offset, op_kind_name(op.kind), "weight/scale stream"};
         try {
@@ -167,6 +173,7 @@ void WeightCache::prefetch(const DecodedStream& stream, const NpuConfig& config,
     });
     for (Job& job : jobs)
         if (job.entry.weights) cache_[job.key] = std::move(job.entry);
+    return at;
 }
 
 AccessContext ExecutionContext::access(const DecodedOp& op, std::string_view what) const {
@@ -197,10 +204,20 @@ Executor::Executor(const NpuConfig& config, const AddressSpace& memory, std::str
       shared_weights_(weights) {}
 
 void Executor::run(const DecodedStream& stream) {
-    (shared_weights_ ? *shared_weights_ : own_weights_).prefetch(stream, config_, memory_, source_);
-    for (const auto& op : stream.ops) {
-        run_op(op);
-        if (op.kind == OpKind::Stop) break;
+    const auto& ops = stream.ops;
+    // A cache kept across runs decodes everything once; a run of its own decodes a window of ops
+    // ahead and forgets it after, so it never holds more than a window's weights.
+    const bool keep = shared_weights_ != nullptr;
+    WeightCache& weights = keep ? *shared_weights_ : own_weights_;
+    for (size_t first = 0; first < ops.size();) {
+        const size_t last = weights.prefetch(stream, config_, memory_, source_, first,
+                                             keep ? UINT64_MAX : kDecodeWindowBytes);
+        for (size_t at = first; at < last; ++at) {
+            run_op(ops[at]);
+            if (ops[at].kind == OpKind::Stop) return;
+        }
+        if (!keep) own_weights_.clear();
+        first = last;
     }
 }
 

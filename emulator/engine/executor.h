@@ -53,12 +53,14 @@ public:
     const OpWeights& get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
                          const std::string& source);
 
-    // Decodes ahead, in parallel, the weights of the stream's CONV and DEPTHWISE ops from the
-    // bytes they are predicted to read: the memory as it is now, or, for a range the last
-    // preceding 1D DMA wrote, that DMA's source. A wrong prediction costs only time (get()
+    // Decodes ahead, in parallel, the weights of the stream's CONV and DEPTHWISE ops from op
+    // `first` on, until their weight streams add up to `stream_bytes`; returns the index after the
+    // last op it covered. The bytes are predicted: the memory as it is now, or, for a range the
+    // last preceding 1D DMA wrote, that DMA's source. A wrong prediction costs only time (get()
     // compares the bytes); a prediction that does not decode is left for get() to report.
-    void prefetch(const DecodedStream& stream, const NpuConfig& config, const AddressSpace& memory,
-                  const std::string& source);
+    size_t prefetch(const DecodedStream& stream, const NpuConfig& config, const AddressSpace& memory,
+                    const std::string& source, size_t first = 0, uint64_t stream_bytes = UINT64_MAX);
+    void clear() { cache_.clear(); }
 
 private:
     // Op kind, OFM and IFM depth, kernel size, dilation, weight order, OFM block depth, IFM bits.
@@ -112,6 +114,9 @@ struct ExecutionContext {
 
 class Executor {
 public:
+    // Compressed weight bytes a run without a shared cache decodes ahead (and holds) at a time.
+    static constexpr uint64_t kDecodeWindowBytes = 256 * 1024;
+
     // weights: a cache that outlives this executor, so that repeated runs of one model decode
     // its weights once; nullptr gives the executor its own.
     Executor(const NpuConfig& config, const AddressSpace& memory, std::string source,

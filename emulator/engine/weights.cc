@@ -180,16 +180,16 @@ std::vector<int16_t> read_weight_stream(const DecodedOp& op, const StreamFetch& 
     const uint64_t channels = static_cast<uint64_t>(channels_of_stream(shape.ofm_depth, stream, streams));
     if (channels == 0) return {};  // a second core without channels gets WEIGHT1_LENGTH 0
     const Stream& where = op.weights[static_cast<size_t>(stream)];
+    const uint64_t owned = weight_count(channels, shape);
     std::vector<int16_t> values;
     try {
-        values = decode_weight_bitstream(fetch(where), source, where.base);
+        values = decode_weight_bitstream(fetch(where), source, where.base, owned);
     } catch (const Error& e) {
         // The bitstream names the byte; the op and its command offset say which op it fed.
         throw Error({source, op.offset, weight_field(stream)},
                     fmt::format("{} weight stream at 0x{:x}, byte 0x{:x}: {}: {}", op_kind_name(op.kind), where.base,
                                 e.where().offset.value_or(where.base), e.where().field, e.reason()));
     }
-    const uint64_t owned = weight_count(channels, shape);
     if (values.size() < owned) {
         throw Error({source, op.offset, weight_field(stream)},
                     fmt::format("{} weight stream at 0x{:x} holds {} weights; the op has {} for this core",
@@ -289,7 +289,8 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
     } else {
         for (int s = 0; s < order.streams; ++s) {
             const Stream& stream = op.weights[static_cast<size_t>(s)];
-            streams[static_cast<size_t>(s)] = decode_weight_bitstream(fetch(stream), source, stream.base);
+            streams[static_cast<size_t>(s)] =
+                decode_weight_bitstream(fetch(stream), source, stream.base, u85_stream_weight_count(order, s));
             // Checked before the OHWI buffer is sized from the (possibly hostile) registers.
             if (streams[static_cast<size_t>(s)].size() < u85_stream_weight_count(order, s)) {
                 throw Error({source, op.offset, field(s)},

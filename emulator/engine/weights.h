@@ -52,8 +52,9 @@ OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const 
 // values in stream order, across every slice and end-of-stream marker up to the end of the span.
 // Throws ethosu::Error with the byte offset (base_offset + position in the span) for a stream that
 // ends inside a slice or an invalid slice header. A zero run costs a unary bit per 8 zeros at
-// most, so the output is bounded by 64 values per input byte.
+// most, so the output is bounded by 64 values per input byte. expected_values, the count the op
+// needs, sizes the output once (within that bound), so a large layer is not grown by doubling.
 std::vector<int16_t> decode_weight_bitstream(std::span<const uint8_t> stream, const std::string& source,
-                                             uint64_t base_offset);
+                                             uint64_t base_offset, uint64_t expected_values = 0);
 
 }  // namespace ethosu

@@ -228,10 +228,11 @@ void emit_slice(const SliceHeader& h, const Palette& palette, const RiceChannel&
 }  // namespace
 
 std::vector<int16_t> decode_weight_bitstream(std::span<const uint8_t> stream, const std::string& source,
-                                             uint64_t base_offset) {
+                                             uint64_t base_offset, uint64_t expected_values) {
     BitReader bits(stream, source, base_offset);
     Palette palette;
     std::vector<int16_t> out;
+    out.reserve(static_cast<size_t>(std::min<uint64_t>(expected_values, 64 * uint64_t{stream.size()})));
     while (!bits.at_end()) {
         const int zero_divisor = static_cast<int>(bits.get(3, "ZDIV"));
         if (zero_divisor == kEndOfStream) {

@@ -282,6 +282,14 @@ const ConvCase kConvCases[] = {
         c.ifm_c = 17, c.ofm_c = 20, c.stride_x = 2, c.pad = {0, 1, 1, 0};
         c.ifm_format = c.ofm_format = DataFormat::NHCWB16;
     }),
+    // Large enough that the fast path copies the IFM in several bands of OFM rows.
+    with(conv("TallIfmInBandsStride2"), [](ConvCase& c) {
+        c.ifm_h = 95, c.ifm_w = 128, c.ifm_c = 32, c.stride_x = c.stride_y = 2, c.pad = {1, 1, 1, 1};
+    }),
+    with(conv("TallIfmInBandsDepthwiseDilated"), [](ConvCase& c) {
+        c.kind = OpKind::Depthwise, c.ifm_h = 72, c.ifm_w = 96, c.ifm_c = c.ofm_c = 48;
+        c.dilation_x = c.dilation_y = 2, c.pad = {2, 2, 2, 2}, c.ifm_zp = 3;
+    }),
     with(conv("U55With32Macs"), [](ConvCase& c) { c.config = "ethos-u55-32", c.ofm_c = 11, c.ifm_c = 9; }),
     with(conv("U55With256Macs"), [](ConvCase& c) { c.config = "ethos-u55-256", c.ofm_c = 30; }),
     with(conv("U65DualCore"), [](ConvCase& c) {
