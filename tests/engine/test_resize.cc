@@ -82,6 +82,7 @@ struct ResizeRegisters {
     int block_h = 1, block_w = 1;
     int shift = 16;
     uint64_t round = kRoundSymmetric;
+    UpscaleMode upscale = UpscaleMode::None;
 };
 
 std::array<int, 4> steps(const AxisScale& a, int block) {
@@ -108,10 +109,12 @@ uint64_t s12(int v) { return static_cast<uint64_t>(v) & 0xFFF; }
 // Emits the op; returns the offset of its NPU_OP_RESIZE.
 uint32_t emit_resize(Rig& rig, const Placement& ifm, const Placement& ofm, const ResizeRegisters& r) {
     rig.emit_ifm(ifm);
-    rig.emit_padding(0, 0, 0, 0);
+    rig.emit_padding(0, 0, 0, 0, r.upscale);
     rig.emit_ofm(ofm, RoundMode::Symmetric, true);
-    const int64_t lo = kernel_test::type_min(ofm.precision), hi = kernel_test::type_max(ofm.precision);
-    rig.emit_activation(0, std::max<int64_t>(lo, INT16_MIN), std::min<int64_t>(hi, INT16_MAX));
+    // ACTIVATION_MIN/MAX are 16-bit and leave wider OFMs unclipped.
+    const bool narrow = ofm.precision.bits <= 16;
+    rig.emit_activation(0, narrow ? kernel_test::type_min(ofm.precision) : INT16_MIN,
+                        narrow ? kernel_test::type_max(ofm.precision) : INT16_MAX);
     auto& s = rig.stream();
     s.emit(Cmd::SET_IFM2_ZERO_POINT)
         .emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__shift, static_cast<uint64_t>(r.shift)},
@@ -249,6 +252,7 @@ struct TfliteCase {
     Precision precision = kInt8;
     int depth = 5;
     const char* config = "ethos-u85-256";
+    kernel_test::Layout layout{};
 };
 std::ostream& operator<<(std::ostream& os, const TfliteCase& c) { return os << c.name; }
 
@@ -258,8 +262,8 @@ TEST_P(ResizeVsTflite, EqualsTheReferenceKernel) {
     const TfliteCase& c = GetParam();
     Rig rig(c.config);
     const Tensor in = kernel_test::random_tensor(c.in_h, c.in_w, c.depth, c.precision, 31);
-    const Placement ifm = rig.place(in, {});
-    const Placement ofm = rig.reserve(c.out_h, c.out_w, c.depth, c.precision, {});
+    const Placement ifm = rig.place(in, c.layout);
+    const Placement ofm = rig.reserve(c.out_h, c.out_w, c.depth, c.precision, c.layout);
     const ResizeParams p = vela_lowering(c.op, c.in_h, c.in_w, c.out_h, c.out_w, c.align_corners, c.half_pixel);
     emit_resize(rig, ifm, ofm, vela_registers(p, c.in_h, c.in_w, c.out_w, std::min(c.out_w, 8)));
     rig.run();
@@ -282,6 +286,8 @@ const TfliteCase kTfliteCases[] = {
     {"BilinearHeight2xWidth4xUint8", TfliteOp::Bilinear, 3, 2, 6, 8, false, false, kUint8},
     {"BilinearFromOnePixelIsNearest", TfliteOp::Bilinear, 1, 1, 4, 4},
     {"BilinearDeepU85_1024", TfliteOp::Bilinear, 3, 3, 6, 6, false, true, kInt8, 37, "ethos-u85-1024"},
+    {"BilinearBricksInFourTiles", TfliteOp::Bilinear, 4, 6, 8, 12, false, true, kInt8, 20, "ethos-u85-256",
+     {DataFormat::NHCWB16, true, 0}},
     {"Nearest2x", TfliteOp::NearestNeighbor, 4, 5, 8, 10},
     {"Nearest3To5HalfPixel", TfliteOp::NearestNeighbor, 3, 3, 5, 5, false, true},
     {"Nearest3To5AlignCorners", TfliteOp::NearestNeighbor, 3, 4, 5, 7, true, false},
@@ -395,6 +401,7 @@ const HostileCase kHostileCases[] = {
     {"StepReadsPastTheIfm", [](ResizeRegisters& r) { r.y_step[0] = 2; }, "NPU_SET_OFM_HEIGHT_M1"},
     {"OfmWiderThanTheScaleGives", [](ResizeRegisters&) {}, "NPU_SET_OFM_WIDTH_M1", 10},
     {"KernelNarrowerThanTheOfmNeeds", [](ResizeRegisters& r) { r.kernel_w = 2; }, "NPU_SET_OFM_WIDTH_M1"},
+    {"UpscaledIfm", [](ResizeRegisters& r) { r.upscale = UpscaleMode::Nearest; }, "NPU_SET_IFM_UPSCALE.mode"},
 };
 INSTANTIATE_TEST_SUITE_P(Registers, ResizeHostile, ::testing::ValuesIn(kHostileCases),
                          [](const auto& info) { return std::string(info.param.name); });
@@ -578,6 +585,29 @@ void check_transpose_conv(const char* config) {
 
 TEST(IfmUpscale, ZerosUnderConvIsTflitesTransposeConvOnU55) { check_transpose_conv("ethos-u55-128"); }
 TEST(IfmUpscale, ZerosUnderConvIsTflitesTransposeConvOnU65) { check_transpose_conv("ethos-u65-512"); }
+
+// REDUCE_SUM sums over depth at each OFM position; Vela never upscales its IFM.
+TEST(IfmUpscale, ReduceSumOfAnUpscaledIfmIsRefused) {
+    Rig rig("ethos-u55-128");
+    const Placement ifm = rig.place(kernel_test::random_tensor(2, 2, 4, kInt8, 46), {});
+    const Placement ofm = rig.reserve(4, 4, 1, kInt32, {});
+    rig.emit_ifm(ifm);
+    rig.emit_ofm(ofm, RoundMode::DoubleSymmetric, true);
+    rig.emit_kernel(1, 1, 1, 1, 1, 1, false);
+    rig.emit_padding(0, 0, 0, 0, UpscaleMode::Nearest);
+    rig.emit_activation(0, INT16_MIN, INT16_MAX);
+    rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, 1}});
+    rig.emit_block(16);
+    const uint32_t at = rig.next_offset();
+    rig.stream().emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 2}});  // REDUCE_SUM
+    try {
+        rig.run();
+        FAIL() << "not refused";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().offset, at) << e.what();
+        EXPECT_EQ(e.where().field, "NPU_SET_IFM_UPSCALE.mode") << e.what();
+    }
+}
 
 // IFM_UPSCALE mode 3 is not defined on any generation.
 TEST(IfmUpscale, UndefinedModeIsRefusedByTheDecoder) {
