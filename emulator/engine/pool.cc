@@ -20,7 +20,8 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
 
     if (op.pool == PoolMode::ReduceSum) {
         if (k.upscale != UpscaleMode::None) {
-            throw Error({ctx.source, op.offset, "NPU_SET_IFM_UPSCALE.mode"}, "NPU_OP_POOL: REDUCE_SUM with an upscaled IFM is undefined (Vela never programs it)");
+            throw Error({ctx.source, op.offset, "NPU_SET_IFM_UPSCALE.mode"},
+                        "NPU_OP_POOL: REDUCE_SUM with an upscaled IFM is undefined (Vela never programs it)");
         }
         // Sums over the IFM depth into a single OFM channel.
         const FeatureMapView ifm = ctx.view(op, op.ifm, op.ofm.height, op.ofm.width, op.ifm.depth, "IFM");

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -52,10 +53,10 @@ struct AxisRegisters {
     const char* kernel_register;
 };
 
-Axis check_axis(const AxisRegisters& a, const std::string& source, uint32_t offset) {
+Axis check_axis(const AxisRegisters& a, const std::string& source, uint32_t op_offset) {
     const std::string resize_reg = fmt::format("NPU_SET_RESIZE_{}", a.name);
     auto fail = [&](const std::string& field, const std::string& what) {
-        throw Error({source, offset, field}, "NPU_OP_RESIZE: " + what);
+        throw Error({source, op_offset, field}, "NPU_OP_RESIZE: " + what);
     };
     Axis axis;
     axis.n = a.scale_n;
@@ -70,7 +71,9 @@ Axis check_axis(const AxisRegisters& a, const std::string& source, uint32_t offs
              fmt::format("block step remainder {} is not below the scale numerator n = {}", blk_mod, a.scale_n));
     }
     axis.step = int64_t{one_int} * a.scale_n + one_mod;
-    if (axis.step == 0) fail(resize_reg + ".one_step_int", "a zero step samples one IFM position for every OFM element");
+    if (axis.step == 0) {
+        fail(resize_reg + ".one_step_int", "a zero step samples one IFM position for every OFM element");
+    }
     // Vela writes the walk over one OFM block (block - 1 steps); the hardware's stepping from block
     // to block for any other value is undocumented.
     const int64_t block_walk = int64_t{blk_int} * a.scale_n + blk_mod;
@@ -102,7 +105,9 @@ void run_resize(const DecodedOp& op, ExecutionContext& ctx) {
         throw Error({ctx.source, op.offset, field}, "NPU_OP_RESIZE: " + what);
     };
     const Resize& r = op.resize;
-    if (op.kernel.upscale != UpscaleMode::None) fail("NPU_SET_IFM_UPSCALE.mode", "IFM upscaling with RESIZE is undefined");
+    if (op.kernel.upscale != UpscaleMode::None) {
+        fail("NPU_SET_IFM_UPSCALE.mode", "IFM upscaling with RESIZE is undefined");
+    }
     if (op.ifm.precision.bits > 16) {
         fail("NPU_SET_IFM_PRECISION.activation_precision",
              fmt::format("{}-bit IFMs cannot be resized (8 or 16 bits)", op.ifm.precision.bits));
@@ -110,11 +115,11 @@ void run_resize(const DecodedOp& op, ExecutionContext& ctx) {
     if (op.ofm.depth != op.ifm.depth) {
         fail("NPU_SET_OFM_DEPTH_M1", fmt::format("OFM depth {} differs from IFM depth {}", op.ofm.depth, op.ifm.depth));
     }
-    const Axis x = check_axis({'X', r.x_scale_n, r.x_offset, r.x_step, op.ofm.width, op.block.ofm_width, op.ifm.width,
-                               "NPU_SET_OFM_WIDTH_M1", "NPU_SET_KERNEL_WIDTH_M1"},
+    const Axis x = check_axis({'X', r.x_scale_n, r.x_offset, r.x_step, op.ofm.width, op.block.ofm_width,
+                               op.ifm.width, "NPU_SET_OFM_WIDTH_M1", "NPU_SET_KERNEL_WIDTH_M1"},
                               ctx.source, op.offset);
-    const Axis y = check_axis({'Y', r.y_scale_n, r.y_offset, r.y_step, op.ofm.height, op.block.ofm_height, op.ifm.height,
-                               "NPU_SET_OFM_HEIGHT_M1", "NPU_SET_KERNEL_HEIGHT_M1"},
+    const Axis y = check_axis({'Y', r.y_scale_n, r.y_offset, r.y_step, op.ofm.height, op.block.ofm_height,
+                               op.ifm.height, "NPU_SET_OFM_HEIGHT_M1", "NPU_SET_KERNEL_HEIGHT_M1"},
                               ctx.source, op.offset);
 
     const int depth = op.ofm.depth;
@@ -149,7 +154,8 @@ void run_resize(const DecodedOp& op, ExecutionContext& ctx) {
                 const int ix = nearest && 2 * sx.fraction >= x.n ? sx.upper : sx.lower;
                 ifm.load_channels(iy, ix, depth, zp, acc);
             }
-            for (int c = 0; c < depth; ++c) result[c] = out.apply(acc[c] * (int64_t{1} << kAccumulatorFractionBits), c, nullptr);
+            for (int c = 0; c < depth; ++c)
+                result[c] = out.apply(acc[c] * (int64_t{1} << kAccumulatorFractionBits), c, nullptr);
             ofm.store_channels(oy, ox, depth, result);
         }
     }

@@ -120,8 +120,10 @@ uint32_t emit_resize(Rig& rig, const Placement& ifm, const Placement& ofm, const
         .emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__shift, static_cast<uint64_t>(r.shift)},
                                    {Field::SET_OFM_SCALE__round_mode, r.round},
                                    {Field::SET_OFM_SCALE__scale, 1}})
-        .emit(Cmd::SET_RESIZE_X_SCALE_N_M1, {{Field::SET_RESIZE_X_SCALE_N_M1__resize_x_scale_n_m1, uint64_t(r.x_n - 1)}})
-        .emit(Cmd::SET_RESIZE_Y_SCALE_N_M1, {{Field::SET_RESIZE_Y_SCALE_N_M1__resize_y_scale_n_m1, uint64_t(r.y_n - 1)}})
+        .emit(Cmd::SET_RESIZE_X_SCALE_N_M1,
+              {{Field::SET_RESIZE_X_SCALE_N_M1__resize_x_scale_n_m1, uint64_t(r.x_n - 1)}})
+        .emit(Cmd::SET_RESIZE_Y_SCALE_N_M1,
+              {{Field::SET_RESIZE_Y_SCALE_N_M1__resize_y_scale_n_m1, uint64_t(r.y_n - 1)}})
         .emit(Cmd::SET_RESIZE_X, {{Field::SET_RESIZE_X__one_step_int, uint64_t(r.x_step[0])},
                                   {Field::SET_RESIZE_X__blk_step_int, uint64_t(r.x_step[1])},
                                   {Field::SET_RESIZE_X__one_step_mod, uint64_t(r.x_step[2])},
@@ -159,7 +161,8 @@ Tensor tflite_resize_bilinear(const Tensor& in, int out_h, int out_w, bool align
     };
     auto interp = [&](int value, int32_t scale, int in_size) {
         const int32_t scaled = half_pixel ? value * scale + scale / 2 - (1 << 9) : value * scale;
-        return Interp{scaled, std::max(scaled / (1 << 10), 0), std::min((scaled + (1 << 10) - 1) / (1 << 10), in_size - 1)};
+        return Interp{scaled, std::max(scaled / (1 << 10), 0),
+                      std::min((scaled + (1 << 10) - 1) / (1 << 10), in_size - 1)};
     };
     const int32_t sy = scale_10(in.height, out_h), sx = scale_10(in.width, out_w);
     Tensor out(out_h, out_w, in.depth, in.precision);
@@ -183,8 +186,9 @@ Tensor tflite_resize_bilinear(const Tensor& in, int out_h, int out_w, bool align
 
 // TFLite's GetNearestNeighbor, in float as TFLite computes it.
 int tflite_nearest_index(int value, int in_size, int out_size, bool align_corners, bool half_pixel) {
-    const float scale = (align_corners && out_size > 1) ? static_cast<float>(in_size - 1) / static_cast<float>(out_size - 1)
-                                                        : static_cast<float>(in_size) / static_cast<float>(out_size);
+    const float scale = align_corners && out_size > 1
+                            ? static_cast<float>(in_size - 1) / static_cast<float>(out_size - 1)
+                            : static_cast<float>(in_size) / static_cast<float>(out_size);
     const float offset = half_pixel ? 0.5f : 0.0f;
     const float scaled = (static_cast<float>(value) + offset) * scale;
     int index = std::min(align_corners ? static_cast<int>(std::round(scaled)) : static_cast<int>(std::floor(scaled)),
@@ -397,7 +401,8 @@ const HostileCase kHostileCases[] = {
     {"BlockStepDisagreesWithTheBlock", [](ResizeRegisters& r) { r.x_step[1] += 1; }, "NPU_SET_RESIZE_X.blk_step_int"},
     {"OffsetOfSixteenElements", [](ResizeRegisters& r) { r.x_offset = 16 * r.x_n; },
      "NPU_SET_RESIZE_X_OFFSET.resize_x_offset"},
-    {"OffsetBelowMinusN", [](ResizeRegisters& r) { r.y_offset = -r.y_n - 1; }, "NPU_SET_RESIZE_Y_OFFSET.resize_y_offset"},
+    {"OffsetBelowMinusN", [](ResizeRegisters& r) { r.y_offset = -r.y_n - 1; },
+     "NPU_SET_RESIZE_Y_OFFSET.resize_y_offset"},
     {"StepReadsPastTheIfm", [](ResizeRegisters& r) { r.y_step[0] = 2; }, "NPU_SET_OFM_HEIGHT_M1"},
     {"OfmWiderThanTheScaleGives", [](ResizeRegisters&) {}, "NPU_SET_OFM_WIDTH_M1", 10},
     {"KernelNarrowerThanTheOfmNeeds", [](ResizeRegisters& r) { r.kernel_w = 2; }, "NPU_SET_OFM_WIDTH_M1"},
@@ -470,9 +475,15 @@ void check_bilinear_by_upscaled_average(const char* config, Precision precision)
     expect_same(rig.read(ofm), tflite_resize_bilinear(in, 10, 12, false, false));
 }
 
-TEST(IfmUpscale, NearestUnderAverageIsTflitesBilinear2xOnU55) { check_bilinear_by_upscaled_average("ethos-u55-128", kInt8); }
-TEST(IfmUpscale, NearestUnderAverageIsTflitesBilinear2xOnU65) { check_bilinear_by_upscaled_average("ethos-u65-256", kInt16); }
-TEST(IfmUpscale, NearestUnderAverageIsTflitesBilinear2xOnU85) { check_bilinear_by_upscaled_average("ethos-u85-256", kInt8); }
+TEST(IfmUpscale, NearestUnderAverageIsTflitesBilinear2xOnU55) {
+    check_bilinear_by_upscaled_average("ethos-u55-128", kInt8);
+}
+TEST(IfmUpscale, NearestUnderAverageIsTflitesBilinear2xOnU65) {
+    check_bilinear_by_upscaled_average("ethos-u65-256", kInt16);
+}
+TEST(IfmUpscale, NearestUnderAverageIsTflitesBilinear2xOnU85) {
+    check_bilinear_by_upscaled_average("ethos-u85-256", kInt8);
+}
 
 // MAX pooling over the upscaled map, against the map written out: NEAREST repeats each element
 // over 2x2, ZEROS keeps it top left with the zero point around it; padding applies after upscaling.
