@@ -162,7 +162,7 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
     const int step_y = taps_dilated ? 1 : k.dilation_y;
     const int step_x = taps_dilated ? 1 : k.dilation_x;
 
-    const FeatureMapView ifm = ctx.view(op, op.ifm, geo.height, geo.width, op.ifm.depth, "IFM");
+    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.ifm.depth);
     const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
     const OutputPipeline act(op, ctx);
     const int64_t ifm_zp = op.ifm.zero_point;

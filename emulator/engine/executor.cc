@@ -199,6 +199,26 @@ FeatureMapView ExecutionContext::view(const DecodedOp& op, const FeatureMap& fm,
     return FeatureMapView(fm, height, width, depth, buffer);
 }
 
+FeatureMapView ExecutionContext::kernel_ifm(const DecodedOp& op, const IfmGeometry& geo, int depth) {
+    const FeatureMapView stored = view(op, op.ifm, geo.stored_height, geo.stored_width, depth, "IFM");
+    if (op.kernel.upscale == UpscaleMode::None) return stored;
+    scratch.upscaled_ifm.assign(static_cast<size_t>(geo.height) * geo.width * depth * op.ifm.precision.bytes(), 0);
+    const FeatureMapView upscaled(op.ifm, geo.height, geo.width, depth, scratch.upscaled_ifm);
+    const bool zeros = op.kernel.upscale == UpscaleMode::Zeros;
+    std::vector<int64_t> pixel(static_cast<size_t>(depth));
+    const std::vector<int64_t> zero_point(static_cast<size_t>(depth), op.ifm.zero_point);
+    for (int y = 0; y < geo.height; ++y)
+        for (int x = 0; x < geo.width; ++x) {
+            if (zeros && (y % 2 || x % 2)) {
+                upscaled.store_channels(y, x, depth, zero_point.data());
+            } else {
+                stored.load_channels(y / 2, x / 2, depth, 0, pixel.data());
+                upscaled.store_channels(y, x, depth, pixel.data());
+            }
+        }
+    return upscaled;
+}
+
 Executor::Executor(const NpuConfig& config, const AddressSpace& memory, std::string source, WeightCache* weights)
     : config_(config), memory_(memory), source_(std::move(source)), shram_(config),
       shared_weights_(weights) {}
@@ -257,7 +277,7 @@ void Executor::run_op(const DecodedOp& op) {
         case OpKind::Stop:
         case OpKind::Irq:
             return;
-        case OpKind::Resize:
+        case OpKind::Resize: run_resize(op, ctx); break;  // U85 only: no other generation has the command
         case OpKind::Branch:
             throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
                         fmt::format("{} is not supported on {} yet", op_kind_name(op.kind), config_.name));

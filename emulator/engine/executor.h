@@ -12,6 +12,7 @@
 
 #include <tbb/enumerable_thread_specific.h>
 
+#include "emulator/engine/kernel_geometry.h"
 #include "emulator/engine/weights.h"
 #include "emulator/isa/decoder.h"
 #include "emulator/memory/address_space.h"
@@ -86,6 +87,7 @@ struct KernelScratch {
     tbb::enumerable_thread_specific<std::vector<int32_t>> accumulators;  // per worker thread
     tbb::enumerable_thread_specific<std::vector<int16_t>> patches;       // per worker thread
     tbb::enumerable_thread_specific<std::vector<int64_t>> results;       // per worker thread
+    std::vector<uint8_t> upscaled_ifm;  // an IFM_UPSCALE'd IFM, dense NHWC
 };
 
 // U85 chaining: an op's OFM kept inside the NPU (storage CHAINED) for the next op to read as its
@@ -110,6 +112,8 @@ struct ExecutionContext {
     // U85 chained storage, in the chaining buffer (an OFM claims it, an IFM must find it filled).
     FeatureMapView view(const DecodedOp& op, const FeatureMap& fm, int height, int width, int depth,
                         std::string_view what, bool is_output = false);
+    // The IFM as a CONV, DEPTHWISE or POOL kernel reads it: geo's area, upscaled as IFM_UPSCALE says.
+    FeatureMapView kernel_ifm(const DecodedOp& op, const IfmGeometry& geo, int depth);
 };
 
 class Executor {
@@ -144,5 +148,6 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx);  // CONV and DEPTHWIS
 void run_pool(const DecodedOp& op, ExecutionContext& ctx);
 void run_elementwise(const DecodedOp& op, ExecutionContext& ctx);
 void run_elementwise_u85(const DecodedOp& op, ExecutionContext& ctx);
+void run_resize(const DecodedOp& op, ExecutionContext& ctx);  // U85
 
 }  // namespace ethosu

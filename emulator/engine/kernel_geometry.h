@@ -1,6 +1,12 @@
 #pragma once
 // The IFM area a kernel op reads: the hardware derives it from the OFM size, the kernel,
 // stride and padding (the IFM tile registers only say where the tiles split).
+//
+// IFM_UPSCALE doubles the IFM in height and width before the kernel sees it, padding applying
+// to the upscaled map (Vela 5.1 computes padding "in upscaled space" and starts stripes on even
+// upscaled rows): NEAREST repeats each element over a 2x2 square; ZEROS keeps it at the square's
+// top left and fills the other three with the IFM zero point, which contributes nothing (Vela's
+// TRANSPOSE_CONV lowering: the IFM's element i lands at upscaled 2i, under a reversed kernel).
 
 #include <string>
 
@@ -10,19 +16,26 @@
 namespace ethosu {
 
 struct IfmGeometry {
-    int height = 0;
+    int height = 0;  // the area the kernel reads (upscaled when the IFM is)
     int width = 0;
+    int stored_height = 0;  // the IFM elements in memory behind it
+    int stored_width = 0;
 };
 
 inline IfmGeometry ifm_geometry(const DecodedOp& op, const ErrorLocation& where) {
     const Kernel& k = op.kernel;
-    if (k.upscale != UpscaleMode::None) throw Error(where, "IFM upscaling is not supported yet");
     const int64_t height = int64_t{op.ofm.height - 1} * k.stride_y + k.height - k.padding.top - k.padding.bottom;
     const int64_t width = int64_t{op.ofm.width - 1} * k.stride_x + k.width - k.padding.left - k.padding.right;
     if (height <= 0 || width <= 0) {
         throw Error(where, "padding larger than the IFM area the kernel reads (IFM would be empty)");
     }
-    return {static_cast<int>(height), static_cast<int>(width)};
+    IfmGeometry geo{static_cast<int>(height), static_cast<int>(width), static_cast<int>(height),
+                    static_cast<int>(width)};
+    if (k.upscale != UpscaleMode::None) {
+        geo.stored_height = (geo.height + 1) / 2;
+        geo.stored_width = (geo.width + 1) / 2;
+    }
+    return geo;
 }
 
 }  // namespace ethosu

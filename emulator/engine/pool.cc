@@ -19,6 +19,10 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
     const Scale& global = op.output.global_scale;
 
     if (op.pool == PoolMode::ReduceSum) {
+        if (k.upscale != UpscaleMode::None) {
+            throw Error({ctx.source, op.offset, "NPU_SET_IFM_UPSCALE.mode"},
+                        "NPU_OP_POOL: REDUCE_SUM with an upscaled IFM is undefined (Vela never programs it)");
+        }
         // Sums over the IFM depth into a single OFM channel.
         const FeatureMapView ifm = ctx.view(op, op.ifm, op.ofm.height, op.ofm.width, op.ifm.depth, "IFM");
         const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
@@ -36,7 +40,7 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
         throw Error(where, "this pooling mode is not supported on this NPU yet");
     }
     const IfmGeometry geo = ifm_geometry(op, where);
-    const FeatureMapView ifm = ctx.view(op, op.ifm, geo.height, geo.width, op.ofm.depth, "IFM");
+    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.ofm.depth);
     const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
     // A padded average pool divides by the valid elements of each window; Vela then writes a
     // unit OFM_SCALE and leaves the division to the hardware.

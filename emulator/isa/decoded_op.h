@@ -133,6 +133,9 @@ struct BlockConfig {
 
 enum class ResizeMode : uint8_t { Bilinear, Replicate, Nearest };
 
+// U85 NPU_OP_RESIZE. Along each axis OFM element o samples the IFM at (o * step + offset) / n
+// IFM elements, step = one_step_int * n + one_step_mod; blk_step is the same walk over one OFM
+// block less one element. The IFM area it reads is ifm.height x ifm.width (kernel registers).
 struct Resize {
     ResizeMode mode = ResizeMode::Bilinear;
     int x_scale_n = 1, y_scale_n = 1;

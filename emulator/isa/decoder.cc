@@ -292,10 +292,14 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         k.part_kernel_first = r.get(Field::SET_KERNEL_STRIDE__weight_order) == 1;
         k.decompose_4x4 = r.get(Field::SET_KERNEL_STRIDE__decomposition) == 1;
     };
+    // IFM_UPSCALE: a mode the generation does not define is malformed.
+    auto read_upscale = [&] {
+        return static_cast<UpscaleMode>(r.get_enum(Field::SET_IFM_UPSCALE__mode, command.offset).value_or(0));
+    };
     auto read_padding = [&](Kernel& k) {
         k.padding = {r.geti(Field::SET_IFM_PAD_TOP__pad), r.geti(Field::SET_IFM_PAD_LEFT__pad),
                      r.geti(Field::SET_IFM_PAD_BOTTOM__pad), r.geti(Field::SET_IFM_PAD_RIGHT__pad)};
-        k.upscale = static_cast<UpscaleMode>(r.get(Field::SET_IFM_UPSCALE__mode));
+        k.upscale = read_upscale();
     };
     auto read_scale = [&](Field scale, Field shift, Field dbl_rnd, Field round) {
         Scale s;
@@ -482,6 +486,11 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                         r.geti(Field::SET_RESIZE_X__one_step_mod), r.geti(Field::SET_RESIZE_X__blk_step_mod)};
             z.y_step = {r.geti(Field::SET_RESIZE_Y__one_step_int), r.geti(Field::SET_RESIZE_Y__blk_step_int),
                         r.geti(Field::SET_RESIZE_Y__one_step_mod), r.geti(Field::SET_RESIZE_Y__blk_step_mod)};
+            // The kernel registers hold the IFM area a resize reads (Vela 5.1 writes the IFM height and
+            // the width up to the last column interpolation needs); OFM positions clamp to it.
+            op.ifm.height = r.geti(Field::SET_KERNEL_HEIGHT_M1__height_m1) + 1;
+            op.ifm.width = r.geti(Field::SET_KERNEL_WIDTH_M1__width_m1) + 1;
+            op.kernel.upscale = read_upscale();
             read_output_stage(op.output, false);
             read_block(op.block, false);
             break;

@@ -160,11 +160,18 @@ void Rig::emit_ifm(const Placement& p, int ifm_scale_mode) {
         .emit(Cmd::SET_IFM_STRIDE_X, {{Field::SET_IFM_STRIDE_X__addr, static_cast<uint64_t>(p.stride_x)}})
         .emit(Cmd::SET_IFM_STRIDE_Y, {{Field::SET_IFM_STRIDE_Y__addr, static_cast<uint64_t>(p.stride_y)}})
         .emit(Cmd::SET_IFM_STRIDE_C, {{Field::SET_IFM_STRIDE_C__addr, static_cast<uint64_t>(p.stride_c)}})
-        .emit(Cmd::SET_IFM_ZERO_POINT, {{Field::SET_IFM_ZERO_POINT__zero_point, u16(p.layout.zero_point)}})
-        .emit(Cmd::SET_IFM_PRECISION, {{Field::SET_IFM_PRECISION__activation_type, p.precision.is_signed},
-                                       {Field::SET_IFM_PRECISION__activation_precision, precision_code(p.precision)},
-                                       {Field::SET_IFM_PRECISION__activation_format, format_code(p.layout.format)},
-                                       {Field::SET_IFM_PRECISION__scale_mode, static_cast<uint64_t>(ifm_scale_mode)}});
+        .emit(Cmd::SET_IFM_ZERO_POINT, {{Field::SET_IFM_ZERO_POINT__zero_point, u16(p.layout.zero_point)}});
+    if (config_.generation == Generation::U85) {  // no IFM scale mode
+        stream_.emit(Cmd::SET_IFM_PRECISION,
+                     {{Field::SET_IFM_PRECISION__activation_type, p.precision.is_signed},
+                      {Field::SET_IFM_PRECISION__activation_precision, precision_code(p.precision)},
+                      {Field::SET_IFM_PRECISION__activation_format, format_code(p.layout.format)}});
+        return;
+    }
+    stream_.emit(Cmd::SET_IFM_PRECISION, {{Field::SET_IFM_PRECISION__activation_type, p.precision.is_signed},
+                                          {Field::SET_IFM_PRECISION__activation_precision, precision_code(p.precision)},
+                                          {Field::SET_IFM_PRECISION__activation_format, format_code(p.layout.format)},
+                                          {Field::SET_IFM_PRECISION__scale_mode, static_cast<uint64_t>(ifm_scale_mode)}});
 }
 
 void Rig::emit_ifm2(const Placement& p) {
@@ -194,12 +201,20 @@ void Rig::emit_ofm(const Placement& p, RoundMode round, bool global_scale) {
         .emit(Cmd::SET_OFM_STRIDE_X, {{Field::SET_OFM_STRIDE_X__addr, static_cast<uint64_t>(p.stride_x)}})
         .emit(Cmd::SET_OFM_STRIDE_Y, {{Field::SET_OFM_STRIDE_Y__addr, static_cast<uint64_t>(p.stride_y)}})
         .emit(Cmd::SET_OFM_STRIDE_C, {{Field::SET_OFM_STRIDE_C__addr, static_cast<uint64_t>(p.stride_c)}})
-        .emit(Cmd::SET_OFM_ZERO_POINT, {{Field::SET_OFM_ZERO_POINT__zero_point, u16(p.layout.zero_point)}})
-        .emit(Cmd::SET_OFM_PRECISION, {{Field::SET_OFM_PRECISION__activation_type, p.precision.is_signed},
-                                       {Field::SET_OFM_PRECISION__activation_precision, precision_code(p.precision)},
-                                       {Field::SET_OFM_PRECISION__activation_format, format_code(p.layout.format)},
-                                       {Field::SET_OFM_PRECISION__scale_mode, global_scale ? 1u : 0u},
-                                       {Field::SET_OFM_PRECISION__round_mode, round_code(round)}});
+        .emit(Cmd::SET_OFM_ZERO_POINT, {{Field::SET_OFM_ZERO_POINT__zero_point, u16(p.layout.zero_point)}});
+    if (config_.generation == Generation::U85) {  // the rounding mode is in OFM_SCALE
+        stream_.emit(Cmd::SET_OFM_PRECISION,
+                     {{Field::SET_OFM_PRECISION__activation_type, p.precision.is_signed},
+                      {Field::SET_OFM_PRECISION__activation_precision, precision_code(p.precision)},
+                      {Field::SET_OFM_PRECISION__activation_format, format_code(p.layout.format)},
+                      {Field::SET_OFM_PRECISION__scale_mode, global_scale ? 1u : 0u}});
+        return;
+    }
+    stream_.emit(Cmd::SET_OFM_PRECISION, {{Field::SET_OFM_PRECISION__activation_type, p.precision.is_signed},
+                                          {Field::SET_OFM_PRECISION__activation_precision, precision_code(p.precision)},
+                                          {Field::SET_OFM_PRECISION__activation_format, format_code(p.layout.format)},
+                                          {Field::SET_OFM_PRECISION__scale_mode, global_scale ? 1u : 0u},
+                                          {Field::SET_OFM_PRECISION__round_mode, round_code(round)}});
 }
 
 void Rig::emit_weights(const Weights& w, const std::vector<ChannelScale>& scales, const WeightTraversal& t) {
@@ -271,12 +286,12 @@ void Rig::emit_kernel(int height, int width, int stride_x, int stride_y, int dil
                                        {Field::SET_KERNEL_STRIDE__weight_order, part_kernel_first ? 1u : 0u}});
 }
 
-void Rig::emit_padding(int top, int left, int bottom, int right) {
+void Rig::emit_padding(int top, int left, int bottom, int right, UpscaleMode upscale) {
     stream_.emit(Cmd::SET_IFM_PAD_TOP, {{Field::SET_IFM_PAD_TOP__pad, static_cast<uint64_t>(top)}})
         .emit(Cmd::SET_IFM_PAD_LEFT, {{Field::SET_IFM_PAD_LEFT__pad, static_cast<uint64_t>(left)}})
         .emit(Cmd::SET_IFM_PAD_BOTTOM, {{Field::SET_IFM_PAD_BOTTOM__pad, static_cast<uint64_t>(bottom)}})
         .emit(Cmd::SET_IFM_PAD_RIGHT, {{Field::SET_IFM_PAD_RIGHT__pad, static_cast<uint64_t>(right)}})
-        .emit(Cmd::SET_IFM_UPSCALE);
+        .emit(Cmd::SET_IFM_UPSCALE, {{Field::SET_IFM_UPSCALE__mode, static_cast<uint64_t>(upscale)}});
 }
 
 void Rig::emit_activation(int function, int64_t clip_min, int64_t clip_max) {

@@ -97,7 +97,8 @@ public:
     Tensor read(const Placement& p) const;
 
     // Feature-map registers (IFM also gets IFM_DEPTH_M1; OFM its width/height/depth).
-    // ifm_scale_mode is the elementwise IFM_PRECISION.scale_mode.
+    // ifm_scale_mode is the U55/U65 elementwise IFM_PRECISION.scale_mode; U85 has neither it nor
+    // OFM_PRECISION.round_mode (round is then ignored: U85 rounds as OFM_SCALE says).
     void emit_ifm(const Placement& p, int ifm_scale_mode = 0);
     void emit_ifm2(const Placement& p);
     void emit_ofm(const Placement& p, RoundMode round, bool global_scale);
@@ -113,7 +114,7 @@ public:
     // Kernel, padding, activation bounds, block registers common to kernel ops.
     void emit_kernel(int height, int width, int stride_x, int stride_y, int dilation_x, int dilation_y,
                      bool part_kernel_first);
-    void emit_padding(int top, int left, int bottom, int right);
+    void emit_padding(int top, int left, int bottom, int right, UpscaleMode upscale = UpscaleMode::None);
     void emit_activation(int function, int64_t clip_min, int64_t clip_max);
     void emit_block(int ofm_block_depth);
 

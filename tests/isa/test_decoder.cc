@@ -103,6 +103,37 @@ TEST(Decoder, FreezesEverythingAPoolingOpReads) {
     EXPECT_TRUE(out.warnings.empty());
 }
 
+// U85 RESIZE: the scale, offsets and steps, and the IFM area from the kernel registers.
+TEST(Decoder, FreezesAResizeWithItsIfmAreaFromTheKernelRegisters) {
+    CommandStreamBuilder b(Generation::U85);
+    for (const isa::CommandDesc& c : b.generation().commands)
+        if (c.name.starts_with("NPU_SET_")) b.emit(c.id);
+    b.emit(Cmd::SET_RESIZE_X_SCALE_N_M1, {{Field::SET_RESIZE_X_SCALE_N_M1__resize_x_scale_n_m1, 9}})
+        .emit(Cmd::SET_RESIZE_Y_SCALE_N_M1, {{Field::SET_RESIZE_Y_SCALE_N_M1__resize_y_scale_n_m1, 2047}})
+        .emit(Cmd::SET_RESIZE_X_OFFSET, {{Field::SET_RESIZE_X_OFFSET__resize_x_offset, 0xFFE}})  // -2
+        .emit(Cmd::SET_RESIZE_Y_OFFSET, {{Field::SET_RESIZE_Y_OFFSET__resize_y_offset, 5}})
+        .emit(Cmd::SET_RESIZE_X, {{Field::SET_RESIZE_X__one_step_int, 1},
+                                  {Field::SET_RESIZE_X__blk_step_int, 4},
+                                  {Field::SET_RESIZE_X__one_step_mod, 6},
+                                  {Field::SET_RESIZE_X__blk_step_mod, 8}})
+        .emit(Cmd::SET_KERNEL_HEIGHT_M1, {{Field::SET_KERNEL_HEIGHT_M1__height_m1, 3}})
+        .emit(Cmd::SET_KERNEL_WIDTH_M1, {{Field::SET_KERNEL_WIDTH_M1__width_m1, 6}})
+        .emit(Cmd::OP_RESIZE, {{Field::OP_RESIZE__resize_mode, 2}});
+    const auto out = decode_stream(*find_npu_config("ethos-u85-256"), b.words(), "resize", {.strict = true});
+    ASSERT_EQ(out.ops.size(), 1u);
+    const DecodedOp& op = out.ops[0];
+    EXPECT_EQ(op.kind, OpKind::Resize);
+    EXPECT_EQ(op.resize.mode, ResizeMode::Nearest);
+    EXPECT_EQ(op.resize.x_scale_n, 10);
+    EXPECT_EQ(op.resize.y_scale_n, 2048);
+    EXPECT_EQ(op.resize.x_offset, -2);
+    EXPECT_EQ(op.resize.y_offset, 5);
+    EXPECT_EQ(op.resize.x_step, (std::array<int, 4>{1, 4, 6, 8}));
+    EXPECT_EQ(op.ifm.height, 4);
+    EXPECT_EQ(op.ifm.width, 7);
+    EXPECT_EQ(op.kernel.upscale, UpscaleMode::None);
+}
+
 TEST(Decoder, RegistersAreSticky) {
     auto b = pooling_setup(Generation::U55);
     b.emit(Cmd::OP_POOL);

@@ -76,6 +76,34 @@ TEST(U55Cost, WeightsAreRefetchedPerSpatialBlock) {
     EXPECT_EQ(c.traffic.read[flash], 2 * (128 * 64 + 64 * 10));
 }
 
+// IFM_UPSCALE: a 2x2 AVERAGE pool over an 8x8x16 IFM upscaled NEAREST to 16x16 (Vela's 2x
+// bilinear resize) fetches IFM blocks half as high and wide from the 8x8 map in memory: less than
+// half the bytes the same pool reads from a 16x16 IFM (the blocks' micro-block rounding and
+// overlap keep it above a quarter). The OFM, so the output-unit work and the writes, is the same.
+TEST(U55Cost, UpscaledIfmIsReadAtItsStoredSize) {
+    const Npu s("ethos-u55-128");
+    auto pool = [](int ifm_size, UpscaleMode upscale) {
+        DecodedOp op;
+        op.kind = OpKind::Pool;
+        op.pool = PoolMode::Average;
+        op.ifm = feature_map(ifm_size, ifm_size, 16, 8, 1);
+        op.ofm = feature_map(16, 16, 16, 8, 1);
+        op.kernel.width = op.kernel.height = 2;
+        op.kernel.padding = {0, 0, 1, 1};
+        op.kernel.upscale = upscale;
+        op.block.ofm_width = op.block.ofm_height = 8;
+        op.block.ofm_depth = 16;
+        no_activation(op);
+        return op;
+    };
+    const OpCost upscaled = s.cost(pool(8, UpscaleMode::Nearest));
+    const OpCost plain = s.cost(pool(16, UpscaleMode::None));
+    EXPECT_EQ(upscaled.output_cycles, plain.output_cycles);
+    EXPECT_LT(2 * upscaled.traffic.read[kSram], plain.traffic.read[kSram]);
+    EXPECT_GE(4 * upscaled.traffic.read[kSram], plain.traffic.read[kSram]);
+    EXPECT_EQ(upscaled.traffic.write[kSram], plain.traffic.write[kSram]);
+}
+
 // Roofline: a large 1x1 conv approaches MACs / (MACs per cycle).
 class MacRoofline : public ::testing::TestWithParam<const char*> {};
 TEST_P(MacRoofline, LargePointwiseConvApproachesPeak) {

@@ -331,6 +331,7 @@ TEST(U85Cost, ResizeIsPricedLikeAStreamingOp) {
     const DecodedOp op = U85Program()
                              .ifm(4, 4, 16, 8, 1)
                              .ofm(8, 8, 16, 8, 1, 4096)
+                             .kernel(4, 4, 1, 0)  // the IFM area the resize reads
                              .block(2, 8, 16, kU1x2)
                              .emit(Cmd::OP_RESIZE)
                              .decode(s.npu);

@@ -112,9 +112,8 @@ struct U85Op {
             ifm_shape = broadcast_shape(o.ofm, o.ifm.broadcast, std::max(1, o.ifm.depth));
             ifm2_shape = broadcast_shape(o.ofm, o.ifm2.broadcast, o.ofm.depth);
         } else if (kind == U85Kind::Resize) {
-            // The kernel registers do not describe a resize's input; its first tile does (the
-            // whole IFM unless the map is tiled).
-            ifm_shape = {std::max(1, o.ifm.height0), std::max(1, o.ifm.width0), std::max(1, o.ifm.depth)};
+            // A resize reads the IFM area its kernel registers give (decoded into the IFM's size).
+            ifm_shape = {std::max(1, o.ifm.height), std::max(1, o.ifm.width), std::max(1, o.ifm.depth)};
         } else {
             ifm_shape = input_extent(o);
         }
