@@ -251,10 +251,54 @@ void refuse_unmodelled_u85(const DecodedOp& op, const std::string& source) {
     constexpr int kAccInputReset = 0, kAccOutputEnable = 0;
     if (op.output.acc_input != kAccInputReset) refuse("NPU_SET_ACC_FORMAT.acc_input", "accumulator input KEEP/IFM2");
     if (op.output.acc_output != kAccOutputEnable) refuse("NPU_SET_ACC_FORMAT.acc_output", "accumulator output DISABLE");
-    if (op.ofm.reverse) refuse("NPU_SET_OFM_PRECISION.activation_reverse", "OFM reversal");
-    if (op.ofm.transpose) refuse("NPU_SET_OFM_PRECISION.activation_transpose", "OFM transposition");
+    // Neither the register description nor Vela (which never emits it) says how TILE3X1 maps a
+    // feature map onto its tile registers.
     for (const FeatureMap* fm : {&op.ifm, &op.ifm2, &op.ofm})
         if (fm->storage == Storage::Tile3x1) refuse("activation_storage", "TILE3X1 feature map storage");
+}
+
+// An OFM transpose or reverse the hardware does not define: combined with each other or with a
+// chained OFM (Vela never combines them), a channel reverse into NHCWB16 (Vela keeps its output
+// linear: bricks have extra requirements it does not state), or an OFM block that does not fit
+// the block limits, or a whole number of bricks, once transposed (Vela's block constraints).
+void check_ofm_order(const DecodedOp& op, const std::string& source) {
+    const FeatureMap& ofm = op.ofm;
+    const bool transposed = ofm.transpose != OfmTranspose::HWC;
+    const bool reversed = ofm.reverse != OfmReverse::None;
+    if (!transposed && !reversed) return;
+    auto refuse = [&](const char* field, const std::string& why) { throw Error({source, op.offset, field}, why); };
+    constexpr const char* kTransposeField = "NPU_SET_OFM_PRECISION.activation_transpose";
+    constexpr const char* kReverseField = "NPU_SET_OFM_PRECISION.activation_reverse";
+    if (transposed && reversed) refuse(kReverseField, "an OFM reverse cannot be combined with an OFM transpose");
+    if (ofm.storage == Storage::Chained) {
+        refuse(transposed ? kTransposeField : kReverseField,
+               "a chained OFM cannot be transposed or reversed");
+    }
+    if (ofm.reverse == OfmReverse::C && ofm.format == DataFormat::NHCWB16)
+        refuse(kReverseField, "a channel reverse into an NHCWB16 OFM is not supported");
+    if (!transposed) return;
+
+    // Each stored axis takes the computed (pre-transpose) axis the mode names.
+    constexpr int kBlockMax[3] = {128, 128, 1024};  // height, width, depth
+    constexpr const char* kBlockFields[3] = {"NPU_SET_OFM_BLK_HEIGHT_M1.height_m1", "NPU_SET_OFM_BLK_WIDTH_M1.width_m1",
+                                             "NPU_SET_OFM_BLK_DEPTH_M1.depth_m1"};
+    constexpr const char* kAxisNames[3] = {"height", "width", "depth"};
+    const int block[3] = {op.block.ofm_height, op.block.ofm_width, op.block.ofm_depth};
+    const std::array<int, 3> from = stored_axes(ofm.transpose);
+    for (int stored = 0; stored < 3; ++stored) {
+        const int computed = from[static_cast<size_t>(stored)];
+        if (block[computed] > kBlockMax[stored]) {
+            refuse(kBlockFields[computed],
+                   fmt::format("OFM block {} {} becomes the stored {}, which allows at most {}", kAxisNames[computed],
+                               block[computed], kAxisNames[stored], kBlockMax[stored]));
+        }
+    }
+    const int into_depth = from[2];
+    if (ofm.format == DataFormat::NHCWB16 && into_depth != 2 && block[into_depth] % 16 != 0) {
+        refuse(kBlockFields[into_depth],
+               fmt::format("OFM block {} {} becomes the depth of an NHCWB16 OFM and must be a multiple of 16",
+                           kAxisNames[into_depth], block[into_depth]));
+    }
 }
 
 }  // namespace
@@ -263,7 +307,10 @@ void Executor::run_op(const DecodedOp& op) {
     ExecutionContext ctx{config_, memory_, shram_, shared_weights_ ? *shared_weights_ : own_weights_, source_, chain_,
                          scratch_};
     check_lut_loaded(op, shram_, config_, source_);
-    if (config_.generation == Generation::U85 && is_kernel_op(op.kind)) refuse_unmodelled_u85(op, source_);
+    if (config_.generation == Generation::U85 && is_kernel_op(op.kind)) {
+        refuse_unmodelled_u85(op, source_);
+        check_ofm_order(op, source_);
+    }
     switch (op.kind) {
         case OpKind::DmaStart: run_dma(op, ctx); return;
         case OpKind::Conv:

@@ -26,6 +26,25 @@ enum class DataFormat : uint8_t { NHWC, NHCWB16 };
 // U85 activation storage; U55/U65 always use Tile2x2.
 enum class Storage : uint8_t { Tile2x2, Tile3x1, Chained, None };
 
+// U85 OFM activation_transpose: the order of the stored axes, outermost first, in terms of the
+// axes the op computes (its OFM_HEIGHT/WIDTH/DEPTH). WHC stores computed W as rows, H as columns.
+enum class OfmTranspose : uint8_t { HWC = 0, WHC = 1, HCW = 2, WCH = 3, CHW = 6, CWH = 7 };
+// U85 OFM activation_reverse: the computed axis written back to front.
+enum class OfmReverse : uint8_t { None = 0, H = 1, W = 2, C = 3 };
+
+// For each stored axis (height, width, depth), the computed axis it holds (0 H, 1 W, 2 C).
+constexpr std::array<int, 3> stored_axes(OfmTranspose t) {
+    switch (t) {
+        case OfmTranspose::HWC: return {0, 1, 2};
+        case OfmTranspose::WHC: return {1, 0, 2};
+        case OfmTranspose::HCW: return {0, 2, 1};
+        case OfmTranspose::WCH: return {1, 2, 0};
+        case OfmTranspose::CHW: return {2, 0, 1};
+        case OfmTranspose::CWH: return {2, 1, 0};
+    }
+    return {0, 1, 2};
+}
+
 struct Precision {
     bool is_signed = false;
     int bits = 8;  // 8, 16, 32 or 64
@@ -46,8 +65,8 @@ struct FeatureMap {
     int32_t zero_point = 0;
     Storage storage = Storage::Tile2x2;
     int broadcast = 0;  // U85 broadcast_mode bits (H 1, W 2, C 4, scalar 8); U55/U65: see Ifm2Broadcast
-    int reverse = 0;    // U85 OFM activation_reverse (0: none)
-    int transpose = 0;  // U85 OFM activation_transpose (0: HWC)
+    OfmReverse reverse = OfmReverse::None;      // U85 OFM only
+    OfmTranspose transpose = OfmTranspose::HWC;  // U85 OFM only
 };
 
 struct Padding {

@@ -276,8 +276,10 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         fm.depth = r.geti(Field::SET_OFM_DEPTH_M1__depth_m1) + 1;
         read_feature_map(fm, kOfmFields);
         if (u85) {
-            fm.reverse = r.geti(Field::SET_OFM_PRECISION__activation_reverse);
-            fm.transpose = r.geti(Field::SET_OFM_PRECISION__activation_transpose);
+            fm.reverse = static_cast<OfmReverse>(r.get(Field::SET_OFM_PRECISION__activation_reverse));
+            // Codes 4 and 5 name no axis order: a malformed stream.
+            fm.transpose = static_cast<OfmTranspose>(
+                r.get_enum(Field::SET_OFM_PRECISION__activation_transpose, op.offset).value_or(0));
         }
     };
     auto read_kernel = [&](Kernel& k) {

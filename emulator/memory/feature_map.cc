@@ -39,6 +39,16 @@ FeatureMapView::FeatureMapView(const FeatureMap& fm, int height, int width, int 
     stride_x_ = brick ? 16 * elem_ : fm.stride_x;
     stride_brick_ = brick ? fm.stride_c : 16 * elem_;
 
+    stored_from_ = stored_axes(fm.transpose);
+    reversed_axis_ = static_cast<int>(fm.reverse) - 1;
+    reordered_ = fm.transpose != OfmTranspose::HWC || fm.reverse != OfmReverse::None;
+    if (reordered_) rows_disjoint_ = false;
+    // The stored area: the computed one with its axes permuted.
+    const int computed[3] = {height, width, depth};
+    height = computed[stored_from_[0]];
+    width = computed[stored_from_[1]];
+    depth = computed[stored_from_[2]];
+
     // Each tile's area, in tile-local coordinates: rows and columns it holds.
     const int w0 = std::min(width, width0_);
     const int w1 = std::max(0, width - width0_);

@@ -2,6 +2,9 @@
 // Element addressing of a feature map as the NPU does it: up to four tiles, NHWC or NHCWB16
 // (bricks of 16 channels). The constructor validates the whole accessed area against the
 // address space once, so element access in kernels needs no further checks.
+// A U85 OFM with a transpose or reverse is addressed in the op's computed coordinates: element
+// (y, x, c) is stored at those coordinates reversed along one axis or permuted, and the tiles,
+// strides and bounds apply to the stored coordinates.
 
 #include <array>
 #include <cstdint>
@@ -17,14 +20,14 @@ class FeatureMapView {
 public:
     enum class Kind : uint8_t { U8, S8, U16, S16, U32, S32, S64 };
 
-    // The area [0, height) x [0, width) x [0, depth) of fm. Throws ethosu::Error (naming who)
-    // if any tile's extent lies outside mapped memory, or, for an output, in read-only memory.
-    // Only an output view may be stored to.
+    // The area [0, height) x [0, width) x [0, depth) of fm, in computed coordinates. Throws
+    // ethosu::Error (naming who) if any tile's extent lies outside mapped memory, or, for an
+    // output, in read-only memory. Only an output view may be stored to.
     FeatureMapView(const FeatureMap& fm, int height, int width, int depth, const AddressSpace& memory,
                    const AccessContext& who, bool is_output);
 
     // The same area densely packed in NHWC order in buffer (at least height x width x depth
-    // elements): the U85 chaining buffer.
+    // elements): the U85 chaining buffer. fm's transpose and reverse do not apply.
     FeatureMapView(const FeatureMap& fm, int height, int width, int depth, std::span<uint8_t> buffer);
 
     int height() const { return height_; }
@@ -33,9 +36,11 @@ public:
     const Precision& precision() const { return precision_; }
     // Whether different rows (y) of the area never share a byte, so that they may be written
     // concurrently: within a tile the row stride clears a row, and the tiles do not overlap.
+    // A transposed or reversed map is written in order, one element at a time.
     bool rows_are_disjoint() const { return rows_disjoint_; }
 
     uint8_t* element(int y, int x, int c) const {
+        if (reordered_) to_stored(y, x, c);
         int t = 0;
         if (x >= width0_) {
             x -= width0_;
@@ -105,8 +110,25 @@ private:
         return static_cast<int64_t>(v);
     }
 
+    // Computed coordinates to stored ones: the reversed axis counted from its far end, then
+    // each stored axis taken from the computed axis the transpose puts there.
+    void to_stored(int& y, int& x, int& c) const {
+        int computed[3] = {y, x, c};
+        if (reversed_axis_ >= 0) {
+            const int extent[3] = {height_, width_, depth_};
+            computed[reversed_axis_] = extent[reversed_axis_] - 1 - computed[reversed_axis_];
+        }
+        y = computed[stored_from_[0]];
+        x = computed[stored_from_[1]];
+        c = computed[stored_from_[2]];
+    }
+
     template <typename Stored, typename T>
     void load_channels_as(int y, int x, int count, int64_t offset, T* out) const {
+        if (reordered_) {
+            for (int c = 0; c < count; ++c) out[c] = static_cast<T>(load(y, x, c) - offset);
+            return;
+        }
         for (int c0 = 0; c0 < count; c0 += 16) {
             const uint8_t* p = element(y, x, c0);
             const int n = count - c0 < 16 ? count - c0 : 16;
@@ -120,6 +142,10 @@ private:
 
     template <typename Stored>
     void store_channels_as(int y, int x, int count, const int64_t* values) const {
+        if (reordered_) {
+            for (int c = 0; c < count; ++c) store(y, x, c, values[c]);
+            return;
+        }
         for (int c0 = 0; c0 < count; c0 += 16) {
             uint8_t* p = element(y, x, c0);
             const int n = count - c0 < 16 ? count - c0 : 16;
@@ -138,6 +164,9 @@ private:
     int elem_;
     std::array<uint8_t*, 4> tiles_{};
     bool rows_disjoint_ = true;
+    bool reordered_ = false;               // a transpose or reverse applies
+    int reversed_axis_ = -1;               // 0 y, 1 x, 2 c; -1 none
+    std::array<int, 3> stored_from_{0, 1, 2};  // computed axis of stored y, x, c
 };
 
 }  // namespace ethosu

@@ -174,6 +174,35 @@ TEST(U85Cost, ElementwiseAddIsOutputUnitBound) {
     EXPECT_EQ(c.macs, 0);
 }
 
+// The ADD above with its OFM transposed or reversed (Vela's activation rates): the output unit
+// runs at half rate (0.5 cycles/element on U85-256, 0.5 x 2048 = 1024) when H and W trade
+// places (WHC, WCH, CWH) or W is reversed; the other modes keep the full 0.25 (512). The
+// issue limit at half rate: ceil((288 / 2048 + 0.5) / 4 x 2048) = 328, still below.
+TEST(U85Cost, TransposeSwappingHeightAndWidthOrReversingWidthHalvesTheOutputRate) {
+    const Npu s("ethos-u85-256");
+    struct Case {
+        uint64_t transpose, reverse;
+        int64_t output_cycles;
+    };
+    for (const Case& k : {Case{1, 0, 1024}, Case{3, 0, 1024}, Case{7, 0, 1024}, Case{0, 2, 1024}, Case{2, 0, 512},
+                          Case{6, 0, 512}, Case{0, 1, 512}, Case{0, 3, 512}}) {
+        const DecodedOp op =
+            U85Program()
+                .ifm(8, 8, 32, 8, 1, 0)
+                .ifm2(8, 8, 32, 8, 1, 2048)
+                .ofm(8, 8, 32, 8, 1, 4096)
+                .emit(Cmd::SET_OFM_PRECISION, {{Field::SET_OFM_PRECISION__activation_type, 1},
+                                               {Field::SET_OFM_PRECISION__activation_transpose, k.transpose},
+                                               {Field::SET_OFM_PRECISION__activation_reverse, k.reverse}})
+                .block(8, 8, 32, kU1x2)
+                .emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, 1}})
+                .decode(s.npu);
+        const OpCost c = s.cost(op);
+        EXPECT_EQ(c.output_cycles, k.output_cycles) << "transpose " << k.transpose << " reverse " << k.reverse;
+        EXPECT_EQ(c.compute_cycles, k.output_cycles) << "transpose " << k.transpose << " reverse " << k.reverse;
+    }
+}
+
 // 1x1 CONV 16x16x128 -> 16x16x64 int8, depth first, block 8x16x32, micro-block 2x2x8, U85-256:
 //   IFM block: depth 64 (depth first, 8-deep micro-block), 8 x 16 -> 8x16x64.
 //   micro-blocks per block 4x8x4 (WH 32, depth 4); per 64-deep IFM slice:

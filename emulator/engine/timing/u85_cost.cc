@@ -274,10 +274,13 @@ struct U85Op {
         else if (binary && ifm_bits == 32) oc = result_bits == 32 ? U85OutputClass::Binary32 : U85OutputClass::Chained32;
         else if (result_bits == 32) oc = U85OutputClass::Ofm32;
         else if (result_bits == 16) oc = U85OutputClass::Ofm16;
-        // A fused activation runs in the same pass at full rate; the stream's transpose and
-        // reverse modes (the half-rate cases) are not decoded, so full rate is assumed.
-        return std::max(row.output_cycles[static_cast<size_t>(oc)],
-                        row.activation_cycles[static_cast<size_t>(U85ActivationClass::FullRate)]);
+        // The activation pass runs alongside; it has half throughput when the OFM is written
+        // with H and W swapped or reversed along W.
+        const OfmTranspose t = op.ofm.transpose;
+        const bool half_rate = t == OfmTranspose::WHC || t == OfmTranspose::WCH || t == OfmTranspose::CWH ||
+                               op.ofm.reverse == OfmReverse::W;
+        const auto ac = half_rate ? U85ActivationClass::HalfRate : U85ActivationClass::FullRate;
+        return std::max(row.output_cycles[static_cast<size_t>(oc)], row.activation_cycles[static_cast<size_t>(ac)]);
     }
 
     int64_t mac_cycles_per_block() const {
