@@ -130,7 +130,7 @@ TEST(U85Accumulators, BiasPreloadedByPoolNone) {
     const Place ofm = rig.reserve(h, w, kOfmDepth, Rig::kInt8, -4);
 
     ConvRegs preload;
-    preload.pool_none = true;
+    preload.pool = 4;  // NONE
     preload.ifm = rig.reserve(h, w, kOfmDepth, Rig::kInt8, 0);  // read as int8, adds nothing
     preload.ofm = ofm;
     preload.has_ifm2 = true;

@@ -177,7 +177,7 @@ uint32_t Rig::emit_conv(const ConvRegs& r) {
             .emit(Cmd::SET_IFM2_ZERO_POINT, {{Field::SET_IFM2_ZERO_POINT__zero_point, u16(p.zero_point)}})
             .emit(Cmd::SET_IFM2_BROADCAST);
     }
-    if (!r.weights_from_ifm2 && !r.pool_none) {
+    if (!r.weights_from_ifm2 && r.pool < 0) {
         static constexpr Cmd kBase[] = {Cmd::SET_WEIGHT_BASE, Cmd::SET_WEIGHT1_BASE, Cmd::SET_WEIGHT2_BASE,
                                         Cmd::SET_WEIGHT3_BASE};
         static constexpr Cmd kLength[] = {Cmd::SET_WEIGHT_LENGTH, Cmd::SET_WEIGHT1_LENGTH, Cmd::SET_WEIGHT2_LENGTH,
@@ -199,7 +199,7 @@ uint32_t Rig::emit_conv(const ConvRegs& r) {
             .emit(Cmd::SET_SCALE_LENGTH, {{Field::SET_SCALE_LENGTH__length, r.scales.length}});
     }
     const int64_t lo = r.ofm.precision.bits == 8 ? -128 : -32768, hi = r.ofm.precision.bits == 8 ? 127 : 32767;
-    stream_.emit(Cmd::SET_ACTIVATION)
+    stream_.emit(Cmd::SET_ACTIVATION, {{Field::SET_ACTIVATION__activation_function, static_cast<uint64_t>(r.activation)}})
         .emit(Cmd::SET_ACTIVATION_MIN, {{Field::SET_ACTIVATION_MIN__clip_boundary, u16(lo)}})
         .emit(Cmd::SET_ACTIVATION_MAX, {{Field::SET_ACTIVATION_MAX__clip_boundary, u16(hi)}})
         .emit(Cmd::SET_OFM_BLK_HEIGHT_M1).emit(Cmd::SET_OFM_BLK_WIDTH_M1)
@@ -210,10 +210,20 @@ uint32_t Rig::emit_conv(const ConvRegs& r) {
                                     {Field::SET_ACC_FORMAT__microblock, static_cast<uint64_t>(r.microblock)}})
         .emit(Cmd::SET_BLOCKDEP);
     const auto at = static_cast<uint32_t>(stream_.words().size() * 4);
-    constexpr uint64_t kPoolNone = 4;
-    if (r.pool_none) stream_.emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, kPoolNone}});
+    if (r.pool >= 0) stream_.emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, static_cast<uint64_t>(r.pool)}});
     else stream_.emit(Cmd::OP_CONV, {{Field::OP_CONV__weights_ifm2, r.weights_from_ifm2 ? 1u : 0u}});
     return at;
+}
+
+void Rig::load_lut(const std::vector<uint8_t>& table) {
+    const uint64_t at = append_aligned(weights_, table);
+    stream_.emit(Cmd::SET_DMA0_SRC_REGION, {{Field::SET_DMA0_SRC_REGION__region, kWeightRegion}})
+        .emit(Cmd::SET_DMA0_SRC, {{Field::SET_DMA0_SRC__addr, at}})
+        .emit(Cmd::SET_DMA0_DST_REGION, {{Field::SET_DMA0_DST_REGION__region_mode, 1}})
+        .emit(Cmd::SET_DMA0_DST, {{Field::SET_DMA0_DST__addr, 0}})
+        .emit(Cmd::SET_DMA0_LEN, {{Field::SET_DMA0_LEN__addr, table.size()}})
+        .emit(Cmd::OP_DMA_START)
+        .emit(Cmd::OP_DMA_WAIT);
 }
 
 void Rig::run() {

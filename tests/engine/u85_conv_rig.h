@@ -54,7 +54,8 @@ struct ConvRegs {
     bool has_ifm2 = false;  // IFM2 registers: the accumulator source or the weights
     Place ifm2;
     bool weights_from_ifm2 = false;
-    bool pool_none = false;  // NPU_OP_POOL NONE instead of NPU_OP_CONV (no weights)
+    int pool = -1;           // NPU_OP_POOL of this mode instead of NPU_OP_CONV (no weights)
+    int activation = 0;      // NPU_SET_ACTIVATION.activation_function
     int kernel_h = 1, kernel_w = 1, stride = 1;
     Padding pad;
     bool part_kernel_first = false, fast = false, sparse = false;
@@ -71,6 +72,7 @@ struct ConvRegs {
 class Rig {
 public:
     static constexpr Precision kInt8{true, 8};
+    static constexpr Precision kInt16{true, 16};
     static constexpr Precision kInt32{true, 32};
     static constexpr Precision kInt64{true, 64};
 
@@ -88,6 +90,8 @@ public:
     // depth rounded up to 16).
     StreamRef add_scales(const std::vector<ChannelScale>& scales, int ofm_ublock_depth, bool acc48 = false);
 
+    // Copies a table into the LUT RAM at byte 0 (a DMA from the weight region).
+    void load_lut(const std::vector<uint8_t>& table);
     // Emits every register of the op, then NPU_OP_CONV (or POOL); returns the op's offset.
     uint32_t emit_conv(const ConvRegs& r);
     void run();
