@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "emulator/engine/executor.h"
 #include "emulator/isa/error.h"
 
@@ -13,6 +15,16 @@ namespace {
 constexpr int kAccInputReset = 0, kAccInputKeep = 1, kAccInputIfm2 = 2;
 constexpr int kAccOutputEnable = 0;
 constexpr int kAcc48 = 1;
+
+// The accumulator RAM of each configuration (Vela 5.1 ethos_u85.cpp accelerator table); a 48-bit
+// accumulator takes 64 bits of it. Vela cuts kept accumulators to a block that fits
+// (scheduler_decompose.cpp NewOfmBlockShape).
+int64_t accumulator_capacity(const NpuConfig& config, int format) {
+    static constexpr int64_t kRamBytes[][2] = {{128, 8192}, {256, 16384}, {512, 32768}, {1024, 65536}, {2048, 131072}};
+    for (const auto& [macs, bytes] : kRamBytes)
+        if (macs == config.macs) return bytes * 8 / (format == kAcc48 ? 64 : 32);
+    return 0;
+}
 
 std::string shape_text(int h, int w, int c, int format) {
     return fmt::format("{}x{}x{} ({}-bit)", h, w, c, format == kAcc48 ? 48 : 32);
@@ -63,17 +75,26 @@ AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
         }
         default: throw Error(input_field, fmt::format("reserved accumulator input {}", op.output.acc_input));
     }
-    if (!outputs_) kept_.assign(elements, 0);
+    if (!outputs_) {
+        const int64_t capacity = accumulator_capacity(ctx.config, op.output.acc_format);
+        if (static_cast<int64_t>(elements) > capacity) {
+            throw Error({ctx.source, op.offset, "NPU_SET_ACC_FORMAT.acc_output"},
+                        fmt::format("{} keeps the accumulators of OFM {}, but the accumulator RAM of {} holds {}",
+                                    op_kind_name(op.kind), shape_text(height_, width_, depth_, op.output.acc_format),
+                                    ctx.config.name, capacity));
+        }
+        kept_.assign(elements, 0);
+    }
 }
 
-void AccumulatorIo::finish(Accumulators& store) const {
+void AccumulatorIo::finish(Accumulators& store) {
     store.kept = !outputs_;
     store.values.clear();
     if (outputs_) return;
     store.height = height_, store.width = width_, store.depth = depth_;
     store.format = op_.output.acc_format;
     store.left_by = op_.offset;
-    store.values = kept_;
+    store.values = std::move(kept_);
 }
 
 }  // namespace ethosu

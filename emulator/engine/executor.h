@@ -125,7 +125,7 @@ public:
         kept_[(static_cast<size_t>(y) * width_ + x) * depth_ + static_cast<size_t>(c)] = sum;
     }
     // After the op: hands the sums to the next op (acc_output DISABLE), or leaves none.
-    void finish(Accumulators& store) const;
+    void finish(Accumulators& store);
 
 private:
     const DecodedOp& op_;

@@ -27,11 +27,12 @@ constexpr int kMicroblock = 1, kUblockDepth = 16;  // U1X2: 16 deep on ethos-u85
 constexpr int kHeight = 5, kWidth = 6, kKernel = 3, kOfmDepth = 20;
 constexpr int kPartDepth = 16, kParts = 3;  // the IFM depth split in three
 
-// Weights of one part (OHWI over that part's IFM channels) as one standard stream.
-std::vector<std::vector<uint8_t>> encode(const std::vector<int16_t>& ohwi, int ifm_depth) {
+// OHWI weights (a part's IFM channels) as one standard stream.
+std::vector<std::vector<uint8_t>> encode(const std::vector<int16_t>& ohwi, int ifm_depth, int ofm_depth = kOfmDepth,
+                                         int kernel = kKernel) {
     test_support::U85OrderSpec spec;
-    spec.ofm_depth = kOfmDepth;
-    spec.kernel_h = spec.kernel_w = kKernel;
+    spec.ofm_depth = ofm_depth;
+    spec.kernel_h = spec.kernel_w = kernel;
     spec.ifm_depth = ifm_depth;
     spec.ofm_block_depth = 32;
     spec.ifm_block_depth = 32;
@@ -39,7 +40,7 @@ std::vector<std::vector<uint8_t>> encode(const std::vector<int16_t>& ohwi, int i
     std::vector<int16_t> values;
     for (const auto& [o, y, x, i] : test_support::u85_vela_order(spec, 0)) {
         values.push_back(o < 0 ? int16_t{0}
-                               : ohwi[((static_cast<size_t>(o) * kKernel + y) * kKernel + x) * ifm_depth + i]);
+                               : ohwi[((static_cast<size_t>(o) * kernel + y) * kernel + x) * ifm_depth + i]);
     }
     return {test_support::encode_values(values)};
 }
@@ -217,6 +218,26 @@ TEST(U85Accumulators, KeepOfAnotherOfmShapeIsRefused) {
     std::snprintf(left_by, sizeof left_by, "op at 0x%x left 5x6x20", first_at);
     EXPECT_NE(e.message.find(left_by), std::string::npos) << e.message;
     EXPECT_NE(e.message.find("5x5x20 (32-bit)"), std::string::npos) << e.message;
+}
+
+// ethos-u85-256 has 16 KB of accumulator RAM: 4096 32-bit accumulators.
+TEST(U85Accumulators, KeepingMoreThanTheAccumulatorRamHoldsIsRefused) {
+    Rig rig(kConfig);
+    std::mt19937 rng(3);
+    const FeatureMap8 ifm = rig.random_ifm(16, 16, 8, 0, rng);
+    ConvRegs r;
+    r.ifm = rig.place(ifm);
+    r.ofm = rig.reserve(16, 16, 17, Rig::kInt8, 0);  // 4352 elements
+    r.weights = rig.add_weights(encode(std::vector<int16_t>(static_cast<size_t>(17) * 8), 8, 17, 1));
+    r.scales = rig.add_scales(random_scales(17, rng), kUblockDepth);
+    r.microblock = kMicroblock;
+    r.ofm_block_depth = 32;
+    r.acc_output = kDisable;
+    const uint32_t at = rig.emit_conv(r);
+    const Refusal e = run_expecting_error(rig);
+    EXPECT_EQ(e.offset, at);
+    EXPECT_EQ(e.field, "NPU_SET_ACC_FORMAT.acc_output");
+    EXPECT_NE(e.message.find("holds 4096"), std::string::npos) << e.message;
 }
 
 TEST(U85Accumulators, Ifm2AccumulatorsOfTheWrongWidthAreRefused) {
