@@ -10,6 +10,7 @@
 #include <random>
 
 #include "emulator/engine/executor.h"
+#include "emulator/engine/weights.h"
 #include "emulator/isa/builder.h"
 #include "emulator/isa/error.h"
 #include "tests/engine/tflite_math.h"
@@ -160,6 +161,42 @@ const WeightCase kWeightCases[] = {
 
 INSTANTIATE_TEST_SUITE_P(Cases, U85ConvWeights, ::testing::ValuesIn(kWeightCases),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// The weight decoder alone: the streams decode to exactly the OHWI weights encoded, for every case
+// above and depthwise orders (IFM depth 1, stride phases, padding per 10 taps on the larger arrays).
+TEST(U85WeightDecoding, StreamsDecodeToTheEncodedWeights) {
+    std::vector<WeightCase> cases(std::begin(kWeightCases), std::end(kWeightCases));
+    cases.push_back({"depthwise_u85_256", "ethos-u85-256", 1, 16, 16, 64, Traversal::Depthwise, false, false, 1, 40, 3,
+                     3, 2, 0});
+    cases.push_back({"depthwise_u85_1024", "ethos-u85-1024", 3, 32, 32, 64, Traversal::Depthwise, false, false, 1, 70,
+                     5, 4, 1, 0});
+    for (const WeightCase& c : cases) {
+        SCOPED_TRACE(c.name);
+        std::mt19937 rng(42);
+        const NpuConfig config = *find_npu_config(c.config);
+        const auto weights = random_weights(c, rng);
+        std::vector<uint8_t> bytes;
+        DecodedOp op;
+        op.kind = c.traversal == Traversal::Depthwise ? OpKind::Depthwise : OpKind::Conv;
+        op.ifm.depth = c.traversal == Traversal::Depthwise ? c.ofm_depth : c.ifm_depth;
+        op.ofm.depth = c.ofm_depth;
+        op.kernel.height = c.kernel_h, op.kernel.width = c.kernel_w;
+        op.kernel.stride_x = op.kernel.stride_y = c.stride;
+        op.kernel.part_kernel_first = c.traversal == Traversal::PartKernelFirst;
+        op.block.ofm_depth = c.ofm_block_depth;
+        op.output.microblock = c.microblock;
+        op.weight_format = c.fast ? 1 : 0;
+        op.sparse_2_4 = c.sparse;
+        for (const auto& stream : encode_weights(c, config, weights)) {
+            op.weights.push_back({0, bytes.size(), stream.size()});
+            bytes.insert(bytes.end(), stream.begin(), stream.end());
+        }
+        while (static_cast<int>(op.weights.size()) < config.cores) op.weights.push_back({0, bytes.size(), 0});
+        const StreamFetch fetch = [&](const Stream& s) { return std::span<const uint8_t>(bytes).subspan(s.base, s.length); };
+        const OpWeights decoded = decode_op_weights(op, config, fetch, "u85-weights");
+        EXPECT_EQ(decoded.values, weights);
+    }
+}
 
 // A dense stream (3 non-zero weights in a group of 4) programmed as 2:4 sparse is refused.
 TEST(U85SparseWeights, StreamBreakingThePatternIsRefused) {
