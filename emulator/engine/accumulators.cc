@@ -58,7 +58,8 @@ AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
             if (op.weights_from_ifm2) {
                 throw Error(input_field, "accumulator input IFM2 on a CONV that reads its weights from IFM2");
             }
-            // Vela loads 32-bit accumulators from an int32 map, 48-bit ones from an int64 map.
+            // Vela loads 32-bit accumulators from an int32 map, 48-bit ones from an int64 map, both
+            // without zero point; the IFM2 zero point is not applied to raw sums.
             const int bits = op.output.acc_format == kAcc48 ? 64 : 32;
             if (op.ifm2.precision.bits != bits) {
                 throw Error({ctx.source, op.offset, "NPU_SET_IFM2_PRECISION"},
