@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include "emulator/engine/output_pipeline.h"
 #include "emulator/engine/executor.h"
@@ -144,11 +145,75 @@ struct FastConv {
     }
 };
 
+// U85 CONV with its weights in the IFM2 map (NPU_OP_CONV weights_ifm2). Vela 5.1 lowers MatMul,
+// BatchMatMul and FullyConnected or convolutions with non-constant weights to it: RewriteMatmul
+// (compiler/graphir_optimiser.cpp) transposes the weights to [rows, OFM channels, IFM channels],
+// DecomposeMatmul and DecomposeNonConstWeights (compiler/scheduler_decompose.cpp) cut one-row OFMs
+// and 1x1 kernels, and the register generator writes a global OFM_SCALE and no scale stream. So
+// the weight of OFM channel o and IFM channel i is IFM2 element (0, o, i) minus the IFM2 zero
+// point, which reproduces TFLite's (rhs - rhs zero point) products.
+void run_conv_ifm2_weights(const DecodedOp& op, ExecutionContext& ctx, const ErrorLocation& where) {
+    if (op.kernel.width != 1 || op.kernel.height != 1) {
+        throw Error({ctx.source, op.offset, "NPU_SET_KERNEL_WIDTH_M1"},
+                    fmt::format("weights from IFM2 with a {}x{} kernel (Vela uses 1x1)", op.kernel.height,
+                                op.kernel.width));
+    }
+    if (op.ofm.height != 1) {
+        throw Error({ctx.source, op.offset, "NPU_SET_OFM_HEIGHT_M1"},
+                    fmt::format("weights from IFM2 for an OFM of {} rows: Vela writes one row, and which IFM2 row "
+                                "another row would read is not determined",
+                                op.ofm.height));
+    }
+    if (op.output.per_channel_scale) {
+        throw Error({ctx.source, op.offset, "NPU_SET_OFM_PRECISION.scale_mode"},
+                    "weights from IFM2 with per-channel scaling (Vela writes a global OFM_SCALE)");
+    }
+    if (op.ifm2.precision.bits != op.ifm.precision.bits) {
+        throw Error({ctx.source, op.offset, "NPU_SET_IFM2_PRECISION"},
+                    fmt::format("{}-bit weights in IFM2 for a {}-bit IFM", op.ifm2.precision.bits, op.ifm.precision.bits));
+    }
+    const Kernel& k = op.kernel;
+    const IfmGeometry geo = ifm_geometry(op, where);
+    AccumulatorIo accumulators(op, ctx);
+    const int depth = op.ifm.depth;
+    const FeatureMapView ifm = ctx.view(op, op.ifm, geo.height, geo.width, depth, "IFM");
+    const FeatureMapView ifm2 = ctx.view(op, op.ifm2, 1, op.ofm.depth, depth, "IFM2 weights");
+    std::vector<int64_t> weights(static_cast<size_t>(op.ofm.depth) * depth);
+    for (int o = 0; o < op.ofm.depth; ++o)
+        for (int i = 0; i < depth; ++i)
+            weights[static_cast<size_t>(o) * depth + i] = ifm2.load(0, o, i) - op.ifm2.zero_point;
+    std::optional<FeatureMapView> ofm;
+    if (accumulators.outputs()) ofm.emplace(ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true));
+    const OutputPipeline act(op, ctx);
+    std::vector<int64_t> pixel(static_cast<size_t>(depth));
+    for (int oy = 0; oy < op.ofm.height; ++oy) {
+        const int iy = oy * k.stride_y - k.padding.top;
+        for (int ox = 0; ox < op.ofm.width; ++ox) {
+            const int ix = ox * k.stride_x - k.padding.left;
+            const bool inside = iy >= 0 && iy < geo.height && ix >= 0 && ix < geo.width;
+            if (inside) ifm.load_channels(iy, ix, depth, op.ifm.zero_point, pixel.data());
+            for (int oc = 0; oc < op.ofm.depth; ++oc) {
+                int64_t acc = accumulators.initial(oy, ox, oc);
+                if (inside) {
+                    const int64_t* w = weights.data() + static_cast<size_t>(oc) * depth;
+                    for (int i = 0; i < depth; ++i) acc += pixel[static_cast<size_t>(i)] * w[i];
+                }
+                if (ofm) ofm->store(oy, ox, oc, act.apply(acc, oc, nullptr));
+                else accumulators.keep(oy, ox, oc, acc);
+            }
+        }
+    }
+    accumulators.finish(ctx.accumulators);
+}
+
 }  // namespace
 
 void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
     const ErrorLocation where{ctx.source, op.offset, std::string(op_kind_name(op.kind))};
-    if (op.weights_from_ifm2) throw Error(where, "weights from IFM2 are not supported yet");
+    if (op.weights_from_ifm2) {
+        run_conv_ifm2_weights(op, ctx, where);
+        return;
+    }
     const bool depthwise = op.kind == OpKind::Depthwise;
     const Kernel& k = op.kernel;
     const IfmGeometry geo = ifm_geometry(op, where);
@@ -162,13 +227,17 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
     const int step_y = taps_dilated ? 1 : k.dilation_y;
     const int step_x = taps_dilated ? 1 : k.dilation_x;
 
+    AccumulatorIo accumulators(op, ctx);
     const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.ifm.depth);
-    const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
+    // With the accumulator output disabled the op writes no OFM.
+    std::optional<FeatureMapView> ofm;
+    if (accumulators.outputs()) ofm.emplace(ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true));
     const OutputPipeline act(op, ctx);
     const int64_t ifm_zp = op.ifm.zero_point;
 
     const int64_t taps = int64_t{w.kernel_height} * w.kernel_width;
-    if (int32_sums_are_exact(op, depthwise ? taps : taps * w.ifm_depth) && (!depthwise || op.ofm.depth <= op.ifm.depth)) {
+    if (int32_sums_are_exact(op, depthwise ? taps : taps * w.ifm_depth) && (!depthwise || op.ofm.depth <= op.ifm.depth) &&
+        accumulators.starts_at_zero() && accumulators.outputs()) {
         KernelScratch& scratch = ctx.scratch;
         load_dense_ifm(ifm, op.ifm.depth, ifm_zp, scratch.ifm);
         if (depthwise) {
@@ -178,15 +247,16 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
                 for (int t = 0; t < taps; ++t)
                     scratch.weights[static_cast<size_t>(t) * channels + c] = w.values[static_cast<size_t>(c) * taps + t];
         }
-        const FastConv fast{op, w, ofm, act, scratch.ifm, geo.height, geo.width, step_y, step_x, scratch};
+        const FastConv fast{op, w, *ofm, act, scratch.ifm, geo.height, geo.width, step_y, step_x, scratch};
         const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
             if (depthwise) fast.depthwise_rows(rows.begin(), rows.end());
             else fast.conv_rows(rows.begin(), rows.end());
         };
         // OFM rows that share bytes (a hostile stride) are written in order, as the reference does.
         const tbb::blocked_range<int> all_rows(0, op.ofm.height);
-        if (ofm.rows_are_disjoint()) tbb::parallel_for(all_rows, run_rows);
+        if (ofm->rows_are_disjoint()) tbb::parallel_for(all_rows, run_rows);
         else run_rows(all_rows);
+        accumulators.finish(ctx.accumulators);
         return;
     }
 
@@ -195,7 +265,7 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
             const int iy0 = oy * k.stride_y - k.padding.top;
             const int ix0 = ox * k.stride_x - k.padding.left;
             for (int oc = 0; oc < op.ofm.depth; ++oc) {
-                int64_t acc = 0;
+                int64_t acc = accumulators.initial(oy, ox, oc);
                 for (int ky = 0; ky < w.kernel_height; ++ky) {
                     const int iy = iy0 + ky * step_y;
                     if (iy < 0 || iy >= geo.height) continue;  // padding contributes zero
@@ -210,10 +280,12 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
                         }
                     }
                 }
-                ofm.store(oy, ox, oc, act.apply(acc, oc, &w));
+                if (ofm) ofm->store(oy, ox, oc, act.apply(acc, oc, &w));
+                else accumulators.keep(oy, ox, oc, acc);
             }
         }
     }
+    accumulators.finish(ctx.accumulators);
 }
 
 }  // namespace ethosu

@@ -243,14 +243,26 @@ void Executor::run(const DecodedStream& stream) {
 
 namespace {
 
+// The ops whose accumulators may start from kept ones or IFM2 and stay inside the NPU (Vela 5.1
+// splits convolutions that way and loads 32/64-bit maps through POOL NONE).
+bool uses_accumulator_control(const DecodedOp& op) {
+    return op.kind == OpKind::Conv || op.kind == OpKind::Depthwise || (op.kind == OpKind::Pool && op.pool == PoolMode::None);
+}
+
 // U85 features no corpus stream uses: refused rather than guessed.
 void refuse_unmodelled_u85(const DecodedOp& op, const std::string& source) {
     auto refuse = [&](const char* field, const char* what) {
         throw Error({source, op.offset, field}, fmt::format("{} is not supported yet", what));
     };
     constexpr int kAccInputReset = 0, kAccOutputEnable = 0;
-    if (op.output.acc_input != kAccInputReset) refuse("NPU_SET_ACC_FORMAT.acc_input", "accumulator input KEEP/IFM2");
-    if (op.output.acc_output != kAccOutputEnable) refuse("NPU_SET_ACC_FORMAT.acc_output", "accumulator output DISABLE");
+    if (!uses_accumulator_control(op)) {
+        if (op.output.acc_input != kAccInputReset) {
+            refuse("NPU_SET_ACC_FORMAT.acc_input", "accumulator input KEEP/IFM2 outside CONV, DEPTHWISE and POOL NONE");
+        }
+        if (op.output.acc_output != kAccOutputEnable) {
+            refuse("NPU_SET_ACC_FORMAT.acc_output", "accumulator output DISABLE outside CONV, DEPTHWISE and POOL NONE");
+        }
+    }
     // Neither the register description nor Vela (which never emits it) says how TILE3X1 maps a
     // feature map onto its tile registers.
     for (const FeatureMap* fm : {&op.ifm, &op.ifm2, &op.ofm})
@@ -305,7 +317,7 @@ void check_ofm_order(const DecodedOp& op, const std::string& source) {
 
 void Executor::run_op(const DecodedOp& op) {
     ExecutionContext ctx{config_, memory_, shram_, shared_weights_ ? *shared_weights_ : own_weights_, source_, chain_,
-                         scratch_};
+                         scratch_, accumulators_};
     check_lut_loaded(op, shram_, config_, source_);
     if (config_.generation == Generation::U85 && is_kernel_op(op.kind)) {
         refuse_unmodelled_u85(op, source_);
@@ -329,6 +341,8 @@ void Executor::run_op(const DecodedOp& op) {
             throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
                         fmt::format("{} is not supported on {} yet", op_kind_name(op.kind), config_.name));
     }
+    // Only the ops with accumulator control hand accumulators on; any other kernel op overwrites them.
+    if (!uses_accumulator_control(op)) accumulators_ = {};
     // A chained OFM is there for the ops that follow.
     if (chain_.pending_slot >= 0) {
         chain_.slots[chain_.pending_slot] = std::move(chain_.pending);

@@ -98,6 +98,47 @@ struct ChainBuffers {
     int pending_slot = -1;
 };
 
+struct ExecutionContext;
+
+// U85 accumulators kept inside the NPU between ops. An op with NPU_SET_ACC_FORMAT.acc_output
+// DISABLE writes no OFM and leaves its accumulators (the raw sums, before bias and scale, one per
+// OFM element) for the next op, which continues them with acc_input KEEP; any other kernel op
+// leaves none. Vela 5.1 keeps the OFM area of such a chain of ops the same (it splits a CONV over
+// IFM depth or kernel taps, one block at a time).
+struct Accumulators {
+    bool kept = false;
+    int height = 0, width = 0, depth = 0;
+    int format = 0;          // ACC_FORMAT.acc_format of the op that left them
+    uint32_t left_by = 0;    // that op's command offset
+    std::vector<int64_t> values;  // NHWC
+};
+
+// Where an op's accumulators start (ACC_FORMAT.acc_input) and whether it outputs them
+// (acc_output), checked against the op and what the previous op left.
+class AccumulatorIo {
+public:
+    AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx);
+    // The starting value of OFM element (y, x, c): 0, the kept accumulator or the IFM2 element.
+    int64_t initial(int y, int x, int c) const {
+        return start_.empty() ? 0 : start_[(static_cast<size_t>(y) * width_ + x) * depth_ + static_cast<size_t>(c)];
+    }
+    bool starts_at_zero() const { return start_.empty(); }
+    bool outputs() const { return outputs_; }
+    // Records the final sum of an element of an op that does not output.
+    void keep(int y, int x, int c, int64_t sum) {
+        kept_[(static_cast<size_t>(y) * width_ + x) * depth_ + static_cast<size_t>(c)] = sum;
+    }
+    // After the op: hands the sums to the next op (acc_output DISABLE), or leaves none.
+    void finish(Accumulators& store);
+
+private:
+    const DecodedOp& op_;
+    int height_, width_, depth_;
+    bool outputs_;
+    std::vector<int64_t> start_;
+    std::vector<int64_t> kept_;
+};
+
 struct ExecutionContext {
     const NpuConfig& config;
     const AddressSpace& memory;
@@ -106,6 +147,7 @@ struct ExecutionContext {
     const std::string& source;
     ChainBuffers& chain;
     KernelScratch& scratch;
+    Accumulators& accumulators;
 
     AccessContext access(const DecodedOp& op, std::string_view what) const;
     // The height x width x depth area of one of the op's feature maps, in memory or, for
@@ -140,6 +182,7 @@ private:
     WeightCache* shared_weights_;  // nullptr: own_weights_
     ChainBuffers chain_;
     KernelScratch scratch_;
+    Accumulators accumulators_;
 };
 
 // Kernels, one per op family (engine/*.cc).

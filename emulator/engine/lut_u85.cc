@@ -22,4 +22,13 @@ int64_t interpolate_lut(std::span<const uint8_t> table, int64_t v, Interpolating
     return std::clamp<int64_t>(result, INT16_MIN, INT16_MAX);  // 16-bit results
 }
 
+int64_t interpolate_lut_s16_s32(std::span<const uint8_t> table, int64_t v) {
+    constexpr int kFractionBits = 7;
+    const int64_t offset = v + 32768;
+    const uint8_t* e = table.data() + (offset >> kFractionBits) * 4;
+    const auto base = static_cast<int16_t>(e[0] | e[1] << 8);
+    const auto slope = static_cast<int16_t>(e[2] | e[3] << 8);
+    return int64_t{base} * (1 << kFractionBits) + int64_t{slope} * (offset & ((1 << kFractionBits) - 1));
+}
+
 }  // namespace ethosu

@@ -14,4 +14,10 @@ enum class InterpolatingLut : uint8_t { Sigmoid, Tanh };
 // by the low 9 bits, rounded half away from zero to 16 bits (sigmoid: 0..32767 around 16384).
 int64_t interpolate_lut(std::span<const uint8_t> table, int64_t v, InterpolatingLut kind);
 
+// LUT_S16_S32: the same 512 base/slope entries spread over the int16 input range, 128 inputs per
+// entry: entry (v + 32768) >> 7, 7-bit fraction f, result (base << 7) + slope * f. This is TOSA's
+// int16 TABLE, which Vela 5.1 maps onto it (compiler/graphir_optimiser.cpp RewriteTable: entry i
+// holds table[i] and table[i + 1] - table[i]). v must lie in -32768..32767.
+int64_t interpolate_lut_s16_s32(std::span<const uint8_t> table, int64_t v);
+
 }  // namespace ethosu

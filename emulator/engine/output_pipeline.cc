@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstring>
 
 #include "emulator/isa/error.h"
@@ -73,7 +74,21 @@ void OutputPipeline::init_u85(const DecodedOp& op, ExecutionContext& ctx, const 
             lut_ = ctx.shram.lut(0);  // the 2 KB table fills the LUT RAM
             clip_ = clip16 ? Range{std::max(bounds.min, type.min), std::min(bounds.max, type.max)} : type;
             return;
-        default: throw Error(where, "16-bit input LUTs (LUT_S16_S16, LUT_S16_S32) are not supported on U85 yet");
+        case 9: {  // LUT_S16_S32: the clipped int16 value indexes the interpolating table
+            if (op.output.lut_index != 0) {
+                throw Error(where, fmt::format("LUT_S16_S32 table {}: its 2 KB table fills the LUT RAM (table 0 only)",
+                                               op.output.lut_index));
+            }
+            s16_to_s32_ = true;
+            lut_ = ctx.shram.lut(0);
+            const Range int16{INT16_MIN, INT16_MAX};
+            clip_ = clip16 ? Range{std::max(bounds.min, int16.min), std::min(bounds.max, int16.max)} : int16;
+            return;
+        }
+        // LUT_S16_S16 interpolates to 16 bits; how the hardware rounds slope * fraction / 128 is not
+        // in the sources (Vela only uses it with slopes 0 and 128, where no rounding occurs).
+        case 8: throw Error(where, "16-bit input LUT_S16_S16 is not supported: its rounding is not determined");
+        default: throw Error(where, fmt::format("activation function {} is no LUT type", op.output.lut_type));
     }
     lut_signed_index_ = input.min < 0;
     clip_ = clip16 ? Range{std::max(bounds.min, input.min), std::min(bounds.max, input.max)} : input;
@@ -130,6 +145,7 @@ int64_t OutputPipeline::finish(int64_t scaled) const {
         return clamp(v, precision_range(op_.ofm.precision));
     }
     if (interpolating_) return clamp(interpolate_lut(lut_, v, *interpolating_), clip_);
+    if (s16_to_s32_) return clamp(interpolate_lut_s16_s32(lut_, clamp(v, clip_)), precision_range(op_.ofm.precision));
     // Table lookup: 256 entries indexed by the clipped 8-bit value (offset by 128 when signed),
     // each entry the width of the OFM element.
     v = clamp(v, clip_);

@@ -36,6 +36,7 @@ private:
     bool lut_signed_index_ = true;
     int lut_entry_bytes_ = 1;
     std::optional<InterpolatingLut> interpolating_;  // U85 int16 LUT_SIGMOID / LUT_TANH
+    bool s16_to_s32_ = false;                         // U85 LUT_S16_S32
 };
 
 }  // namespace ethosu

@@ -1,4 +1,4 @@
-// NPU_OP_POOL: MAX, AVERAGE, REDUCE_SUM.
+// NPU_OP_POOL: MAX, AVERAGE, REDUCE_SUM; U85 SUM and NONE.
 
 #include <algorithm>
 #include <limits>
@@ -10,6 +10,37 @@
 #include "emulator/isa/error.h"
 
 namespace ethosu {
+
+namespace {
+
+// U85 POOL NONE: the IFM adds nothing; the accumulators are what acc_input loads (Vela 5.1 loads
+// 32/64-bit maps this way through IFM2, ethos_u85_register_cs_generator.cpp GeneratePoolingOp, and
+// preloads biases with output disabled, scheduler_decompose.cpp DecomposeNonConstWeights) and
+// leave through OFM_SCALE or stay for the next op.
+void run_null_pool(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline& out) {
+    if (op.output.per_channel_scale) {
+        throw Error({ctx.source, op.offset, "NPU_SET_OFM_PRECISION.scale_mode"},
+                    "POOL NONE with per-channel scaling is not supported (Vela writes a global OFM_SCALE)");
+    }
+    AccumulatorIo accumulators(op, ctx);
+    const Scale& global = op.output.global_scale;
+    if (!accumulators.outputs()) {
+        for (int y = 0; y < op.ofm.height; ++y)
+            for (int x = 0; x < op.ofm.width; ++x)
+                for (int c = 0; c < op.ofm.depth; ++c) accumulators.keep(y, x, c, accumulators.initial(y, x, c));
+    } else {
+        const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
+        for (int y = 0; y < op.ofm.height; ++y)
+            for (int x = 0; x < op.ofm.width; ++x)
+                for (int c = 0; c < op.ofm.depth; ++c) {
+                    const int64_t acc = accumulators.initial(y, x, c);
+                    ofm.store(y, x, c, out.finish(scale_value(acc, global.scale, global.shift, op.output.round)));
+                }
+    }
+    accumulators.finish(ctx.accumulators);
+}
+
+}  // namespace
 
 void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
     const ErrorLocation where{ctx.source, op.offset, "NPU_OP_POOL"};
@@ -33,6 +64,10 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
                 const int64_t v = out.finish(scale_value(sum, global.scale, global.shift, op.output.round));
                 for (int c = 0; c < op.ofm.depth; ++c) ofm.store(y, x, c, v);
             }
+        return;
+    }
+    if (op.pool == PoolMode::None) {
+        run_null_pool(op, ctx, out);
         return;
     }
     // U85 SUM adds the window up; OFM_SCALE carries any division.

@@ -251,6 +251,36 @@ void decode_scale_stream(const DecodedOp& op, const StreamFetch& fetch, const st
     }
 }
 
+// 2:4 sparse weights (Vela 5.1 ethos_u85_weight_encoder.cpp, SparsityTracker): the stream still
+// holds every weight, but each aligned group of 4 IFM channels of one OFM channel and kernel tap
+// has at most 2 non-zero weights, each within -127..127. The MAC array keeps only those 2, so a
+// stream that breaks the pattern has no defined result.
+void check_2_4_sparse(const OpWeights& w, const ErrorLocation& where) {
+    for (int o = 0; o < w.ofm_depth; ++o) {
+        for (int y = 0; y < w.kernel_height; ++y) {
+            for (int x = 0; x < w.kernel_width; ++x) {
+                for (int group = 0; group < w.ifm_depth; group += 4) {
+                    int non_zero = 0;
+                    for (int i = group; i < std::min(group + 4, w.ifm_depth); ++i) {
+                        const int v = w.at(o, y, x, i);
+                        if (v < -127 || v > 127) {
+                            throw Error(where, fmt::format("sparse weight {} at OFM {}, kernel ({}, {}), IFM {} is "
+                                                           "outside -127..127",
+                                                           v, o, y, x, i));
+                        }
+                        non_zero += v != 0;
+                    }
+                    if (non_zero > 2) {
+                        throw Error(where, fmt::format("{} non-zero weights in IFM channels {}..{} of OFM {}, kernel "
+                                                       "({}, {}); 2:4 sparsity allows 2",
+                                                       non_zero, group, group + 3, o, y, x));
+                    }
+                }
+            }
+        }
+    }
+}
+
 // U85: each weight decoder's stream (or, in the fast format, one stream interleaving them) holds
 // its 4-channel groups of every OFM micro-block; one scale stream holds every channel's record.
 void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
@@ -260,7 +290,6 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
     auto field = [&](int s) { return s == 0 ? std::string("WEIGHT_BASE") : fmt::format("WEIGHT{}_BASE", s); };
     std::vector<std::vector<int16_t>> streams(static_cast<size_t>(order.streams));
     if (op.weight_format == 1) {
-        if (op.sparse_2_4) throw Error({source, op.offset, "NPU_SET_WEIGHT_FORMAT"}, "sparse fast weights are not supported");
         const Stream& stream = op.weights[0];
         const auto bytes = fetch(stream);
         // Positions per decoder; a stream of n bytes holds at most 4n weights (2-bit indices).
@@ -316,6 +345,7 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
         });
         if (next != values.size()) throw mismatch("more than");
     }
+    if (op.sparse_2_4) check_2_4_sparse(out, {source, op.offset, "NPU_SET_WEIGHT_FORMAT.weight_sparsity"});
     if (op.scales.empty()) return;
     const Stream& scales = op.scales[0];
     const auto bytes = fetch(scales);

@@ -65,6 +65,11 @@ U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, co
     }
     const bool ifm16 = op.ifm.precision.bits == 16;
     const bool sparse = op.sparse_2_4;
+    // Vela encodes 2:4 sparsity along the IFM depth of convolutions only.
+    if (sparse && w.traversal == Traversal::Depthwise) {
+        throw Error({where.file, where.offset, "NPU_SET_WEIGHT_FORMAT.weight_sparsity"},
+                    "2:4 sparse weights on a DEPTHWISE op");
+    }
     // Vela's IFM block depth for convolutions (ethos_u85.cpp FindBlockConfig).
     if (w.traversal == Traversal::PartKernelFirst) w.ifm_block_depth = 16;
     else if (op.ifm.precision.bits == 32 || ((config.macs == 128 || config.macs == 256) && w.ofm_ublock_depth == 16 && !sparse))

@@ -270,6 +270,8 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         read_feature_map(fm, kIfmFields);
     };
     auto read_ifm2 = [&](FeatureMap& fm) { read_feature_map(fm, kIfm2Fields); };
+    // U85 ACC_FORMAT.acc_input IFM2: the accumulators start from the IFM2 map.
+    auto accumulators_from_ifm2 = [&] { return u85 && r.get(Field::SET_ACC_FORMAT__acc_input) == 2; };
     auto read_ofm = [&](FeatureMap& fm) {
         fm.width = r.geti(Field::SET_OFM_WIDTH_M1__width_m1) + 1;
         fm.height = r.geti(Field::SET_OFM_HEIGHT_M1__height_m1) + 1;
@@ -398,12 +400,11 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             read_padding(op.kernel);
             op.weights_from_ifm2 = u85 && op.kind == OpKind::Conv && param && param->extract(command.value) == 1;
             const bool per_channel = r.get(Field::SET_OFM_PRECISION__scale_mode) == 0;
-            if (op.weights_from_ifm2) {
+            if (op.weights_from_ifm2 || accumulators_from_ifm2()) {
                 op.has_ifm2 = true;
                 read_ifm2(op.ifm2);
-            } else {
-                read_streams(op, per_channel);
             }
+            if (!op.weights_from_ifm2) read_streams(op, per_channel);
             read_output_stage(op.output, true);
             read_block(op.block, false);
             break;
@@ -411,6 +412,10 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         case OpKind::Pool: {
             op.pool = static_cast<PoolMode>(param->extract(command.value));
             read_ifm(op.ifm);
+            if (accumulators_from_ifm2()) {
+                op.has_ifm2 = true;
+                read_ifm2(op.ifm2);
+            }
             read_ofm(op.ofm);
             read_kernel(op.kernel);
             read_padding(op.kernel);

@@ -1,13 +1,18 @@
 // U85's interpolating int16 LUTs against plain transcriptions of TFLite's int16 LOGISTIC and TANH
-// arithmetic, over every input the table spans and beyond, with a table in Vela's format.
+// arithmetic, over every input the table spans and beyond, with a table in Vela's format; and
+// LUT_S16_S32 against TOSA's int16 TABLE, alone and as the activation of a POOL run on the
+// Executor.
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
+#include <random>
 #include <vector>
 
 #include "emulator/engine/lut_u85.h"
+#include "emulator/isa/error.h"
+#include "tests/engine/u85_conv_rig.h"
 
 namespace ethosu {
 namespace {
@@ -81,6 +86,86 @@ TEST(InterpolatingLut, TanhEqualsTfliteTanhForEveryInput) {
     const auto lut = lut_image(t, InterpolatingLut::Tanh);
     for (int x = -(1 << 17); x < (1 << 17); ++x)
         ASSERT_EQ(interpolate_lut(lut, 2 * x, InterpolatingLut::Tanh), tflite_tanh(t, x)) << "x " << x;
+}
+
+// A TOSA int16 TABLE: 513 values, neighbours within int16 of each other.
+std::vector<int16_t> tosa_table(uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> value(-16384, 16383);
+    std::vector<int16_t> t(513);
+    for (auto& v : t) v = static_cast<int16_t>(value(rng));
+    t[0] = -16384, t[512] = 16383;
+    return t;
+}
+
+// TOSA's int16 TABLE: the index and fraction of value + 32768, interpolated with 7 fraction bits.
+int32_t tosa_table_lookup(const std::vector<int16_t>& t, int value) {
+    const int index = (value + 32768) >> 7, fraction = (value + 32768) & 0x7F;
+    return t[static_cast<size_t>(index)] * 128 + (t[static_cast<size_t>(index) + 1] - t[static_cast<size_t>(index)]) * fraction;
+}
+
+// The LUT RAM image Vela writes for it: entry i holds table[i] and table[i + 1] - table[i].
+std::vector<uint8_t> s16_lut_image(const std::vector<int16_t>& t) {
+    std::vector<uint8_t> bytes;
+    for (size_t i = 0; i < 512; ++i) {
+        const auto base = static_cast<uint16_t>(t[i]), slope = static_cast<uint16_t>(t[i + 1] - t[i]);
+        for (const uint16_t half : {base, slope}) {
+            bytes.push_back(static_cast<uint8_t>(half));
+            bytes.push_back(static_cast<uint8_t>(half >> 8));
+        }
+    }
+    return bytes;
+}
+
+TEST(InterpolatingLut, S16ToS32EqualsTosaTableForEveryInput) {
+    const auto t = tosa_table(3);
+    const auto lut = s16_lut_image(t);
+    for (int v = -32768; v <= 32767; ++v) ASSERT_EQ(interpolate_lut_s16_s32(lut, v), tosa_table_lookup(t, v)) << "v " << v;
+}
+
+// A TABLE op as Vela runs it on U85: POOL SUM 1x1 at unit scale with the LUT as activation; every
+// int16 value once.
+TEST(InterpolatingLut, S16ToS32ActivationOfAPoolEqualsTosaTable) {
+    using namespace u85_conv_test;
+    constexpr int kLutS16S32 = 9, kPoolSum = 3;
+    const auto t = tosa_table(8);
+    Rig rig("ethos-u85-256");
+    std::vector<int64_t> inputs;
+    for (int v = -32768; v <= 32767; ++v) inputs.push_back(v);
+    rig.load_lut(s16_lut_image(t));
+    ConvRegs r;
+    r.pool = kPoolSum;
+    r.activation = kLutS16S32;
+    r.ifm = rig.place_wide(1, 256, 256, Rig::kInt16, inputs);
+    r.ofm = rig.reserve(1, 256, 256, Rig::kInt32, 0);
+    r.global_scale = true;
+    r.ofm_scale = 1;
+    rig.emit_conv(r);
+    rig.run();
+    const auto out = rig.read_wide(r.ofm);
+    for (size_t n = 0; n < inputs.size(); ++n)
+        ASSERT_EQ(out[n], tosa_table_lookup(t, static_cast<int>(inputs[n]))) << "input " << inputs[n];
+}
+
+// LUT_S16_S16 stays refused: the hardware's rounding of slope * fraction / 128 is not known.
+TEST(InterpolatingLut, S16ToS16IsRefused) {
+    using namespace u85_conv_test;
+    Rig rig("ethos-u85-256");
+    rig.load_lut(s16_lut_image(tosa_table(1)));
+    ConvRegs r;
+    r.pool = 3;
+    r.activation = 8;  // LUT_S16_S16
+    r.ifm = rig.place_wide(1, 4, 4, Rig::kInt16, std::vector<int64_t>(16, 5));
+    r.ofm = rig.reserve(1, 4, 4, Rig::kInt16, 0);
+    r.global_scale = true;
+    r.ofm_scale = 1;
+    const uint32_t at = rig.emit_conv(r);
+    try {
+        rig.run();
+        FAIL() << "LUT_S16_S16 ran";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().offset, at);
+    }
 }
 
 }  // namespace

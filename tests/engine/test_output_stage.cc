@@ -197,8 +197,9 @@ TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
     WeightCache weights;
     ChainBuffers chain;
     KernelScratch scratch;
+    Accumulators accumulators;
     const std::string source = "test";
-    ExecutionContext ctx{config, memory, shram, weights, source, chain, scratch};
+    ExecutionContext ctx{config, memory, shram, weights, source, chain, scratch, accumulators};
     DecodedOp op;
     op.ofm.precision = {true, 16};
     op.output.activation = Activation::Sigmoid;
@@ -223,7 +224,7 @@ TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
     EXPECT_THROW(OutputPipeline(op, ctx), Error);
     op.ofm.zero_point = 0;
     const NpuConfig u85 = *find_npu_config("ethos-u85-256");
-    ExecutionContext u85_ctx{u85, memory, shram, weights, source, chain, scratch};
+    ExecutionContext u85_ctx{u85, memory, shram, weights, source, chain, scratch, accumulators};
     EXPECT_THROW(OutputPipeline(op, u85_ctx), Error);
 }
 

@@ -1,0 +1,101 @@
+// U85 accumulator control: NPU_SET_ACC_FORMAT acc_input (RESET / KEEP / IFM2) and acc_output
+// (ENABLE / DISABLE), as Vela 5.1 programs them (ethos_u85_register_cs_generator.cpp
+// GenerateAccFormat; the op splits in compiler/scheduler_decompose.cpp).
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "emulator/engine/executor.h"
+#include "emulator/isa/error.h"
+
+namespace ethosu {
+namespace {
+
+constexpr int kAccInputReset = 0, kAccInputKeep = 1, kAccInputIfm2 = 2;
+constexpr int kAccOutputEnable = 0;
+constexpr int kAcc48 = 1;
+
+// The accumulator RAM of each configuration (Vela 5.1 ethos_u85.cpp accelerator table); a 48-bit
+// accumulator takes 64 bits of it. Vela cuts kept accumulators to a block that fits
+// (scheduler_decompose.cpp NewOfmBlockShape).
+int64_t accumulator_capacity(const NpuConfig& config, int format) {
+    static constexpr int64_t kRamBytes[][2] = {{128, 8192}, {256, 16384}, {512, 32768}, {1024, 65536}, {2048, 131072}};
+    for (const auto& [macs, bytes] : kRamBytes)
+        if (macs == config.macs) return bytes * 8 / (format == kAcc48 ? 64 : 32);
+    return 0;
+}
+
+std::string shape_text(int h, int w, int c, int format) {
+    return fmt::format("{}x{}x{} ({}-bit)", h, w, c, format == kAcc48 ? 48 : 32);
+}
+
+}  // namespace
+
+AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
+    : op_(op), height_(op.ofm.height), width_(op.ofm.width), depth_(op.ofm.depth),
+      outputs_(op.output.acc_output == kAccOutputEnable) {
+    const ErrorLocation input_field{ctx.source, op.offset, "NPU_SET_ACC_FORMAT.acc_input"};
+    const size_t elements = static_cast<size_t>(height_) * width_ * depth_;
+    const Accumulators& kept = ctx.accumulators;
+    switch (op.output.acc_input) {
+        case kAccInputReset: break;
+        case kAccInputKeep:
+            if (!kept.kept) {
+                throw Error(input_field, fmt::format("{} continues the accumulators (KEEP), but the op before it left "
+                                                     "none (only an op with acc_output DISABLE does)",
+                                                     op_kind_name(op.kind)));
+            }
+            if (kept.height != height_ || kept.width != width_ || kept.depth != depth_ || kept.format != op.output.acc_format) {
+                throw Error(input_field,
+                            fmt::format("{} continues accumulators (KEEP) of OFM {}, but the op at 0x{:x} left {}",
+                                        op_kind_name(op.kind), shape_text(height_, width_, depth_, op.output.acc_format),
+                                        kept.left_by, shape_text(kept.height, kept.width, kept.depth, kept.format)));
+            }
+            start_ = kept.values;
+            break;
+        case kAccInputIfm2: {
+            if (op.weights_from_ifm2) {
+                throw Error(input_field, "accumulator input IFM2 on a CONV that reads its weights from IFM2");
+            }
+            // Vela loads 32-bit accumulators from an int32 map, 48-bit ones from an int64 map, both
+            // without zero point; the IFM2 zero point is not applied to raw sums.
+            const int bits = op.output.acc_format == kAcc48 ? 64 : 32;
+            if (op.ifm2.precision.bits != bits) {
+                throw Error({ctx.source, op.offset, "NPU_SET_IFM2_PRECISION"},
+                            fmt::format("accumulator input IFM2 for {}-bit accumulators needs a {}-bit IFM2, not {}-bit",
+                                        op.output.acc_format == kAcc48 ? 48 : 32, bits, op.ifm2.precision.bits));
+            }
+            const FeatureMapView ifm2 = ctx.view(op, op.ifm2, height_, width_, depth_, "IFM2");
+            start_.resize(elements);
+            for (int y = 0; y < height_; ++y)
+                for (int x = 0; x < width_; ++x)
+                    for (int c = 0; c < depth_; ++c)
+                        start_[(static_cast<size_t>(y) * width_ + x) * depth_ + static_cast<size_t>(c)] = ifm2.load(y, x, c);
+            break;
+        }
+        default: throw Error(input_field, fmt::format("reserved accumulator input {}", op.output.acc_input));
+    }
+    if (!outputs_) {
+        const int64_t capacity = accumulator_capacity(ctx.config, op.output.acc_format);
+        if (static_cast<int64_t>(elements) > capacity) {
+            throw Error({ctx.source, op.offset, "NPU_SET_ACC_FORMAT.acc_output"},
+                        fmt::format("{} keeps the accumulators of OFM {}, but the accumulator RAM of {} holds {}",
+                                    op_kind_name(op.kind), shape_text(height_, width_, depth_, op.output.acc_format),
+                                    ctx.config.name, capacity));
+        }
+        kept_.assign(elements, 0);
+    }
+}
+
+void AccumulatorIo::finish(Accumulators& store) {
+    store.kept = !outputs_;
+    store.values.clear();
+    if (outputs_) return;
+    store.height = height_, store.width = width_, store.depth = depth_;
+    store.format = op_.output.acc_format;
+    store.left_by = op_.offset;
+    store.values = std::move(kept_);
+}
+
+}  // namespace ethosu

@@ -1,0 +1,338 @@
+// U85 CONV on hand-built streams against a plain convolution loop: random OHWI weights, dense and
+// 2:4 sparse, encoded in Vela 5.1's U85 layout (tests/engine/weight_encoder_u85.h) as standard
+// (SWD, one stream per weight decoder) and fast (FWD, one interleaved stream) weights; streams
+// that break the 2:4 pattern are refused.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <ostream>
+#include <random>
+
+#include "emulator/engine/executor.h"
+#include "emulator/engine/weights.h"
+#include "emulator/isa/builder.h"
+#include "emulator/isa/error.h"
+#include "tests/engine/tflite_math.h"
+#include "tests/engine/u85_conv_rig.h"
+#include "tests/engine/weight_encoder.h"
+#include "tests/engine/weight_encoder_u85.h"
+
+namespace ethosu {
+namespace {
+
+using namespace u85_conv_test;
+using test_support::U85OrderSpec;
+using Traversal = U85OrderSpec::Traversal;
+
+struct WeightCase {
+    const char* name;
+    const char* config;
+    int microblock;       // ACC_FORMAT.microblock
+    int ofm_ublock_depth;  // that micro-block's depth on the configuration
+    int ofm_block_depth;
+    int ifm_block_depth;  // Vela's choice for the traversal, IFM precision and sparsity
+    Traversal traversal;
+    bool sparse, fast;
+    int ifm_depth, ofm_depth, kernel_h, kernel_w, stride;
+    int distinct_weights;  // 0: any value of the weight range
+};
+
+void PrintTo(const WeightCase& c, std::ostream* os) { *os << c.name; }
+
+// Random OHWI weights; sparse ones keep at most 2 non-zero values in each aligned group of 4
+// IFM channels (sometimes fewer).
+std::vector<int16_t> random_weights(const WeightCase& c, std::mt19937& rng) {
+    const size_t count = static_cast<size_t>(c.ofm_depth) * c.kernel_h * c.kernel_w * c.ifm_depth;
+    std::vector<int16_t> w(count);
+    const int limit = c.sparse ? 127 : 255;
+    std::uniform_int_distribution<int> any(-limit, limit);
+    std::vector<int16_t> palette;
+    for (int n = 0; n < c.distinct_weights; ++n) palette.push_back(static_cast<int16_t>(any(rng)));
+    for (auto& v : w) v = static_cast<int16_t>(palette.empty() ? any(rng) : palette[rng() % palette.size()]);
+    // Dense raw FWD holds 8-bit values (with a zero adjust): keep the range within 256.
+    if (c.fast && !c.sparse && palette.empty()) {
+        for (auto& v : w) v = static_cast<int16_t>(std::clamp<int>(v, -60, 195));
+    }
+    if (c.sparse) {
+        for (size_t at = 0; at < count; at += static_cast<size_t>(c.ifm_depth)) {
+            for (int g = 0; g < c.ifm_depth; g += 4) {
+                const int n = std::min(4, c.ifm_depth - g);
+                const int keep = static_cast<int>(rng() % 3);  // 0..2 non-zero
+                std::vector<int> lanes(static_cast<size_t>(n));
+                for (int i = 0; i < n; ++i) lanes[static_cast<size_t>(i)] = i;
+                std::shuffle(lanes.begin(), lanes.end(), rng);
+                for (int i = keep; i < n; ++i) w[at + static_cast<size_t>(g + lanes[static_cast<size_t>(i)])] = 0;
+            }
+        }
+    }
+    return w;
+}
+
+U85OrderSpec order_spec(const WeightCase& c, const NpuConfig& config) {
+    U85OrderSpec s;
+    s.traversal = c.traversal;
+    s.decoders = config.cores;
+    s.macs = config.macs;
+    s.ofm_depth = c.ofm_depth;
+    s.kernel_h = c.kernel_h;
+    s.kernel_w = c.kernel_w;
+    s.ifm_depth = c.ifm_depth;
+    s.ofm_block_depth = c.ofm_block_depth;
+    s.ifm_block_depth = c.ifm_block_depth;
+    s.ofm_ublock_depth = c.ofm_ublock_depth;
+    s.sparse = c.sparse;
+    s.stride_x = s.stride_y = c.stride;
+    return s;
+}
+
+// The streams as Vela lays them out: one per decoder (SWD), or one interleaving them all (FWD).
+std::vector<std::vector<uint8_t>> encode_weights(const WeightCase& c, const NpuConfig& config,
+                                                 const std::vector<int16_t>& ohwi) {
+    const U85OrderSpec spec = order_spec(c, config);
+    std::vector<std::vector<int16_t>> per_decoder;
+    for (int d = 0; d < spec.decoders; ++d) {
+        std::vector<int16_t> values;
+        for (const auto& [o, y, x, i] : test_support::u85_vela_order(spec, d)) {
+            values.push_back(o < 0 ? int16_t{0}
+                                   : ohwi[((static_cast<size_t>(o) * c.kernel_h + y) * c.kernel_w + x) * c.ifm_depth + i]);
+        }
+        per_decoder.push_back(std::move(values));
+    }
+    if (c.fast) {
+        return {test_support::encode_fast(test_support::interleave_fast(per_decoder, test_support::u85_fast_block(spec)),
+                                          c.sparse)};
+    }
+    std::vector<std::vector<uint8_t>> streams;
+    for (const auto& values : per_decoder) streams.push_back(test_support::encode_values(values));
+    return streams;
+}
+
+class U85ConvWeights : public ::testing::TestWithParam<WeightCase> {};
+
+TEST_P(U85ConvWeights, ConvEqualsPlainLoop) {
+    const WeightCase& c = GetParam();
+    std::mt19937 rng(1234);
+    Rig rig(c.config);
+    const Geometry g = same_padding(7, 6, c.kernel_h, c.kernel_w, c.stride);
+    const FeatureMap8 ifm = rig.random_ifm(7, 6, c.ifm_depth, -11, rng);
+    const auto weights = random_weights(c, rng);
+    const auto scales = random_scales(c.ofm_depth, rng);
+
+    ConvRegs r;
+    r.ifm = rig.place(ifm);
+    r.ofm = rig.reserve(g.ofm_height, g.ofm_width, c.ofm_depth, Rig::kInt8, 5);
+    r.kernel_h = c.kernel_h, r.kernel_w = c.kernel_w, r.stride = c.stride, r.pad = g.pad;
+    r.part_kernel_first = c.traversal == Traversal::PartKernelFirst;
+    r.fast = c.fast, r.sparse = c.sparse;
+    r.weights = rig.add_weights(encode_weights(c, rig.config(), weights));
+    r.scales = rig.add_scales(scales, c.ofm_ublock_depth);
+    r.microblock = c.microblock;
+    r.ofm_block_depth = c.ofm_block_depth;
+    rig.emit_conv(r);
+    rig.run();
+
+    const auto expected = plain_conv(ifm, weights, scales, c.ofm_depth, c.kernel_h, c.kernel_w, c.stride, g, 5);
+    EXPECT_EQ(rig.read8(r.ofm), expected);
+}
+
+// Block depths: Vela's IFM block is 64 deep for 8-bit depth-first convolutions (32 on the
+// 128/256-MAC arrays with a 16-deep micro-block), 128 when sparse, 16 for part-kernel-first.
+const WeightCase kWeightCases[] = {
+    {"dense_swd_u85_256", "ethos-u85-256", 1, 16, 32, 32, Traversal::DepthFirst, false, false, 72, 40, 3, 3, 1, 0},
+    {"dense_fwd_raw_u85_256", "ethos-u85-256", 1, 16, 32, 32, Traversal::DepthFirst, false, true, 72, 40, 3, 3, 1, 0},
+    {"dense_fwd_lut4_u85_256", "ethos-u85-256", 1, 16, 16, 32, Traversal::DepthFirst, false, true, 40, 20, 3, 2, 1, 11},
+    {"dense_fwd_lut2_u85_256", "ethos-u85-256", 1, 16, 16, 32, Traversal::DepthFirst, false, true, 40, 20, 2, 3, 1, 3},
+    {"sparse_swd_u85_256", "ethos-u85-256", 1, 16, 32, 128, Traversal::DepthFirst, true, false, 136, 40, 3, 3, 1, 0},
+    {"sparse_fwd_u85_256", "ethos-u85-256", 1, 16, 32, 128, Traversal::DepthFirst, true, true, 136, 40, 3, 3, 1, 0},
+    {"sparse_part_kernel_swd_u85_256", "ethos-u85-256", 1, 16, 16, 16, Traversal::PartKernelFirst, true, false, 20,
+     24, 3, 3, 2, 0},
+    {"sparse_part_kernel_fwd_u85_256", "ethos-u85-256", 1, 16, 16, 16, Traversal::PartKernelFirst, true, true, 20, 24,
+     3, 3, 2, 0},
+    {"dense_part_kernel_fwd_u85_512", "ethos-u85-512", 3, 16, 32, 16, Traversal::PartKernelFirst, false, true, 20, 36,
+     3, 3, 2, 0},
+    {"dense_swd_u85_1024", "ethos-u85-1024", 3, 32, 64, 64, Traversal::DepthFirst, false, false, 72, 72, 3, 3, 1, 0},
+    {"dense_fwd_u85_1024", "ethos-u85-1024", 3, 32, 64, 64, Traversal::DepthFirst, false, true, 72, 72, 3, 3, 1, 0},
+    {"sparse_swd_u85_1024", "ethos-u85-1024", 3, 32, 32, 128, Traversal::DepthFirst, true, false, 136, 72, 2, 2, 1, 0},
+    {"sparse_fwd_u85_1024", "ethos-u85-1024", 3, 32, 32, 128, Traversal::DepthFirst, true, true, 136, 72, 2, 2, 1, 0},
+    {"sparse_part_kernel_fwd_u85_2048", "ethos-u85-2048", 3, 64, 64, 16, Traversal::PartKernelFirst, true, true, 24,
+     70, 3, 3, 1, 0},
+};
+
+INSTANTIATE_TEST_SUITE_P(Cases, U85ConvWeights, ::testing::ValuesIn(kWeightCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+// The weight decoder alone: the streams decode to exactly the OHWI weights encoded, for every case
+// above and depthwise orders (IFM depth 1, stride phases, padding per 10 taps on the larger arrays).
+TEST(U85WeightDecoding, StreamsDecodeToTheEncodedWeights) {
+    std::vector<WeightCase> cases(std::begin(kWeightCases), std::end(kWeightCases));
+    cases.push_back({"depthwise_u85_256", "ethos-u85-256", 1, 16, 16, 64, Traversal::Depthwise, false, false, 1, 40, 3,
+                     3, 2, 0});
+    cases.push_back({"depthwise_u85_1024", "ethos-u85-1024", 3, 32, 32, 64, Traversal::Depthwise, false, false, 1, 70,
+                     5, 4, 1, 0});
+    for (const WeightCase& c : cases) {
+        SCOPED_TRACE(c.name);
+        std::mt19937 rng(42);
+        const NpuConfig config = *find_npu_config(c.config);
+        const auto weights = random_weights(c, rng);
+        std::vector<uint8_t> bytes;
+        DecodedOp op;
+        op.kind = c.traversal == Traversal::Depthwise ? OpKind::Depthwise : OpKind::Conv;
+        op.ifm.depth = c.traversal == Traversal::Depthwise ? c.ofm_depth : c.ifm_depth;
+        op.ofm.depth = c.ofm_depth;
+        op.kernel.height = c.kernel_h, op.kernel.width = c.kernel_w;
+        op.kernel.stride_x = op.kernel.stride_y = c.stride;
+        op.kernel.part_kernel_first = c.traversal == Traversal::PartKernelFirst;
+        op.block.ofm_depth = c.ofm_block_depth;
+        op.output.microblock = c.microblock;
+        op.weight_format = c.fast ? 1 : 0;
+        op.sparse_2_4 = c.sparse;
+        for (const auto& stream : encode_weights(c, config, weights)) {
+            op.weights.push_back({0, bytes.size(), stream.size()});
+            bytes.insert(bytes.end(), stream.begin(), stream.end());
+        }
+        while (static_cast<int>(op.weights.size()) < config.cores) op.weights.push_back({0, bytes.size(), 0});
+        const StreamFetch fetch = [&](const Stream& s) { return std::span<const uint8_t>(bytes).subspan(s.base, s.length); };
+        const OpWeights decoded = decode_op_weights(op, config, fetch, "u85-weights");
+        EXPECT_EQ(decoded.values, weights);
+    }
+}
+
+// A dense stream (3 non-zero weights in a group of 4) programmed as 2:4 sparse is refused.
+TEST(U85SparseWeights, StreamBreakingThePatternIsRefused) {
+    WeightCase c = kWeightCases[4];
+    for (const bool fast : {false, true}) {
+        c.fast = fast;
+        std::mt19937 rng(99);
+        auto weights = random_weights(c, rng);
+        weights[static_cast<size_t>(c.ifm_depth) * 5 + 4] = 7;  // OFM 0, tap (1, 2), IFM 4..7
+        weights[static_cast<size_t>(c.ifm_depth) * 5 + 5] = -3;
+        weights[static_cast<size_t>(c.ifm_depth) * 5 + 6] = 9;
+        Rig rig(c.config);
+        const Geometry g = same_padding(7, 6, c.kernel_h, c.kernel_w, c.stride);
+        ConvRegs r;
+        r.ifm = rig.place(rig.random_ifm(7, 6, c.ifm_depth, 0, rng));
+        r.ofm = rig.reserve(g.ofm_height, g.ofm_width, c.ofm_depth, Rig::kInt8, 0);
+        r.kernel_h = c.kernel_h, r.kernel_w = c.kernel_w, r.pad = g.pad;
+        r.fast = c.fast, r.sparse = true;
+        r.weights = rig.add_weights(encode_weights(c, rig.config(), weights));
+        r.scales = rig.add_scales(random_scales(c.ofm_depth, rng), c.ofm_ublock_depth);
+        r.microblock = c.microblock;
+        r.ofm_block_depth = c.ofm_block_depth;
+        const uint32_t at = rig.emit_conv(r);
+        try {
+            rig.run();
+            FAIL() << "a 3:4 group was accepted as 2:4 sparse";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.where().offset, at);
+            EXPECT_EQ(e.where().field, "NPU_SET_WEIGHT_FORMAT.weight_sparsity");
+            EXPECT_NE(std::string(e.what()).find("IFM channels 4..7 of OFM 0, kernel (1, 2)"), std::string::npos)
+                << e.what();
+        }
+    }
+}
+
+// MatMul as Vela lowers it for U85: IFM [1, 1, M, K] times IFM2 [1, 1, N, K] (the right-hand
+// matrix transposed, its zero point kept) into OFM [1, 1, M, N], global OFM_SCALE; the
+// contraction split in two parts that keep the accumulators, as DecomposeMatmul splits long ones.
+struct MatMul {
+    static constexpr int kRows = 9, kColumns = 21, kContraction = 40;
+    std::mt19937 rng{5};
+    FeatureMap8 lhs, rhs;
+    ChannelScale scale;
+
+    explicit MatMul(const Rig& rig)
+        : lhs(rig.random_ifm(1, kRows, kContraction, 7, rng)), rhs(rig.random_ifm(1, kColumns, kContraction, -20, rng)),
+          scale(random_scales(1, rng)[0]) {
+        scale.bias = 0;
+    }
+
+    std::vector<int8_t> expected(int32_t zero_point) const {
+        std::vector<int64_t> sums;
+        for (int m = 0; m < kRows; ++m)
+            for (int n = 0; n < kColumns; ++n) {
+                int64_t sum = 0;
+                for (int k = 0; k < kContraction; ++k)
+                    sum += int64_t{lhs.at(0, m, k) - lhs.zero_point} * (rhs.at(0, n, k) - rhs.zero_point);
+                sums.push_back(sum);
+            }
+        return requantize(sums, {scale}, zero_point);
+    }
+
+    ConvRegs regs(Rig& rig, const FeatureMap8& a, const FeatureMap8& b, const Place& ofm) const {
+        ConvRegs r;
+        r.ifm = rig.place(a);
+        r.has_ifm2 = true;
+        r.weights_from_ifm2 = true;
+        r.ifm2 = rig.place(b);
+        r.ofm = ofm;
+        r.global_scale = true;
+        r.ofm_scale = static_cast<uint32_t>(scale.multiplier);
+        r.ofm_shift = 31 - scale.shift;
+        return r;
+    }
+};
+
+// The channels [first, first + count) of a map.
+FeatureMap8 channels(const FeatureMap8& fm, int first, int count) {
+    FeatureMap8 part{fm.height, fm.width, count, fm.zero_point, {}};
+    for (int y = 0; y < fm.height; ++y)
+        for (int x = 0; x < fm.width; ++x)
+            for (int c = first; c < first + count; ++c) part.values.push_back(fm.at(y, x, c));
+    return part;
+}
+
+TEST(U85Ifm2Weights, MatMulEqualsPlainLoop) {
+    Rig rig("ethos-u85-256");
+    const MatMul mm(rig);
+    const Place ofm = rig.reserve(1, MatMul::kRows, MatMul::kColumns, Rig::kInt8, 3);
+    rig.emit_conv(mm.regs(rig, mm.lhs, mm.rhs, ofm));
+    rig.run();
+    EXPECT_EQ(rig.read8(ofm), mm.expected(3));
+}
+
+TEST(U85Ifm2Weights, MatMulSplitOverTheContractionKeepsTheAccumulators) {
+    Rig rig("ethos-u85-1024");
+    const MatMul mm(rig);
+    const Place ofm = rig.reserve(1, MatMul::kRows, MatMul::kColumns, Rig::kInt8, -1);
+    constexpr int kFirst = 24;
+    ConvRegs first = mm.regs(rig, channels(mm.lhs, 0, kFirst), channels(mm.rhs, 0, kFirst), ofm);
+    first.acc_output = 1;  // DISABLE
+    rig.emit_conv(first);
+    ConvRegs second = mm.regs(rig, channels(mm.lhs, kFirst, MatMul::kContraction - kFirst),
+                              channels(mm.rhs, kFirst, MatMul::kContraction - kFirst), ofm);
+    second.acc_input = 1;  // KEEP
+    rig.emit_conv(second);
+    rig.run();
+    EXPECT_EQ(rig.read8(ofm), mm.expected(-1));
+}
+
+TEST(U85Ifm2Weights, UndeterminedLayoutsAreRefused) {
+    struct Case {
+        const char* field;
+        void (*change)(ConvRegs&);
+    };
+    const Case cases[] = {
+        {"NPU_SET_OFM_PRECISION.scale_mode", [](ConvRegs& r) { r.global_scale = false; }},
+        {"NPU_SET_KERNEL_WIDTH_M1", [](ConvRegs& r) { r.kernel_w = 2; }},
+        {"NPU_SET_OFM_HEIGHT_M1", [](ConvRegs& r) { r.ofm.height = 2, r.ofm.width = 4; }},
+        {"NPU_SET_IFM2_PRECISION", [](ConvRegs& r) { r.ifm2.precision = Rig::kInt32; }},
+    };
+    for (const Case& c : cases) {
+        Rig rig("ethos-u85-256");
+        const MatMul mm(rig);
+        ConvRegs r = mm.regs(rig, mm.lhs, mm.rhs, rig.reserve(1, MatMul::kRows, MatMul::kColumns, Rig::kInt8, 0));
+        c.change(r);
+        const uint32_t at = rig.emit_conv(r);
+        try {
+            rig.run();
+            ADD_FAILURE() << c.field << ": the stream ran";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.where().offset, at) << c.field;
+            EXPECT_EQ(e.where().field, c.field) << e.what();
+        }
+    }
+}
+
+}  // namespace
+}  // namespace ethosu
