@@ -29,16 +29,22 @@ bool int32_sums_are_exact(const DecodedOp& op, int64_t terms) {
     return terms > 0 && largest * 256 * terms <= INT32_MAX;
 }
 
-// The IFM area [0, height) x [0, width) x [0, depth) minus its zero point, dense HWC.
-void load_dense_ifm(const FeatureMapView& ifm, int depth, int64_t zero_point, std::vector<int16_t>& out) {
-    const int height = ifm.height(), width = ifm.width();
-    out.resize(static_cast<size_t>(height) * width * depth);
-    tbb::parallel_for(tbb::blocked_range<int>(0, height), [&](const tbb::blocked_range<int>& rows) {
+// IFM rows [first, last) x [0, width) x [0, depth) minus the zero point, dense HWC.
+void load_dense_ifm(const FeatureMapView& ifm, int first, int last, int depth, int64_t zero_point,
+                    std::vector<int16_t>& out) {
+    const int width = ifm.width();
+    out.resize(static_cast<size_t>(last - first) * width * depth);
+    tbb::parallel_for(tbb::blocked_range<int>(first, last), [&](const tbb::blocked_range<int>& rows) {
         for (int y = rows.begin(); y < rows.end(); ++y)
             for (int x = 0; x < width; ++x)
-                ifm.load_channels(y, x, depth, zero_point, out.data() + (static_cast<size_t>(y) * width + x) * depth);
+                ifm.load_channels(y, x, depth, zero_point,
+                                  out.data() + (static_cast<size_t>(y - first) * width + x) * depth);
     });
 }
+
+// Bytes of dense IFM the fast path copies at a time: it works through bands of OFM rows, so
+// that a large feature map is never copied whole.
+constexpr int64_t kIfmBandBytes = 256 * 1024;
 
 int32_t dot(const int16_t* a, const int16_t* b, int n) {
     int32_t sum = 0;
@@ -65,8 +71,8 @@ struct FastConv {
     const OpWeights& w;
     const FeatureMapView& ofm;
     const OutputPipeline& act;
-    const std::vector<int16_t>& ifm;  // dense, zero point removed
-    int ifm_height, ifm_width, step_y, step_x;
+    const std::vector<int16_t>& ifm;  // dense, zero point removed: IFM rows from ifm_row0 on
+    int ifm_row0, ifm_height, ifm_width, step_y, step_x;
     KernelScratch& scratch;
 
     // CONV: each output pixel is one dot product per OFM channel between its IFM patch (taps x
@@ -94,7 +100,8 @@ struct FastConv {
                         if (iy < 0 || iy >= ifm_height || ix < 0 || ix >= ifm_width) {
                             std::fill(to, to + depth, int16_t{0});
                         } else {
-                            const int16_t* from = ifm.data() + (static_cast<size_t>(iy) * ifm_width + ix) * depth;
+                            const int16_t* from =
+                                ifm.data() + (static_cast<size_t>(iy - ifm_row0) * ifm_width + ix) * depth;
                             std::copy(from, from + depth, to);
                         }
                     }
@@ -132,7 +139,8 @@ struct FastConv {
                     for (int kx = 0; kx < w.kernel_width; ++kx) {
                         const int ix = ix0 + kx * step_x;
                         if (ix < 0 || ix >= ifm_width) continue;
-                        const int16_t* x = ifm.data() + (static_cast<size_t>(iy) * ifm_width + ix) * ifm_depth;
+                        const int16_t* x =
+                            ifm.data() + (static_cast<size_t>(iy - ifm_row0) * ifm_width + ix) * ifm_depth;
                         const int16_t* t =
                             scratch.weights.data() + static_cast<size_t>(ky * w.kernel_width + kx) * channels;
                         for (int c = 0; c < channels; ++c) acc[c] += int32_t{x[c]} * t[c];
@@ -239,7 +247,6 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
     if (int32_sums_are_exact(op, depthwise ? taps : taps * w.ifm_depth) && (!depthwise || op.ofm.depth <= op.ifm.depth) &&
         accumulators.starts_at_zero() && accumulators.outputs()) {
         KernelScratch& scratch = ctx.scratch;
-        load_dense_ifm(ifm, op.ifm.depth, ifm_zp, scratch.ifm);
         if (depthwise) {
             const int channels = op.ofm.depth;
             scratch.weights.resize(static_cast<size_t>(taps * channels));
@@ -247,15 +254,26 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
                 for (int t = 0; t < taps; ++t)
                     scratch.weights[static_cast<size_t>(t) * channels + c] = w.values[static_cast<size_t>(c) * taps + t];
         }
-        const FastConv fast{op, w, *ofm, act, scratch.ifm, geo.height, geo.width, step_y, step_x, scratch};
-        const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
-            if (depthwise) fast.depthwise_rows(rows.begin(), rows.end());
-            else fast.conv_rows(rows.begin(), rows.end());
-        };
-        // OFM rows that share bytes (a hostile stride) are written in order, as the reference does.
-        const tbb::blocked_range<int> all_rows(0, op.ofm.height);
-        if (ofm->rows_are_disjoint()) tbb::parallel_for(all_rows, run_rows);
-        else run_rows(all_rows);
+        const int64_t row_bytes = int64_t{geo.width} * op.ifm.depth * 2 * std::max(1, k.stride_y);
+        const int band = static_cast<int>(std::clamp<int64_t>(kIfmBandBytes / std::max<int64_t>(row_bytes, 1), 1,
+                                                              std::max(op.ofm.height, 1)));
+        for (int first = 0; first < op.ofm.height; first += band) {
+            const int last = std::min(op.ofm.height, first + band);
+            // The IFM rows the band's windows reach (padding rows excepted).
+            const int top = std::clamp(first * k.stride_y - k.padding.top, 0, geo.height);
+            const int bottom = std::clamp((last - 1) * k.stride_y - k.padding.top + (w.kernel_height - 1) * step_y + 1,
+                                          top, geo.height);
+            load_dense_ifm(ifm, top, bottom, op.ifm.depth, ifm_zp, scratch.ifm);
+            const FastConv fast{op, w, *ofm, act, scratch.ifm, top, geo.height, geo.width, step_y, step_x, scratch};
+            const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
+                if (depthwise) fast.depthwise_rows(rows.begin(), rows.end());
+                else fast.conv_rows(rows.begin(), rows.end());
+            };
+            // OFM rows that share bytes (a hostile stride) are written in order, as the reference does.
+            const tbb::blocked_range<int> rows(first, last);
+            if (ofm->rows_are_disjoint()) tbb::parallel_for(rows, run_rows);
+            else run_rows(rows);
+        }
         accumulators.finish(ctx.accumulators);
         return;
     }
