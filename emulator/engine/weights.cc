@@ -172,54 +172,93 @@ uint64_t weight_count(uint64_t channels, const OpWeights& shape) {
 
 const char* weight_field(int stream) { return stream == 0 ? "WEIGHT_BASE" : "WEIGHT1_BASE"; }
 
-// Decodes one core's stream. Its count is checked against the weights the core owns before the
-// OHWI buffer is sized from the (possibly hostile) registers.
-std::vector<int16_t> read_weight_stream(const DecodedOp& op, const StreamFetch& fetch, const std::string& source,
-                                        int stream, const OpWeights& shape) {
-    const int streams = static_cast<int>(op.weights.size());
-    const uint64_t channels = static_cast<uint64_t>(channels_of_stream(shape.ofm_depth, stream, streams));
-    if (channels == 0) return {};  // a second core without channels gets WEIGHT1_LENGTH 0
+// A bitstream error, with the op and its command offset that say which op the stream fed.
+Error weight_stream_error(const DecodedOp& op, const std::string& source, int stream, const Error& e) {
     const Stream& where = op.weights[static_cast<size_t>(stream)];
-    const uint64_t owned = weight_count(channels, shape);
-    std::vector<int16_t> values;
-    try {
-        values = decode_weight_bitstream(fetch(where), source, where.base, owned);
-    } catch (const Error& e) {
-        // The bitstream names the byte; the op and its command offset say which op it fed.
-        throw Error({source, op.offset, weight_field(stream)},
-                    fmt::format("{} weight stream at 0x{:x}, byte 0x{:x}: {}: {}", op_kind_name(op.kind), where.base,
-                                e.where().offset.value_or(where.base), e.where().field, e.reason()));
-    }
-    if (values.size() < owned) {
-        throw Error({source, op.offset, weight_field(stream)},
-                    fmt::format("{} weight stream at 0x{:x} holds {} weights; the op has {} for this core",
-                                op_kind_name(op.kind), where.base, values.size(), owned));
-    }
-    return values;
+    return Error({source, op.offset, weight_field(stream)},
+                 fmt::format("{} weight stream at 0x{:x}, byte 0x{:x}: {}: {}", op_kind_name(op.kind), where.base,
+                             e.where().offset.value_or(where.base), e.where().field, e.reason()));
 }
 
-// Replays the encoder's traversal over one core's decoded values into OHWI; each position takes
-// one value, so a short stream ends the walk at once.
-void place_weight_stream(const DecodedOp& op, const NpuConfig& config, const std::string& source, int stream,
-                         const std::vector<int16_t>& values, OpWeights& out) {
+// Before the OHWI buffer is sized from the (possibly hostile) registers: a stream holds at most
+// kMaxValuesPerByte values per byte, so it cannot serve more weights than that.
+void check_stream_can_hold(const DecodedOp& op, const StreamFetch& fetch, const std::string& source, int stream,
+                           const OpWeights& shape) {
+    const int streams = static_cast<int>(op.weights.size());
+    const uint64_t channels = static_cast<uint64_t>(channels_of_stream(shape.ofm_depth, stream, streams));
+    if (channels == 0) return;  // a second core without channels gets WEIGHT1_LENGTH 0
+    const Stream& where = op.weights[static_cast<size_t>(stream)];
+    const uint64_t most = kMaxValuesPerByte * uint64_t{fetch(where).size()};
+    const uint64_t owned = weight_count(channels, shape);
+    if (owned > most) {
+        throw Error({source, op.offset, weight_field(stream)},
+                    fmt::format("{} weight stream at 0x{:x} can hold at most {} weights; the op has {} for this core",
+                                op_kind_name(op.kind), where.base, most, owned));
+    }
+}
+
+// One stream's values, pulled as the traversal places them.
+class StreamValues {
+public:
+    StreamValues(const DecodedOp& op, const StreamFetch& fetch, const std::string& source, int stream)
+        : op_(op), source_(source), stream_(stream),
+          reader_(fetch(op.weights[static_cast<size_t>(stream)]), source, op.weights[static_cast<size_t>(stream)].base) {}
+
+    bool next(int16_t& value) {
+        while (at_ == slice_.size()) {
+            if (!pull()) return false;
+        }
+        value = slice_[at_++];
+        ++taken_;
+        return true;
+    }
+    uint64_t taken() const { return taken_; }
+    // Decodes what is left, counting it.
+    uint64_t count_rest() {
+        uint64_t rest = slice_.size() - at_;
+        while (pull()) rest += slice_.size();
+        return rest;
+    }
+
+private:
+    bool pull() {
+        try {
+            at_ = 0;
+            return reader_.next_slice(slice_);
+        } catch (const Error& e) {
+            throw weight_stream_error(op_, source_, stream_, e);
+        }
+    }
+    const DecodedOp& op_;
+    const std::string& source_;
+    int stream_;
+    WeightBitstreamReader reader_;
+    std::vector<int16_t> slice_;
+    size_t at_ = 0;
+    uint64_t taken_ = 0;
+};
+
+// Replays the encoder's traversal over one core's stream into OHWI, decoding a slice at a time;
+// each position takes one value, and the stream must hold exactly as many.
+void place_weight_stream(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
+                         const std::string& source, int stream, OpWeights& out) {
     const int streams = static_cast<int>(op.weights.size());
     const WeightOrder order = u55_weight_order(op, config, out, stream, streams);
     if (order.ofm_depth == 0) return;
-    const uint64_t base = op.weights[static_cast<size_t>(stream)].base;
-    auto mismatch = [&](const char* how) {
+    StreamValues values(op, fetch, source, stream);
+    auto mismatch = [&](uint64_t held, const char* how) {
         return Error({source, op.offset, weight_field(stream)},
                      fmt::format("{} weight stream at 0x{:x} holds {} weights, {} the op's traversal needs",
-                                 op_kind_name(op.kind), base, values.size(), how));
+                                 op_kind_name(op.kind), op.weights[static_cast<size_t>(stream)].base, held, how));
     };
-    size_t next = 0;
     for_each_weight_position(order, [&](int o, int y, int x, int i) {
-        if (next == values.size()) throw mismatch("fewer than");
-        const int16_t v = values[next++];
+        int16_t v = 0;
+        if (!values.next(v)) throw mismatch(values.taken(), "fewer than");
         if (o < 0) return;
         const size_t channel = static_cast<size_t>(o) * streams + stream;
         out.values[((channel * out.kernel_height + y) * out.kernel_width + x) * out.ifm_depth + i] = v;
     });
-    if (next != values.size()) throw mismatch("more than");
+    if (const uint64_t rest = values.count_rest()) throw mismatch(values.taken() + rest, "more than");
 }
 
 // U55/U65 scale/bias record, 10 bytes little-endian: bias int40, scale uint32, shift in the low 6
@@ -373,12 +412,10 @@ OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const 
         decode_u85_weights(op, config, fetch, source, w);
         return w;
     }
-    std::vector<std::vector<int16_t>> streams;
-    for (int s = 0; s < static_cast<int>(op.weights.size()); ++s)
-        streams.push_back(read_weight_stream(op, fetch, source, s, w));
+    const int streams = static_cast<int>(op.weights.size());
+    for (int s = 0; s < streams; ++s) check_stream_can_hold(op, fetch, source, s, w);
     w.values.assign(static_cast<size_t>(w.ofm_depth) * w.kernel_height * w.kernel_width * w.ifm_depth, 0);
-    for (int s = 0; s < static_cast<int>(streams.size()); ++s)
-        place_weight_stream(op, config, source, s, streams[static_cast<size_t>(s)], w);
+    for (int s = 0; s < streams; ++s) place_weight_stream(op, config, fetch, source, s, w);
     if (!op.scales.empty()) {
         w.bias.assign(static_cast<size_t>(w.ofm_depth), 0);
         w.scale.assign(static_cast<size_t>(w.ofm_depth), 0);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -53,8 +54,24 @@ OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const 
 // Throws ethosu::Error with the byte offset (base_offset + position in the span) for a stream that
 // ends inside a slice or an invalid slice header. A zero run costs a unary bit per 8 zeros at
 // most, so the output is bounded by 64 values per input byte. expected_values, the count the op
-// needs, sizes the output once (within that bound), so a large layer is not grown by doubling.
+// needs, sizes the output once (within that bound, with room for Vela's channel padding), so a
+// large layer is not grown by doubling.
 std::vector<int16_t> decode_weight_bitstream(std::span<const uint8_t> stream, const std::string& source,
                                              uint64_t base_offset, uint64_t expected_values = 0);
+constexpr uint64_t kMaxValuesPerByte = 64;
+
+// The same bitstream a slice at a time, so that a large layer's values can be placed as they are
+// decoded instead of being held twice. Throws as decode_weight_bitstream does.
+class WeightBitstreamReader {
+public:
+    WeightBitstreamReader(std::span<const uint8_t> stream, const std::string& source, uint64_t base_offset);
+    ~WeightBitstreamReader();
+    // Replaces `out` with the next slice's values; false at the end of the stream.
+    bool next_slice(std::vector<int16_t>& out);
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
 
 }  // namespace ethosu

@@ -227,12 +227,21 @@ void emit_slice(const SliceHeader& h, const Palette& palette, const RiceChannel&
 
 }  // namespace
 
-std::vector<int16_t> decode_weight_bitstream(std::span<const uint8_t> stream, const std::string& source,
-                                             uint64_t base_offset, uint64_t expected_values) {
-    BitReader bits(stream, source, base_offset);
+struct WeightBitstreamReader::State {
+    BitReader bits;
     Palette palette;
-    std::vector<int16_t> out;
-    out.reserve(static_cast<size_t>(std::min<uint64_t>(expected_values, 64 * uint64_t{stream.size()})));
+};
+
+WeightBitstreamReader::WeightBitstreamReader(std::span<const uint8_t> stream, const std::string& source,
+                                             uint64_t base_offset)
+    : state_(std::make_unique<State>(State{BitReader(stream, source, base_offset), Palette{}})) {}
+
+WeightBitstreamReader::~WeightBitstreamReader() = default;
+
+bool WeightBitstreamReader::next_slice(std::vector<int16_t>& out) {
+    BitReader& bits = state_->bits;
+    Palette& palette = state_->palette;
+    out.clear();
     while (!bits.at_end()) {
         const int zero_divisor = static_cast<int>(bits.get(3, "ZDIV"));
         if (zero_divisor == kEndOfStream) {
@@ -245,7 +254,19 @@ std::vector<int16_t> decode_weight_bitstream(std::span<const uint8_t> stream, co
         RiceChannel zeros(h.zero_divisor, h.zero_runs ? h.weight_count + (h.new_palette ? 1 : 0) : 0);
         read_slice_body(bits, h, weights, zeros);
         emit_slice(h, palette, weights, zeros, bits, out);
+        return true;
     }
+    return false;
+}
+
+std::vector<int16_t> decode_weight_bitstream(std::span<const uint8_t> stream, const std::string& source,
+                                             uint64_t base_offset, uint64_t expected_values) {
+    WeightBitstreamReader reader(stream, source, base_offset);
+    std::vector<int16_t> out, slice;
+    // Room for the channels Vela pads the last OFM group with, so they do not double the buffer.
+    const uint64_t room = expected_values + expected_values / 8 + 4096;
+    out.reserve(static_cast<size_t>(std::min<uint64_t>(room, kMaxValuesPerByte * uint64_t{stream.size()})));
+    while (reader.next_slice(slice)) out.insert(out.end(), slice.begin(), slice.end());
     return out;
 }
 

@@ -1170,6 +1170,20 @@ TEST(HostileRuntime, WeightStreamWithTooFewWeights) {
     EXPECT_TRUE(mentions(e, "fewer than the op's traversal needs")) << e.what();
 }
 
+// Registers that ask for far more weights than the stream's bytes could encode are refused before
+// any buffer is sized from them.
+TEST(HostileRuntime, WeightStreamTooShortForTheRegisters) {
+    Rig rig("ethos-u55-128");
+    emit_small_conv(rig);
+    rig.stream().emit(Cmd::SET_OFM_DEPTH_M1, {{Field::SET_OFM_DEPTH_M1__depth_m1, 65535}});
+    rig.stream().emit(Cmd::SET_IFM_DEPTH_M1, {{Field::SET_IFM_DEPTH_M1__depth_m1, 65535}});
+    const uint32_t at = rig.next_offset();
+    rig.stream().emit(Cmd::OP_CONV);
+    const Error e = run_error(rig, at, "conv");
+    EXPECT_EQ(e.where().field, "WEIGHT_BASE") << e.what();
+    EXPECT_TRUE(mentions(e, "can hold at most")) << e.what();
+}
+
 TEST(HostileRuntime, ScaleStreamThatEndsEarly) {
     Rig rig("ethos-u55-128");
     emit_small_conv(rig);
