@@ -49,15 +49,19 @@ void check_lut_loaded(const DecodedOp& op, const Shram& shram, const NpuConfig& 
                             slots > 1 ? "s" : "", slot, slots > 1 ? fmt::format("..{}", slot + slots - 1) : ""));
 }
 
-// Whether the concatenation of spans equals bytes, without building the concatenation.
-bool same_bytes(const std::vector<uint8_t>& bytes, const std::vector<std::span<const uint8_t>>& spans) {
-    size_t at = 0;
-    for (const auto& s : spans) {
-        if (s.size() > bytes.size() - at || !std::equal(s.begin(), s.end(), bytes.begin() + static_cast<ptrdiff_t>(at)))
+// Whether two sequences of spans hold the same bytes, without concatenating either.
+bool same_bytes(const std::vector<std::span<const uint8_t>>& a, const std::vector<std::span<const uint8_t>>& b) {
+    size_t ai = 0, bi = 0, ao = 0, bo = 0;
+    for (;;) {
+        while (ai < a.size() && ao == a[ai].size()) ++ai, ao = 0;
+        while (bi < b.size() && bo == b[bi].size()) ++bi, bo = 0;
+        if (ai == a.size() || bi == b.size()) return ai == a.size() && bi == b.size();
+        const size_t n = std::min(a[ai].size() - ao, b[bi].size() - bo);
+        if (!std::equal(a[ai].begin() + static_cast<ptrdiff_t>(ao), a[ai].begin() + static_cast<ptrdiff_t>(ao + n),
+                        b[bi].begin() + static_cast<ptrdiff_t>(bo)))
             return false;
-        at += s.size();
+        ao += n, bo += n;
     }
-    return at == bytes.size();
 }
 
 // The op's weight streams, then its scale streams, in the order the key lists them.
@@ -79,15 +83,6 @@ OpWeights decode_from_spans(const DecodedOp& op, const NpuConfig& config,
     return decode_op_weights(op, config, fetch, source);
 }
 
-std::vector<uint8_t> concatenate(const std::vector<std::span<const uint8_t>>& spans) {
-    std::vector<uint8_t> bytes;
-    size_t size = 0;
-    for (const auto& b : spans) size += b.size();
-    bytes.reserve(size);
-    for (const auto& b : spans) bytes.insert(bytes.end(), b.begin(), b.end());
-    return bytes;
-}
-
 // The bytes a stream of the op at position `at` will read, as far as the DMAs before it tell.
 std::span<const uint8_t> predicted_bytes(const DecodedStream& stream, size_t at, const Stream& s,
                                          const AddressSpace& memory, const AccessContext& who) {
@@ -103,6 +98,23 @@ std::span<const uint8_t> predicted_bytes(const DecodedStream& stream, size_t at,
 }
 
 }  // namespace
+
+bool WeightCache::Entry::decoded_from(const Spans& spans) const {
+    return weights && same_bytes(borrowed.empty() ? Spans{copied} : borrowed, spans);
+}
+
+void WeightCache::Entry::remember(const Spans& spans, bool borrow) {
+    copied.clear();
+    borrowed.clear();
+    if (borrow) {
+        borrowed = spans;
+        return;
+    }
+    size_t size = 0;
+    for (const auto& b : spans) size += b.size();
+    copied.reserve(size);
+    for (const auto& b : spans) copied.insert(copied.end(), b.begin(), b.end());
+}
 
 WeightCache::Key WeightCache::key_of(const DecodedOp& op) {
     const Kernel& k = op.kernel;
@@ -125,11 +137,10 @@ const OpWeights& WeightCache::get(const DecodedOp& op, const NpuConfig& config, 
         spans_.push_back(memory.read(s.region, s.base, s.length, who));
     });
     auto found = cache_.find(lookup_);
-    if (found != cache_.end() && found->second.weights && same_bytes(found->second.stream_bytes, spans_))
-        return *found->second.weights;
+    if (found != cache_.end() && found->second.decoded_from(spans_)) return *found->second.weights;
     Entry& entry = found != cache_.end() ? found->second : cache_[lookup_];
     entry.weights = std::make_unique<OpWeights>(decode_from_spans(op, config, spans_, source));
-    entry.stream_bytes = concatenate(spans_);
+    entry.remember(spans_, borrow_read_only_ && std::ranges::all_of(spans_, [&](auto b) { return memory.is_read_only(b); }));
     return *entry.weights;
 }
 
@@ -159,14 +170,16 @@ size_t WeightCache::prefetch(const DecodedStream& stream, const NpuConfig& confi
             continue;  // get() reports it at the op
         }
         const auto known = cache_.find(job.key);
-        if (known != cache_.end() && known->second.weights && same_bytes(known->second.stream_bytes, job.spans)) continue;
+        if (known != cache_.end() && known->second.decoded_from(job.spans)) continue;
         jobs.push_back(std::move(job));
     }
     tbb::parallel_for(size_t{0}, jobs.size(), [&](size_t i) {
         Job& job = jobs[i];
         try {
             job.entry.weights = std::make_unique<OpWeights>(decode_from_spans(*job.op, config, job.spans, source));
-            job.entry.stream_bytes = concatenate(job.spans);
+            job.entry.remember(job.spans, borrow_read_only_ && std::ranges::all_of(job.spans, [&](auto b) {
+                                              return memory.is_read_only(b);
+                                          }));
         } catch (const Error&) {
             job.entry.weights.reset();
         }

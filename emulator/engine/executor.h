@@ -51,6 +51,11 @@ private:
 // same shape and traversal (the same bytes decode differently for another shape).
 class WeightCache {
 public:
+    // borrow_read_only: the cache lives within one run, so an entry decoded from read-only memory
+    // (the model's constant data) remembers where it came from instead of copying the bytes. A
+    // cache kept across runs must copy: the next run maps memory anew.
+    explicit WeightCache(bool borrow_read_only = false) : borrow_read_only_(borrow_read_only) {}
+
     const OpWeights& get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
                          const std::string& source);
 
@@ -69,10 +74,17 @@ private:
     // The op's command offset, its shape, and its weight and scale streams (region, base, length).
     using Key = std::tuple<uint32_t, OpShape, std::vector<std::tuple<int, uint64_t, uint64_t>>>;
     static Key key_of(const DecodedOp& op);
+    using Spans = std::vector<std::span<const uint8_t>>;
     struct Entry {
-        std::vector<uint8_t> stream_bytes;  // what the weights were decoded from
+        // What the weights were decoded from: a copy, or the read-only bytes themselves.
+        std::vector<uint8_t> copied;
+        Spans borrowed;
         std::unique_ptr<OpWeights> weights;
+
+        bool decoded_from(const Spans& spans) const;
+        void remember(const Spans& spans, bool borrow);
     };
+    bool borrow_read_only_;
     std::map<Key, Entry> cache_;
     // get()'s lookup buffers, reused so that a hit allocates nothing.
     Key lookup_;
@@ -178,7 +190,7 @@ private:
     const AddressSpace& memory_;
     std::string source_;
     Shram shram_;
-    WeightCache own_weights_;
+    WeightCache own_weights_{true};
     WeightCache* shared_weights_;  // nullptr: own_weights_
     ChainBuffers chain_;
     KernelScratch scratch_;

@@ -61,6 +61,14 @@ const MemoryMap::Mapping& AddressSpace::mapping(int region, uint64_t offset, uin
     return *m;
 }
 
+bool AddressSpace::is_read_only(std::span<const uint8_t> bytes) const {
+    for (const auto& m : map_.mappings()) {
+        if (bytes.data() >= m.bytes.data() && bytes.data() + bytes.size() <= m.bytes.data() + m.bytes.size())
+            return m.read_only;
+    }
+    return false;
+}
+
 std::span<const uint8_t> AddressSpace::read(int region, uint64_t offset, uint64_t length,
                                             const AccessContext& who) const {
     const auto& m = mapping(region, offset, length, who);

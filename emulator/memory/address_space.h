@@ -78,6 +78,9 @@ public:
     std::span<const uint8_t> read(int region, uint64_t offset, uint64_t length, const AccessContext& who) const;
     std::span<uint8_t> write(int region, uint64_t offset, uint64_t length, const AccessContext& who) const;
 
+    // Whether bytes obtained from read() lie in a read-only mapping, and so stay as they are.
+    bool is_read_only(std::span<const uint8_t> bytes) const;
+
     // The mapping behind an access, for the timing model (memory kind).
     const MemoryMap::Mapping& mapping(int region, uint64_t offset, uint64_t length, const AccessContext& who) const;
 

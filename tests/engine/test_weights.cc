@@ -541,8 +541,12 @@ TEST(OpWeights, StreamsThatDoNotFitTheShapeAreRefused) {
 }
 
 // The weight cache decodes ahead from the bytes a DMA will copy; an op that reads other bytes
-// than predicted (here: the DMA never ran) gets its own bytes decoded, not the prediction.
-TEST(WeightCache, PrefetchIsCheckedAgainstTheBytesTheOpReads) {
+// than predicted (here: the DMA never ran) gets its own bytes decoded, not the prediction. The
+// same holds for a cache that borrows the read-only source instead of copying it.
+class WeightCacheKinds : public ::testing::TestWithParam<bool> {};
+
+TEST_P(WeightCacheKinds, PrefetchIsCheckedAgainstTheBytesTheOpReads) {
+    const bool borrow = GetParam();
     const NpuConfig config = *find_npu_config("ethos-u55-128");
     OrderSpec shape;
     shape.ofm_depth = 16, shape.ifm_depth = 32, shape.ofm_block = 16;
@@ -551,7 +555,7 @@ TEST(WeightCache, PrefetchIsCheckedAgainstTheBytesTheOpReads) {
     staged[h.op.weights[0].base + 12] ^= 0x10;  // one 9-bit direct symbol: a different weight
 
     MemoryMap map;
-    map.map(uint64_t{1} << 28, source, "flash", MemoryKind::OffChipFlash);
+    map.map_read_only(uint64_t{1} << 28, source, "flash", MemoryKind::OffChipFlash);
     map.map(uint64_t{2} << 28, staged, "sram", MemoryKind::Sram);
     AddressSpace space(map);
     space.set_base(0, uint64_t{1} << 28);
@@ -568,7 +572,7 @@ TEST(WeightCache, PrefetchIsCheckedAgainstTheBytesTheOpReads) {
     for (auto* streams : {&conv.weights, &conv.scales})
         for (Stream& st : *streams) st.region = 1;
 
-    WeightCache cache;
+    WeightCache cache(borrow);
     cache.prefetch(stream, config, space, "hand-built");
     const OpWeights& used = cache.get(stream.ops[1], config, space, "hand-built");
     const auto fetch_from = [&](const std::vector<uint8_t>& bytes) {
@@ -582,6 +586,8 @@ TEST(WeightCache, PrefetchIsCheckedAgainstTheBytesTheOpReads) {
     staged = source;
     EXPECT_EQ(cache.get(stream.ops[1], config, space, "hand-built").values, from_source.values);
 }
+
+INSTANTIATE_TEST_SUITE_P(CopyingAndBorrowing, WeightCacheKinds, ::testing::Bool());
 
 // ---------------------------------------------------------------------------------------------
 // The corpus: every kernel op Vela emitted, decoded and compared with the original model.
