@@ -447,10 +447,23 @@ TEST(Resize, IfmAreaOutsideMemoryIsRefused) {
 
 // Vela's resize legalisation for pooling (regor scheduler_decompose.cpp LegaliseResize): a 2x
 // bilinear resize is a 2x2 average pool, padded one row and column after, over the IFM upscaled
+// A pooling op's block registers: U85's, or the U55/U65 rig's with a 16-deep OFM block.
+void emit_pool_block(Rig& rig) {
+    if (rig.config().generation != Generation::U85) {
+        rig.emit_block(16);
+        return;
+    }
+    rig.stream()
+        .emit(Cmd::SET_OFM_BLK_HEIGHT_M1)
+        .emit(Cmd::SET_OFM_BLK_WIDTH_M1)
+        .emit(Cmd::SET_OFM_BLK_DEPTH_M1, {{Field::SET_OFM_BLK_DEPTH_M1__depth_m1, 15}})
+        .emit(Cmd::SET_ACC_FORMAT)
+        .emit(Cmd::SET_BLOCKDEP);
+}
+
 // NEAREST; the average over the valid elements rounds as TFLite's bilinear does.
 void check_bilinear_by_upscaled_average(const char* config, Precision precision) {
     Rig rig(config);
-    const bool u85 = rig.config().generation == Generation::U85;
     const Tensor in = kernel_test::random_tensor(5, 6, 7, precision, 41);
     const Placement ifm = rig.place(in, {});
     const Placement ofm = rig.reserve(10, 12, 7, precision, {});
@@ -460,16 +473,7 @@ void check_bilinear_by_upscaled_average(const char* config, Precision precision)
     rig.emit_padding(0, 0, 1, 1, UpscaleMode::Nearest);
     rig.emit_activation(0, kernel_test::type_min(precision), kernel_test::type_max(precision));
     rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, 1}});
-    if (u85) {
-        rig.stream()
-            .emit(Cmd::SET_OFM_BLK_HEIGHT_M1)
-            .emit(Cmd::SET_OFM_BLK_WIDTH_M1)
-            .emit(Cmd::SET_OFM_BLK_DEPTH_M1, {{Field::SET_OFM_BLK_DEPTH_M1__depth_m1, 15}})
-            .emit(Cmd::SET_ACC_FORMAT)
-            .emit(Cmd::SET_BLOCKDEP);
-    } else {
-        rig.emit_block(16);
-    }
+    emit_pool_block(rig);
     rig.stream().emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 1}});  // AVERAGE
     rig.run();
     expect_same(rig.read(ofm), tflite_resize_bilinear(in, 10, 12, false, false));
@@ -489,7 +493,6 @@ TEST(IfmUpscale, NearestUnderAverageIsTflitesBilinear2xOnU85) {
 // over 2x2, ZEROS keeps it top left with the zero point around it; padding applies after upscaling.
 void check_upscaled_max(const char* config, UpscaleMode mode) {
     Rig rig(config);
-    const bool u85 = rig.config().generation == Generation::U85;
     constexpr int32_t kZeroPoint = -20;
     const Tensor in = kernel_test::random_tensor(4, 5, 6, kInt8, 42);
     const int up_h = 8, up_w = 10, k = 3, pad_top = 1, pad_left = 0, pad_bottom = 1, pad_right = 2;
@@ -502,16 +505,7 @@ void check_upscaled_max(const char* config, UpscaleMode mode) {
     rig.emit_padding(pad_top, pad_left, pad_bottom, pad_right, mode);
     rig.emit_activation(0, -128, 127);
     rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, 1}});
-    if (u85) {
-        rig.stream()
-            .emit(Cmd::SET_OFM_BLK_HEIGHT_M1)
-            .emit(Cmd::SET_OFM_BLK_WIDTH_M1)
-            .emit(Cmd::SET_OFM_BLK_DEPTH_M1, {{Field::SET_OFM_BLK_DEPTH_M1__depth_m1, 15}})
-            .emit(Cmd::SET_ACC_FORMAT)
-            .emit(Cmd::SET_BLOCKDEP);
-    } else {
-        rig.emit_block(16);
-    }
+    emit_pool_block(rig);
     rig.stream().emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 0}});  // MAX
     rig.run();
 

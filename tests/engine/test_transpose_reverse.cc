@@ -92,48 +92,13 @@ struct OfmMode {
 // rig's strict decode accepts the op and the registers a test sets are the whole story.
 class U85Stream {
 public:
-    explicit U85Stream(Rig& rig) : b_(rig.stream()) {
+    explicit U85Stream(Rig& rig) : rig_(rig), b_(rig.stream()) {
         for (const isa::CommandDesc& c : b_.generation().commands)
             if (c.name.starts_with("NPU_SET_")) b_.emit(c.id);
     }
 
-    void ifm(const Placement& p) {
-        b_.emit(Cmd::SET_IFM_REGION, {{Field::SET_IFM_REGION__region, kernel_test::kSramRegion}})
-            .emit(Cmd::SET_IFM_BASE0, {{Field::SET_IFM_BASE0__addr, p.tile_base[0]}})
-            .emit(Cmd::SET_IFM_BASE1, {{Field::SET_IFM_BASE1__addr, p.tile_base[1]}})
-            .emit(Cmd::SET_IFM_BASE2, {{Field::SET_IFM_BASE2__addr, p.tile_base[2]}})
-            .emit(Cmd::SET_IFM_BASE3, {{Field::SET_IFM_BASE3__addr, p.tile_base[3]}})
-            .emit(Cmd::SET_IFM_WIDTH0_M1, {{Field::SET_IFM_WIDTH0_M1__width_m1, p.width0 - 1}})
-            .emit(Cmd::SET_IFM_HEIGHT0_M1, {{Field::SET_IFM_HEIGHT0_M1__height_m1, p.height0 - 1}})
-            .emit(Cmd::SET_IFM_HEIGHT1_M1, {{Field::SET_IFM_HEIGHT1_M1__height_m1, p.height1 - 1}})
-            .emit(Cmd::SET_IFM_DEPTH_M1, {{Field::SET_IFM_DEPTH_M1__depth_m1, p.depth - 1}})
-            .emit(Cmd::SET_IFM_STRIDE_X, {{Field::SET_IFM_STRIDE_X__addr, static_cast<uint64_t>(p.stride_x)}})
-            .emit(Cmd::SET_IFM_STRIDE_Y, {{Field::SET_IFM_STRIDE_Y__addr, static_cast<uint64_t>(p.stride_y)}})
-            .emit(Cmd::SET_IFM_STRIDE_C, {{Field::SET_IFM_STRIDE_C__addr, static_cast<uint64_t>(p.stride_c)}})
-            .emit(Cmd::SET_IFM_ZERO_POINT, {{Field::SET_IFM_ZERO_POINT__zero_point, u16(p.layout.zero_point)}})
-            .emit(Cmd::SET_IFM_PRECISION, {{Field::SET_IFM_PRECISION__activation_type, p.precision.is_signed},
-                                           {Field::SET_IFM_PRECISION__activation_precision, precision_code(p.precision)},
-                                           {Field::SET_IFM_PRECISION__activation_format, format_code(p.layout.format)}});
-    }
-
-    void ifm2(const Placement& p) {
-        b_.emit(Cmd::SET_IFM2_REGION, {{Field::SET_IFM2_REGION__region, kernel_test::kSramRegion}})
-            .emit(Cmd::SET_IFM2_BASE0, {{Field::SET_IFM2_BASE0__addr, p.tile_base[0]}})
-            .emit(Cmd::SET_IFM2_BASE1, {{Field::SET_IFM2_BASE1__addr, p.tile_base[1]}})
-            .emit(Cmd::SET_IFM2_BASE2, {{Field::SET_IFM2_BASE2__addr, p.tile_base[2]}})
-            .emit(Cmd::SET_IFM2_BASE3, {{Field::SET_IFM2_BASE3__addr, p.tile_base[3]}})
-            .emit(Cmd::SET_IFM2_WIDTH0_M1, {{Field::SET_IFM2_WIDTH0_M1__width_m1, p.width0 - 1}})
-            .emit(Cmd::SET_IFM2_HEIGHT0_M1, {{Field::SET_IFM2_HEIGHT0_M1__height_m1, p.height0 - 1}})
-            .emit(Cmd::SET_IFM2_HEIGHT1_M1, {{Field::SET_IFM2_HEIGHT1_M1__height_m1, p.height1 - 1}})
-            .emit(Cmd::SET_IFM2_STRIDE_X, {{Field::SET_IFM2_STRIDE_X__addr, static_cast<uint64_t>(p.stride_x)}})
-            .emit(Cmd::SET_IFM2_STRIDE_Y, {{Field::SET_IFM2_STRIDE_Y__addr, static_cast<uint64_t>(p.stride_y)}})
-            .emit(Cmd::SET_IFM2_STRIDE_C, {{Field::SET_IFM2_STRIDE_C__addr, static_cast<uint64_t>(p.stride_c)}})
-            .emit(Cmd::SET_IFM2_ZERO_POINT, {{Field::SET_IFM2_ZERO_POINT__zero_point, u16(p.layout.zero_point)}})
-            .emit(Cmd::SET_IFM2_PRECISION,
-                  {{Field::SET_IFM2_PRECISION__activation_type, p.precision.is_signed},
-                   {Field::SET_IFM2_PRECISION__activation_precision, precision_code(p.precision)},
-                   {Field::SET_IFM2_PRECISION__activation_format, format_code(p.layout.format)}});
-    }
+    void ifm(const Placement& p) { rig_.emit_ifm(p); }
+    void ifm2(const Placement& p) { rig_.emit_ifm2(p); }
 
     // The OFM: shape registers from the computed shape (h, w, c); tiles, strides and bases from
     // the stored placement. Unit global scale; the clip is the OFM type's range.
@@ -178,6 +143,7 @@ public:
     }
 
 private:
+    Rig& rig_;
     CommandStreamBuilder& b_;
 };
 
