@@ -198,9 +198,49 @@ Executor::Executor(const NpuConfig& config, const AddressSpace& memory, std::str
 void Executor::run(const DecodedStream& stream) {
     (shared_weights_ ? *shared_weights_ : own_weights_).prefetch(stream, config_, memory_, source_);
     for (const auto& op : stream.ops) {
+        if (op.kind == OpKind::Branch) {
+            throw Error({source_, op.offset, "NPU_OP_BRANCH"},
+                        "a straight-line run cannot follow a branch: run the stream from its command words");
+        }
         run_op(op);
         if (op.kind == OpKind::Stop) break;
     }
+}
+
+DecodedStream Executor::run(std::span<const uint32_t> words, const FollowOptions& options) {
+    // Weights decode ahead from the stream read straight through; a wrong guess only costs time,
+    // and what does not decode straight through is reported where the run reaches it.
+    try {
+        const DecodedStream straight = decode_stream(config_, words, source_, options.decode);
+        (shared_weights_ ? *shared_weights_ : own_weights_).prefetch(straight, config_, memory_, source_);
+    } catch (const Error&) {
+    }
+    auto result_flag = [&](const DecodedOp& branch) {
+        if (!condition_.flag) {
+            throw Error({source_, branch.offset, "NPU_OP_BRANCH.branch_cond"},
+                        fmt::format("RF_TRUE reads COND_STATUS.result_flag, which is unpredictable: the kernel op at "
+                                    "0x{:x} that last set it wrote an OFM of {} elements, not one",
+                                    condition_.set_by, condition_.ofm_elements));
+        }
+        return *condition_.flag;
+    };
+    return follow_stream(config_, words, source_, [&](const DecodedOp& op) { run_op(op); }, result_flag, options);
+}
+
+void Executor::update_condition(const DecodedOp& op) {
+    const FeatureMap& ofm = op.ofm;
+    condition_.set_by = op.offset;
+    condition_.ofm_elements = int64_t{ofm.width} * ofm.height * ofm.depth;
+    if (condition_.ofm_elements != 1) {
+        condition_.flag.reset();
+        return;
+    }
+    // The single element sits at the first tile's base in any format; bit 0 is in its first byte.
+    const uint8_t first = ofm.storage == Storage::Chained
+                              ? chain_.slots.at(ofm.region).at(0)
+                              : memory_.read(ofm.region, ofm.tile_base[0], 1,
+                                             {&source_, op.offset, op_kind_name(op.kind), "OFM"})[0];
+    condition_.flag = (first & 1) != 0;
 }
 
 namespace {
@@ -239,8 +279,10 @@ void Executor::run_op(const DecodedOp& op) {
         case OpKind::Stop:
         case OpKind::Irq:
             return;
-        case OpKind::Resize:
+        // Control only: follow_stream decides where the stream continues.
         case OpKind::Branch:
+            return;
+        case OpKind::Resize:
             throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
                         fmt::format("{} is not supported on {} yet", op_kind_name(op.kind), config_.name));
     }
@@ -249,6 +291,7 @@ void Executor::run_op(const DecodedOp& op) {
         chain_.slots[chain_.pending_slot] = std::move(chain_.pending);
         chain_.pending_slot = -1;
     }
+    if (config_.generation == Generation::U85) update_condition(op);
 }
 
 }  // namespace ethosu

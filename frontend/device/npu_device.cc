@@ -212,11 +212,9 @@ void NpuDevice::execute() {
         memories[static_cast<size_t>(i)] = memory_.port_memory(port);
         space.set_base(i, read64(r.basep + 8 * i));
     }
-    last_timing_ = std::make_unique<TimingResult>(TimingModel(options_.npu, memory_, memories).run(stream));
-
     try {
         Executor executor(options_.npu, space, source);
-        executor.run(stream);
+        stream = executor.run(words);  // the ops executed, branches followed
     } catch (const BusError& e) {
         fault(kBusStatus, faulting_channel(e.access()), static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());
         raise_irq();
@@ -226,6 +224,7 @@ void NpuDevice::execute() {
         raise_irq();
         return;
     }
+    last_timing_ = std::make_unique<TimingResult>(TimingModel(options_.npu, memory_, memories).run(stream));
     uint32_t history = 0;
     for (const auto& op : stream.ops)
         if (op.kind == OpKind::Stop || op.kind == OpKind::Irq) history |= op.mask & 0xFFFFu;
