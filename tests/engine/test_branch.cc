@@ -15,6 +15,7 @@
 #include "emulator/isa/builder.h"
 #include "emulator/isa/disasm.h"
 #include "emulator/isa/error.h"
+#include "frontend/cli/run_model.h"
 
 namespace ethosu {
 namespace {
@@ -160,7 +161,7 @@ TEST(Branch, ForwardBranchSkipsAnOp) {
 // IF as Vela emits it: the condition op, a drain, BRANCH RF_TRUE -> then, BRANCH ALWAYS -> else;
 // the then-block ends with BRANCH ALWAYS -> end. The condition is a 1-element ADD of the input
 // and 0, so COND_STATUS.result_flag is the input's bit 0.
-TEST(Branch, IfTakesEitherBlockOnTheResultFlag) {
+Program if_program() {
     Program p;
     emit_scalar_op(p.b, kModeAdd, 0x80, 0x81, 0);
     p.drain();
@@ -174,6 +175,11 @@ TEST(Branch, IfTakesEitherBlockOnTheResultFlag) {
     emit_copy(p.b, 0x20, 0x00, 8);
     p.label("end");
     p.b.emit(Cmd::OP_STOP);
+    return p;
+}
+
+TEST(Branch, IfTakesEitherBlockOnTheResultFlag) {
+    const Program p = if_program();
 
     for (const int input : {6, 7, -3}) {
         SCOPED_TRACE(input);
@@ -227,6 +233,50 @@ TEST(Branch, LoopRunsNTimes) {
         EXPECT_EQ(t.totals.cycles, n * period + 1);
     }
     EXPECT_GT(period, body_words);  // the drains wait for the kernel ops
+}
+
+// A model whose NPU work is one stream over two 0x100-byte scratch regions (1 and 2).
+LoadedModel model_of(const std::vector<uint32_t>& words) {
+    LoadedModel model;
+    model.path = "branch.tflite";
+    model.config = *find_npu_config("ethos-u85-256");
+    NpuInvocation inv;
+    inv.stream.words = words;
+    inv.regions = {{kSramRegion, "scratch", 0x100, {}}, {kOutRegion, "scratch", 0x100, {}}};
+    model.invocations.push_back(std::move(inv));
+    return model;
+}
+
+// run_model executes the IF (zero-filled scratch: the condition is even, the else-block runs)
+// and times what ran; a timing-only run cannot know the condition and says so at the branch.
+// ALWAYS branches need no data: timing-only and full runs agree on them.
+TEST(Branch, RunModelFollowsBranchesAndTimingOnlyRunsRefuseRfTrue) {
+    const Program p = if_program();
+    const LoadedModel model = model_of(p.words());
+    RunOptions timing_only;
+    timing_only.execute = false;
+    const RunResult full = run_model(model, {});
+    ASSERT_EQ(full.streams.at(0).ops.size(), 7u);
+    EXPECT_EQ(full.timing.at(0).ops.size(), 7u);
+    try {
+        run_model(model, {}, timing_only);
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().offset, p.branches[0].first * 4);
+        EXPECT_EQ(e.where().field, "NPU_OP_BRANCH.branch_cond");
+    }
+
+    Program skip;
+    emit_copy(skip.b, 0x10, 0x00, 16);
+    skip.branch(kAlways, "end");
+    emit_copy(skip.b, 0x40, 0x20, 16);
+    skip.label("end");
+    skip.b.emit(Cmd::OP_STOP);
+    const LoadedModel always = model_of(skip.words());
+    const RunResult executed = run_model(always, {});
+    const RunResult timed = run_model(always, {}, timing_only);
+    EXPECT_EQ(timed.streams.at(0).ops.size(), 3u);
+    EXPECT_EQ(timed.timing.at(0).totals.cycles, executed.timing.at(0).totals.cycles);
 }
 
 // RF_TRUE after a kernel op whose OFM is not one element reads an unpredictable flag.
