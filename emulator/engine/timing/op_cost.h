@@ -57,8 +57,8 @@ int64_t dma_cycles(const MemorySystem& memory, MemoryKind from, MemoryKind to, i
 
 // U85 DMA: the same, with each side limited by its AXI channel (memory-to-memory reads, writes);
 // to = nullopt: a LUT load into the internal LUT RAM. In index mode (gather/scatter) the read
-// side also fetches index_bytes of indices from index_memory on the same channel, and a row's
-// address depends on its index, so the index fetch and its latency come before the rows.
+// side also fetches the indices (`index`) on the same channel, and a row's address depends on
+// its index, so the index fetch and its latency come before the rows.
 struct DmaIndexRead {
     MemoryKind memory = MemoryKind::Sram;
     int64_t bytes = 0;
