@@ -31,7 +31,8 @@ using OpVisitor = std::function<void(const DecodedOp& op)>;
 using ResultFlag = std::function<bool(const DecodedOp& branch)>;
 
 // Runs the stream from offset 0 to its first executed STOP (or its end). Returns the executed ops
-// in order, a loop's ops once per iteration, each with its position in that trace as index.
+// in order, a loop's ops once per iteration, each with its position in that trace as index;
+// command_count is the commands executed.
 // Throws ethosu::Error naming source, offset and field for a command the decoder refuses, a taken
 // or reached branch whose target is outside the stream or not on a command boundary, and a run
 // past options.max_commands or options.max_ops (naming the branch that last jumped).
