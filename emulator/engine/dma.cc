@@ -1,6 +1,7 @@
 // NPU_OP_DMA_START: copies between regions, or from a region into the internal LUT memory.
 // A transfer is LEN-byte rows: one row (1D), SIZE0 rows (2D) or SIZE1 planes of SIZE0 rows (3D),
-// each side walking its own row and plane strides.
+// each side walking its own row and plane strides. In U85 index mode one side (the source for
+// gather, the destination for scatter) steps to the row an int32 index names instead.
 
 #include <fmt/format.h>
 
@@ -15,7 +16,11 @@ void run_dma(const DecodedOp& op, ExecutionContext& ctx) {
     const Dma& d = op.dma;
     const ErrorLocation where{ctx.source, op.offset, "NPU_OP_DMA_START"};
     if (d.src.internal) throw Error(where, "DMA from internal memory is not supported");
-    if (d.gather || d.scatter) throw Error(where, "DMA index (gather/scatter) mode is not supported yet");
+    if (d.gather && d.scatter) {
+        throw Error({ctx.source, op.offset, "NPU_SET_DMA0_DST_REGION.idx_mode"},
+                    "index mode on both source and destination is not supported (Vela never emits it; its "
+                    "behaviour is undocumented)");
+    }
     if ((d.dimensions >= 2 && d.size0 == 0) || (d.dimensions >= 3 && d.size1 == 0)) {
         throw Error({ctx.source, op.offset, d.size0 == 0 ? "NPU_SET_DMA0_SIZE0" : "NPU_SET_DMA0_SIZE1"},
                     fmt::format("a {}D DMA with {} rows and {} planes is not supported (undocumented behaviour)",
@@ -30,10 +35,26 @@ void run_dma(const DecodedOp& op, ExecutionContext& ctx) {
     auto step = [](uint64_t base, uint64_t p, int64_t stride1, uint64_t r, int64_t stride0) {
         return base + p * static_cast<uint64_t>(stride1) + r * static_cast<uint64_t>(stride0);
     };
+    const AccessContext index_who{&ctx.source, op.offset, where.field, "DMA index"};
+    // Index of row r in plane p: int32 little-endian, checked against IDX_MAX before any use.
+    auto index_of = [&](uint64_t p, uint64_t r) -> uint64_t {
+        const uint64_t at = d.index.base + p * (static_cast<uint64_t>(rows) * kDmaIndexBytes + d.index_skip1) +
+                            r * kDmaIndexBytes;
+        const auto bytes = ctx.memory.read(d.index.region, at, kDmaIndexBytes, index_who);
+        const int32_t index = static_cast<int32_t>(uint32_t{bytes[0]} | uint32_t{bytes[1]} << 8 |
+                                                   uint32_t{bytes[2]} << 16 | uint32_t{bytes[3]} << 24);
+        if (index < 0 || static_cast<uint32_t>(index) > d.index_max) {
+            throw Error(where, fmt::format("{} index {} (plane {}, row {}, read at 0x{:x} in region {}) is outside "
+                                           "0..{} (NPU_SET_DMA0_IDX_MAX)",
+                                           d.gather ? "gather" : "scatter", index, p, r, at, d.index.region,
+                                           d.index_max));
+        }
+        return static_cast<uint64_t>(index);
+    };
     for (uint64_t p = 0; p < static_cast<uint64_t>(planes); ++p) {
         for (uint64_t r = 0; r < static_cast<uint64_t>(rows); ++r) {
-            const uint64_t src = step(d.src.address, p, d.src_stride1, r, d.src_stride0);
-            const uint64_t dst = step(d.dst.address, p, d.dst_stride1, r, d.dst_stride0);
+            const uint64_t src = step(d.src.address, p, d.src_stride1, d.gather ? index_of(p, r) : r, d.src_stride0);
+            const uint64_t dst = step(d.dst.address, p, d.dst_stride1, d.scatter ? index_of(p, r) : r, d.dst_stride0);
             const auto from = ctx.memory.read(d.src.region, src, d.length, src_who);
             if (d.dst.internal) {
                 // Internal destination: an address in SHRAM (U55/U65) or LUT RAM (U85).

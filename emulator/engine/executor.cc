@@ -236,22 +236,74 @@ Executor::Executor(const NpuConfig& config, const AddressSpace& memory, std::str
     : config_(config), memory_(memory), source_(std::move(source)), shram_(config),
       shared_weights_(weights) {}
 
-void Executor::run(const DecodedStream& stream) {
-    const auto& ops = stream.ops;
+void Executor::prefetch_weights(const DecodedStream& straight, const DecodedOp& op, PrefetchWindow& window) {
+    if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) return;
+    const auto at = std::ranges::lower_bound(straight.ops, op.offset, {}, &DecodedOp::offset);
+    if (at == straight.ops.end() || at->offset != op.offset) return;  // not on the straight path
+    const auto index = static_cast<size_t>(at - straight.ops.begin());
+    if (index >= window.first && index < window.end) return;
     // A cache kept across runs decodes everything once; a run of its own decodes a window of ops
-    // ahead and forgets it after, so it never holds more than a window's weights.
+    // ahead and forgets the one before, so it never holds more than a window's weights.
     const bool keep = shared_weights_ != nullptr;
-    WeightCache& weights = keep ? *shared_weights_ : own_weights_;
-    for (size_t first = 0; first < ops.size();) {
-        const size_t last = weights.prefetch(stream, config_, memory_, source_, first,
-                                             keep ? UINT64_MAX : kDecodeWindowBytes);
-        for (size_t at = first; at < last; ++at) {
-            run_op(ops[at]);
-            if (ops[at].kind == OpKind::Stop) return;
+    if (!keep) own_weights_.clear();
+    window.first = index;
+    window.end = (keep ? *shared_weights_ : own_weights_)
+                     .prefetch(straight, config_, memory_, source_, index, keep ? UINT64_MAX : kDecodeWindowBytes);
+}
+
+void Executor::run(const DecodedStream& stream) {
+    PrefetchWindow window;
+    for (const auto& op : stream.ops) {
+        if (op.kind == OpKind::Branch) {
+            throw Error({source_, op.offset, "NPU_OP_BRANCH"},
+                        "a straight-line run cannot follow a branch: run the stream from its command words");
         }
-        if (!keep) own_weights_.clear();
-        first = last;
+        prefetch_weights(stream, op, window);
+        run_op(op);
+        if (op.kind == OpKind::Stop) break;
     }
+}
+
+DecodedStream Executor::run(std::span<const uint32_t> words, const FollowOptions& options) {
+    // Weights decode ahead from the stream read straight through; a wrong guess only costs time,
+    // and what does not decode straight through is reported where the run reaches it.
+    DecodedStream straight;
+    try {
+        straight = decode_stream(config_, words, source_, options.decode);
+    } catch (const Error&) {
+        straight.ops.clear();
+    }
+    PrefetchWindow window;
+    auto result_flag = [&](const DecodedOp& branch) {
+        if (!condition_.flag) {
+            throw Error({source_, branch.offset, "NPU_OP_BRANCH.branch_cond"},
+                        fmt::format("RF_TRUE reads COND_STATUS.result_flag, which is unpredictable: the kernel op at "
+                                    "0x{:x} that last set it wrote an OFM of {} elements, not one",
+                                    condition_.set_by, condition_.ofm_elements));
+        }
+        return *condition_.flag;
+    };
+    const auto visit = [&](const DecodedOp& op) {
+        prefetch_weights(straight, op, window);
+        run_op(op);
+    };
+    return follow_stream(config_, words, source_, visit, result_flag, options);
+}
+
+void Executor::update_condition(const DecodedOp& op) {
+    const FeatureMap& ofm = op.ofm;
+    condition_.set_by = op.offset;
+    condition_.ofm_elements = int64_t{ofm.width} * ofm.height * ofm.depth;
+    if (condition_.ofm_elements != 1) {
+        condition_.flag.reset();
+        return;
+    }
+    // The single element sits at the first tile's base in any format; bit 0 is in its first byte.
+    const uint8_t first = ofm.storage == Storage::Chained
+                              ? chain_.slots.at(ofm.region).at(0)
+                              : memory_.read(ofm.region, ofm.tile_base[0], 1,
+                                             {&source_, op.offset, op_kind_name(op.kind), "OFM"})[0];
+    condition_.flag = (first & 1) != 0;
 }
 
 namespace {
@@ -349,10 +401,10 @@ void Executor::run_op(const DecodedOp& op) {
         case OpKind::Stop:
         case OpKind::Irq:
             return;
-        case OpKind::Resize: run_resize(op, ctx); break;  // U85 only: no other generation has the command
+        // Control only: follow_stream decides where the stream continues.
         case OpKind::Branch:
-            throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
-                        fmt::format("{} is not supported on {} yet", op_kind_name(op.kind), config_.name));
+            return;
+        case OpKind::Resize: run_resize(op, ctx); break;  // U85 only: no other generation has the command
     }
     // Only the ops with accumulator control hand accumulators on; any other kernel op overwrites them.
     if (!uses_accumulator_control(op)) accumulators_ = {};
@@ -361,6 +413,7 @@ void Executor::run_op(const DecodedOp& op) {
         chain_.slots[chain_.pending_slot] = std::move(chain_.pending);
         chain_.pending_slot = -1;
     }
+    if (config_.generation == Generation::U85) update_condition(op);
 }
 
 }  // namespace ethosu

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -14,6 +16,7 @@
 
 #include "emulator/engine/kernel_geometry.h"
 #include "emulator/engine/weights.h"
+#include "emulator/isa/control_flow.h"
 #include "emulator/isa/decoder.h"
 #include "emulator/memory/address_space.h"
 #include "emulator/memory/feature_map.h"
@@ -180,10 +183,17 @@ public:
     Executor(const NpuConfig& config, const AddressSpace& memory, std::string source,
              WeightCache* weights = nullptr);
 
+    // Runs a straight-line stream (decode_stream); a BRANCH in it is refused, as only the
+    // command words say where a branch leads.
     void run(const DecodedStream& stream);
+    // Runs a command stream from its words, following its branches (follow_stream) with
+    // RF_TRUE decided by COND_STATUS; returns the ops executed, in order.
+    DecodedStream run(std::span<const uint32_t> words, const FollowOptions& options = {});
     void run_op(const DecodedOp& op);
 
     Shram& shram() { return shram_; }
+    // COND_STATUS.result_flag; nullopt while unpredictable.
+    std::optional<bool> result_flag() const { return condition_.flag; }
 
 private:
     NpuConfig config_;
@@ -195,6 +205,21 @@ private:
     ChainBuffers chain_;
     KernelScratch scratch_;
     Accumulators accumulators_;
+    // COND_STATUS: bit 0 of the last kernel op's OFM when that OFM is one element, unpredictable
+    // (per the register description) after a larger one; 0 at reset.
+    struct ConditionStatus {
+        std::optional<bool> flag = false;
+        uint32_t set_by = 0;       // offset of the kernel op that last wrote it
+        int64_t ofm_elements = 1;  // that op's OFM size
+    } condition_;
+    void update_condition(const DecodedOp& op);
+    // The ops of the straight-line decode whose weights are decoded ahead: [first, end).
+    struct PrefetchWindow {
+        size_t first = 0, end = 0;
+    };
+    // Before op runs: decodes ahead the weights of the window that starts at it, unless the
+    // window holding it already has.
+    void prefetch_weights(const DecodedStream& straight, const DecodedOp& op, PrefetchWindow& window);
 };
 
 // Kernels, one per op family (engine/*.cc).

@@ -178,16 +178,26 @@ struct Dma {
     // on U65 derived from LEN, SIZE0 and the skips.
     int64_t src_stride0 = 0, src_stride1 = 0;
     int64_t dst_stride0 = 0, dst_stride1 = 0;
-    bool gather = false, scatter = false;  // U85 index mode
-    Stream index;                          // U85 index array
+    // U85 index mode: gather reads row r of plane p from src + p * src_stride1 + index * src_stride0,
+    // scatter writes it to dst + p * dst_stride1 + index * dst_stride0. The indices are int32,
+    // SIZE0 per plane, with index_skip1 bytes skipped after each plane's indices; an index above
+    // index_max is out of range.
+    bool gather = false, scatter = false;
+    Stream index;  // where the indices are; length: the bytes the transfer's indices span
     uint32_t index_max = 0;
     uint64_t index_skip1 = 0;
 };
+constexpr uint64_t kDmaIndexBytes = 4;
+
+enum class BranchCondition : uint8_t { Always = 0, ResultFlag = 1 };  // branch_cond ALWAYS, RF_TRUE
 
 struct DecodedOp {
     OpKind kind = OpKind::Stop;
     uint32_t offset = 0;  // byte offset of the NPU_OP_* command in the stream
-    int index = 0;        // position among the stream's ops
+    int index = 0;        // position among the stream's ops (in an executed trace: among the executed ops)
+    // Where the command processor began reading the commands that lead to this op: the end of
+    // the previous op, or the offset a branch entered the straight-line block at.
+    uint32_t fetch_start = 0;
 
     // Kernel operations
     FeatureMap ifm, ifm2, ofm;
@@ -210,8 +220,8 @@ struct DecodedOp {
     int wait_count = 0;   // DMA_WAIT k or KERNEL_WAIT n
     uint32_t mask = 0;    // STOP / IRQ mask
     bool pmu_enable = false;
-    int branch_condition = 0;
-    uint32_t branch_target = 0;
+    BranchCondition branch_condition = BranchCondition::Always;
+    uint32_t branch_target = 0;   // BRANCH: byte offset in the command stream
 
     // Registers the op read that the stream never wrote (they hold the poison value).
     std::vector<isa::Cmd> unset_registers;

@@ -171,6 +171,12 @@ struct Decoder::Reader {
 Decoder::Decoder(const NpuConfig& config, std::string source, DecodeOptions options)
     : config_(config), gen_(isa::describe(config.generation)), source_(std::move(source)), options_(options) {}
 
+void Decoder::enter(uint32_t offset, const State& state) {
+    registers_ = state.registers;
+    written_ = state.written;
+    fetch_start_ = offset;
+}
+
 bool Decoder::apply(const RawCommand& command, DecodedOp& op) {
     const size_t reg = static_cast<size_t>(command.desc->id);
     if (!is_operation(command.desc->id)) {
@@ -240,6 +246,8 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
     op.kind = op_kind_of(id);
     op.offset = command.offset;
     op.index = op_index_++;
+    op.fetch_start = fetch_start_;
+    fetch_start_ = command.offset + 4 * static_cast<uint32_t>(command.desc->words());
 
     // U85 feature maps in the chaining buffer (or absent) have no address registers.
     auto in_memory = [](const FeatureMap& fm) { return fm.storage == Storage::Tile2x2 || fm.storage == Storage::Tile3x1; };
@@ -551,9 +559,14 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                 d.gather = r.get(Field::SET_DMA0_SRC_REGION__idx_mode) == 1;
                 d.scatter = r.get(Field::SET_DMA0_DST_REGION__idx_mode) == 1;
                 if (d.gather || d.scatter) {
-                    d.index = {r.geti(Field::SET_DMA0_IDX_REGION__region), r.get(Field::SET_DMA0_IDX__addr), 0};
-                    d.index_max = static_cast<uint32_t>(r.get(Field::SET_DMA0_IDX_MAX__idx_max));
+                    // The indexed side steps STRIDE0 per index even in 1D mode (Vela writes it then).
+                    if (d.dimensions == 1 && d.gather) d.src_stride0 = sign_extend(r.get(Field::SET_DMA0_SRC_STRIDE0__addr), 40);
+                    if (d.dimensions == 1 && d.scatter) d.dst_stride0 = sign_extend(r.get(Field::SET_DMA0_DST_STRIDE0__addr), 40);
+                    const uint64_t rows = d.dimensions >= 2 ? d.size0 : 1, planes = d.dimensions >= 3 ? d.size1 : 1;
                     if (d.dimensions >= 3) d.index_skip1 = r.get(Field::SET_DMA0_IDX_SKIP1__addr);
+                    d.index = {r.geti(Field::SET_DMA0_IDX_REGION__region), r.get(Field::SET_DMA0_IDX__addr),
+                               planes * rows * kDmaIndexBytes + (planes - 1) * d.index_skip1};
+                    d.index_max = static_cast<uint32_t>(r.get(Field::SET_DMA0_IDX_MAX__idx_max));
                 }
             }
             break;
@@ -570,7 +583,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             op.mask = static_cast<uint32_t>(param->extract(command.value));
             break;
         case OpKind::Branch:
-            op.branch_condition = static_cast<int>(command.desc->fields[0].extract(command.value));
+            op.branch_condition = static_cast<BranchCondition>(command.desc->fields[0].extract(command.value));
             op.branch_target = static_cast<uint32_t>(command.desc->fields[1].extract(command.value));
             break;
     }

@@ -48,6 +48,16 @@ public:
 
     std::vector<std::string>& warnings() { return warnings_; }
 
+    // The sticky register file: what a branch carries to the block it enters.
+    struct State {
+        std::array<uint64_t, isa::kCmdCount> registers{};
+        std::array<bool, isa::kCmdCount> written{};
+        auto operator<=>(const State&) const = default;
+    };
+    State state() const { return {registers_, written_}; }
+    // Continues at `offset` (a branch target or fall-through) with the registers of `state`.
+    void enter(uint32_t offset, const State& state);
+
 private:
     struct Reader;
     void freeze(const RawCommand& command, DecodedOp& op);
@@ -59,6 +69,7 @@ private:
     std::array<uint64_t, isa::kCmdCount> registers_{};
     std::array<bool, isa::kCmdCount> written_{};
     int op_index_ = 0;
+    uint32_t fetch_start_ = 0;  // where the commands leading to the next op start
     std::vector<std::string> warnings_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 
 namespace ethosu {
@@ -48,6 +49,8 @@ std::string format_listing_line(const DisassembledCommand& c) {
     std::string line = fmt::format("{:#08x}: {} {:04x} {:04x} - {:30} {:5}", c.offset, payload, c.param, c.code,
                                    c.name, c.param);
     for (const auto& f : c.fields) line += fmt::format(", {} = {}", f.name, f.text);
+    if (!c.branch_note.empty()) line += "  ; " + c.branch_note;
+    for (uint32_t from : c.branched_from) line += fmt::format("  ; <- branch from {:#08x}", from);
     return line;
 }
 
@@ -55,7 +58,21 @@ std::vector<DisassembledCommand> disassemble_stream(Generation generation, std::
                                                     const std::string& source) {
     const auto& gen = isa::describe(generation);
     std::vector<DisassembledCommand> out;
-    for_each_command(gen, words, source, [&](const RawCommand& c) { out.push_back(disassemble(gen, c)); });
+    std::vector<std::pair<size_t, uint32_t>> branches;  // (index in out, target)
+    for_each_command(gen, words, source, [&](const RawCommand& c) {
+        if (c.desc->id == isa::Cmd::OP_BRANCH) branches.emplace_back(out.size(), c.payload());
+        out.push_back(disassemble(gen, c));
+    });
+    for (const auto& [at, target] : branches) {
+        auto landing = std::lower_bound(out.begin(), out.end(), target,
+                                        [](const DisassembledCommand& c, uint32_t t) { return c.offset < t; });
+        const bool on_command = landing != out.end() && landing->offset == target;
+        out[at].branch_note = fmt::format("-> {:#08x}{}", target,
+                                          on_command                   ? ""
+                                          : target >= words.size() * 4 ? " (past the end of the stream)"
+                                                                       : " (not the start of a command)");
+        if (on_command) landing->branched_from.push_back(out[at].offset);
+    }
     return out;
 }
 

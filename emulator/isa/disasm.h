@@ -25,11 +25,17 @@ struct DisassembledCommand {
     uint16_t code = 0;  // opcode | control bits
     std::optional<uint32_t> payload;
     std::vector<DisassembledField> fields;
+    // Control flow, filled by disassemble_stream: where a BRANCH leads (and why it cannot), and
+    // which branches lead to this command.
+    std::string branch_note;
+    std::vector<uint32_t> branched_from;
 };
 
 DisassembledCommand disassemble(const isa::GenerationDesc& gen, const RawCommand& command);
 
 // "0x000004: 00001000 0000 4000 - NPU_SET_IFM_BASE0                  0, addr = 0x1000"
+// Branches and their targets get a comment after the fields ("  ; -> 0x000040",
+// "  ; <- branch from 0x000080"); other lines are exactly Vela's layout.
 std::string format_listing_line(const DisassembledCommand& command);
 
 std::vector<DisassembledCommand> disassemble_stream(Generation generation, std::span<const uint32_t> words,

@@ -38,9 +38,19 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
     std::vector<std::pair<int, std::string>> roles;
     for (const auto& r : inv.regions) roles.emplace_back(r.index, r.role);
     const auto memories = region_memories(result.memory, roles);
-    result.streams.push_back(decode_stream(model.config, inv.stream.words, model.path));
-    if (options.timing) result.timing.push_back(TimingModel(model.config, result.memory, memories).run(result.streams.back()));
-    if (!options.execute) return result;
+    auto time_it = [&] {
+        if (options.timing) result.timing.push_back(TimingModel(model.config, result.memory, memories).run(result.streams.back()));
+    };
+    if (!options.execute) {
+        // Without data only unconditional branches can be followed.
+        auto no_data = [&](const DecodedOp& branch) -> bool {
+            throw Error({model.path, branch.offset, "NPU_OP_BRANCH.branch_cond"},
+                        "an RF_TRUE branch depends on the data: a timing-only run cannot follow it");
+        };
+        result.streams.push_back(follow_stream(model.config, inv.stream.words, model.path, [](const DecodedOp&) {}, no_data));
+        time_it();
+        return result;
+    }
 
     MemoryMap map;
     AddressSpace space(map);
@@ -83,7 +93,8 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
     }
 
     Executor executor(model.config, space, model.path, options.weight_cache);
-    executor.run(result.streams.back());
+    result.streams.push_back(executor.run(inv.stream.words));
+    time_it();
     for (const auto& t : model.outputs) {
         const auto bytes = tensor_bytes(t, "output tensor");
         result.outputs.emplace_back(bytes.begin(), bytes.end());

@@ -24,7 +24,7 @@ struct RunOptions {
 
 struct RunResult {
     std::vector<std::vector<uint8_t>> outputs;  // raw bytes, model output order (empty when timing only)
-    std::vector<DecodedStream> streams;         // what was executed
+    std::vector<DecodedStream> streams;         // what was executed (branches followed)
     MemorySystem memory;                        // the system the streams were timed on
     std::vector<TimingResult> timing;           // one per stream
 };

@@ -19,6 +19,7 @@ constexpr uint32_t kBusStatus = 1u << 2;
 constexpr uint32_t kCmdParseError = 1u << 4;
 constexpr uint32_t kCmdEndReached = 1u << 5;
 constexpr uint32_t kPmuIrqRaised = 1u << 6;
+constexpr uint32_t kBranchFault = 1u << 9;  // U85
 constexpr int kFaultingChannelShift = 12;
 constexpr int kIrqHistoryShift = 16;
 // CMD fields.
@@ -212,20 +213,22 @@ void NpuDevice::execute() {
         memories[static_cast<size_t>(i)] = memory_.port_memory(port);
         space.set_base(i, read64(r.basep + 8 * i));
     }
-    last_timing_ = std::make_unique<TimingResult>(TimingModel(options_.npu, memory_, memories).run(stream));
-
     try {
         Executor executor(options_.npu, space, source);
-        executor.run(stream);
+        stream = executor.run(words);  // the ops executed, branches followed
     } catch (const BusError& e) {
         fault(kBusStatus, faulting_channel(e.access()), static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());
         raise_irq();
         return;
     } catch (const Error& e) {
-        fault(kCmdParseError, 0, static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());
+        // A branch that leads nowhere is the U85's branch fault; the rest is malformed input.
+        const bool branch_fault = r.u85 && e.where().field == "NPU_OP_BRANCH.branch_target";
+        fault(branch_fault ? kBranchFault : kCmdParseError, 0, static_cast<uint32_t>(e.where().offset.value_or(0)),
+              e.what());
         raise_irq();
         return;
     }
+    last_timing_ = std::make_unique<TimingResult>(TimingModel(options_.npu, memory_, memories).run(stream));
     uint32_t history = 0;
     for (const auto& op : stream.ops)
         if (op.kind == OpKind::Stop || op.kind == OpKind::Irq) history |= op.mask & 0xFFFFu;

@@ -280,6 +280,27 @@ TEST_F(SmallRun, AnUnknownOpcodeIsACommandParseError) {
     EXPECT_EQ(d.rd(QREAD), 8u);  // the offending command
 }
 
+// U85: a BRANCH to an offset past the stream is a branch fault (STATUS bit 9), QREAD at the branch.
+TEST(RegisterFront, ABranchOutsideTheStreamIsABranchFault) {
+    using isa::Cmd;
+    using isa::Field;
+    HostDriver d{"ethos-u85-256"};
+    ASSERT_TRUE(d.soft_reset());
+    CommandStreamBuilder b(Generation::U85);
+    b.emit(Cmd::OP_KERNEL_WAIT)
+        .emit(Cmd::OP_BRANCH, {{Field::OP_BRANCH__branch_target, 0x1000}})
+        .emit(Cmd::OP_STOP, {{Field::OP_STOP__mask, 1}});
+    HostBuffer stream{std::vector<uint8_t>(b.words().size() * 4), 0};
+    std::memcpy(stream.bytes.data(), b.words().data(), stream.bytes.size());
+    d.map(stream);
+    d.start(stream.npu_address, static_cast<uint32_t>(stream.bytes.size()), {}, 0);
+    const uint32_t status = d.wait();
+    EXPECT_TRUE(status & (1u << 9));
+    EXPECT_FALSE(status & (kParseError | kEndReached));
+    EXPECT_EQ(d.rd(QREAD), 4u);
+    EXPECT_NE(std::string(ethosu_emu_last_error(d.emu())).find("past the end"), std::string::npos);
+}
+
 TEST_F(SmallRun, ACommandStreamOutsideMemoryIsABusErrorOnTheCommandChannel) {
     d.start(0xE0000000, 64, {}, 0);
     const uint32_t status = d.wait();

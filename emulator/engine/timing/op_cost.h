@@ -56,8 +56,15 @@ OpCost u85_kernel_cost(const DecodedOp& op, const CostContext& ctx);
 int64_t dma_cycles(const MemorySystem& memory, MemoryKind from, MemoryKind to, int64_t bytes);
 
 // U85 DMA: the same, with each side limited by its AXI channel (memory-to-memory reads, writes);
-// to = nullopt: a LUT load into the internal LUT RAM.
-int64_t u85_dma_cycles(const CostContext& ctx, MemoryKind from, std::optional<MemoryKind> to, int64_t bytes);
+// to = nullopt: a LUT load into the internal LUT RAM. In index mode (gather/scatter) the read
+// side also fetches the indices (`index`) on the same channel, and a row's address depends on
+// its index, so the index fetch and its latency come before the rows.
+struct DmaIndexRead {
+    MemoryKind memory = MemoryKind::Sram;
+    int64_t bytes = 0;
+};
+int64_t u85_dma_cycles(const CostContext& ctx, MemoryKind from, std::optional<MemoryKind> to, int64_t bytes,
+                       std::optional<DmaIndexRead> index = std::nullopt);
 
 // Helpers shared by the cost functions.
 inline int64_t div_round_up(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -1,6 +1,7 @@
 #include "emulator/engine/timing/timing_model.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "emulator/isa/error.h"
 
@@ -24,6 +25,13 @@ int64_t dma_bytes(const Dma& d) {
     const int64_t rows = d.dimensions >= 2 ? d.size0 : 1;
     const int64_t planes = d.dimensions >= 3 ? d.size1 : 1;
     return static_cast<int64_t>(d.length) * rows * planes;
+}
+
+// The indices an index-mode DMA reads: one int32 per row (the skips between planes are not read).
+int64_t index_bytes(const Dma& d) {
+    const int64_t rows = d.dimensions >= 2 ? d.size0 : 1;
+    const int64_t planes = d.dimensions >= 3 ? d.size1 : 1;
+    return rows * planes * static_cast<int64_t>(kDmaIndexBytes);
 }
 
 // Whether b continues a: slices of one operation's OFM depth (Vela slices an op's OFM depth to
@@ -61,6 +69,7 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
     int64_t previous_drain = 0;  // the end of the previous kernel op a next slice may run under
     int64_t previous_start = 0;  // when the previous kernel op started
     uint64_t next_word_offset = 0;
+    bool after_branch = false;  // the command processor resumes where the branch led
     bool pmu_counting = true;
     int64_t pmu_window_start = 0;
     std::vector<int64_t> kernel_ends, dma_ends;
@@ -71,9 +80,14 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
         OpTiming t;
         t.offset = op.offset;
         t.kind = op.kind;
-        // The register writes before the op, and the op word itself, one word per cycle.
-        const int64_t words = static_cast<int64_t>((op.offset + 4 - std::min<uint64_t>(next_word_offset, op.offset)) / 4);
+        // The register writes before the op, and the op word itself, one word per cycle. After a
+        // branch (taken or not) reading resumes at the block the decoder entered; BRANCH is a
+        // cmd1, two words.
+        const uint64_t from = after_branch ? op.fetch_start : std::min<uint64_t>(next_word_offset, op.offset);
+        const int64_t words = static_cast<int64_t>((op.offset + 4 - std::min<uint64_t>(from, op.offset)) / 4) +
+                              (op.kind == OpKind::Branch ? 1 : 0);
         next_word_offset = op.offset + 4;
+        after_branch = op.kind == OpKind::Branch;
         busy.emplace_back(command, command + words);
         command += words;
         totals.command_words += words;
@@ -124,16 +138,21 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
             const int64_t bytes = dma_bytes(d);
             const MemoryKind from = ctx_.memory_of(d.src.region);
             t.cost.traffic.add_read(from, bytes);
+            std::optional<DmaIndexRead> index;
+            if (d.gather || d.scatter) {
+                index = DmaIndexRead{ctx_.memory_of(d.index.region), index_bytes(d)};
+                t.cost.traffic.add_read(index->memory, index->bytes);
+            }
             const bool u85 = npu_.generation == Generation::U85;
             int64_t duration = 0;
             if (d.dst.internal) {  // LUT load into SHRAM / LUT RAM: only the read side is external
-                duration = u85 ? u85_dma_cycles(ctx_, from, std::nullopt, bytes)
+                duration = u85 ? u85_dma_cycles(ctx_, from, std::nullopt, bytes, index)
                                : static_cast<int64_t>(double(bytes) / memory_.bytes_per_cycle(from)) +
                                      memory_.timing(from).read_latency;
             } else {
                 const MemoryKind to = ctx_.memory_of(d.dst.region);
                 t.cost.traffic.add_write(to, bytes);
-                duration = u85 ? u85_dma_cycles(ctx_, from, to, bytes) : dma_cycles(memory_, from, to, bytes);
+                duration = u85 ? u85_dma_cycles(ctx_, from, to, bytes, index) : dma_cycles(memory_, from, to, bytes);
             }
             t.start = std::max(command, dma_free);
             t.end = t.start + duration;

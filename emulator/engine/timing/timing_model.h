@@ -7,6 +7,10 @@
 // at a time on the MAC/output pipeline for max(compute, per-memory access) cycles; DMA runs on
 // its own channel, concurrently; DMA_WAIT and KERNEL_WAIT hold the command processor until at
 // most k DMAs / n kernel ops are outstanding.
+//
+// Branches (U85): the model replays the ops as executed (follow_stream's trace, which repeats a
+// loop's ops per iteration), so it takes the branches the executor took. A BRANCH costs its two
+// command words; the command processor then reads on from the block it entered.
 
 #include <array>
 #include <cstdint>

@@ -480,10 +480,14 @@ struct U85Op {
 
 }  // namespace
 
-int64_t u85_dma_cycles(const CostContext& ctx, MemoryKind from, std::optional<MemoryKind> to, int64_t bytes) {
+int64_t u85_dma_cycles(const CostContext& ctx, MemoryKind from, std::optional<MemoryKind> to, int64_t bytes,
+                       std::optional<DmaIndexRead> index) {
     const U85TimingRow& row = u85_timing(ctx.npu);
-    const double read_bandwidth = u85_channel_bandwidth(ctx.memory, row, from, U85ReadChannel::Mem2Mem);
-    const int64_t read = static_cast<int64_t>(double(bytes) / read_bandwidth) + ctx.memory.timing(from).read_latency;
+    auto read_cycles = [&](MemoryKind mem, int64_t amount) {
+        const double bandwidth = u85_channel_bandwidth(ctx.memory, row, mem, U85ReadChannel::Mem2Mem);
+        return static_cast<int64_t>(double(amount) / bandwidth) + ctx.memory.timing(mem).read_latency;
+    };
+    const int64_t read = read_cycles(from, bytes) + (index ? read_cycles(index->memory, index->bytes) : 0);
     const int64_t write = to ? static_cast<int64_t>(double(bytes) / u85_channel_bandwidth(ctx.memory, row, *to, std::nullopt)) +
                                    ctx.memory.timing(*to).write_latency
                              : static_cast<int64_t>(double(bytes) / kLutRamBytesPerCycle);

@@ -1,0 +1,115 @@
+#include "emulator/isa/control_flow.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "emulator/isa/error.h"
+
+namespace ethosu {
+namespace {
+
+// One straight-line run of commands: from its entry up to and including a BRANCH or STOP, or to
+// the end of the stream.
+struct Block {
+    std::vector<DecodedOp> ops;
+    size_t end = 0;         // index of the command after the block
+    uint64_t commands = 0;  // commands in the block
+    Decoder::State exit;    // the registers after its last command
+    std::vector<std::string> warnings;
+};
+
+bool ends_block(OpKind kind) { return kind == OpKind::Branch || kind == OpKind::Stop; }
+
+}  // namespace
+
+DecodedStream follow_stream(const NpuConfig& config, std::span<const uint32_t> words, const std::string& source,
+                            const OpVisitor& visit, const ResultFlag& result_flag, const FollowOptions& options) {
+    // Every command and where it starts: a branch may only land on a command's first word.
+    std::vector<RawCommand> commands;
+    for_each_command(isa::describe(config.generation), words, source,
+                     [&](const RawCommand& c) { commands.push_back(c); });
+    std::vector<int64_t> command_at(words.size(), -1);  // word index -> command index
+    for (size_t i = 0; i < commands.size(); ++i) command_at[commands[i].offset / 4] = static_cast<int64_t>(i);
+
+    auto decode_block = [&](size_t entry, const Decoder::State& state) {
+        Block block;
+        Decoder decoder(config, source, options.decode);
+        decoder.enter(commands[entry].offset, state);
+        size_t at = entry;
+        while (at < commands.size()) {
+            DecodedOp op;
+            const bool is_op = decoder.apply(commands[at++], op);
+            if (!is_op) continue;
+            const OpKind kind = op.kind;
+            block.ops.push_back(std::move(op));
+            if (ends_block(kind)) break;
+        }
+        block.end = at;
+        block.commands = at - entry;
+        block.exit = decoder.state();
+        block.warnings = std::move(decoder.warnings());
+        return block;
+    };
+
+    DecodedStream trace;
+    trace.generation = config.generation;
+    std::map<std::pair<size_t, Decoder::State>, Block> blocks;
+    Decoder::State state;  // a fresh decoder's: nothing written
+    size_t pc = 0;
+    uint64_t executed = 0;
+    const DecodedOp* last_jump = nullptr;  // the branch that last jumped, for the runaway report
+    while (pc < commands.size()) {
+        auto key = std::make_pair(pc, state);
+        auto found = blocks.find(key);
+        if (found == blocks.end()) {
+            found = blocks.emplace(std::move(key), decode_block(pc, state)).first;
+            const auto& w = found->second.warnings;
+            trace.warnings.insert(trace.warnings.end(), w.begin(), w.end());
+        }
+        const Block& block = found->second;
+        executed += block.commands;
+        if (executed > options.max_commands || trace.ops.size() + block.ops.size() > options.max_ops) {
+            const uint32_t offset = last_jump ? last_jump->offset : commands[pc].offset;
+            const std::string limit = executed > options.max_commands
+                                          ? fmt::format("{} commands", options.max_commands)
+                                          : fmt::format("{} ops", options.max_ops);
+            throw Error({source, offset, last_jump ? "NPU_OP_BRANCH" : std::string(commands[pc].desc->name)},
+                        fmt::format("the stream is still running after {} (the limit): a branch loop that never "
+                                    "ends? It last jumped from here to 0x{:x}",
+                                    limit, commands[pc].offset));
+        }
+        trace.command_count += static_cast<uint32_t>(block.commands);
+        for (const DecodedOp& op : block.ops) {
+            trace.ops.push_back(op);
+            trace.ops.back().index = static_cast<int>(trace.ops.size() - 1);
+            visit(trace.ops.back());
+        }
+        if (block.ops.empty() || block.ops.back().kind != OpKind::Branch) break;  // STOP or the end
+
+        const DecodedOp& branch = block.ops.back();
+        const uint32_t target = branch.branch_target;
+        const char* fault = target % 4 != 0                   ? "not word aligned"
+                            : target / 4 >= words.size()        ? "past the end of the stream"
+                            : command_at[target / 4] < 0 ? "inside a command, not at its first word"
+                                                         : nullptr;
+        if (fault) {
+            throw Error({source, branch.offset, "NPU_OP_BRANCH.branch_target"},
+                        fmt::format("branch target 0x{:x} is {} (the stream has {} bytes)", target, fault,
+                                    words.size() * 4));
+        }
+        const bool taken = branch.branch_condition == BranchCondition::Always || result_flag(branch);
+        state = block.exit;
+        if (taken) {
+            pc = static_cast<size_t>(command_at[target / 4]);
+            last_jump = &branch;
+        } else {
+            pc = block.end;
+        }
+    }
+    return trace;
+}
+
+}  // namespace ethosu
