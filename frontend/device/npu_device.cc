@@ -214,7 +214,7 @@ void NpuDevice::execute() {
         space.set_base(i, read64(r.basep + 8 * i));
     }
     try {
-        Executor executor(options_.npu, space, source);
+        Executor executor(options_.npu, space, source, &weights_);
         stream = executor.run(words);  // the ops executed, branches followed
     } catch (const BusError& e) {
         fault(kBusStatus, faulting_channel(e.access()), static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "emulator/engine/executor.h"
 #include "emulator/engine/timing/pmu.h"
 #include "emulator/isa/description.h"
 #include "emulator/memory/address_space.h"
@@ -83,6 +84,9 @@ private:
     bool run_requested_ = false;
     std::function<void()> irq_handler_;
     std::unique_ptr<TimingResult> last_timing_;
+    // Decoded weights kept from run to run, so that a network run again decodes them once; each
+    // run checks them against the bytes in memory.
+    WeightCache weights_;
     std::string last_error_;
 };
 

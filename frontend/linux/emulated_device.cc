@@ -88,6 +88,8 @@ struct Network {
     std::shared_ptr<Buffer> source;  // the buffer the model came from, held as the driver holds it
     std::unique_ptr<LoadedModel> model;
     ArenaLayout arena;
+    // Decoded once for all of its inferences; each run still checks the bytes it decodes from.
+    WeightCache weights;
 };
 
 struct Inference {
@@ -295,7 +297,7 @@ void run_inference(Inference& inference) {
         input_bytes[i].assign(source.begin(), source.end());
     }
 
-    const RunResult result = run_model(model, input_bytes);
+    const RunResult result = run_model(model, input_bytes, {.weight_cache = &inference.network->weights});
 
     for (size_t i = 0; i < outputs; ++i) {
         const auto& bytes = result.outputs[i];
