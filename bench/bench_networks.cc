@@ -98,8 +98,9 @@ void register_networks() {
     const std::pair<NetworkRun, const char*> runs[] = {
         {NetworkRun::KeptWeights, "full"}, {NetworkRun::Fresh, "full_fresh"}, {NetworkRun::TimingOnly, "timing_only"}};
     for (const char* name : networks) {
-        for (const auto& [how, suffix] : runs) {
-            const std::string label = std::string("BM_Network/") + name + "/" + suffix;
+        for (const auto& run : runs) {
+            const NetworkRun how = run.first;  // a plain variable: clang 14 cannot capture a structured binding
+            const std::string label = std::string("BM_Network/") + name + "/" + run.second;
             benchmark::RegisterBenchmark(label.c_str(), [name = std::string(name), how](benchmark::State& s) {
                 run_network(s, name, how);
             })->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
