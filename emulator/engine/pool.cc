@@ -52,8 +52,8 @@ constexpr int kArgMaxLongestWindow = 32768;
 // U85 ARGMAX_X / ARGMAX_Y: per channel, the position of the largest IFM element along the
 // kernel's row (X) or column (Y). Ties give the first position, as TFLite's ARG_MAX and TOSA
 // ARGMAX both do (they update only on a strictly greater value); Vela lowers both to this.
-// What Vela never programs (padding, upscaling, a 2-D window, another OFM scale, 32-bit values)
-// leaves the value bits of the accumulator undetermined and is refused.
+// What Vela never programs (padding, upscaling, dilation, a 2-D window, another OFM scale, 32-bit
+// values) leaves the accumulator's contents undetermined and is refused.
 void run_argmax(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline& out) {
     const bool along_x = op.pool == PoolMode::ArgMaxX;
     const Kernel& k = op.kernel;
@@ -67,6 +67,7 @@ void run_argmax(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline
     if (k.padding.top || k.padding.bottom) refuse("NPU_SET_IFM_PAD_TOP", "padding is undefined");
     if (k.padding.left || k.padding.right) refuse("NPU_SET_IFM_PAD_LEFT", "padding is undefined");
     if (k.upscale != UpscaleMode::None) refuse("NPU_SET_IFM_UPSCALE.mode", "an upscaled IFM is undefined");
+    if (k.dilation_x != 1 || k.dilation_y != 1) refuse("NPU_SET_KERNEL_STRIDE", "a dilated window is undefined");
     if (along_x ? k.height != 1 : k.width != 1) {
         refuse(along_x ? "NPU_SET_KERNEL_HEIGHT_M1" : "NPU_SET_KERNEL_WIDTH_M1", "the window must be one-dimensional");
     }
