@@ -1,4 +1,6 @@
-// NPU_OP_POOL: MAX, AVERAGE, REDUCE_SUM; U85 SUM and NONE.
+// NPU_OP_POOL: MAX, AVERAGE, REDUCE_SUM; U85 SUM, NONE, MIN, ARGMAX_X and ARGMAX_Y.
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <limits>
@@ -40,6 +42,61 @@ void run_null_pool(const DecodedOp& op, ExecutionContext& ctx, const OutputPipel
     accumulators.finish(ctx.accumulators);
 }
 
+// Vela 5.1 programs ARGMAX with OFM_SCALE scale 1, shift 16 "to separate values and indices"
+// (ethos_u85_register_cs_generator.cpp GenerateOFMScalingForPooling) and splits longer axes into
+// blocks of 32768 so that no index turns negative (scheduler_decompose.cpp DecomposeReduce): the
+// accumulator holds the index in its upper 16 bits.
+constexpr int kArgMaxIndexShift = 16;
+constexpr int kArgMaxLongestWindow = 32768;
+
+// U85 ARGMAX_X / ARGMAX_Y: per channel, the position of the largest IFM element along the
+// kernel's row (X) or column (Y). Ties give the first position, as TFLite's ARG_MAX and TOSA
+// ARGMAX both do (they update only on a strictly greater value); Vela lowers both to this.
+// What Vela never programs (padding, upscaling, dilation, a 2-D window, another OFM scale, 32-bit
+// values) leaves the accumulator's contents undetermined and is refused.
+void run_argmax(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline& out) {
+    const bool along_x = op.pool == PoolMode::ArgMaxX;
+    const Kernel& k = op.kernel;
+    auto refuse = [&](const char* field, const std::string& why) {
+        throw Error({ctx.source, op.offset, field}, fmt::format("NPU_OP_POOL ARGMAX_{}: {}", along_x ? 'X' : 'Y', why));
+    };
+    const Scale& s = op.output.global_scale;
+    if (op.output.per_channel_scale || s.scale != 1 || s.shift != kArgMaxIndexShift) {
+        refuse("NPU_SET_OFM_SCALE", "only OFM_SCALE scale 1, shift 16 (global) is defined");
+    }
+    if (k.padding.top || k.padding.bottom) refuse("NPU_SET_IFM_PAD_TOP", "padding is undefined");
+    if (k.padding.left || k.padding.right) refuse("NPU_SET_IFM_PAD_LEFT", "padding is undefined");
+    if (k.upscale != UpscaleMode::None) refuse("NPU_SET_IFM_UPSCALE.mode", "an upscaled IFM is undefined");
+    if (k.dilation_x != 1 || k.dilation_y != 1) refuse("NPU_SET_KERNEL_STRIDE", "a dilated window is undefined");
+    if (along_x ? k.height != 1 : k.width != 1) {
+        refuse(along_x ? "NPU_SET_KERNEL_HEIGHT_M1" : "NPU_SET_KERNEL_WIDTH_M1", "the window must be one-dimensional");
+    }
+    const int length = along_x ? k.width : k.height;
+    if (length > kArgMaxLongestWindow) {
+        refuse(along_x ? "NPU_SET_KERNEL_WIDTH_M1" : "NPU_SET_KERNEL_HEIGHT_M1",
+               fmt::format("a window of {} elements; indices from 32768 on do not fit", length));
+    }
+    if (op.ifm.precision.bits > 16) {
+        refuse("NPU_SET_IFM_PRECISION.activation_precision", "only 8- and 16-bit values are defined");
+    }
+    const IfmGeometry geo = ifm_geometry(op, {ctx.source, op.offset, "NPU_OP_POOL"});
+    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.ofm.depth);
+    const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
+    for (int oy = 0; oy < op.ofm.height; ++oy)
+        for (int ox = 0; ox < op.ofm.width; ++ox)
+            for (int c = 0; c < op.ofm.depth; ++c) {
+                const int y0 = oy * k.stride_y, x0 = ox * k.stride_x;
+                int best = 0;
+                int64_t largest = ifm.load(y0, x0, c);
+                for (int i = 1; i < length; ++i) {
+                    const int64_t v = along_x ? ifm.load(y0, x0 + i, c) : ifm.load(y0 + i, x0, c);
+                    if (v > largest) largest = v, best = i;
+                }
+                const int64_t acc = int64_t{best} << kArgMaxIndexShift;
+                ofm.store(oy, ox, c, out.finish(scale_value(acc, s.scale, s.shift, op.output.round)));
+            }
+}
+
 }  // namespace
 
 void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
@@ -70,10 +127,12 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
         run_null_pool(op, ctx, out);
         return;
     }
-    // U85 SUM adds the window up; OFM_SCALE carries any division.
-    if (op.pool != PoolMode::Max && op.pool != PoolMode::Average && op.pool != PoolMode::Sum) {
-        throw Error(where, "this pooling mode is not supported on this NPU yet");
+    if (op.pool == PoolMode::ArgMaxX || op.pool == PoolMode::ArgMaxY) {
+        run_argmax(op, ctx, out);
+        return;
     }
+    // U85 SUM adds the window up; OFM_SCALE carries any division. U85 MIN is MAX's mirror image
+    // (Vela's REDUCE_MIN, and REDUCE_ANY on its -1/0 booleans).
     const IfmGeometry geo = ifm_geometry(op, where);
     const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.ofm.depth);
     const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
@@ -92,7 +151,7 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
     int64_t* const acc = rows.data();
     int64_t* const pixel = acc + depth;
     int64_t* const result = pixel + depth;
-    const bool max = op.pool == PoolMode::Max;
+    const bool max = op.pool == PoolMode::Max, min = op.pool == PoolMode::Min;
     for (int oy = 0; oy < op.ofm.height; ++oy) {
         const int y0 = oy * k.stride_y - pad.top;
         const int ya = std::max(0, y0), yb = std::min(geo.height, y0 + k.height);
@@ -100,12 +159,18 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
             const int x0 = ox * k.stride_x - pad.left;
             const int xa = std::max(0, x0), xb = std::min(geo.width, x0 + k.width);
             const int64_t valid = int64_t{std::max(0, yb - ya)} * std::max(0, xb - xa);
-            std::fill(acc, acc + depth, max && valid ? std::numeric_limits<int64_t>::min() : 0);
+            const int64_t start = !valid ? 0
+                                  : max ? std::numeric_limits<int64_t>::min()
+                                  : min ? std::numeric_limits<int64_t>::max()
+                                        : 0;
+            std::fill(acc, acc + depth, start);
             for (int y = ya; y < yb; ++y)
                 for (int x = xa; x < xb; ++x) {
                     ifm.load_channels(y, x, depth, zp, pixel);
                     if (max) {
                         for (int c = 0; c < depth; ++c) acc[c] = std::max(acc[c], pixel[c]);
+                    } else if (min) {
+                        for (int c = 0; c < depth; ++c) acc[c] = std::min(acc[c], pixel[c]);
                     } else {
                         for (int c = 0; c < depth; ++c) acc[c] += pixel[c];
                     }

@@ -1,0 +1,175 @@
+// U85 POOL MIN, ARGMAX_X and ARGMAX_Y as Vela 5.1 programs TFLite's REDUCE_MIN / REDUCE_ANY and
+// ARG_MAX (a kernel spanning the reduced axis; ARGMAX with OFM_SCALE 1 >> 16), against plain
+// loops from TFLite's reduce and arg_min_max reference kernels; and ARGMAX programmings no
+// reference defines, refused with the op's offset and field.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "emulator/isa/error.h"
+#include "tests/engine/u85_conv_rig.h"
+
+namespace ethosu {
+namespace {
+
+using namespace u85_conv_test;
+
+constexpr int kPoolMin = 5, kArgMaxX = 6, kArgMaxY = 7;
+constexpr int kArgMaxShift = 16;
+
+std::vector<int64_t> random_values(size_t n, int64_t lo, int64_t hi, std::mt19937& rng) {
+    std::uniform_int_distribution<int64_t> any(lo, hi);
+    std::vector<int64_t> v(n);
+    for (auto& x : v) x = any(rng);
+    return v;
+}
+
+size_t at(int y, int x, int c, int width, int depth) {
+    return (static_cast<size_t>(y) * width + x) * depth + static_cast<size_t>(c);
+}
+
+// ---- MIN
+
+// REDUCE_MIN over H (kernel height = IFM height) and over W, int8 and int16, unit OFM scale.
+TEST(U85PoolMin, ReduceMinOverHeightOrWidthEqualsTflite) {
+    std::mt19937 rng(3);
+    constexpr int kH = 5, kW = 6, kC = 20;
+    for (const Precision& type : {Rig::kInt8, Rig::kInt16})
+        for (bool over_height : {true, false}) {
+            Rig rig("ethos-u85-256");
+            const int64_t half = int64_t{1} << (type.bits - 1);
+            const auto values = random_values(kH * kW * kC, -half, half - 1, rng);
+            ConvRegs r;
+            r.pool = kPoolMin;
+            r.ifm = rig.place_wide(kH, kW, kC, type, values);
+            r.ofm = rig.reserve(over_height ? 1 : kH, over_height ? kW : 1, kC, type, 0);
+            r.kernel_h = over_height ? kH : 1;
+            r.kernel_w = over_height ? 1 : kW;
+            r.global_scale = true;
+            r.ofm_scale = 1;
+            rig.emit_conv(r);
+            rig.run();
+            const auto out = rig.read_wide(r.ofm);
+            for (int y = 0; y < r.ofm.height; ++y)
+                for (int x = 0; x < r.ofm.width; ++x)
+                    for (int c = 0; c < kC; ++c) {
+                        int64_t smallest = values[at(y, x, c, kW, kC)];
+                        for (int i = 0; i < (over_height ? kH : kW); ++i)
+                            smallest = std::min(smallest, values[over_height ? at(i, x, c, kW, kC) : at(y, i, c, kW, kC)]);
+                        ASSERT_EQ(out[at(y, x, c, r.ofm.width, kC)], smallest) << y << "," << x << "," << c;
+                    }
+        }
+}
+
+// REDUCE_ANY on Vela's booleans (-1 true, 0 false) is MIN: -1 where any element is true.
+TEST(U85PoolMin, ReduceAnyOfBooleans) {
+    std::mt19937 rng(5);
+    constexpr int kW = 9, kC = 64;
+    Rig rig("ethos-u85-256");
+    auto values = random_values(kW * kC, 0, 6, rng);
+    for (auto& v : values) v = v == 0 ? -1 : 0;  // about one true in seven
+    ConvRegs r;
+    r.pool = kPoolMin;
+    r.ifm = rig.place_wide(1, kW, kC, Rig::kInt8, values);
+    r.ofm = rig.reserve(1, 1, kC, Rig::kInt8, 0);
+    r.kernel_w = kW;
+    r.global_scale = true;
+    r.ofm_scale = 1;
+    rig.emit_conv(r);
+    rig.run();
+    const auto out = rig.read8(r.ofm);
+    for (int c = 0; c < kC; ++c) {
+        bool any = false;
+        for (int x = 0; x < kW; ++x) any = any || values[at(0, x, c, kW, kC)] != 0;
+        ASSERT_EQ(out[static_cast<size_t>(c)], any ? -1 : 0) << "channel " << c;
+    }
+}
+
+// ---- ARGMAX
+
+// TFLite's ARG_MAX (arg_min_max.h) along one axis: the first position of the largest value.
+int64_t first_largest(const std::vector<int64_t>& values, int n, const std::function<size_t(int)>& index) {
+    int best = 0;
+    for (int i = 1; i < n; ++i)
+        if (values[index(i)] > values[index(best)]) best = i;
+    return best;
+}
+
+// Small value ranges make ties common; int8 and int16; along W (ARGMAX_X) and H (ARGMAX_Y).
+TEST(U85PoolArgMax, ArgMaxAlongWidthOrHeightEqualsTfliteWithTies) {
+    std::mt19937 rng(7);
+    constexpr int kH = 7, kW = 11, kC = 24;
+    for (const Precision& type : {Rig::kInt8, Rig::kInt16})
+        for (int mode : {kArgMaxX, kArgMaxY})
+            for (int64_t spread : {int64_t{3}, int64_t{1} << (type.bits - 1)}) {
+                Rig rig("ethos-u85-256");
+                const auto values = random_values(kH * kW * kC, -spread, spread - 1, rng);
+                const bool along_x = mode == kArgMaxX;
+                ConvRegs r;
+                r.pool = mode;
+                r.ifm = rig.place_wide(kH, kW, kC, type, values);
+                r.ofm = rig.reserve(along_x ? kH : 1, along_x ? 1 : kW, kC, Rig::kInt32, 0);
+                r.kernel_h = along_x ? 1 : kH;
+                r.kernel_w = along_x ? kW : 1;
+                r.global_scale = true;
+                r.ofm_scale = 1;
+                r.ofm_shift = kArgMaxShift;
+                rig.emit_conv(r);
+                rig.run();
+                const auto out = rig.read_wide(r.ofm);
+                for (int y = 0; y < r.ofm.height; ++y)
+                    for (int x = 0; x < r.ofm.width; ++x)
+                        for (int c = 0; c < kC; ++c) {
+                            const int64_t expected =
+                                along_x ? first_largest(values, kW, [&](int i) { return at(y, i, c, kW, kC); })
+                                        : first_largest(values, kH, [&](int i) { return at(i, x, c, kW, kC); });
+                            ASSERT_EQ(out[at(y, x, c, r.ofm.width, kC)], expected) << y << "," << x << "," << c;
+                        }
+            }
+}
+
+// ARGMAX_X with the registers Vela writes, changed one at a time.
+ConvRegs argmax_regs(Rig& rig) {
+    ConvRegs r;
+    r.pool = kArgMaxX;
+    r.ifm = rig.place_wide(2, 8, 16, Rig::kInt8, std::vector<int64_t>(2 * 8 * 16, 1));
+    r.ofm = rig.reserve(2, 1, 16, Rig::kInt32, 0);
+    r.kernel_w = 8;
+    r.global_scale = true;
+    r.ofm_scale = 1;
+    r.ofm_shift = kArgMaxShift;
+    return r;
+}
+
+void expect_refused(const std::function<void(Rig&, ConvRegs&)>& change, const std::string& field) {
+    Rig rig("ethos-u85-256");
+    ConvRegs r = argmax_regs(rig);
+    change(rig, r);
+    const uint32_t offset = rig.emit_conv(r);
+    try {
+        rig.run();
+        ADD_FAILURE() << "not refused: " << field;
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().field, field) << e.what();
+        EXPECT_EQ(e.where().offset, offset) << e.what();
+    }
+}
+
+TEST(U85PoolArgMax, UndefinedProgrammingsAreRefused) {
+    expect_refused([](Rig&, ConvRegs& r) { r.ofm_shift = 0; }, "NPU_SET_OFM_SCALE");
+    expect_refused([](Rig&, ConvRegs& r) { r.ofm_scale = 3; }, "NPU_SET_OFM_SCALE");
+    expect_refused([](Rig&, ConvRegs& r) { r.pad.left = 1, r.kernel_w = 9; }, "NPU_SET_IFM_PAD_LEFT");
+    expect_refused([](Rig&, ConvRegs& r) { r.pad.top = 1, r.kernel_h = 2; }, "NPU_SET_IFM_PAD_TOP");
+    expect_refused([](Rig&, ConvRegs& r) { r.kernel_h = 2, r.ofm.height = 1; }, "NPU_SET_KERNEL_HEIGHT_M1");
+    expect_refused(
+        [](Rig& rig, ConvRegs& r) { r.ifm = rig.place_wide(2, 8, 16, Rig::kInt32, std::vector<int64_t>(256, 1)); },
+        "NPU_SET_IFM_PRECISION.activation_precision");
+}
+
+}  // namespace
+}  // namespace ethosu
