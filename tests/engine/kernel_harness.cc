@@ -16,23 +16,11 @@ using isa::Field;
 
 namespace {
 
+using namespace test_streams;
+
 constexpr size_t kSramBytes = 1 << 20;
 constexpr uint8_t kUnwritten = 0xCD;  // fills OFMs before a run, so unwritten elements show
-constexpr uint64_t kSramAddress = 0x1000'0000, kWeightAddress = 0x2000'0000, kLutAddress = 0x3000'0000;
 
-uint64_t precision_code(const Precision& p) { return p.bits == 8 ? 0 : p.bits == 16 ? 1 : p.bits == 32 ? 2 : 3; }
-uint64_t format_code(DataFormat f) { return f == DataFormat::NHCWB16 ? 1 : 0; }
-uint64_t round_code(RoundMode r) { return r == RoundMode::Truncate ? 1 : r == RoundMode::Natural ? 2 : 0; }
-uint64_t u16(int64_t v) { return static_cast<uint16_t>(v); }
-
-uint64_t align16(uint64_t v) { return (v + 15) / 16 * 16; }
-
-uint64_t append_aligned(std::vector<uint8_t>& image, const std::vector<uint8_t>& bytes) {
-    const uint64_t at = align16(image.size());
-    image.resize(at);
-    image.insert(image.end(), bytes.begin(), bytes.end());
-    return at;
-}
 
 // Little-endian scale/bias records (bias int40, scale uint32, shift 6 bits) of one core's channels.
 std::vector<uint8_t> scale_records(const std::vector<ChannelScale>& scales, int core, int cores) {
@@ -312,25 +300,6 @@ void Rig::emit_block(int ofm_block_depth) {
         .emit(Cmd::SET_BLOCKDEP);
 }
 
-void Rig::run() {
-    CommandStreamBuilder stop(config_.generation);
-    stop.emit(Cmd::OP_STOP, {{Field::OP_STOP__mask, 0xFFFF}});
-    std::vector<uint32_t> words = stream_.words();
-    words.insert(words.end(), stop.words().begin(), stop.words().end());
-
-    MemoryMap map;
-    AddressSpace space(map);
-    map.map(kSramAddress, sram_, "sram", MemoryKind::Sram);
-    space.set_base(kSramRegion, kSramAddress);
-    if (!weights_.empty()) map.map(kWeightAddress, weights_, "weights", MemoryKind::OffChipFlash);
-    space.set_base(kWeightRegion, kWeightAddress);
-    if (!luts_.empty()) map.map(kLutAddress, luts_, "luts", MemoryKind::OffChipFlash);
-    space.set_base(kLutRegion, kLutAddress);
-
-    const std::string source = "kernel-test";
-    const DecodedStream decoded = decode_stream(config_, words, source, {.strict = true});
-    Executor executor(config_, space, source);
-    executor.run(decoded);
-}
+void Rig::run() { run_on_test_memory(config_, stream_, sram_, weights_, luts_, "kernel-test"); }
 
 }  // namespace ethosu::kernel_test

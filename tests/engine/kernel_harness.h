@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/engine/stream_helpers.h"
 #include "emulator/isa/builder.h"
 #include "emulator/isa/decoded_op.h"
 #include "emulator/isa/npu_config.h"
@@ -79,9 +80,9 @@ struct WeightTraversal {
 };
 
 // Region numbers the rig maps.
-inline constexpr int kSramRegion = 1;
-inline constexpr int kWeightRegion = 2;
-inline constexpr int kLutRegion = 3;
+using test_streams::kLutRegion;
+using test_streams::kSramRegion;
+using test_streams::kWeightRegion;
 
 class Rig {
 public:

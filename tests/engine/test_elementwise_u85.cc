@@ -9,6 +9,7 @@
 #include "emulator/engine/executor.h"
 #include "emulator/isa/builder.h"
 #include "emulator/isa/error.h"
+#include "tests/engine/stream_helpers.h"
 #include "tests/engine/tflite_math.h"
 
 namespace ethosu {
@@ -47,7 +48,7 @@ int8_t tflite_add(const AddOp& op, int8_t x, int8_t y) {
     return static_cast<int8_t>(std::clamp(r, -128, 127));
 }
 
-uint64_t u16(int32_t v) { return static_cast<uint16_t>(v); }
+using test_streams::u16;
 
 // A scale register's fields for multiplier * 2^(shift - 31), shift taken as Vela programs it
 // with dbl_rnd extra fraction bits kept.

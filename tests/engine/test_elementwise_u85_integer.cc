@@ -16,6 +16,7 @@
 #include "emulator/engine/executor.h"
 #include "emulator/isa/builder.h"
 #include "emulator/isa/error.h"
+#include "tests/engine/stream_helpers.h"
 #include "tests/engine/tflite_math.h"
 
 namespace ethosu {
@@ -37,8 +38,8 @@ constexpr int kRoundNatural = 1, kRoundTruncateToZero = 4;
 
 constexpr Precision kInt8{true, 8}, kInt16{true, 16}, kInt32{true, 32}, kUint8{false, 8};
 
-uint64_t precision_code(const Precision& p) { return p.bits == 8 ? 0 : p.bits == 16 ? 1 : p.bits == 32 ? 2 : 3; }
-uint64_t u16(int32_t v) { return static_cast<uint16_t>(v); }
+using test_streams::precision_code;
+using test_streams::u16;
 
 // An IFM_SCALE / IFM2_SCALE register: scale * 2^-shift.
 struct ScaleRegister {

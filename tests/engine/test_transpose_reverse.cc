@@ -17,6 +17,7 @@
 
 #include "emulator/isa/builder.h"
 #include "emulator/isa/error.h"
+#include "tests/engine/stream_helpers.h"
 #include "tests/engine/kernel_harness.h"
 
 namespace ethosu {
@@ -76,9 +77,9 @@ Tensor tflite_reverse(const Tensor& in, int axis) {
     return out;
 }
 
-uint64_t precision_code(const Precision& p) { return p.bits == 8 ? 0 : p.bits == 16 ? 1 : p.bits == 32 ? 2 : 3; }
-uint64_t format_code(DataFormat f) { return f == DataFormat::NHCWB16 ? 1 : 0; }
-uint64_t u16(int64_t v) { return static_cast<uint16_t>(v); }
+using test_streams::format_code;
+using test_streams::precision_code;
+using test_streams::u16;
 
 // How the OFM is written: transpose and reverse codes, storage, and the OFM block.
 struct OfmMode {

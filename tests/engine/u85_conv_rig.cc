@@ -6,6 +6,7 @@
 #include "emulator/engine/executor.h"
 #include "emulator/isa/decoder.h"
 #include "emulator/memory/address_space.h"
+#include "tests/engine/stream_helpers.h"
 #include "tests/engine/tflite_math.h"
 #include "tests/engine/weight_encoder_u85.h"
 
@@ -18,19 +19,7 @@ namespace {
 
 constexpr size_t kSramBytes = 1 << 20;
 constexpr uint8_t kUnwritten = 0xCD;
-constexpr uint64_t kSramAddress = 0x1000'0000, kWeightAddress = 0x2000'0000;
-constexpr int kSramRegion = 1, kWeightRegion = 2;
-
-uint64_t precision_code(const Precision& p) { return p.bits == 8 ? 0 : p.bits == 16 ? 1 : p.bits == 32 ? 2 : 3; }
-uint64_t u16(int64_t v) { return static_cast<uint16_t>(v); }
-uint64_t align16(uint64_t v) { return (v + 15) / 16 * 16; }
-
-uint64_t append_aligned(std::vector<uint8_t>& image, const std::vector<uint8_t>& bytes) {
-    const uint64_t at = align16(image.size());
-    image.resize(at);
-    image.insert(image.end(), bytes.begin(), bytes.end());
-    return at;
-}
+using namespace test_streams;
 
 }  // namespace
 
@@ -227,20 +216,8 @@ void Rig::load_lut(const std::vector<uint8_t>& table) {
 }
 
 void Rig::run() {
-    CommandStreamBuilder stop(config_.generation);
-    stop.emit(Cmd::OP_STOP, {{Field::OP_STOP__mask, 0xFFFF}});
-    std::vector<uint32_t> words = stream_.words();
-    words.insert(words.end(), stop.words().begin(), stop.words().end());
-    MemoryMap map;
-    AddressSpace space(map);
-    map.map(kSramAddress, sram_, "sram", MemoryKind::Sram);
-    space.set_base(kSramRegion, kSramAddress);
-    if (weights_.empty()) weights_.resize(16);
-    map.map(kWeightAddress, weights_, "weights", MemoryKind::OffChipFlash);
-    space.set_base(kWeightRegion, kWeightAddress);
-    const std::string source = "u85-conv-test";
-    const DecodedStream decoded = decode_stream(config_, words, source, {.strict = true});
-    Executor(config_, space, source).run(decoded);
+    std::vector<uint8_t> no_luts;
+    run_on_test_memory(config_, stream_, sram_, weights_, no_luts, "u85-conv-test");
 }
 
 std::vector<int8_t> Rig::read8(const Place& p) const {
