@@ -12,10 +12,12 @@ namespace ethosu::test_support {
 
 class BitWriter {
 public:
+    // Fields wider than 64 bits (reserved runs) take zeros past bit 63.
     void put(uint64_t value, int bits) {
         for (int i = 0; i < bits; ++i, ++count_) {
             if (count_ % 8 == 0) bytes_.push_back(0);
-            bytes_.back() |= static_cast<uint8_t>(((value >> i) & 1) << (count_ % 8));
+            const uint64_t bit = i < 64 ? (value >> i) & 1 : 0;
+            bytes_.back() |= static_cast<uint8_t>(bit << (count_ % 8));
         }
     }
     // End-of-stream marker, 1-bits to the byte boundary, 0xFF bytes to a multiple of 16 (as Vela).
