@@ -68,6 +68,8 @@ public:
     ~WeightBitstreamReader();
     // Replaces `out` with the next slice's values; false at the end of the stream.
     bool next_slice(std::vector<int16_t>& out);
+    // Appends the next slice's values to `out`; false at the end of the stream.
+    bool append_slice(std::vector<int16_t>& out);
 
 private:
     struct State;

@@ -239,9 +239,13 @@ WeightBitstreamReader::WeightBitstreamReader(std::span<const uint8_t> stream, co
 WeightBitstreamReader::~WeightBitstreamReader() = default;
 
 bool WeightBitstreamReader::next_slice(std::vector<int16_t>& out) {
+    out.clear();
+    return append_slice(out);
+}
+
+bool WeightBitstreamReader::append_slice(std::vector<int16_t>& out) {
     BitReader& bits = state_->bits;
     Palette& palette = state_->palette;
-    out.clear();
     while (!bits.at_end()) {
         const int zero_divisor = static_cast<int>(bits.get(3, "ZDIV"));
         if (zero_divisor == kEndOfStream) {
@@ -262,11 +266,12 @@ bool WeightBitstreamReader::next_slice(std::vector<int16_t>& out) {
 std::vector<int16_t> decode_weight_bitstream(std::span<const uint8_t> stream, const std::string& source,
                                              uint64_t base_offset, uint64_t expected_values) {
     WeightBitstreamReader reader(stream, source, base_offset);
-    std::vector<int16_t> out, slice;
+    std::vector<int16_t> out;
     // Room for the channels Vela pads the last OFM group with, so they do not double the buffer.
     const uint64_t room = expected_values + expected_values / 8 + 4096;
     out.reserve(static_cast<size_t>(std::min<uint64_t>(room, kMaxValuesPerByte * uint64_t{stream.size()})));
-    while (reader.next_slice(slice)) out.insert(out.end(), slice.begin(), slice.end());
+    while (reader.append_slice(out)) {
+    }
     return out;
 }
 
