@@ -88,6 +88,8 @@ struct FastConv {
     const std::vector<int16_t>& ifm;  // dense, zero point removed: IFM rows from ifm_row0 on
     int ifm_row0, ifm_height, ifm_width, step_y, step_x;
     KernelScratch& scratch;
+    int first_channel = 0;  // CONV: w holds OFM channels [first_channel, first_channel + channels)
+    int channels = 0;
 
     // CONV: each output pixel is one dot product per OFM channel between its IFM patch (taps x
     // channels, OHWI order; padding taps are zeros) and the channel's weights.
@@ -99,9 +101,9 @@ struct FastConv {
         std::vector<int16_t>& patch = scratch.patches.local();
         patch.resize(static_cast<size_t>(patch_len));
         std::vector<int32_t>& acc = scratch.accumulators.local();
-        acc.resize(static_cast<size_t>(op.ofm.depth));
+        acc.resize(static_cast<size_t>(channels));
         std::vector<int64_t>& out = scratch.results.local();
-        out.resize(static_cast<size_t>(op.ofm.depth));
+        out.resize(static_cast<size_t>(channels));
         for (int oy = first; oy < last; ++oy) {
             for (int ox = 0; ox < op.ofm.width; ++ox) {
                 const int iy0 = oy * k.stride_y - k.padding.top;
@@ -122,12 +124,12 @@ struct FastConv {
                 }
                 const int16_t* weights = w.values.data();
                 int oc = 0;
-                for (; oc + 4 <= op.ofm.depth; oc += 4)
+                for (; oc + 4 <= channels; oc += 4)
                     dot4(patch.data(), weights + static_cast<size_t>(oc) * patch_len, patch_len, &acc[oc]);
-                for (; oc < op.ofm.depth; ++oc)
+                for (; oc < channels; ++oc)
                     acc[oc] = dot(patch.data(), weights + static_cast<size_t>(oc) * patch_len, patch_len);
-                act.apply_channels(acc.data(), op.ofm.depth, &w, out.data());
-                ofm.store_channels(oy, ox, op.ofm.depth, out.data());
+                act.apply_channels(acc.data(), channels, &w, out.data());
+                ofm.store_channels(oy, ox, channels, out.data(), first_channel);
             }
         }
     }
@@ -228,6 +230,60 @@ void run_conv_ifm2_weights(const DecodedOp& op, ExecutionContext& ctx, const Err
     accumulators.finish(ctx.accumulators);
 }
 
+// The fast path over the OFM, a band of rows at a time (CONV: the OFM channels w holds, from
+// first_channel on).
+void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, const FeatureMapView& ifm,
+              const FeatureMapView& ofm, const OutputPipeline& act, const IfmGeometry& geo, int step_y, int step_x,
+              int first_channel) {
+    const Kernel& k = op.kernel;
+    const bool depthwise = op.kind == OpKind::Depthwise;
+    KernelScratch& scratch = ctx.scratch;
+    const int64_t row_bytes = int64_t{geo.width} * op.ifm.depth * 2 * std::max(1, k.stride_y);
+    const int band = static_cast<int>(std::clamp<int64_t>(kIfmBandBytes / std::max<int64_t>(row_bytes, 1), 1,
+                                                          std::max(op.ofm.height, 1)));
+    for (int first = 0; first < op.ofm.height; first += band) {
+        const int last = std::min(op.ofm.height, first + band);
+        // The IFM rows the band's windows reach (padding rows excepted).
+        const int top = std::clamp(first * k.stride_y - k.padding.top, 0, geo.height);
+        const int bottom = std::clamp((last - 1) * k.stride_y - k.padding.top + (w.kernel_height - 1) * step_y + 1,
+                                      top, geo.height);
+        load_dense_ifm(ifm, top, bottom, op.ifm.depth, op.ifm.zero_point, scratch.ifm);
+        const FastConv fast{op,       w,      ofm,    act,     scratch.ifm,   top,
+                            geo.height, geo.width, step_y, step_x, scratch, first_channel,
+                            std::min(w.ofm_depth, op.ofm.depth - first_channel)};
+        const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
+            if (depthwise) fast.depthwise_rows(rows.begin(), rows.end());
+            else fast.conv_rows(rows.begin(), rows.end());
+        };
+        // OFM rows that share bytes (a hostile stride) are written in order, as the reference does.
+        const tbb::blocked_range<int> rows(first, last);
+        if (ofm.rows_are_disjoint()) tbb::parallel_for(rows, run_rows);
+        else run_rows(rows);
+    }
+}
+
+// A CONV too large to hold decoded, in a run of its own: decoded and computed a group of OFM
+// blocks at a time (the fast path's conditions hold; the caller checked).
+void run_conv_in_groups(const DecodedOp& op, ExecutionContext& ctx, const IfmGeometry& geo) {
+    const Kernel& k = op.kernel;
+    const StreamFetch fetch = [&](const Stream& s) {
+        return ctx.memory.read(s.region, s.base, s.length, ctx.access(op, "weight/scale stream"));
+    };
+    ConvWeightGroups groups(op, ctx.config, fetch, ctx.source);
+    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.ifm.depth);
+    const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
+    const OutputPipeline act(op, ctx);
+    const int64_t per_channel = int64_t{k.height} * k.width * op.ifm.depth * 2;
+    const int channels = static_cast<int>(std::max<int64_t>(1, kIfmBandBytes / per_channel));
+    OpWeights group;
+    while (groups.next(channels, group)) {
+        if (groups.first() >= op.ofm.depth) continue;  // Vela's padding channels: decoded, not stored
+        const bool taps_dilated = group.kernel_height == k.height && group.kernel_width == k.width;
+        run_fast(op, ctx, group, ifm, ofm, act, geo, taps_dilated ? 1 : k.dilation_y, taps_dilated ? 1 : k.dilation_x,
+                 groups.first());
+    }
+}
+
 }  // namespace
 
 void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
@@ -239,6 +295,12 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
     const bool depthwise = op.kind == OpKind::Depthwise;
     const Kernel& k = op.kernel;
     const IfmGeometry geo = ifm_geometry(op, where);
+    const int64_t undilated_taps = int64_t{(k.height - 1) / k.dilation_y + 1} * ((k.width - 1) / k.dilation_x + 1);
+    if (ctx.weights.one_run() && ConvWeightGroups::applies(op, ctx.config) &&
+        int32_sums_are_exact(op, undilated_taps * op.ifm.depth)) {
+        run_conv_in_groups(op, ctx, geo);
+        return;
+    }
     const OpWeights& w = ctx.weights.get(op, ctx.config, ctx.memory, ctx.source);
     if (w.ofm_depth < op.ofm.depth || (!depthwise && w.ifm_depth != op.ifm.depth)) {
         throw Error(where, fmt::format("weights hold {} OFM x {} IFM channels, the op needs {} x {}", w.ofm_depth,
@@ -268,26 +330,7 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
                 for (int t = 0; t < taps; ++t)
                     scratch.weights[static_cast<size_t>(t) * channels + c] = w.values[static_cast<size_t>(c) * taps + t];
         }
-        const int64_t row_bytes = int64_t{geo.width} * op.ifm.depth * 2 * std::max(1, k.stride_y);
-        const int band = static_cast<int>(std::clamp<int64_t>(kIfmBandBytes / std::max<int64_t>(row_bytes, 1), 1,
-                                                              std::max(op.ofm.height, 1)));
-        for (int first = 0; first < op.ofm.height; first += band) {
-            const int last = std::min(op.ofm.height, first + band);
-            // The IFM rows the band's windows reach (padding rows excepted).
-            const int top = std::clamp(first * k.stride_y - k.padding.top, 0, geo.height);
-            const int bottom = std::clamp((last - 1) * k.stride_y - k.padding.top + (w.kernel_height - 1) * step_y + 1,
-                                          top, geo.height);
-            load_dense_ifm(ifm, top, bottom, op.ifm.depth, ifm_zp, scratch.ifm);
-            const FastConv fast{op, w, *ofm, act, scratch.ifm, top, geo.height, geo.width, step_y, step_x, scratch};
-            const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
-                if (depthwise) fast.depthwise_rows(rows.begin(), rows.end());
-                else fast.conv_rows(rows.begin(), rows.end());
-            };
-            // OFM rows that share bytes (a hostile stride) are written in order, as the reference does.
-            const tbb::blocked_range<int> rows(first, last);
-            if (ofm->rows_are_disjoint()) tbb::parallel_for(rows, run_rows);
-            else run_rows(rows);
-        }
+        run_fast(op, ctx, w, ifm, *ofm, act, geo, step_y, step_x, 0);
         accumulators.finish(ctx.accumulators);
         return;
     }

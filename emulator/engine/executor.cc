@@ -140,7 +140,7 @@ const OpWeights& WeightCache::get(const DecodedOp& op, const NpuConfig& config, 
     if (found != cache_.end() && found->second.decoded_from(spans_)) return *found->second.weights;
     Entry& entry = found != cache_.end() ? found->second : cache_[lookup_];
     entry.weights = std::make_unique<OpWeights>(decode_from_spans(op, config, spans_, source));
-    entry.remember(spans_, borrow_read_only_ && std::ranges::all_of(spans_, [&](auto b) { return memory.is_read_only(b); }));
+    entry.remember(spans_, one_run_ && std::ranges::all_of(spans_, [&](auto b) { return memory.is_read_only(b); }));
     return *entry.weights;
 }
 
@@ -158,6 +158,7 @@ size_t WeightCache::prefetch(const DecodedStream& stream, const NpuConfig& confi
     for (; at < stream.ops.size() && planned < stream_bytes; ++at) {
         const DecodedOp& op = stream.ops[at];
         if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) continue;
+        if (one_run_ && ConvWeightGroups::applies(op, config)) continue;  // decoded by the kernel, group by group
         for (const auto& s : op.weights) planned += s.length;
         Job job{&op, key_of(op), {}, {}};
         const AccessContext who{&source, op.offset, op_kind_name(op.kind), "weight/scale stream"};
@@ -177,7 +178,7 @@ size_t WeightCache::prefetch(const DecodedStream& stream, const NpuConfig& confi
         Job& job = jobs[i];
         try {
             job.entry.weights = std::make_unique<OpWeights>(decode_from_spans(*job.op, config, job.spans, source));
-            job.entry.remember(job.spans, borrow_read_only_ && std::ranges::all_of(job.spans, [&](auto b) {
+            job.entry.remember(job.spans, one_run_ && std::ranges::all_of(job.spans, [&](auto b) {
                                               return memory.is_read_only(b);
                                           }));
         } catch (const Error&) {

@@ -54,10 +54,13 @@ private:
 // same shape and traversal (the same bytes decode differently for another shape).
 class WeightCache {
 public:
-    // borrow_read_only: the cache lives within one run, so an entry decoded from read-only memory
-    // (the model's constant data) remembers where it came from instead of copying the bytes. A
-    // cache kept across runs must copy: the next run maps memory anew.
-    explicit WeightCache(bool borrow_read_only = false) : borrow_read_only_(borrow_read_only) {}
+    // one_run: the cache lives within one run. An entry decoded from read-only memory (the model's
+    // constant data) then remembers where it came from instead of copying the bytes, and a layer
+    // too large to hold decoded (ConvWeightGroups) is not prefetched: the kernel decodes it a group
+    // of OFM blocks at a time. A cache kept across runs must copy (the next run maps memory anew)
+    // and holds every layer whole.
+    explicit WeightCache(bool one_run = false) : one_run_(one_run) {}
+    bool one_run() const { return one_run_; }
 
     const OpWeights& get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
                          const std::string& source);
@@ -87,7 +90,7 @@ private:
         bool decoded_from(const Spans& spans) const;
         void remember(const Spans& spans, bool borrow);
     };
-    bool borrow_read_only_;
+    bool one_run_;
     std::map<Key, Entry> cache_;
     // get()'s lookup buffers, reused so that a hit allocates nothing.
     Key lookup_;

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <climits>
 #include <limits>
 
 #include "emulator/engine/weights_u85.h"
@@ -81,10 +82,11 @@ void visit_sub_kernel(const WeightOrder& w, const SubKernelPass& p, Visit& visit
 // Every weight position of one stream in encoding order: OFM blocks, IFM blocks, sub-kernels
 // (rows of sub-kernels outermost), then visit_sub_kernel.
 template <typename Visit>
-void for_each_weight_position(const WeightOrder& w, Visit&& visit) {
+void for_each_weight_position(const WeightOrder& w, Visit&& visit, int first_ofm = 0, int end_ofm = INT_MAX) {
     const bool depthwise = w.traversal == Traversal::Depthwise;
     const bool part_kernel = w.traversal == Traversal::PartKernelFirst;
-    for (int ofm = 0; ofm < w.ofm_depth; ofm += w.ofm_block_depth) {
+    // OFM blocks are the outermost loop: the stream holds one block's weights after another.
+    for (int ofm = first_ofm; ofm < std::min(w.ofm_depth, end_ofm); ofm += w.ofm_block_depth) {
         for (int ifm = 0; ifm < (depthwise ? 1 : w.ifm_depth); ifm += w.ifm_block_depth) {
             // Depth-first always walks whole IFM blocks; the channels past the IFM are zeros.
             const int ifm_count = depthwise     ? w.micro.ifm
@@ -238,6 +240,12 @@ private:
     uint64_t taken_ = 0;
 };
 
+Error count_mismatch(const DecodedOp& op, const std::string& source, int stream, uint64_t held, const char* how) {
+    return Error({source, op.offset, weight_field(stream)},
+                 fmt::format("{} weight stream at 0x{:x} holds {} weights, {} the op's traversal needs",
+                             op_kind_name(op.kind), op.weights[static_cast<size_t>(stream)].base, held, how));
+}
+
 // Replays the encoder's traversal over one core's stream into OHWI, decoding a slice at a time;
 // each position takes one value, and the stream must hold exactly as many.
 void place_weight_stream(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
@@ -246,11 +254,7 @@ void place_weight_stream(const DecodedOp& op, const NpuConfig& config, const Str
     const WeightOrder order = u55_weight_order(op, config, out, stream, streams);
     if (order.ofm_depth == 0) return;
     StreamValues values(op, fetch, source, stream);
-    auto mismatch = [&](uint64_t held, const char* how) {
-        return Error({source, op.offset, weight_field(stream)},
-                     fmt::format("{} weight stream at 0x{:x} holds {} weights, {} the op's traversal needs",
-                                 op_kind_name(op.kind), op.weights[static_cast<size_t>(stream)].base, held, how));
-    };
+    auto mismatch = [&](uint64_t held, const char* how) { return count_mismatch(op, source, stream, held, how); };
     for_each_weight_position(order, [&](int o, int y, int x, int i) {
         int16_t v = 0;
         if (!values.next(v)) throw mismatch(values.taken(), "fewer than");
@@ -403,6 +407,77 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
 }
 
 }  // namespace
+
+struct ConvWeightGroups::State {
+    State(const DecodedOp& o, const NpuConfig& config, const StreamFetch& fetch, const std::string& s, OpWeights a)
+        : op(o), source(s), all(std::move(a)), order(u55_weight_order(o, config, all, 0, 1)),
+          values(o, fetch, source, 0) {}
+    const DecodedOp& op;
+    std::string source;
+    OpWeights all;  // the op's shape and its scale/bias records; no values
+    WeightOrder order;
+    StreamValues values;
+    int next = 0;  // first OFM channel of the next group
+};
+
+bool ConvWeightGroups::applies(const DecodedOp& op, const NpuConfig& config) {
+    if (config.generation == Generation::U85 || op.kind != OpKind::Conv || op.weights.size() != 1) return false;
+    const OpWeights shape = weights_shape(op);
+    return weight_count(static_cast<uint64_t>(shape.ofm_depth), shape) * sizeof(int16_t) > kLargeLayerBytes;
+}
+
+ConvWeightGroups::ConvWeightGroups(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
+                                   const std::string& source) {
+    check_kernel_op(op, config, {source, op.offset, std::string(op_kind_name(op.kind))});
+    OpWeights all = weights_shape(op);
+    check_stream_can_hold(op, fetch, source, 0, all);
+    if (!op.scales.empty()) {
+        all.bias.assign(static_cast<size_t>(all.ofm_depth), 0);
+        all.scale.assign(static_cast<size_t>(all.ofm_depth), 0);
+        all.shift.assign(static_cast<size_t>(all.ofm_depth), 0);
+        for (int s = 0; s < static_cast<int>(op.scales.size()); ++s) decode_scale_stream(op, fetch, source, s, all);
+    }
+    state_ = std::make_unique<State>(op, config, fetch, source, std::move(all));
+}
+
+ConvWeightGroups::~ConvWeightGroups() = default;
+
+bool ConvWeightGroups::next(int channels, OpWeights& out) {
+    State& s = *state_;
+    const auto mismatch = [&](uint64_t held, const char* how) { return count_mismatch(s.op, s.source, 0, held, how); };
+    if (s.next >= s.order.ofm_depth) {
+        if (const uint64_t rest = s.values.count_rest()) throw mismatch(s.values.taken() + rest, "more than");
+        return false;
+    }
+    const int block = std::max(s.order.ofm_block_depth, 1);
+    const int first = s.next;
+    const int end = std::min(s.order.ofm_depth, first + (std::max(channels, 1) + block - 1) / block * block);
+    out.ofm_depth = end - first;
+    out.kernel_height = s.all.kernel_height;
+    out.kernel_width = s.all.kernel_width;
+    out.ifm_depth = s.all.ifm_depth;
+    out.values.assign(weight_count(static_cast<uint64_t>(out.ofm_depth), out), 0);
+    for_each_weight_position(
+        s.order,
+        [&](int o, int y, int x, int i) {
+            int16_t v = 0;
+            if (!s.values.next(v)) throw mismatch(s.values.taken(), "fewer than");
+            if (o < 0) return;
+            const auto channel = static_cast<size_t>(o - first);
+            out.values[((channel * out.kernel_height + y) * out.kernel_width + x) * out.ifm_depth + i] = v;
+        },
+        first, end);
+    const auto part = [&](const auto& all, auto& mine) {
+        mine.clear();
+        if (!all.empty()) mine.assign(all.begin() + first, all.begin() + end);
+    };
+    part(s.all.bias, out.bias);
+    part(s.all.scale, out.scale);
+    part(s.all.shift, out.shift);
+    first_ = first;
+    s.next = end;
+    return true;
+}
 
 OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
                             const std::string& source) {

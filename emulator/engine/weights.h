@@ -49,6 +49,33 @@ using StreamFetch = std::function<std::span<const uint8_t>(const Stream&)>;
 OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
                             const std::string& source);
 
+// Decoded weights larger than this are not held whole in a run of its own: a U55/U65 CONV with
+// one weight stream decodes them a group of OFM blocks at a time (ConvWeightGroups).
+constexpr uint64_t kLargeLayerBytes = 1024 * 1024;
+
+// A CONV's weights a group of whole OFM blocks at a time (U55/U65, one weight stream): Vela's
+// traversal visits the OFM blocks in order, so each group decodes as the stream reaches it and a
+// large layer is never held whole. Errors as decode_op_weights.
+class ConvWeightGroups {
+public:
+    // Whether the op is such a CONV and its decoded weights exceed kLargeLayerBytes.
+    static bool applies(const DecodedOp& op, const NpuConfig& config);
+
+    ConvWeightGroups(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
+                     const std::string& source);
+    ~ConvWeightGroups();
+    // Decodes the next group of at least `channels` OFM channels (whole blocks) into `out`:
+    // channels [first(), first() + out.ofm_depth), with their scale/bias records. False once every
+    // channel is done, when the stream must hold nothing more.
+    bool next(int channels, OpWeights& out);
+    int first() const { return first_; }
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+    int first_ = 0;
+};
+
 // The compressed weight bitstream alone (U55/U65 format, U85 "SWD"): the signed weight
 // values in stream order, across every slice and end-of-stream marker up to the end of the span.
 // Throws ethosu::Error with the byte offset (base_offset + position in the span) for a stream that

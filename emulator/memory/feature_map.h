@@ -86,13 +86,13 @@ public:
         }
     }
 
-    // store() for channels [0, count) of element (y, x), a brick at a time.
-    void store_channels(int y, int x, int count, const int64_t* values) const {
+    // store() for channels [first, first + count) of element (y, x), a brick at a time.
+    void store_channels(int y, int x, int count, const int64_t* values, int first = 0) const {
         switch (elem_) {
-            case 1: return store_channels_as<uint8_t>(y, x, count, values);
-            case 2: return store_channels_as<uint16_t>(y, x, count, values);
-            case 4: return store_channels_as<uint32_t>(y, x, count, values);
-            default: return store_channels_as<uint64_t>(y, x, count, values);
+            case 1: return store_channels_as<uint8_t>(y, x, first, count, values);
+            case 2: return store_channels_as<uint16_t>(y, x, first, count, values);
+            case 4: return store_channels_as<uint32_t>(y, x, first, count, values);
+            default: return store_channels_as<uint64_t>(y, x, first, count, values);
         }
     }
 
@@ -141,18 +141,21 @@ private:
     }
 
     template <typename Stored>
-    void store_channels_as(int y, int x, int count, const int64_t* values) const {
+    void store_channels_as(int y, int x, int first, int count, const int64_t* values) const {
         if (reordered_) {
-            for (int c = 0; c < count; ++c) store(y, x, c, values[c]);
+            for (int c = 0; c < count; ++c) store(y, x, first + c, values[c]);
             return;
         }
-        for (int c0 = 0; c0 < count; c0 += 16) {
-            uint8_t* p = element(y, x, c0);
-            const int n = count - c0 < 16 ? count - c0 : 16;
+        // Channels are consecutive up to the end of their 16-channel brick.
+        for (int c = 0; c < count;) {
+            uint8_t* p = element(y, x, first + c);
+            const int to_brick_end = 16 - ((first + c) & 15);
+            const int n = count - c < to_brick_end ? count - c : to_brick_end;
             for (int j = 0; j < n; ++j) {
-                const auto v = static_cast<Stored>(values[c0 + j]);
+                const auto v = static_cast<Stored>(values[c + j]);
                 std::memcpy(p + j * sizeof(Stored), &v, sizeof v);
             }
+            c += n;
         }
     }
 

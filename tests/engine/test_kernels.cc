@@ -304,6 +304,14 @@ const ConvCase kConvCases[] = {
     with(conv("FullyConnectedBatch"), [](ConvCase& c) {
         c.ifm_h = 3, c.ifm_w = 1, c.kernel_h = c.kernel_w = 1, c.ifm_c = 40, c.ofm_c = 10, c.ifm_zp = 3, c.ofm_zp = -3;
     }),
+    // Over 1 MiB of decoded weights: a run decodes and computes them a group of OFM blocks at a time.
+    with(conv("FullyConnectedLargeInGroups"), [](ConvCase& c) {
+        c.ifm_h = 2, c.ifm_w = 1, c.kernel_h = c.kernel_w = 1, c.ifm_c = 1030, c.ofm_c = 521, c.ifm = c.ofm = kUint8;
+        c.ifm_zp = 120, c.ofm_zp = 7;
+    }),
+    with(conv("Conv3x3LargeInGroupsNhcwb16"), [](ConvCase& c) {
+        c.ifm_h = c.ifm_w = 5, c.ifm_c = 300, c.ofm_c = 203, c.pad = {1, 1, 1, 1}, c.ofm_format = DataFormat::NHCWB16;
+    }),
     with(conv("FullyConnectedInt16"), [](ConvCase& c) {
         c.ifm_h = c.ifm_w = 1, c.kernel_h = c.kernel_w = 1, c.ifm_c = 33, c.ofm_c = 8, c.ifm = c.ofm = kInt16;
         c.round = RoundMode::Natural;
