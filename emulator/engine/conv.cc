@@ -46,6 +46,9 @@ void load_dense_ifm(const FeatureMapView& ifm, int first, int last, int depth, i
 // that a large feature map is never copied whole.
 constexpr int64_t kIfmBandBytes = 256 * 1024;
 
+// Decoded weights a layer too large to hold whole (ConvWeightGroups) holds at a time.
+constexpr int64_t kWeightGroupBytes = 256 * 1024;
+
 // The inner loops are compiled twice where the loader can choose at run time (x86-64 ELF:
 // ifunc): for AVX2, whose 16-lane multiply-adds they vectorise to, and for the baseline
 // instruction set, which every x86-64 has. Elsewhere they are built once, for the target.
@@ -88,7 +91,8 @@ struct FastConv {
     const std::vector<int16_t>& ifm;  // dense, zero point removed: IFM rows from ifm_row0 on
     int ifm_row0, ifm_height, ifm_width, step_y, step_x;
     KernelScratch& scratch;
-    int first_channel = 0;  // CONV: w holds OFM channels [first_channel, first_channel + channels)
+    // The OFM channels w holds: [first_channel, first_channel + channels) (DEPTHWISE: all, from 0).
+    int first_channel = 0;
     int channels = 0;
 
     // CONV: each output pixel is one dot product per OFM channel between its IFM patch (taps x
@@ -138,7 +142,6 @@ struct FastConv {
     // rearranged to [tap][channel].
     void depthwise_rows(int first, int last) const {
         const Kernel& k = op.kernel;
-        const int channels = op.ofm.depth;
         const int ifm_depth = op.ifm.depth;
         std::vector<int32_t>& acc = scratch.accumulators.local();
         acc.resize(static_cast<size_t>(channels));
@@ -273,8 +276,8 @@ void run_conv_in_groups(const DecodedOp& op, ExecutionContext& ctx, const IfmGeo
     const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.ifm.depth);
     const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
     const OutputPipeline act(op, ctx);
-    const int64_t per_channel = int64_t{k.height} * k.width * op.ifm.depth * 2;
-    const int channels = static_cast<int>(std::max<int64_t>(1, kIfmBandBytes / per_channel));
+    const int64_t per_channel = int64_t{k.taps_height()} * k.taps_width() * op.ifm.depth * int64_t{sizeof(int16_t)};
+    const int channels = static_cast<int>(std::max<int64_t>(1, kWeightGroupBytes / per_channel));
     OpWeights group;
     while (groups.next(channels, group)) {
         if (groups.first() >= op.ofm.depth) continue;  // Vela's padding channels: decoded, not stored
@@ -295,9 +298,8 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
     const bool depthwise = op.kind == OpKind::Depthwise;
     const Kernel& k = op.kernel;
     const IfmGeometry geo = ifm_geometry(op, where);
-    const int64_t undilated_taps = int64_t{(k.height - 1) / k.dilation_y + 1} * ((k.width - 1) / k.dilation_x + 1);
     if (ctx.weights.one_run() && ConvWeightGroups::applies(op, ctx.config) &&
-        int32_sums_are_exact(op, undilated_taps * op.ifm.depth)) {
+        int32_sums_are_exact(op, int64_t{k.taps_height()} * k.taps_width() * op.ifm.depth)) {
         run_conv_in_groups(op, ctx, geo);
         return;
     }

@@ -156,8 +156,8 @@ OpWeights weights_shape(const DecodedOp& op) {
     OpWeights w;
     w.ofm_depth = op.ofm.depth;
     // Vela encodes the kernel's taps; the registers hold their dilated extent.
-    w.kernel_height = (op.kernel.height - 1) / op.kernel.dilation_y + 1;
-    w.kernel_width = (op.kernel.width - 1) / op.kernel.dilation_x + 1;
+    w.kernel_height = op.kernel.taps_height();
+    w.kernel_width = op.kernel.taps_width();
     w.ifm_depth = op.kind == OpKind::Depthwise ? 1 : op.ifm.depth;
     return w;
 }
@@ -246,23 +246,38 @@ Error count_mismatch(const DecodedOp& op, const std::string& source, int stream,
                              op_kind_name(op.kind), op.weights[static_cast<size_t>(stream)].base, held, how));
 }
 
-// Replays the encoder's traversal over one core's stream into OHWI, decoding a slice at a time;
-// each position takes one value, and the stream must hold exactly as many.
+// Replays the encoder's traversal of core `stream` over the OFM channels [first, end) of its
+// order, taking one value per position (decoded a slice at a time) into OHWI: a core's channel o
+// is out's channel (o - first) * streams + stream.
+void place_weights(const DecodedOp& op, const std::string& source, const WeightOrder& order, StreamValues& values,
+                   int streams, int stream, int first, int end, OpWeights& out) {
+    for_each_weight_position(
+        order,
+        [&](int o, int y, int x, int i) {
+            int16_t v = 0;
+            if (!values.next(v)) throw count_mismatch(op, source, stream, values.taken(), "fewer than");
+            if (o < 0) return;
+            const size_t channel = static_cast<size_t>(o - first) * streams + stream;
+            out.values[((channel * out.kernel_height + y) * out.kernel_width + x) * out.ifm_depth + i] = v;
+        },
+        first, end);
+}
+
+// After the traversal: the stream must hold nothing more.
+void expect_stream_spent(const DecodedOp& op, const std::string& source, int stream, StreamValues& values) {
+    if (const uint64_t rest = values.count_rest())
+        throw count_mismatch(op, source, stream, values.taken() + rest, "more than");
+}
+
+// One core's whole stream into OHWI.
 void place_weight_stream(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
                          const std::string& source, int stream, OpWeights& out) {
     const int streams = static_cast<int>(op.weights.size());
     const WeightOrder order = u55_weight_order(op, config, out, stream, streams);
     if (order.ofm_depth == 0) return;
     StreamValues values(op, fetch, source, stream);
-    auto mismatch = [&](uint64_t held, const char* how) { return count_mismatch(op, source, stream, held, how); };
-    for_each_weight_position(order, [&](int o, int y, int x, int i) {
-        int16_t v = 0;
-        if (!values.next(v)) throw mismatch(values.taken(), "fewer than");
-        if (o < 0) return;
-        const size_t channel = static_cast<size_t>(o) * streams + stream;
-        out.values[((channel * out.kernel_height + y) * out.kernel_width + x) * out.ifm_depth + i] = v;
-    });
-    if (const uint64_t rest = values.count_rest()) throw mismatch(values.taken() + rest, "more than");
+    place_weights(op, source, order, values, streams, stream, 0, INT_MAX, out);
+    expect_stream_spent(op, source, stream, values);
 }
 
 // U55/U65 scale/bias record, 10 bytes little-endian: bias int40, scale uint32, shift in the low 6
@@ -444,9 +459,8 @@ ConvWeightGroups::~ConvWeightGroups() = default;
 
 bool ConvWeightGroups::next(int channels, OpWeights& out) {
     State& s = *state_;
-    const auto mismatch = [&](uint64_t held, const char* how) { return count_mismatch(s.op, s.source, 0, held, how); };
     if (s.next >= s.order.ofm_depth) {
-        if (const uint64_t rest = s.values.count_rest()) throw mismatch(s.values.taken() + rest, "more than");
+        expect_stream_spent(s.op, s.source, 0, s.values);
         return false;
     }
     const int block = std::max(s.order.ofm_block_depth, 1);
@@ -457,16 +471,7 @@ bool ConvWeightGroups::next(int channels, OpWeights& out) {
     out.kernel_width = s.all.kernel_width;
     out.ifm_depth = s.all.ifm_depth;
     out.values.assign(weight_count(static_cast<uint64_t>(out.ofm_depth), out), 0);
-    for_each_weight_position(
-        s.order,
-        [&](int o, int y, int x, int i) {
-            int16_t v = 0;
-            if (!s.values.next(v)) throw mismatch(s.values.taken(), "fewer than");
-            if (o < 0) return;
-            const auto channel = static_cast<size_t>(o - first);
-            out.values[((channel * out.kernel_height + y) * out.kernel_width + x) * out.ifm_depth + i] = v;
-        },
-        first, end);
+    place_weights(s.op, s.source, s.order, s.values, 1, 0, first, end, out);
     const auto part = [&](const auto& all, auto& mine) {
         mine.clear();
         if (!all.empty()) mine.assign(all.begin() + first, all.begin() + end);

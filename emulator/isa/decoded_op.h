@@ -3,6 +3,7 @@
 // engine and the timing model need, in generation-neutral terms. Neither of them reads
 // raw command words.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -83,6 +84,10 @@ struct Kernel {
     bool decompose_4x4 = false;
     Padding padding;
     UpscaleMode upscale = UpscaleMode::None;
+
+    // The taps the weights hold: the programmed (dilated) extent with the dilation undone.
+    int taps_height() const { return (height - 1) / std::max(1, dilation_y) + 1; }
+    int taps_width() const { return (width - 1) / std::max(1, dilation_x) + 1; }
 };
 
 struct Stream {

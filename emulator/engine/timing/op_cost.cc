@@ -20,7 +20,7 @@ Block3 storage_rounded(Block3 s, DataFormat format) {
 }
 
 Block3 undilated_kernel(const Kernel& k) {
-    return {(k.height - 1) / std::max(1, k.dilation_y) + 1, (k.width - 1) / std::max(1, k.dilation_x) + 1, 1};
+    return {k.taps_height(), k.taps_width(), 1};
 }
 
 BlockBalance balance_block(double mac_block, double output_block, double ofm_blocks, int64_t ifm_block_cycles,
