@@ -297,7 +297,9 @@ void run_inference(Inference& inference) {
         input_bytes[i].assign(source.begin(), source.end());
     }
 
-    const RunResult result = run_model(model, input_bytes, {.weight_cache = &inference.network->weights});
+    RunOptions options;
+    options.weight_cache = &inference.network->weights;
+    const RunResult result = run_model(model, input_bytes, options);
 
     for (size_t i = 0; i < outputs; ++i) {
         const auto& bytes = result.outputs[i];
