@@ -2,7 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "emulator/isa/error.h"
 
@@ -20,10 +24,12 @@ void MemoryMap::map(uint64_t address, std::span<uint8_t> bytes, std::string name
     mappings_.push_back({address, bytes, std::move(name), kind});
 }
 
-void MemoryMap::map_read_only(uint64_t address, std::span<const uint8_t> bytes, std::string name, MemoryKind kind) {
+void MemoryMap::map_read_only(uint64_t address, std::span<const uint8_t> bytes, std::string name, MemoryKind kind,
+                              bool file_mapped) {
     // AddressSpace::write refuses read-only mappings, so these bytes are only ever read.
     map(address, {const_cast<uint8_t*>(bytes.data()), bytes.size()}, std::move(name), kind);
     mappings_.back().read_only = true;
+    mappings_.back().file_mapped = file_mapped;
 }
 
 std::span<uint8_t> MemoryMap::allocate(uint64_t address, uint64_t size, std::string name, MemoryKind kind) {
@@ -67,6 +73,31 @@ bool AddressSpace::is_read_only(std::span<const uint8_t> bytes) const {
             return m.read_only;
     }
     return false;
+}
+
+void AddressSpace::release(std::span<const uint8_t> bytes) const {
+#if defined(MADV_DONTNEED)
+    if (bytes.empty()) return;
+    for (const auto& m : map_.mappings()) {
+        if (bytes.data() < m.bytes.data() || bytes.data() + bytes.size() > m.bytes.data() + m.bytes.size()) continue;
+        if (!m.file_mapped) return;
+        // A page fault on a file mapping also maps the cached pages around it (Linux's fault-around,
+        // 64 KiB by default), so the bytes' whole 64 KiB blocks go, kept inside the mapping's pages.
+        // Every page there is file-backed: dropping one that other data shares costs a page fault.
+        constexpr uintptr_t kFaultAroundBytes = 64 * 1024;
+        static const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+        const auto down = [](uintptr_t at, uintptr_t to) { return at & ~(to - 1); };
+        const auto up = [](uintptr_t at, uintptr_t to) { return (at + to - 1) & ~(to - 1); };
+        const auto address = [](const uint8_t* p) { return reinterpret_cast<uintptr_t>(p); };
+        const uintptr_t first = std::max(down(address(bytes.data()), kFaultAroundBytes), down(address(m.bytes.data()), page));
+        const uintptr_t end = std::min(up(address(bytes.data() + bytes.size()), kFaultAroundBytes),
+                                       up(address(m.bytes.data() + m.bytes.size()), page));
+        ::madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
+        return;
+    }
+#else
+    (void)bytes;
+#endif
 }
 
 std::span<const uint8_t> AddressSpace::read(int region, uint64_t offset, uint64_t length,

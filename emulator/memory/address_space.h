@@ -45,13 +45,18 @@ public:
         std::string name;
         MemoryKind kind = MemoryKind::Sram;
         bool read_only = false;
+        // The bytes lie in a read-only private file mapping: a page the process drops is read
+        // back from the file on its next access (AddressSpace::release).
+        bool file_mapped = false;
     };
 
     // Maps host memory at address; throws std::invalid_argument if it overlaps a mapping.
     void map(uint64_t address, std::span<uint8_t> bytes, std::string name, MemoryKind kind);
     // Maps memory the NPU may only read (a model's constant data, kept where the host has it);
-    // a write to it is an access error.
-    void map_read_only(uint64_t address, std::span<const uint8_t> bytes, std::string name, MemoryKind kind);
+    // a write to it is an access error. file_mapped: the bytes lie in a read-only private file
+    // mapping (every page of it file-backed), whose pages release() may drop.
+    void map_read_only(uint64_t address, std::span<const uint8_t> bytes, std::string name, MemoryKind kind,
+                       bool file_mapped = false);
     // Allocates zero-filled memory owned by the map and maps it.
     std::span<uint8_t> allocate(uint64_t address, uint64_t size, std::string name, MemoryKind kind);
 
@@ -80,6 +85,11 @@ public:
 
     // Whether bytes obtained from read() lie in a read-only mapping, and so stay as they are.
     bool is_read_only(std::span<const uint8_t> bytes) const;
+    // Hands back to the OS the pages holding bytes obtained from read(), when they lie in a file
+    // mapping: the content stays the same and a later read faults it back in from the file. A
+    // run that reads each constant once keeps the model file from staying resident this way.
+    // Anything else is left as it is.
+    void release(std::span<const uint8_t> bytes) const;
 
     // The mapping behind an access, for the timing model (memory kind).
     const MemoryMap::Mapping& mapping(int region, uint64_t offset, uint64_t length, const AccessContext& who) const;

@@ -1,9 +1,18 @@
 // Regions, bounds checks and feature-map addressing (four tiles, NHWC and NHCWB16).
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <numeric>
 
 #include "emulator/isa/error.h"
 #include "emulator/memory/feature_map.h"
+#include "frontend/loaders/model.h"
+#include "tests/resident_pages.h"
 
 namespace ethosu {
 namespace {
@@ -150,6 +159,62 @@ TEST(Memory, RowsAreDisjointUnlessStridesOrTilesOverlap) {
     EXPECT_TRUE(FeatureMapView(split, 8, 8, 16, space, who, true).rows_are_disjoint());
     split.tile_base[2] = 0x180;  // starts inside tile 0's last row
     EXPECT_FALSE(FeatureMapView(split, 8, 8, 16, space, who, true).rows_are_disjoint());
+}
+
+// A mapped model file's pages go when released, and come back, unchanged, when read again.
+TEST(Memory, ReleasedFilePagesAreDroppedAndReadBack) {
+    const auto path = std::filesystem::temp_directory_path() / fmt::format("ethosu-release-{}.bin", ::getpid());
+    std::vector<uint8_t> pattern(1 << 20);
+    std::iota(pattern.begin(), pattern.end(), uint8_t{7});
+    std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(pattern.data()),
+                                                static_cast<std::streamsize>(pattern.size()));
+    const FileBytes file = map_file(path.string());
+    std::filesystem::remove(path);  // the mapping keeps the contents
+    ASSERT_TRUE(file.file_mapped);
+    MemoryMap map;
+    map.map_read_only(0x10000000, file.bytes, "weights", MemoryKind::OffChipFlash, file.file_mapped);
+    AddressSpace space(map);
+    space.set_base(0, 0x10000000);
+    const AccessContext who{nullptr, std::nullopt, "test", "weights"};
+    const auto all = space.read(0, 0, pattern.size(), who);
+    ASSERT_TRUE(std::equal(all.begin(), all.end(), pattern.begin()));
+    const auto before = resident_pages(all);
+    if (!before) GTEST_SKIP() << "/proc/self/pagemap cannot be read here";
+    const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    ASSERT_EQ(*before, pattern.size() / page);  // every byte was read
+
+    // A middle range takes its whole 64 KiB blocks of address space (what a fault maps in around
+    // a page) and no more.
+    space.release(space.read(0, 300 * 1024, 100 * 1024, who));
+    const auto at = reinterpret_cast<uintptr_t>(all.data());
+    const size_t low = ((at + 300 * 1024) & ~uintptr_t{0xffff}) - at;
+    const size_t high = ((at + 400 * 1024 + 0xffff) & ~uintptr_t{0xffff}) - at;
+    EXPECT_EQ(*resident_pages(all.subspan(low, high - low)), 0u);
+    EXPECT_EQ(*resident_pages(all.first(low)), low / page);
+    EXPECT_EQ(*resident_pages(all.subspan(high)), (pattern.size() - high) / page);
+
+    space.release(all);
+    EXPECT_EQ(*resident_pages(all), 0u);
+    EXPECT_TRUE(std::equal(all.begin(), all.end(), pattern.begin()));
+}
+
+// Memory the host owns is never dropped: its contents exist nowhere else.
+TEST(Memory, ReleaseLeavesHostMemoryAlone) {
+    std::vector<uint8_t> constants(512 * 1024);
+    std::iota(constants.begin(), constants.end(), uint8_t{3});
+    const std::vector<uint8_t> expected = constants;
+    std::vector<uint8_t> scratch(256 * 1024, 0x5a);
+    MemoryMap map;
+    map.map_read_only(0x1000, constants, "weights", MemoryKind::OffChipFlash);
+    map.map(0x100000, scratch, "scratch", MemoryKind::Sram);
+    AddressSpace space(map);
+    space.set_base(0, 0x1000);
+    space.set_base(1, 0x100000);
+    const AccessContext who{nullptr, std::nullopt, "test", "weights"};
+    space.release(space.read(0, 0, constants.size(), who));
+    space.release(space.read(1, 0, scratch.size(), who));
+    EXPECT_EQ(constants, expected);
+    EXPECT_TRUE(std::ranges::all_of(scratch, [](uint8_t b) { return b == 0x5a; }));
 }
 
 }  // namespace
