@@ -31,11 +31,12 @@ int checked_region_index(int64_t index, const ErrorLocation& where) {
 RegionImage initialised_region(int index, std::string role, std::span<const uint8_t> bytes, const FileBytes& file) {
     const bool inside_file = !bytes.empty() && bytes.data() >= file.bytes.data() &&
                              bytes.data() + bytes.size() <= file.bytes.data() + file.bytes.size();
-    RegionImage region{index, std::move(role), bytes.size(), bytes, file.owner};
+    RegionImage region{index, std::move(role), bytes.size(), bytes, file.owner, inside_file && file.file_mapped};
     if (!(inside_file && file.owner)) {
         auto copy = std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end());
         region.bytes = *copy;
         region.owner = std::move(copy);
+        region.file_mapped = false;
     }
     return region;
 }

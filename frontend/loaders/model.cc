@@ -90,7 +90,7 @@ FileBytes map_file(const std::string& path) {
     ::close(fd);  // the mapping stays valid
     if (at == MAP_FAILED) fail(std::string("cannot map: ") + std::strerror(error));
     std::shared_ptr<const void> owner(at, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
-    return {{static_cast<const uint8_t*>(at), size}, std::move(owner)};
+    return {{static_cast<const uint8_t*>(at), size}, std::move(owner), true};
 }
 
 std::unique_ptr<LoadedModel> load_model(const std::string& path, const LoadOptions& options) {

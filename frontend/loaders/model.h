@@ -49,6 +49,7 @@ struct RegionImage {
     uint64_t size = 0;                // bytes the region spans
     std::span<const uint8_t> bytes;   // initial contents; empty for scratch areas (zero-filled)
     std::shared_ptr<const void> owner;  // keeps `bytes` alive: the mapped model file, or a copy
+    bool file_mapped = false;           // `bytes` lie in the mapped model file (see FileBytes)
 };
 
 // One NPU invocation: a command stream and its regions (for .tflite: one "ethos-u" op).
@@ -73,10 +74,14 @@ struct LoadedModel {
 // not read), region images point into the bytes instead of copying them: a model's weights are
 // in memory once. Without one (a caller's buffer) they are copied.
 struct FileBytes {
-    FileBytes(std::span<const uint8_t> b, std::shared_ptr<const void> o = nullptr) : bytes(b), owner(std::move(o)) {}
+    FileBytes(std::span<const uint8_t> b, std::shared_ptr<const void> o = nullptr, bool mapped = false)
+        : bytes(b), owner(std::move(o)), file_mapped(mapped) {}
     FileBytes(const std::vector<uint8_t>& b) : bytes(b) {}
     std::span<const uint8_t> bytes;
     std::shared_ptr<const void> owner;
+    // The bytes are a read-only private mapping of the file: pages dropped from it are read back
+    // from the file (MemoryMap's file_mapped).
+    bool file_mapped = false;
 };
 
 // Maps a file read-only. Throws ethosu::Error naming the file when it cannot.
