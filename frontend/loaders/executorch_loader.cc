@@ -125,11 +125,9 @@ std::unique_ptr<LoadedModel> load_executorch_bin(const std::string& path, const 
     NpuInvocation invocation;
     invocation.stream = parse_driver_payload(path, cmd.data().data(), cmd.size(), cmd.file_offset());
     invocation.regions.push_back(initialised_region(0, "weights", weights, data));
-    invocation.regions.push_back(
-        {1,
-         "scratch",
-         checked_region_size(static_cast<int64_t>(scratch_size(blocks, r)), {path, std::nullopt, "scratch_size"}),
-         {}});
+    invocation.regions.push_back(scratch_region(
+        1, "scratch",
+        checked_region_size(static_cast<int64_t>(scratch_size(blocks, r)), {path, std::nullopt, "scratch_size"})));
     invocation.inputs = feature_maps(required(blocks, "inputs", r), path);
     invocation.outputs = feature_maps(required(blocks, "outputs", r), path);
     return single_invocation_model(path, ModelFormat::ExecuTorchBin, std::move(invocation), options);

@@ -28,6 +28,14 @@ int checked_region_index(int64_t index, const ErrorLocation& where) {
     return static_cast<int>(index);
 }
 
+RegionImage scratch_region(int index, std::string role, uint64_t size) {
+    RegionImage region;
+    region.index = index;
+    region.role = std::move(role);
+    region.size = size;
+    return region;
+}
+
 RegionImage initialised_region(int index, std::string role, std::span<const uint8_t> bytes, const FileBytes& file) {
     const bool inside_file = !bytes.empty() && bytes.data() >= file.bytes.data() &&
                              bytes.data() + bytes.size() <= file.bytes.data() + file.bytes.size();

@@ -103,18 +103,18 @@ RegionImage weights_region(NpzReader& npz, const std::string& path, const FileBy
     return initialised_region(index, "weights", bytes, file);
 }
 
-RegionImage scratch_region(NpzReader& npz, const std::string& prefix, const std::string& path) {
+RegionImage npz_scratch_region(NpzReader& npz, const std::string& prefix, const std::string& path) {
     const int index =
         checked_region_index(npz.int_scalar(prefix + "_region"), {path, std::nullopt, prefix + "_region"});
     const uint64_t size = checked_region_size(npz.int_scalar(prefix + "_size"), {path, std::nullopt, prefix + "_size"});
-    return {index, prefix, size, {}};
+    return ethosu::scratch_region(index, prefix, size);
 }
 
 std::vector<RegionImage> regions(NpzReader& npz, const std::string& path, const FileBytes& file) {
-    std::vector<RegionImage> out{weights_region(npz, path, file), scratch_region(npz, "scratch", path)};
+    std::vector<RegionImage> out{weights_region(npz, path, file), npz_scratch_region(npz, "scratch", path)};
     // U55 systems have no separate fast scratch: Vela writes size 0 (or, in older versions, nothing).
     if (npz.has("scratch_fast_size")) {
-        RegionImage fast = scratch_region(npz, "scratch_fast", path);
+        RegionImage fast = npz_scratch_region(npz, "scratch_fast", path);
         if (fast.size > 0) out.push_back(std::move(fast));
     }
     for (size_t i = 0; i < out.size(); ++i)

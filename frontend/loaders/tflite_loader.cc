@@ -217,12 +217,12 @@ NpuInvocation VelaTfliteLoader::invocation(const tflite::SubGraph& sg, const tfl
     const auto weights = tensor_data(input(kWeightsInput), input_field(kWeightsInput));
     inv.regions.push_back(initialised_region(0, "weights", weights, file_));
     const int32_t scratch_index = inputs->Get(kScratchInput);
-    inv.regions.push_back({1, "scratch", tensor_info(input(kScratchInput), input_field(kScratchInput)).size_bytes, {}});
+    inv.regions.push_back(scratch_region(1, "scratch", tensor_info(input(kScratchInput), input_field(kScratchInput)).size_bytes));
     // Where fast scratch is the arena itself Vela passes the scratch tensor twice; like the
     // .npz (size 0) that means no separate region 2.
     const uint64_t fast_size = tensor_info(input(kScratchFastInput), input_field(kScratchFastInput)).size_bytes;
     if (inputs->Get(kScratchFastInput) != scratch_index && fast_size > 0)
-        inv.regions.push_back({2, "scratch_fast", fast_size, {}});
+        inv.regions.push_back(scratch_region(2, "scratch_fast", fast_size));
 
     const auto feature_map = [&](int32_t index, const std::string& fm_field) {
         TensorInfo info = tensor_info(tensor_at(sg, index, &op, fm_field), fm_field);
