@@ -33,7 +33,7 @@ bool int32_sums_are_exact(const DecodedOp& op, int64_t terms) {
 void load_dense_ifm(const FeatureMapView& ifm, int first, int last, int depth, int64_t zero_point,
                     std::vector<int16_t>& out) {
     const int width = ifm.width();
-    out.resize(static_cast<size_t>(last - first) * width * depth);
+    fit_scratch(out, static_cast<size_t>(last - first) * width * depth);
     tbb::parallel_for(tbb::blocked_range<int>(first, last), [&](const tbb::blocked_range<int>& rows) {
         for (int y = rows.begin(); y < rows.end(); ++y)
             for (int x = 0; x < width; ++x)
@@ -44,10 +44,10 @@ void load_dense_ifm(const FeatureMapView& ifm, int first, int last, int depth, i
 
 // Bytes of dense IFM the fast path copies at a time: it works through bands of OFM rows, so
 // that a large feature map is never copied whole.
-constexpr int64_t kIfmBandBytes = 256 * 1024;
+constexpr int64_t kIfmBandBytes = 128 * 1024;
 
 // Decoded weights a layer too large to hold whole (ConvWeightGroups) holds at a time.
-constexpr int64_t kWeightGroupBytes = 256 * 1024;
+constexpr int64_t kWeightGroupBytes = 128 * 1024;
 
 // The inner loops are compiled twice where the loader can choose at run time (x86-64 ELF:
 // ifunc): for AVX2, whose 16-lane multiply-adds they vectorise to, and for the baseline
@@ -278,8 +278,14 @@ void run_conv_in_groups(const DecodedOp& op, ExecutionContext& ctx, const IfmGeo
     const OutputPipeline act(op, ctx);
     const int64_t per_channel = int64_t{k.taps_height()} * k.taps_width() * op.ifm.depth * int64_t{sizeof(int16_t)};
     const int channels = static_cast<int>(std::max<int64_t>(1, kWeightGroupBytes / per_channel));
+    const std::span<const uint8_t> stream = fetch(op.weights[0]);
+    uint64_t released = 0;
     OpWeights group;
     while (groups.next(channels, group)) {
+        // The stream is read once, in order: what the groups so far were decoded from is done.
+        const uint64_t read = groups.stream_bytes_read();
+        ctx.done_reading(stream.subspan(released, read - released));
+        released = read;
         if (groups.first() >= op.ofm.depth) continue;  // Vela's padding channels: decoded, not stored
         const bool taps_dilated = group.kernel_height == k.height && group.kernel_width == k.width;
         run_fast(op, ctx, group, ifm, ofm, act, geo, taps_dilated ? 1 : k.dilation_y, taps_dilated ? 1 : k.dilation_x,
@@ -327,7 +333,7 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
         KernelScratch& scratch = ctx.scratch;
         if (depthwise) {
             const int channels = op.ofm.depth;
-            scratch.weights.resize(static_cast<size_t>(taps * channels));
+            fit_scratch(scratch.weights, static_cast<size_t>(taps * channels));
             for (int c = 0; c < channels; ++c)
                 for (int t = 0; t < taps; ++t)
                     scratch.weights[static_cast<size_t>(t) * channels + c] = w.values[static_cast<size_t>(c) * taps + t];

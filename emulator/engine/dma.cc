@@ -69,6 +69,9 @@ void run_dma(const DecodedOp& op, ExecutionContext& ctx) {
                 auto to = ctx.memory.write(d.dst.region, dst, d.length, dst_who);
                 std::memmove(to.data(), from.data(), d.length);
             }
+            // A single-row copy (how Vela stages weights and LUTs from flash) is done with its
+            // source; strided rows may share pages with the rows that follow.
+            if (rows == 1 && planes == 1) ctx.done_reading(from);
         }
     }
 }

@@ -57,8 +57,10 @@ bool same_bytes(const std::vector<std::span<const uint8_t>>& a, const std::vecto
         while (bi < b.size() && bo == b[bi].size()) ++bi, bo = 0;
         if (ai == a.size() || bi == b.size()) return ai == a.size() && bi == b.size();
         const size_t n = std::min(a[ai].size() - ao, b[bi].size() - bo);
-        if (!std::equal(a[ai].begin() + static_cast<ptrdiff_t>(ao), a[ai].begin() + static_cast<ptrdiff_t>(ao + n),
-                        b[bi].begin() + static_cast<ptrdiff_t>(bo)))
+        // The very same bytes need no reading (nor faulting back in, if released).
+        const bool same_place = a[ai].data() + ao == b[bi].data() + bo;
+        if (!same_place && !std::equal(a[ai].begin() + static_cast<ptrdiff_t>(ao),
+                                       a[ai].begin() + static_cast<ptrdiff_t>(ao + n), b[bi].begin() + static_cast<ptrdiff_t>(bo)))
             return false;
         ao += n, bo += n;
     }
@@ -69,6 +71,12 @@ template <typename Read>
 void for_each_stream(const DecodedOp& op, Read&& read) {
     for (const auto& s : op.weights) read(s, 0);
     for (const auto& s : op.scales) read(s, AddressSpace::kRegions);
+}
+
+// Within one run the stream bytes a cache entry was decoded from are read again only to compare
+// them (a hit): hands their file-backed pages back (AddressSpace::release) once decoded or compared.
+void release_all(const AddressSpace& memory, const std::vector<std::span<const uint8_t>>& spans) {
+    for (const auto& b : spans) memory.release(b);
 }
 
 // decode_op_weights on spans that hold op.weights then op.scales.
@@ -84,10 +92,10 @@ OpWeights decode_from_spans(const DecodedOp& op, const NpuConfig& config,
 }
 
 // The bytes a stream of the op at position `at` will read, as far as the DMAs before it tell.
-std::span<const uint8_t> predicted_bytes(const DecodedStream& stream, size_t at, const Stream& s,
+std::span<const uint8_t> predicted_bytes(std::span<const DecodedOp> ops, size_t at, const Stream& s,
                                          const AddressSpace& memory, const AccessContext& who) {
     for (size_t k = at; k-- > 0;) {
-        const DecodedOp& op = stream.ops[k];
+        const DecodedOp& op = ops[k];
         if (op.kind != OpKind::DmaStart) continue;
         const Dma& d = op.dma;
         if (d.dst.internal || d.src.internal || d.dimensions != 1 || d.dst.region != s.region) continue;
@@ -137,14 +145,20 @@ const OpWeights& WeightCache::get(const DecodedOp& op, const NpuConfig& config, 
         spans_.push_back(memory.read(s.region, s.base, s.length, who));
     });
     auto found = cache_.find(lookup_);
-    if (found != cache_.end() && found->second.decoded_from(spans_)) return *found->second.weights;
+    if (found != cache_.end() && found->second.decoded_from(spans_)) {
+        // What the entry was prefetched from (flash that a DMA then staged into SRAM, say) has
+        // just been compared: within one run it is not read again.
+        if (one_run_) release_all(memory, found->second.borrowed);
+        return *found->second.weights;
+    }
     Entry& entry = found != cache_.end() ? found->second : cache_[lookup_];
     entry.weights = std::make_unique<OpWeights>(decode_from_spans(op, config, spans_, source));
     entry.remember(spans_, one_run_ && std::ranges::all_of(spans_, [&](auto b) { return memory.is_read_only(b); }));
+    if (one_run_) release_all(memory, spans_);
     return *entry.weights;
 }
 
-size_t WeightCache::prefetch(const DecodedStream& stream, const NpuConfig& config, const AddressSpace& memory,
+size_t WeightCache::prefetch(std::span<const DecodedOp> ops, const NpuConfig& config, const AddressSpace& memory,
                              const std::string& source, size_t first, uint64_t stream_bytes) {
     struct Job {
         const DecodedOp* op;
@@ -155,8 +169,8 @@ size_t WeightCache::prefetch(const DecodedStream& stream, const NpuConfig& confi
     std::vector<Job> jobs;
     uint64_t planned = 0;
     size_t at = first;
-    for (; at < stream.ops.size() && planned < stream_bytes; ++at) {
-        const DecodedOp& op = stream.ops[at];
+    for (; at < ops.size() && planned < stream_bytes; ++at) {
+        const DecodedOp& op = ops[at];
         if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) continue;
         if (one_run_ && ConvWeightGroups::applies(op, config)) continue;  // decoded by the kernel, group by group
         for (const auto& s : op.weights) planned += s.length;
@@ -165,7 +179,7 @@ size_t WeightCache::prefetch(const DecodedStream& stream, const NpuConfig& confi
         try {
             for_each_stream(op, [&](const Stream& s, int tag) {
                 std::get<2>(job.key).emplace_back(s.region + tag, s.base, s.length);
-                job.spans.push_back(predicted_bytes(stream, at, s, memory, who));
+                job.spans.push_back(predicted_bytes(ops, at, s, memory, who));
             });
         } catch (const Error&) {
             continue;  // get() reports it at the op
@@ -181,6 +195,7 @@ size_t WeightCache::prefetch(const DecodedStream& stream, const NpuConfig& confi
             job.entry.remember(job.spans, one_run_ && std::ranges::all_of(job.spans, [&](auto b) {
                                               return memory.is_read_only(b);
                                           }));
+            if (one_run_) release_all(memory, job.spans);
         } catch (const Error&) {
             job.entry.weights.reset();
         }
@@ -237,19 +252,18 @@ Executor::Executor(const NpuConfig& config, const AddressSpace& memory, std::str
     : config_(config), memory_(memory), source_(std::move(source)), shram_(config),
       shared_weights_(weights) {}
 
-void Executor::prefetch_weights(const DecodedStream& straight, const DecodedOp& op, PrefetchWindow& window) {
+void Executor::prefetch_weights(std::span<const DecodedOp> ahead, const DecodedOp& op, PrefetchWindow& window) {
     if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) return;
-    const auto at = std::ranges::lower_bound(straight.ops, op.offset, {}, &DecodedOp::offset);
-    if (at == straight.ops.end() || at->offset != op.offset) return;  // not on the straight path
-    const auto index = static_cast<size_t>(at - straight.ops.begin());
-    if (index >= window.first && index < window.end) return;
+    const auto index = static_cast<size_t>(&op - ahead.data());
+    if (ahead.data() == window.ops && index >= window.first && index < window.end) return;
     // A cache kept across runs decodes everything once; a run of its own decodes a window of ops
     // ahead and forgets the one before, so it never holds more than a window's weights.
     const bool keep = shared_weights_ != nullptr;
     if (!keep) own_weights_.clear();
+    window.ops = ahead.data();
     window.first = index;
     window.end = (keep ? *shared_weights_ : own_weights_)
-                     .prefetch(straight, config_, memory_, source_, index, keep ? UINT64_MAX : kDecodeWindowBytes);
+                     .prefetch(ahead, config_, memory_, source_, index, keep ? UINT64_MAX : kDecodeWindowBytes);
 }
 
 void Executor::run(const DecodedStream& stream) {
@@ -259,21 +273,13 @@ void Executor::run(const DecodedStream& stream) {
             throw Error({source_, op.offset, "NPU_OP_BRANCH"},
                         "a straight-line run cannot follow a branch: run the stream from its command words");
         }
-        prefetch_weights(stream, op, window);
+        prefetch_weights(stream.ops, op, window);
         run_op(op);
         if (op.kind == OpKind::Stop) break;
     }
 }
 
 DecodedStream Executor::run(std::span<const uint32_t> words, const FollowOptions& options) {
-    // Weights decode ahead from the stream read straight through; a wrong guess only costs time,
-    // and what does not decode straight through is reported where the run reaches it.
-    DecodedStream straight;
-    try {
-        straight = decode_stream(config_, words, source_, options.decode);
-    } catch (const Error&) {
-        straight.ops.clear();
-    }
     PrefetchWindow window;
     auto result_flag = [&](const DecodedOp& branch) {
         if (!condition_.flag) {
@@ -284,8 +290,9 @@ DecodedStream Executor::run(std::span<const uint32_t> words, const FollowOptions
         }
         return *condition_.flag;
     };
-    const auto visit = [&](const DecodedOp& op) {
-        prefetch_weights(straight, op, window);
+    // Weights decode ahead within the straight-line block that is running.
+    const auto visit = [&](const DecodedOp& op, std::span<const DecodedOp> block) {
+        prefetch_weights(block, op, window);
         run_op(op);
     };
     return follow_stream(config_, words, source_, visit, result_flag, options);
@@ -384,6 +391,7 @@ void check_ofm_order(const DecodedOp& op, const std::string& source) {
 void Executor::run_op(const DecodedOp& op) {
     ExecutionContext ctx{config_, memory_, shram_, shared_weights_ ? *shared_weights_ : own_weights_, source_, chain_,
                          scratch_, accumulators_};
+    ctx.release_constants = ctx.weights.one_run();
     check_lut_loaded(op, shram_, config_, source_);
     if (config_.generation == Generation::U85 && is_kernel_op(op.kind)) {
         refuse_unmodelled_u85(op, source_);

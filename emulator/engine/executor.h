@@ -57,20 +57,21 @@ public:
     // one_run: the cache lives within one run. An entry decoded from read-only memory (the model's
     // constant data) then remembers where it came from instead of copying the bytes, and a layer
     // too large to hold decoded (ConvWeightGroups) is not prefetched: the kernel decodes it a group
-    // of OFM blocks at a time. A cache kept across runs must copy (the next run maps memory anew)
-    // and holds every layer whole.
+    // of OFM blocks at a time. Such a cache reads stream bytes only to decode or compare them, and
+    // then releases them (AddressSpace::release), so a mapped model file does not stay resident. A
+    // cache kept across runs must copy (the next run maps memory anew) and holds every layer whole.
     explicit WeightCache(bool one_run = false) : one_run_(one_run) {}
     bool one_run() const { return one_run_; }
 
     const OpWeights& get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
                          const std::string& source);
 
-    // Decodes ahead, in parallel, the weights of the stream's CONV and DEPTHWISE ops from op
-    // `first` on, until their weight streams add up to `stream_bytes`; returns the index after the
+    // Decodes ahead, in parallel, the weights of the CONV and DEPTHWISE ops among `ops` (a
+    // straight-line run of them) from op `first` on, until their weight streams add up to `stream_bytes`; returns the index after the
     // last op it covered. The bytes are predicted: the memory as it is now, or, for a range the
     // last preceding 1D DMA wrote, that DMA's source. A wrong prediction costs only time (get()
     // compares the bytes); a prediction that does not decode is left for get() to report.
-    size_t prefetch(const DecodedStream& stream, const NpuConfig& config, const AddressSpace& memory,
+    size_t prefetch(std::span<const DecodedOp> ops, const NpuConfig& config, const AddressSpace& memory,
                     const std::string& source, size_t first = 0, uint64_t stream_bytes = UINT64_MAX);
     void clear() { cache_.clear(); }
 
@@ -96,6 +97,17 @@ private:
     Key lookup_;
     std::vector<std::span<const uint8_t>> spans_;
 };
+
+// Sizes a scratch buffer to n elements. It grows to exactly n (resize() may double its capacity),
+// and its old contents, which the caller overwrites, are dropped before the new ones are allocated.
+template <typename T>
+void fit_scratch(std::vector<T>& buffer, size_t n) {
+    if (buffer.capacity() < n) {
+        std::vector<T>().swap(buffer);
+        buffer.reserve(n);
+    }
+    buffer.resize(n);
+}
 
 // Buffers the kernels reuse from op to op: once grown, running an op allocates nothing.
 struct KernelScratch {
@@ -166,7 +178,14 @@ struct ExecutionContext {
     ChainBuffers& chain;
     KernelScratch& scratch;
     Accumulators& accumulators;
+    // A run whose weight cache lives within it (WeightCache::one_run) reads each constant once:
+    // kernels that read file-backed constants outside the cache (a DMA's source, a large layer's
+    // weight groups) hand them back to the OS (AddressSpace::release) when done.
+    bool release_constants = false;
 
+    void done_reading(std::span<const uint8_t> constants) const {
+        if (release_constants) memory.release(constants);
+    }
     AccessContext access(const DecodedOp& op, std::string_view what) const;
     // The height x width x depth area of one of the op's feature maps, in memory or, for
     // U85 chained storage, in the chaining buffer (an OFM claims it, an IFM must find it filled).
@@ -179,7 +198,7 @@ struct ExecutionContext {
 class Executor {
 public:
     // Compressed weight bytes a run without a shared cache decodes ahead (and holds) at a time.
-    static constexpr uint64_t kDecodeWindowBytes = 256 * 1024;
+    static constexpr uint64_t kDecodeWindowBytes = 64 * 1024;
 
     // weights: a cache that outlives this executor, so that repeated runs of one model decode
     // its weights once; nullptr gives the executor its own.
@@ -216,13 +235,14 @@ private:
         int64_t ofm_elements = 1;  // that op's OFM size
     } condition_;
     void update_condition(const DecodedOp& op);
-    // The ops of the straight-line decode whose weights are decoded ahead: [first, end).
+    // The ops of a straight-line run whose weights are decoded ahead: ops[first, end).
     struct PrefetchWindow {
+        const DecodedOp* ops = nullptr;
         size_t first = 0, end = 0;
     };
-    // Before op runs: decodes ahead the weights of the window that starts at it, unless the
-    // window holding it already has.
-    void prefetch_weights(const DecodedStream& straight, const DecodedOp& op, PrefetchWindow& window);
+    // Before op, one of `ahead` (the straight-line run it starts), runs: decodes ahead the weights
+    // of the window that starts at it, unless the window holding it already has.
+    void prefetch_weights(std::span<const DecodedOp> ahead, const DecodedOp& op, PrefetchWindow& window);
 };
 
 // Kernels, one per op family (engine/*.cc).

@@ -215,6 +215,7 @@ public:
         return true;
     }
     uint64_t taken() const { return taken_; }
+    uint64_t bytes_read() const { return reader_.bytes_read(); }
     // Decodes what is left, counting it.
     uint64_t count_rest() {
         uint64_t rest = slice_.size() - at_;
@@ -456,6 +457,8 @@ ConvWeightGroups::ConvWeightGroups(const DecodedOp& op, const NpuConfig& config,
 }
 
 ConvWeightGroups::~ConvWeightGroups() = default;
+
+uint64_t ConvWeightGroups::stream_bytes_read() const { return state_->values.bytes_read(); }
 
 bool ConvWeightGroups::next(int channels, OpWeights& out) {
     State& s = *state_;

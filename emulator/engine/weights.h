@@ -51,7 +51,7 @@ OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const 
 
 // Decoded weights larger than this are not held whole in a run of its own: a U55/U65 CONV with
 // one weight stream decodes them a group of OFM blocks at a time (ConvWeightGroups).
-constexpr uint64_t kLargeLayerBytes = 1024 * 1024;
+constexpr uint64_t kLargeLayerBytes = 512 * 1024;
 
 // A CONV's weights a group of whole OFM blocks at a time (U55/U65, one weight stream): Vela's
 // traversal visits the OFM blocks in order, so each group decodes as the stream reaches it and a
@@ -69,6 +69,8 @@ public:
     // channel is done, when the stream must hold nothing more.
     bool next(int channels, OpWeights& out);
     int first() const { return first_; }
+    // Bytes of the weight stream the groups so far were decoded from.
+    uint64_t stream_bytes_read() const;
 
 private:
     struct State;
@@ -97,6 +99,8 @@ public:
     bool next_slice(std::vector<int16_t>& out);
     // Appends the next slice's values to `out`; false at the end of the stream.
     bool append_slice(std::vector<int16_t>& out);
+    // Bytes of the stream the slices so far were decoded from.
+    uint64_t bytes_read() const;
 
 private:
     struct State;

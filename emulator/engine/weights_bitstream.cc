@@ -45,6 +45,7 @@ public:
     void skip_to_byte_boundary() { position_ = (position_ + 7) / 8 * 8; }
     bool at_end() const { return position_ >= bytes_.size() * 8; }
     uint64_t byte_offset() const { return base_ + position_ / 8; }
+    uint64_t bytes_read() const { return (position_ + 7) / 8; }
     Error error(const char* field, const std::string& reason) const {
         return Error({source_, byte_offset(), field}, reason);
     }
@@ -128,7 +129,7 @@ public:
 
     int symbols_started() const { return started_; }
     bool wants_more() const { return started_ < static_cast<int>(values_.size()); }
-    const std::vector<int64_t>& values() const { return values_; }
+    const std::vector<int32_t>& values() const { return values_; }
 
     // A quotient is complete when its unary run ends; a run still open carries into the next chunk.
     void add_unary_run(int length, bool ends) {
@@ -140,7 +141,13 @@ public:
     // Reads the remainders of the previous chunk's quotients, then makes this chunk the previous.
     void finish_chunk(BitReader& bits, const char* field) {
         for (int i = 0; i < previous_count_ && finished_ < static_cast<int>(values_.size()); ++i, ++finished_) {
-            values_[static_cast<size_t>(finished_)] = (previous_[i] << divisor_) + bits.get(divisor_, field);
+            // Values are held in 32 bits (a full slice's two channels take 256 KiB): a quotient
+            // too large for that is no weight or zero run of any layer.
+            if (previous_[i] > (int64_t{INT32_MAX} >> divisor_)) {
+                throw bits.error(field, fmt::format("a unary quotient of {} is beyond any slice", previous_[i]));
+            }
+            values_[static_cast<size_t>(finished_)] =
+                static_cast<int32_t>((previous_[i] << divisor_) + bits.get(divisor_, field));
         }
         started_ += current_count_;
         previous_ = current_;
@@ -150,7 +157,7 @@ public:
 
 private:
     int divisor_;
-    std::vector<int64_t> values_;
+    std::vector<int32_t> values_;
     std::array<int64_t, kSymbolsPerChunk> current_{}, previous_{};
     int current_count_ = 0, previous_count_ = 0;
     int64_t run_ = 0;
@@ -237,6 +244,8 @@ WeightBitstreamReader::WeightBitstreamReader(std::span<const uint8_t> stream, co
     : state_(std::make_unique<State>(State{BitReader(stream, source, base_offset), Palette{}})) {}
 
 WeightBitstreamReader::~WeightBitstreamReader() = default;
+
+uint64_t WeightBitstreamReader::bytes_read() const { return state_->bits.bytes_read(); }
 
 bool WeightBitstreamReader::next_slice(std::vector<int16_t>& out) {
     out.clear();

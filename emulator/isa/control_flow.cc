@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -12,13 +14,13 @@ namespace ethosu {
 namespace {
 
 // One straight-line run of commands: from its entry up to and including a BRANCH or STOP, or to
-// the end of the stream.
+// the end of the stream. Its ops are kept once, in the trace, where its first execution put them.
 struct Block {
-    std::vector<DecodedOp> ops;
+    size_t first = 0;       // position of its first op in the trace
+    size_t count = 0;       // ops in the block
     size_t end = 0;         // index of the command after the block
     uint64_t commands = 0;  // commands in the block
     Decoder::State exit;    // the registers after its last command
-    std::vector<std::string> warnings;
 };
 
 bool ends_block(OpKind kind) { return kind == OpKind::Branch || kind == OpKind::Stop; }
@@ -34,7 +36,10 @@ DecodedStream follow_stream(const NpuConfig& config, std::span<const uint32_t> w
     std::vector<int64_t> command_at(words.size(), -1);  // word index -> command index
     for (size_t i = 0; i < commands.size(); ++i) command_at[commands[i].offset / 4] = static_cast<int64_t>(i);
 
-    auto decode_block = [&](size_t entry, const Decoder::State& state) {
+    DecodedStream trace;
+    trace.generation = config.generation;
+    // Decodes the block entered at command `entry` with `state`, its ops into `ops`.
+    auto decode_block = [&](size_t entry, const Decoder::State& state, std::vector<DecodedOp>& ops) {
         Block block;
         Decoder decoder(config, source, options.decode);
         decoder.enter(commands[entry].offset, state);
@@ -44,35 +49,34 @@ DecodedStream follow_stream(const NpuConfig& config, std::span<const uint32_t> w
             const bool is_op = decoder.apply(commands[at++], op);
             if (!is_op) continue;
             const OpKind kind = op.kind;
-            block.ops.push_back(std::move(op));
+            ops.push_back(std::move(op));
             if (ends_block(kind)) break;
         }
+        block.count = ops.size();
         block.end = at;
         block.commands = at - entry;
         block.exit = decoder.state();
-        block.warnings = std::move(decoder.warnings());
+        const auto& warnings = decoder.warnings();
+        trace.warnings.insert(trace.warnings.end(), warnings.begin(), warnings.end());
         return block;
     };
 
-    DecodedStream trace;
-    trace.generation = config.generation;
     std::map<std::pair<size_t, Decoder::State>, Block> blocks;
     Decoder::State state;  // a fresh decoder's: nothing written
     size_t pc = 0;
     uint64_t executed = 0;
-    const DecodedOp* last_jump = nullptr;  // the branch that last jumped, for the runaway report
+    std::optional<uint32_t> last_jump;  // offset of the branch that last jumped, for the runaway report
+    std::vector<DecodedOp> decoded;
     while (pc < commands.size()) {
         auto key = std::make_pair(pc, state);
         auto found = blocks.find(key);
-        if (found == blocks.end()) {
-            found = blocks.emplace(std::move(key), decode_block(pc, state)).first;
-            const auto& w = found->second.warnings;
-            trace.warnings.insert(trace.warnings.end(), w.begin(), w.end());
-        }
-        const Block& block = found->second;
+        const bool fresh = found == blocks.end();
+        decoded.clear();
+        if (fresh) found = blocks.emplace(std::move(key), decode_block(pc, state, decoded)).first;
+        Block& block = found->second;
         executed += block.commands;
-        if (executed > options.max_commands || trace.ops.size() + block.ops.size() > options.max_ops) {
-            const uint32_t offset = last_jump ? last_jump->offset : commands[pc].offset;
+        if (executed > options.max_commands || trace.ops.size() + block.count > options.max_ops) {
+            const uint32_t offset = last_jump ? *last_jump : commands[pc].offset;
             const std::string limit = executed > options.max_commands
                                           ? fmt::format("{} commands", options.max_commands)
                                           : fmt::format("{} ops", options.max_ops);
@@ -82,14 +86,23 @@ DecodedStream follow_stream(const NpuConfig& config, std::span<const uint32_t> w
                                     limit, commands[pc].offset));
         }
         trace.command_count += static_cast<uint32_t>(block.commands);
-        for (const DecodedOp& op : block.ops) {
-            trace.ops.push_back(op);
-            trace.ops.back().index = static_cast<int>(trace.ops.size() - 1);
-            visit(trace.ops.back());
+        // This execution's ops: the decoded ones moved in, or a copy of the block's first execution.
+        const size_t first = trace.ops.size();
+        if (fresh) {
+            block.first = first;
+            if (trace.ops.empty()) trace.ops = std::move(decoded);
+            else trace.ops.insert(trace.ops.end(), std::make_move_iterator(decoded.begin()),
+                                  std::make_move_iterator(decoded.end()));
+        } else {
+            // push_back copies an element of the same vector safely, and grows it geometrically.
+            for (size_t i = 0; i < block.count; ++i) trace.ops.push_back(trace.ops[block.first + i]);
         }
-        if (block.ops.empty() || block.ops.back().kind != OpKind::Branch) break;  // STOP or the end
+        const std::span<const DecodedOp> executing(trace.ops.data() + first, block.count);
+        for (size_t i = first; i < trace.ops.size(); ++i) trace.ops[i].index = static_cast<int>(i);
+        for (const DecodedOp& op : executing) visit(op, executing);
+        if (executing.empty() || executing.back().kind != OpKind::Branch) break;  // STOP or the end
 
-        const DecodedOp& branch = block.ops.back();
+        const DecodedOp& branch = executing.back();
         const uint32_t target = branch.branch_target;
         const char* fault = target % 4 != 0                   ? "not word aligned"
                             : target / 4 >= words.size()        ? "past the end of the stream"
@@ -104,7 +117,7 @@ DecodedStream follow_stream(const NpuConfig& config, std::span<const uint32_t> w
         state = block.exit;
         if (taken) {
             pc = static_cast<size_t>(command_at[target / 4]);
-            last_jump = &branch;
+            last_jump = branch.offset;
         } else {
             pc = block.end;
         }

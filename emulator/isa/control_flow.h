@@ -25,8 +25,10 @@ struct FollowOptions {
     uint64_t max_ops = uint64_t{1} << 17;
 };
 
-// Called for every op executed, in order, before the walk decides what comes next.
-using OpVisitor = std::function<void(const DecodedOp& op)>;
+// Called for every op executed, in order, before the walk decides what comes next, with the
+// straight-line block it belongs to as executed this time (op is one of its elements): what will
+// run next unless a branch intervenes, for a visitor that prepares ahead.
+using OpVisitor = std::function<void(const DecodedOp& op, std::span<const DecodedOp> block)>;
 // Decides an RF_TRUE branch: COND_STATUS.result_flag as the ops executed before it left it.
 using ResultFlag = std::function<bool(const DecodedOp& branch)>;
 

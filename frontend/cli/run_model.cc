@@ -16,8 +16,7 @@ constexpr uint64_t kRegionSpacing = uint64_t{1} << 28;
 
 }  // namespace
 
-RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint8_t>>& inputs,
-                    const RunOptions& options) {
+RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> inputs, const RunOptions& options) {
     if (model.invocations.size() != 1) {
         throw Error({model.path, std::nullopt, "ethos-u"},
                     fmt::format("run needs a model whose graph is one NPU operator; this one has {} NPU and {} CPU "
@@ -47,7 +46,7 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
             throw Error({model.path, branch.offset, "NPU_OP_BRANCH.branch_cond"},
                         "an RF_TRUE branch depends on the data: a timing-only run cannot follow it");
         };
-        result.streams.push_back(follow_stream(model.config, inv.stream.words, model.path, [](const DecodedOp&) {}, no_data));
+        result.streams.push_back(follow_stream(model.config, inv.stream.words, model.path, [](const DecodedOp&, std::span<const DecodedOp>) {}, no_data));
         time_it();
         return result;
     }
@@ -63,7 +62,7 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
         const MemoryKind kind = memories[static_cast<size_t>(r.index)];
         if (!r.bytes.empty() && r.size <= r.bytes.size()) {
             // Constant data (the weights): read where the model holds it, as the NPU reads flash.
-            map.map_read_only(base, r.bytes, r.role, kind);
+            map.map_read_only(base, r.bytes, r.role, kind, r.file_mapped);
         } else {
             auto bytes = map.allocate(base, std::max<uint64_t>({r.size, r.bytes.size(), 16}), r.role, kind);
             if (!r.bytes.empty()) std::memcpy(bytes.data(), r.bytes.data(), r.bytes.size());
@@ -90,6 +89,7 @@ RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint
                         fmt::format("input {} has {} bytes, the model expects {}", i, inputs[i].size(), dst.size()));
         }
         std::memcpy(dst.data(), inputs[i].data(), dst.size());
+        std::vector<uint8_t>().swap(inputs[i]);
     }
 
     Executor executor(model.config, space, model.path, options.weight_cache);

@@ -29,8 +29,8 @@ struct RunResult {
     std::vector<TimingResult> timing;           // one per stream
 };
 
-// inputs: raw bytes per model input (empty vector = zeros). Throws ethosu::Error.
-RunResult run_model(const LoadedModel& model, const std::vector<std::vector<uint8_t>>& inputs,
-                    const RunOptions& options = {});
+// inputs: raw bytes per model input (empty vector = zeros), each freed once placed in the
+// model's memory so that it is not held through the run. Throws ethosu::Error.
+RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> inputs, const RunOptions& options = {});
 
 }  // namespace ethosu

@@ -299,7 +299,7 @@ void run_inference(Inference& inference) {
 
     RunOptions options;
     options.weight_cache = &inference.network->weights;
-    const RunResult result = run_model(model, input_bytes, options);
+    const RunResult result = run_model(model, std::move(input_bytes), options);
 
     for (size_t i = 0; i < outputs; ++i) {
         const auto& bytes = result.outputs[i];

@@ -13,6 +13,7 @@
 #include "emulator/engine/executor.h"
 #include "emulator/engine/timing/timing_model.h"
 #include "emulator/isa/builder.h"
+#include "emulator/isa/control_flow.h"
 #include "emulator/isa/disasm.h"
 #include "emulator/isa/error.h"
 #include "frontend/cli/run_model.h"
@@ -233,6 +234,45 @@ TEST(Branch, LoopRunsNTimes) {
         EXPECT_EQ(t.totals.cycles, n * period + 1);
     }
     EXPECT_GT(period, body_words);  // the drains wait for the kernel ops
+}
+
+// follow_stream hands each op the block it runs in, as this execution put it in the trace: the
+// visitor can look ahead to the BRANCH (or STOP) that ends it, and a loop's second pass is a
+// block of its own, decoded once but recorded at its own place in the trace.
+TEST(Branch, EachOpIsVisitedWithTheBlockItRunsIn) {
+    Program p;
+    p.label("loop");
+    emit_scalar_op(p.b, kModeAdd, 0x90, 0x90, 1);
+    emit_scalar_op(p.b, kModeShr, 0x91, 0x91, 1);
+    p.drain();
+    p.branch(kRfTrue, "loop");
+    p.b.emit(Cmd::OP_STOP);
+    const NpuConfig config = *find_npu_config("ethos-u85-256");
+    int taken = 0;
+    std::vector<std::pair<size_t, size_t>> blocks;  // (trace index of the block's first op, its size)
+    std::vector<OpKind> visited;
+    const auto visit = [&](const DecodedOp& op, std::span<const DecodedOp> block) {
+        ASSERT_FALSE(block.empty());
+        ASSERT_TRUE(&op >= block.data() && &op < block.data() + block.size());
+        if (&op == block.data()) blocks.emplace_back(static_cast<size_t>(op.index), block.size());
+        EXPECT_EQ(op.index, blocks.back().first + static_cast<size_t>(&op - block.data()));
+        visited.push_back(op.kind);
+    };
+    const DecodedStream trace =
+        follow_stream(config, p.words(), "loop.bin", visit, [&](const DecodedOp&) { return ++taken < 3; });
+    // Three passes of ADD, SHR, KERNEL_WAIT, DMA_WAIT, BRANCH, then STOP on its own.
+    const std::vector<std::pair<size_t, size_t>> expected = {{0, 5}, {5, 5}, {10, 5}, {15, 1}};
+    EXPECT_EQ(blocks, expected);
+    ASSERT_EQ(trace.ops.size(), 16u);
+    for (size_t i = 0; i < trace.ops.size(); ++i) {
+        EXPECT_EQ(trace.ops[i].index, static_cast<int>(i));
+        EXPECT_EQ(trace.ops[i].kind, visited[i]);
+        if (i < 15) {
+            EXPECT_EQ(trace.ops[i].offset, trace.ops[i % 5].offset);  // each pass runs the same commands
+        }
+    }
+    EXPECT_EQ(trace.ops[4].kind, OpKind::Branch);
+    EXPECT_EQ(trace.ops[15].kind, OpKind::Stop);
 }
 
 // A model whose NPU work is one stream over two 0x100-byte scratch regions (1 and 2).

@@ -573,7 +573,7 @@ TEST_P(WeightCacheKinds, PrefetchIsCheckedAgainstTheBytesTheOpReads) {
         for (Stream& st : *streams) st.region = 1;
 
     WeightCache cache(borrow);
-    cache.prefetch(stream, config, space, "hand-built");
+    cache.prefetch(stream.ops, config, space, "hand-built");
     const OpWeights& used = cache.get(stream.ops[1], config, space, "hand-built");
     const auto fetch_from = [&](const std::vector<uint8_t>& bytes) {
         return [&bytes](const Stream& st) { return std::span<const uint8_t>(bytes).subspan(st.base, st.length); };

@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         ethosu::decode_stream(config, words, "fuzz");
         ethosu::disassemble_stream(config.generation, words, "fuzz");
         const bool flag = (data[0] & 0x80) != 0;
-        ethosu::follow_stream(config, words, "fuzz", [](const ethosu::DecodedOp&) {},
+        ethosu::follow_stream(config, words, "fuzz", [](const ethosu::DecodedOp&, std::span<const ethosu::DecodedOp>) {},
                               [flag](const ethosu::DecodedOp&) { return flag; },
                               {.decode = {}, .max_commands = 1u << 16, .max_ops = 1u << 12});
     } catch (const ethosu::Error&) {
