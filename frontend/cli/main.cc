@@ -2,6 +2,10 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <fstream>
 #include <iostream>
@@ -23,9 +27,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 std::string shape_text(const std::vector<int64_t>& shape) {
-    std::string s = "[";
-    for (size_t i = 0; i < shape.size(); ++i) s += (i ? "x" : "") + std::to_string(shape[i]);
-    return s + "]";
+    return fmt::format("[{}]", fmt::join(shape, "x"));
 }
 
 json tensor_json(const TensorInfo& t) {
@@ -128,9 +130,8 @@ int run_disasm(const std::string& path, const LoadOptions& options, bool as_json
 }
 
 std::vector<uint8_t> read_file(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error({path, std::nullopt, {}}, "cannot open file");
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    const FileBytes file = map_file(path);
+    return {file.bytes.begin(), file.bytes.end()};
 }
 
 json traffic_json(const MemorySystem& memory, const MemoryTraffic& traffic) {
@@ -228,7 +229,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     const std::vector<uint32_t> events = pmu_events(model->config, cli.pmu);
     std::optional<DebugDatabase> debug_db;
     if (!cli.debug_db_file.empty()) debug_db = DebugDatabase::load(cli.debug_db_file);
-    const RunResult result = run_model(*model, inputs, {!cli.timing_only, cli.system, !cli.no_timing});
+    const RunResult result = run_model(*model, std::move(inputs), {!cli.timing_only, cli.system, !cli.no_timing});
     const PmuReading pmu = read_pmu(result.memory, result.timing, events);
     const TracedRun traced{path, model->config, result.memory, result.streams, result.timing,
                            debug_db ? &*debug_db : nullptr};
@@ -297,6 +298,11 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
 
 int main(int argc, char** argv) {
     using namespace ethosu;
+#if defined(__GLIBC__)
+    // One malloc arena: the weights a worker thread decodes ahead are freed by the main thread, and
+    // an arena of the worker's own would keep that memory from the rest of the run.
+    mallopt(M_ARENA_MAX, 1);
+#endif
     CLI::App app{"ethosu-emu: emulator of Arm Ethos-U55/U65/U85 NPUs"};
     app.require_subcommand(1);
     std::string model_path, npu, out_path;
