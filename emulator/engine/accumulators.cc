@@ -35,7 +35,7 @@ std::string shape_text(int h, int w, int c, int format) {
 AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
     : op_(op), height_(op.ofm.height), width_(op.ofm.width), depth_(op.ofm.depth),
       outputs_(op.output.acc_output == kAccOutputEnable) {
-    const ErrorLocation input_field{ctx.source, op.offset, "NPU_SET_ACC_FORMAT.acc_input"};
+    const LazyLocation input_field{&ctx.source, op.offset, "NPU_SET_ACC_FORMAT.acc_input"};
     const size_t elements = static_cast<size_t>(height_) * width_ * depth_;
     const Accumulators& kept = ctx.accumulators;
     switch (op.output.acc_input) {

@@ -102,12 +102,9 @@ struct FastConv {
         const int depth = w.ifm_depth;
         const int row_len = w.kernel_width * depth;
         const int patch_len = w.kernel_height * row_len;
-        std::vector<int16_t>& patch = scratch.patches.local();
-        patch.resize(static_cast<size_t>(patch_len));
-        std::vector<int32_t>& acc = scratch.accumulators.local();
-        acc.resize(static_cast<size_t>(channels));
-        std::vector<int64_t>& out = scratch.results.local();
-        out.resize(static_cast<size_t>(channels));
+        const std::span<int16_t> patch = scratch.patches.local(static_cast<size_t>(patch_len));
+        const std::span<int32_t> acc = scratch.accumulators.local(static_cast<size_t>(channels));
+        const std::span<int64_t> out = scratch.results.local(static_cast<size_t>(channels));
         for (int oy = first; oy < last; ++oy) {
             for (int ox = 0; ox < op.ofm.width; ++ox) {
                 const int iy0 = oy * k.stride_y - k.padding.top;
@@ -143,10 +140,8 @@ struct FastConv {
     void depthwise_rows(int first, int last) const {
         const Kernel& k = op.kernel;
         const int ifm_depth = op.ifm.depth;
-        std::vector<int32_t>& acc = scratch.accumulators.local();
-        acc.resize(static_cast<size_t>(channels));
-        std::vector<int64_t>& out = scratch.results.local();
-        out.resize(static_cast<size_t>(channels));
+        const std::span<int32_t> acc = scratch.accumulators.local(static_cast<size_t>(channels));
+        const std::span<int64_t> out = scratch.results.local(static_cast<size_t>(channels));
         for (int oy = first; oy < last; ++oy) {
             for (int ox = 0; ox < op.ofm.width; ++ox) {
                 const int iy0 = oy * k.stride_y - k.padding.top;
@@ -179,7 +174,7 @@ struct FastConv {
 // and 1x1 kernels, and the register generator writes a global OFM_SCALE and no scale stream. So
 // the weight of OFM channel o and IFM channel i is IFM2 element (0, o, i) minus the IFM2 zero
 // point, which reproduces TFLite's (rhs - rhs zero point) products.
-void run_conv_ifm2_weights(const DecodedOp& op, ExecutionContext& ctx, const ErrorLocation& where) {
+void run_conv_ifm2_weights(const DecodedOp& op, ExecutionContext& ctx, const LazyLocation& where) {
     if (op.kernel.width != 1 || op.kernel.height != 1) {
         throw Error({ctx.source, op.offset, "NPU_SET_KERNEL_WIDTH_M1"},
                     fmt::format("weights from IFM2 with a {}x{} kernel (Vela uses 1x1)", op.kernel.height,
@@ -244,6 +239,10 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
     const int64_t row_bytes = int64_t{geo.width} * op.ifm.depth * 2 * std::max(1, k.stride_y);
     const int band = static_cast<int>(std::clamp<int64_t>(kIfmBandBytes / std::max<int64_t>(row_bytes, 1), 1,
                                                           std::max(op.ofm.height, 1)));
+    const int channels = std::min(w.ofm_depth, op.ofm.depth - first_channel);
+    if (!depthwise) scratch.patches.fit(static_cast<size_t>(w.kernel_height) * w.kernel_width * w.ifm_depth);
+    scratch.accumulators.fit(static_cast<size_t>(channels));
+    scratch.results.fit(static_cast<size_t>(channels));
     for (int first = 0; first < op.ofm.height; first += band) {
         const int last = std::min(op.ofm.height, first + band);
         // The IFM rows the band's windows reach (padding rows excepted).
@@ -251,9 +250,8 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
         const int bottom = std::clamp((last - 1) * k.stride_y - k.padding.top + (w.kernel_height - 1) * step_y + 1,
                                       top, geo.height);
         load_dense_ifm(ifm, top, bottom, op.ifm.depth, op.ifm.zero_point, scratch.ifm);
-        const FastConv fast{op,       w,      ofm,    act,     scratch.ifm,   top,
-                            geo.height, geo.width, step_y, step_x, scratch, first_channel,
-                            std::min(w.ofm_depth, op.ofm.depth - first_channel)};
+        const FastConv fast{op,         w,         ofm,    act,    scratch.ifm, top,           geo.height,
+                            geo.width,  step_y,    step_x, scratch, first_channel, channels};
         const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
             if (depthwise) fast.depthwise_rows(rows.begin(), rows.end());
             else fast.conv_rows(rows.begin(), rows.end());
@@ -296,7 +294,7 @@ void run_conv_in_groups(const DecodedOp& op, ExecutionContext& ctx, const IfmGeo
 }  // namespace
 
 void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
-    const ErrorLocation where{ctx.source, op.offset, std::string(op_kind_name(op.kind))};
+    const LazyLocation where{&ctx.source, op.offset, op_kind_name(op.kind)};
     if (op.weights_from_ifm2) {
         run_conv_ifm2_weights(op, ctx, where);
         return;

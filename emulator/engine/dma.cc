@@ -14,7 +14,7 @@ namespace ethosu {
 
 void run_dma(const DecodedOp& op, ExecutionContext& ctx) {
     const Dma& d = op.dma;
-    const ErrorLocation where{ctx.source, op.offset, "NPU_OP_DMA_START"};
+    const LazyLocation where{&ctx.source, op.offset, "NPU_OP_DMA_START"};
     if (d.src.internal) throw Error(where, "DMA from internal memory is not supported");
     if (d.gather && d.scatter) {
         throw Error({ctx.source, op.offset, "NPU_SET_DMA0_DST_REGION.idx_mode"},

@@ -21,7 +21,7 @@ int64_t shift_left(int64_t v, int n) { return static_cast<int64_t>(static_cast<u
 }  // namespace
 
 void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
-    const ErrorLocation where{ctx.source, op.offset, "NPU_OP_ELEMENTWISE"};
+    const LazyLocation where{&ctx.source, op.offset, "NPU_OP_ELEMENTWISE"};
     if (ctx.config.generation == Generation::U85) return run_elementwise_u85(op, ctx);
     const Elementwise& e = op.elementwise;
     const int H = op.ofm.height, W = op.ofm.width, C = op.ofm.depth;

@@ -113,7 +113,7 @@ int64_t truth(bool b) { return b ? -1 : 0; }
 }  // namespace
 
 void run_elementwise_u85(const DecodedOp& op, ExecutionContext& ctx) {
-    const ErrorLocation where{ctx.source, op.offset, "NPU_OP_ELEMENTWISE"};
+    const LazyLocation where{&ctx.source, op.offset, "NPU_OP_ELEMENTWISE"};
     const Elementwise& e = op.elementwise;
     const Operand ifm(op, op.ifm, "IFM", ctx);
     std::optional<Operand> ifm2;

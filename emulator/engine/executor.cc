@@ -14,6 +14,11 @@ Shram::Shram(const NpuConfig& config)
     // U85 has no SHRAM; its 2 KB LUT RAM is modelled by the same LUT area.
     : bytes_(static_cast<size_t>(config.shram_kb > 0 ? config.shram_kb * 1024 : kLutBytes)) {}
 
+void Shram::clear() {
+    std::fill(bytes_.begin(), bytes_.end(), uint8_t{0});
+    std::fill(lut_written_.begin(), lut_written_.end(), false);
+}
+
 std::span<const uint8_t> Shram::lut(int slot) const {
     return std::span<const uint8_t>(bytes_).subspan(lut_base() + static_cast<size_t>(slot) * kLutSlotBytes);
 }
@@ -35,7 +40,7 @@ namespace {
 void check_lut_loaded(const DecodedOp& op, const Shram& shram, const NpuConfig& config, const std::string& source) {
     if (config.generation == Generation::U85 || !is_kernel_op(op.kind) || op.output.activation != Activation::Table)
         return;
-    const ErrorLocation where{source, op.offset, std::string(op_kind_name(op.kind))};
+    const LazyLocation where{&source, op.offset, op_kind_name(op.kind)};
     const int slot = op.output.lut_index;
     constexpr int kSlots = Shram::kLutBytes / Shram::kLutSlotBytes;
     // SET_ACTIVATION's 5-bit function field can name tables past the last slot.
@@ -50,7 +55,7 @@ void check_lut_loaded(const DecodedOp& op, const Shram& shram, const NpuConfig& 
 }
 
 // Whether two sequences of spans hold the same bytes, without concatenating either.
-bool same_bytes(const std::vector<std::span<const uint8_t>>& a, const std::vector<std::span<const uint8_t>>& b) {
+bool same_bytes(std::span<const std::span<const uint8_t>> a, std::span<const std::span<const uint8_t>> b) {
     size_t ai = 0, bi = 0, ao = 0, bo = 0;
     for (;;) {
         while (ai < a.size() && ao == a[ai].size()) ++ai, ao = 0;
@@ -108,7 +113,10 @@ std::span<const uint8_t> predicted_bytes(std::span<const DecodedOp> ops, size_t 
 }  // namespace
 
 bool WeightCache::Entry::decoded_from(const Spans& spans) const {
-    return weights && same_bytes(borrowed.empty() ? Spans{copied} : borrowed, spans);
+    if (!weights) return false;
+    if (!borrowed.empty()) return same_bytes(borrowed, spans);
+    const std::span<const uint8_t> whole(copied);
+    return same_bytes({&whole, 1}, spans);
 }
 
 void WeightCache::Entry::remember(const Spans& spans, bool borrow) {
@@ -252,35 +260,42 @@ Executor::Executor(const NpuConfig& config, const AddressSpace& memory, std::str
     : config_(config), memory_(memory), source_(std::move(source)), shram_(config),
       shared_weights_(weights) {}
 
-void Executor::prefetch_weights(std::span<const DecodedOp> ahead, const DecodedOp& op, PrefetchWindow& window) {
+void Executor::prefetch_weights(std::span<const DecodedOp> ahead, const DecodedOp& op) {
     if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) return;
     const auto index = static_cast<size_t>(&op - ahead.data());
-    if (ahead.data() == window.ops && index >= window.first && index < window.end) return;
+    if (ahead.data() == window_.ops && index >= window_.first && index < window_.end) return;
     // A cache kept across runs decodes everything once; a run of its own decodes a window of ops
     // ahead and forgets the one before, so it never holds more than a window's weights.
     const bool keep = shared_weights_ != nullptr;
     if (!keep) own_weights_.clear();
-    window.ops = ahead.data();
-    window.first = index;
-    window.end = (keep ? *shared_weights_ : own_weights_)
+    window_.ops = ahead.data();
+    window_.first = index;
+    window_.end = (keep ? *shared_weights_ : own_weights_)
                      .prefetch(ahead, config_, memory_, source_, index, keep ? UINT64_MAX : kDecodeWindowBytes);
 }
 
+void Executor::reset() {
+    shram_.clear();
+    for (auto& [slot, buffer] : chain_.slots) buffer.clear();  // an IFM must find its chain buffer filled anew
+    chain_.pending.clear();
+    chain_.pending_slot = -1;
+    accumulators_ = {};
+    condition_ = {};
+}
+
 void Executor::run(const DecodedStream& stream) {
-    PrefetchWindow window;
     for (const auto& op : stream.ops) {
         if (op.kind == OpKind::Branch) {
             throw Error({source_, op.offset, "NPU_OP_BRANCH"},
                         "a straight-line run cannot follow a branch: run the stream from its command words");
         }
-        prefetch_weights(stream.ops, op, window);
+        prefetch_weights(stream.ops, op);
         run_op(op);
         if (op.kind == OpKind::Stop) break;
     }
 }
 
 DecodedStream Executor::run(std::span<const uint32_t> words, const FollowOptions& options) {
-    PrefetchWindow window;
     auto result_flag = [&](const DecodedOp& branch) {
         if (!condition_.flag) {
             throw Error({source_, branch.offset, "NPU_OP_BRANCH.branch_cond"},
@@ -292,7 +307,7 @@ DecodedStream Executor::run(std::span<const uint32_t> words, const FollowOptions
     };
     // Weights decode ahead within the straight-line block that is running.
     const auto visit = [&](const DecodedOp& op, std::span<const DecodedOp> block) {
-        prefetch_weights(block, op, window);
+        prefetch_weights(block, op);
         run_op(op);
     };
     return follow_stream(config_, words, source_, visit, result_flag, options);
@@ -417,9 +432,10 @@ void Executor::run_op(const DecodedOp& op) {
     }
     // Only the ops with accumulator control hand accumulators on; any other kernel op overwrites them.
     if (!uses_accumulator_control(op)) accumulators_ = {};
-    // A chained OFM is there for the ops that follow.
+    // A chained OFM is there for the ops that follow. Copied, not moved: each buffer keeps its
+    // capacity, so the same stream run again allocates nothing.
     if (chain_.pending_slot >= 0) {
-        chain_.slots[chain_.pending_slot] = std::move(chain_.pending);
+        chain_.slots[chain_.pending_slot].assign(chain_.pending.begin(), chain_.pending.end());
         chain_.pending_slot = -1;
     }
     if (config_.generation == Generation::U85) update_condition(op);

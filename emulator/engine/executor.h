@@ -2,6 +2,7 @@
 // Functional execution of a decoded command stream: every op in stream order (the order a
 // correctly synchronised stream guarantees), on the NPU's address space and internal SHRAM.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -12,7 +13,7 @@
 #include <tuple>
 #include <vector>
 
-#include <tbb/enumerable_thread_specific.h>
+#include <tbb/task_arena.h>
 
 #include "emulator/engine/kernel_geometry.h"
 #include "emulator/engine/weights.h"
@@ -42,6 +43,8 @@ public:
     void mark_written(uint64_t offset, uint64_t length);
     // Whether every byte of `slots` LUT slots from `first` has been written.
     bool lut_loaded(int first, int slots) const;
+    // As at reset: zeros, no LUT loaded.
+    void clear();
 
 private:
     std::vector<uint8_t> bytes_;
@@ -109,14 +112,39 @@ void fit_scratch(std::vector<T>& buffer, size_t n) {
     buffer.resize(n);
 }
 
+// Buffers for the threads of a parallel loop, a slice per thread of the task arena. They are
+// sized by the thread that starts the loop, before it (fit), so they grow the same way on every
+// run whatever the scheduling: once a stream has run, running it again allocates nothing.
+template <typename T>
+class ThreadScratch {
+public:
+    // Room for `per_thread` elements in every thread's slice.
+    void fit(size_t per_thread) {
+        const auto threads = static_cast<size_t>(tbb::this_task_arena::max_concurrency());
+        if (per_thread <= per_thread_ && threads <= threads_) return;
+        per_thread_ = std::max(per_thread, per_thread_);
+        threads_ = std::max(threads, threads_);
+        fit_scratch(buffer_, per_thread_ * threads_);
+    }
+    // The first n elements of the calling thread's slice (n at most what fit() made room for).
+    std::span<T> local(size_t n) {
+        const auto thread = static_cast<size_t>(tbb::this_task_arena::current_thread_index());
+        return {buffer_.data() + thread * per_thread_, n};
+    }
+
+private:
+    std::vector<T> buffer_;
+    size_t per_thread_ = 0, threads_ = 0;
+};
+
 // Buffers the kernels reuse from op to op: once grown, running an op allocates nothing.
 struct KernelScratch {
     std::vector<int16_t> ifm;      // the IFM area, zero point taken off, dense HWC
     std::vector<int16_t> weights;  // weights rearranged for a kernel's inner loop
     std::vector<int64_t> operands;  // a pixel's operands and results (pooling, elementwise)
-    tbb::enumerable_thread_specific<std::vector<int32_t>> accumulators;  // per worker thread
-    tbb::enumerable_thread_specific<std::vector<int16_t>> patches;       // per worker thread
-    tbb::enumerable_thread_specific<std::vector<int64_t>> results;       // per worker thread
+    ThreadScratch<int32_t> accumulators;
+    ThreadScratch<int16_t> patches;
+    ThreadScratch<int64_t> results;
     std::vector<uint8_t> upscaled_ifm;  // an IFM_UPSCALE'd IFM, dense NHWC
 };
 
@@ -212,6 +240,9 @@ public:
     // RF_TRUE decided by COND_STATUS; returns the ops executed, in order.
     DecodedStream run(std::span<const uint32_t> words, const FollowOptions& options = {});
     void run_op(const DecodedOp& op);
+    // Back to the state an NPU reset leaves (SHRAM and LUTs, chain buffers, kept accumulators,
+    // COND_STATUS), keeping what only saves work: decoded weights and kernel scratch.
+    void reset();
 
     Shram& shram() { return shram_; }
     // COND_STATUS.result_flag; nullopt while unpredictable.
@@ -240,9 +271,11 @@ private:
         const DecodedOp* ops = nullptr;
         size_t first = 0, end = 0;
     };
+    // Kept across runs, so that replaying the same ops with a kept cache looks nothing up again.
+    PrefetchWindow window_;
     // Before op, one of `ahead` (the straight-line run it starts), runs: decodes ahead the weights
     // of the window that starts at it, unless the window holding it already has.
-    void prefetch_weights(std::span<const DecodedOp> ahead, const DecodedOp& op, PrefetchWindow& window);
+    void prefetch_weights(std::span<const DecodedOp> ahead, const DecodedOp& op);
 };
 
 // Kernels, one per op family (engine/*.cc).

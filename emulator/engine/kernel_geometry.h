@@ -22,7 +22,7 @@ struct IfmGeometry {
     int stored_width = 0;
 };
 
-inline IfmGeometry ifm_geometry(const DecodedOp& op, const ErrorLocation& where) {
+inline IfmGeometry ifm_geometry(const DecodedOp& op, const LazyLocation& where) {
     const Kernel& k = op.kernel;
     const int64_t height = int64_t{op.ofm.height - 1} * k.stride_y + k.height - k.padding.top - k.padding.bottom;
     const int64_t width = int64_t{op.ofm.width - 1} * k.stride_x + k.width - k.padding.left - k.padding.right;

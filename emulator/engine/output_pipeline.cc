@@ -16,7 +16,7 @@ constexpr int kClipForceInt8 = 3;
 }  // namespace
 
 OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_(op), clip_(clip_range(op)) {
-    const ErrorLocation where{ctx.source, op.offset, std::string(op_kind_name(op.kind))};
+    const LazyLocation where{&ctx.source, op.offset, op_kind_name(op.kind)};
     const int ofm_bits = op.ofm.precision.bits;
     if (ctx.config.generation == Generation::U85) {
         init_u85(op, ctx, where);
@@ -50,7 +50,7 @@ OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_
     }
 }
 
-void OutputPipeline::init_u85(const DecodedOp& op, ExecutionContext& ctx, const ErrorLocation& where) {
+void OutputPipeline::init_u85(const DecodedOp& op, ExecutionContext& ctx, const LazyLocation& where) {
     constexpr int kClipB16 = 0;  // ACTIVATION_MIN/MAX apply; NONE: only the OFM type's range
     const Range type = precision_range(op.ofm.precision);
     const Range bounds{op.output.clip_min, op.output.clip_max};

@@ -27,7 +27,7 @@ public:
     int64_t finish(int64_t scaled) const;
 
 private:
-    void init_u85(const DecodedOp& op, ExecutionContext& ctx, const ErrorLocation& where);
+    void init_u85(const DecodedOp& op, ExecutionContext& ctx, const LazyLocation& where);
 
     const DecodedOp& op_;
     Range clip_;

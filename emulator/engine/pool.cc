@@ -79,7 +79,7 @@ void run_argmax(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline
     if (op.ifm.precision.bits > 16) {
         refuse("NPU_SET_IFM_PRECISION.activation_precision", "only 8- and 16-bit values are defined");
     }
-    const IfmGeometry geo = ifm_geometry(op, {ctx.source, op.offset, "NPU_OP_POOL"});
+    const IfmGeometry geo = ifm_geometry(op, LazyLocation{&ctx.source, op.offset, "NPU_OP_POOL"});
     const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.ofm.depth);
     const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
     for (int oy = 0; oy < op.ofm.height; ++oy)
@@ -100,7 +100,7 @@ void run_argmax(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline
 }  // namespace
 
 void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
-    const ErrorLocation where{ctx.source, op.offset, "NPU_OP_POOL"};
+    const LazyLocation where{&ctx.source, op.offset, "NPU_OP_POOL"};
     const Kernel& k = op.kernel;
     const int64_t zp = op.ifm.zero_point;
     const OutputPipeline out(op, ctx);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace ethosu {
 
@@ -13,6 +14,16 @@ struct ErrorLocation {
     std::string file;              // path, or a label such as "<command stream>"
     std::optional<uint64_t> offset;  // byte offset inside that file or stream
     std::string field;             // the field, command or key at fault
+};
+
+// An ErrorLocation named by reference, for code that runs per op or per access: it becomes an
+// ErrorLocation (copying the strings) only when an error is thrown. `file` must outlive it.
+struct LazyLocation {
+    const std::string* file;
+    std::optional<uint64_t> offset;
+    std::string_view field;
+
+    operator ErrorLocation() const { return {*file, offset, std::string(field)}; }
 };
 
 class Error : public std::runtime_error {

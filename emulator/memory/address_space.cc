@@ -51,15 +51,17 @@ const MemoryMap::Mapping* MemoryMap::find(uint64_t address, uint64_t length) con
 
 const MemoryMap::Mapping& AddressSpace::mapping(int region, uint64_t offset, uint64_t length,
                                                 const AccessContext& who) const {
-    const ErrorLocation where{who.source ? *who.source : std::string("<command stream>"), who.command_offset,
-                              std::string(who.op)};
+    const auto where = [&] {
+        return ErrorLocation{who.source ? *who.source : std::string("<command stream>"), who.command_offset,
+                             std::string(who.op)};
+    };
     if (region < 0 || region >= kRegions) {
-        throw Error(where, fmt::format("{} uses region {}, outside 0..{}", who.what, region, kRegions - 1));
+        throw Error(where(), fmt::format("{} uses region {}, outside 0..{}", who.what, region, kRegions - 1));
     }
     const uint64_t address = base_[static_cast<size_t>(region)] + offset;
     const MemoryMap::Mapping* m = address >= offset ? map_.find(address, length) : nullptr;
     if (!m) {
-        throw BusError(where, fmt::format("{} accesses region {} bytes [0x{:x}, 0x{:x}) (address 0x{:x}), outside every "
+        throw BusError(where(), fmt::format("{} accesses region {} bytes [0x{:x}, 0x{:x}) (address 0x{:x}), outside every "
                                        "mapped memory",
                                        who.what, region, offset, offset + length, address),
                        std::string(who.what));

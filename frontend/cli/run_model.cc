@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <type_traits>
 
 #include "emulator/engine/executor.h"
 #include "emulator/isa/error.h"
@@ -14,9 +16,8 @@ namespace {
 // Regions sit 256 MiB apart in the NPU's address space (inside U55's 32-bit range).
 constexpr uint64_t kRegionSpacing = uint64_t{1} << 28;
 
-}  // namespace
-
-RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> inputs, const RunOptions& options) {
+// One NPU operator and nothing on the CPU, with at most one input per model input.
+const NpuInvocation& runnable_invocation(const LoadedModel& model, size_t inputs) {
     if (model.invocations.size() != 1) {
         throw Error({model.path, std::nullopt, "ethos-u"},
                     fmt::format("run needs a model whose graph is one NPU operator; this one has {} NPU and {} CPU "
@@ -27,32 +28,26 @@ RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
         throw Error({model.path, std::nullopt, "operators"},
                     fmt::format("{} operators run on the CPU; run executes NPU work only", model.cpu_operators));
     }
-    if (inputs.size() > model.inputs.size()) {
+    if (inputs > model.inputs.size()) {
         throw Error({model.path, std::nullopt, "--input"},
-                    fmt::format("{} input files for {} model inputs", inputs.size(), model.inputs.size()));
+                    fmt::format("{} input files for {} model inputs", inputs, model.inputs.size()));
     }
-    const NpuInvocation& inv = model.invocations[0];
-    RunResult result;
-    result.memory = make_memory_system(model.config, options.system);
+    return model.invocations[0];
+}
+
+std::array<MemoryKind, AddressSpace::kRegions> invocation_memories(const MemorySystem& memory, const NpuInvocation& inv) {
     std::vector<std::pair<int, std::string>> roles;
     for (const auto& r : inv.regions) roles.emplace_back(r.index, r.role);
-    const auto memories = region_memories(result.memory, roles);
-    auto time_it = [&] {
-        if (options.timing) result.timing.push_back(TimingModel(model.config, result.memory, memories).run(result.streams.back()));
-    };
-    if (!options.execute) {
-        // Without data only unconditional branches can be followed.
-        auto no_data = [&](const DecodedOp& branch) -> bool {
-            throw Error({model.path, branch.offset, "NPU_OP_BRANCH.branch_cond"},
-                        "an RF_TRUE branch depends on the data: a timing-only run cannot follow it");
-        };
-        result.streams.push_back(follow_stream(model.config, inv.stream.words, model.path, [](const DecodedOp&, std::span<const DecodedOp>) {}, no_data));
-        time_it();
-        return result;
-    }
+    return region_memories(memory, roles);
+}
 
-    MemoryMap map;
-    AddressSpace space(map);
+// Maps the invocation's regions into `map` and points `space`'s base pointers at them. Constant
+// data stays where the model holds it; the other regions get memory of their own, whose spans
+// and initial contents (empty: zeros) are returned.
+std::vector<std::pair<std::span<uint8_t>, std::span<const uint8_t>>> map_regions(
+    const LoadedModel& model, const NpuInvocation& inv, const std::array<MemoryKind, AddressSpace::kRegions>& memories,
+    MemoryMap& map, AddressSpace& space) {
+    std::vector<std::pair<std::span<uint8_t>, std::span<const uint8_t>>> writable;
     for (const auto& r : inv.regions) {
         if (r.index < 0 || r.index >= AddressSpace::kRegions || r.size >= kRegionSpacing) {
             throw Error({model.path, std::nullopt, r.role}, fmt::format("region {} of {} bytes cannot be mapped", r.index,
@@ -66,9 +61,16 @@ RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
         } else {
             auto bytes = map.allocate(base, std::max<uint64_t>({r.size, r.bytes.size(), 16}), r.role, kind);
             if (!r.bytes.empty()) std::memcpy(bytes.data(), r.bytes.data(), r.bytes.size());
+            writable.emplace_back(bytes, r.bytes);
         }
         space.set_base(r.index, base);
     }
+    return writable;
+}
+
+// Places the inputs (and the variable tensors' initial state) in the model's memory.
+template <typename Inputs>
+void place_inputs(const LoadedModel& model, const NpuInvocation& inv, const AddressSpace& space, Inputs& inputs) {
     auto tensor_bytes = [&](const TensorInfo& t, std::string_view what) {
         return space.write(t.region, t.offset, t.size_bytes, {&model.path, std::nullopt, t.name, what});
     };
@@ -89,17 +91,80 @@ RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
                         fmt::format("input {} has {} bytes, the model expects {}", i, inputs[i].size(), dst.size()));
         }
         std::memcpy(dst.data(), inputs[i].data(), dst.size());
-        std::vector<uint8_t>().swap(inputs[i]);
+        if constexpr (!std::is_const_v<Inputs>) std::vector<uint8_t>().swap(inputs[i]);
     }
+}
 
+// Copies the model's outputs into `outputs`, reusing its buffers.
+void read_outputs(const LoadedModel& model, const AddressSpace& space, std::vector<std::vector<uint8_t>>& outputs) {
+    outputs.resize(model.outputs.size());
+    for (size_t k = 0; k < model.outputs.size(); ++k) {
+        const TensorInfo& t = model.outputs[k];
+        const auto bytes = space.read(t.region, t.offset, t.size_bytes, {&model.path, std::nullopt, t.name, "output tensor"});
+        outputs[k].assign(bytes.begin(), bytes.end());
+    }
+}
+
+}  // namespace
+
+RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> inputs, const RunOptions& options) {
+    const NpuInvocation& inv = runnable_invocation(model, inputs.size());
+    RunResult result;
+    result.memory = make_memory_system(model.config, options.system);
+    const auto memories = invocation_memories(result.memory, inv);
+    auto time_it = [&] {
+        if (options.timing) result.timing.push_back(TimingModel(model.config, result.memory, memories).run(result.streams.back()));
+    };
+    if (!options.execute) {
+        // Without data only unconditional branches can be followed.
+        auto no_data = [&](const DecodedOp& branch) -> bool {
+            throw Error({model.path, branch.offset, "NPU_OP_BRANCH.branch_cond"},
+                        "an RF_TRUE branch depends on the data: a timing-only run cannot follow it");
+        };
+        result.streams.push_back(follow_stream(model.config, inv.stream.words, model.path,
+                                               [](const DecodedOp&, std::span<const DecodedOp>) {}, no_data));
+        time_it();
+        return result;
+    }
+    MemoryMap map;
+    AddressSpace space(map);
+    map_regions(model, inv, memories, map, space);
+    place_inputs(model, inv, space, inputs);
     Executor executor(model.config, space, model.path, options.weight_cache);
     result.streams.push_back(executor.run(inv.stream.words));
     time_it();
-    for (const auto& t : model.outputs) {
-        const auto bytes = tensor_bytes(t, "output tensor");
-        result.outputs.emplace_back(bytes.begin(), bytes.end());
-    }
+    read_outputs(model, space, result.outputs);
     return result;
+}
+
+ModelSession::ModelSession(const LoadedModel& model, const SystemSelection& system, bool timing)
+    : model_(model), invocation_(runnable_invocation(model, 0)), memory_(make_memory_system(model.config, system)),
+      memories_(invocation_memories(memory_, invocation_)), timing_enabled_(timing), space_(map_) {
+    writable_ = map_regions(model_, invocation_, memories_, map_, space_);
+    executor_ = std::make_unique<Executor>(model_.config, space_, model_.path, &weights_);
+}
+
+ModelSession::~ModelSession() = default;
+
+void ModelSession::run(const std::vector<std::vector<uint8_t>>& inputs) {
+    runnable_invocation(model_, inputs.size());
+    // Every inference starts from the model's initial memory and a freshly reset NPU.
+    for (const auto& [bytes, initial] : writable_) {
+        if (!initial.empty()) std::memcpy(bytes.data(), initial.data(), initial.size());
+        std::fill(bytes.begin() + static_cast<ptrdiff_t>(initial.size()), bytes.end(), uint8_t{0});
+    }
+    executor_->reset();
+    place_inputs(model_, invocation_, space_, inputs);
+    if (replay_) {
+        executor_->run(stream_);
+    } else {
+        stream_ = executor_->run(invocation_.stream.words);
+        // Without branches the path never changes: later inferences replay these ops, and their
+        // timing, which reads only the ops, is this one's.
+        replay_ = std::ranges::none_of(stream_.ops, [](const DecodedOp& op) { return op.kind == OpKind::Branch; });
+        if (timing_enabled_) timing_ = TimingModel(model_.config, memory_, memories_).run(stream_);
+    }
+    read_outputs(model_, space_, outputs_);
 }
 
 }  // namespace ethosu

@@ -2,7 +2,11 @@
 // Runs a loaded model's NPU work: maps its regions, places the inputs, executes every
 // command stream, times it, and returns the outputs and the timeline.
 
+#include <array>
 #include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,5 +36,45 @@ struct RunResult {
 // inputs: raw bytes per model input (empty vector = zeros), each freed once placed in the
 // model's memory so that it is not held through the run. Throws ethosu::Error.
 RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> inputs, const RunOptions& options = {});
+
+// A model set up once for many inferences (a benchmark loop, a driver's network): its regions
+// mapped and its arena allocated once, its weights decoded once, the executor's scratch kept.
+// Every inference starts from the model's initial memory on a reset NPU, so it gives what a
+// fresh run_model gives. A stream without branches takes the same path every time: later
+// inferences replay the ops the first one decoded and keep its timing, and allocate nothing.
+class ModelSession {
+public:
+    // model must outlive the session. Throws ethosu::Error as run_model does.
+    explicit ModelSession(const LoadedModel& model, const SystemSelection& system = {}, bool timing = true);
+    ~ModelSession();
+    ModelSession(const ModelSession&) = delete;
+    ModelSession& operator=(const ModelSession&) = delete;
+
+    // One inference. inputs: raw bytes per model input (empty vector = zeros).
+    void run(const std::vector<std::vector<uint8_t>>& inputs);
+
+    // Of the last inference: the outputs (model output order), the ops executed, their timing
+    // (when the session times).
+    const std::vector<std::vector<uint8_t>>& outputs() const { return outputs_; }
+    const DecodedStream& stream() const { return stream_; }
+    const std::optional<TimingResult>& timing() const { return timing_; }
+    const MemorySystem& memory() const { return memory_; }
+
+private:
+    const LoadedModel& model_;
+    const NpuInvocation& invocation_;
+    MemorySystem memory_;
+    std::array<MemoryKind, AddressSpace::kRegions> memories_;
+    bool timing_enabled_;
+    MemoryMap map_;
+    AddressSpace space_;
+    std::vector<std::pair<std::span<uint8_t>, std::span<const uint8_t>>> writable_;  // region, initial bytes
+    WeightCache weights_;
+    std::unique_ptr<Executor> executor_;
+    bool replay_ = false;
+    DecodedStream stream_;
+    std::optional<TimingResult> timing_;
+    std::vector<std::vector<uint8_t>> outputs_;
+};
 
 }  // namespace ethosu
