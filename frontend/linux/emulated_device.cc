@@ -88,8 +88,9 @@ struct Network {
     std::shared_ptr<Buffer> source;  // the buffer the model came from, held as the driver holds it
     std::unique_ptr<LoadedModel> model;
     ArenaLayout arena;
-    // Decoded once for all of its inferences; each run still checks the bytes it decodes from.
-    WeightCache weights;
+    // Set up at the first inference and kept for the others: the arena, the decoded weights (each
+    // run still checks the bytes they were decoded from) and the decoded stream.
+    std::unique_ptr<ModelSession> session;
 };
 
 struct Inference {
@@ -260,7 +261,7 @@ uapi::NetworkInfo network_info(const Network& network) {
 // those buffers (NXP's library); the arena alone with no OFM buffers (NXP's Interpreter),
 // where inputs and outputs sit at the NETWORK_INFO offsets. Throws std::runtime_error.
 void run_inference(Inference& inference) {
-    const Network& network = *inference.network;
+    Network& network = *inference.network;
     const LoadedModel& model = *network.model;
     const size_t inputs = model.inputs.size(), outputs = model.outputs.size();
     std::shared_ptr<Buffer> arena;
@@ -297,12 +298,12 @@ void run_inference(Inference& inference) {
         input_bytes[i].assign(source.begin(), source.end());
     }
 
-    RunOptions options;
-    options.weight_cache = &inference.network->weights;
-    const RunResult result = run_model(model, std::move(input_bytes), options);
+    if (!network.session) network.session = std::make_unique<ModelSession>(model);
+    ModelSession& session = *network.session;
+    session.run(input_bytes);
 
     for (size_t i = 0; i < outputs; ++i) {
-        const auto& bytes = result.outputs[i];
+        const auto& bytes = session.outputs()[i];
         if (arena) std::ranges::copy(bytes, arena->data().begin() + network.arena.output_offsets[i]);
         if (i >= inference.ofm.size()) continue;
         Buffer& ofm = *inference.ofm[i];
@@ -314,7 +315,7 @@ void run_inference(Inference& inference) {
     }
 
     const std::vector<uint32_t> events(std::begin(inference.pmu_config.events), std::end(inference.pmu_config.events));
-    const PmuReading pmu = read_pmu(result.memory, result.timing, events);
+    const PmuReading pmu = read_pmu(session.memory(), {*session.timing()}, events);
     for (int k = 0; k < uapi::kPmuEventMax; ++k)
         inference.pmu_counts.events[k] = events[k] ? static_cast<uint32_t>(pmu.counters[k]) : 0;
     inference.pmu_counts.cycle_count = inference.pmu_config.cycle_count ? pmu.cycle_counter : 0;
