@@ -201,13 +201,8 @@ TEST(Branch, IfTakesEitherBlockOnTheResultFlag) {
     }
 }
 
-// A loop run N times: the body adds 1 to a counter and shifts a mask right by one; the mask
-// starts as N one bits, so the SHR's 1-element OFM is odd (result_flag set) after iterations
-// 1..N-1 and 0 after the N-th, when BRANCH RF_TRUE falls through to STOP. The body is the whole
-// stream before STOP, entered at 0 every time and drained before its branch, so every iteration
-// reads the same words and lasts the same P cycles: N iterations take N * P + 1 (STOP) cycles,
-// and N * (STOP offset / 4) + 1 command words.
-TEST(Branch, LoopRunsNTimes) {
+// A counting loop: ADD 1 to sram[0x90], SHR sram[0x91] by 1, drain, BRANCH RF_TRUE back, STOP.
+Program loop_program() {
     Program p;
     p.label("loop");
     emit_scalar_op(p.b, kModeAdd, 0x90, 0x90, 1);
@@ -216,6 +211,17 @@ TEST(Branch, LoopRunsNTimes) {
     p.branch(kRfTrue, "loop");
     p.label("stop");
     p.b.emit(Cmd::OP_STOP);
+    return p;
+}
+
+// A loop run N times: the body adds 1 to a counter and shifts a mask right by one; the mask
+// starts as N one bits, so the SHR's 1-element OFM is odd (result_flag set) after iterations
+// 1..N-1 and 0 after the N-th, when BRANCH RF_TRUE falls through to STOP. The body is the whole
+// stream before STOP, entered at 0 every time and drained before its branch, so every iteration
+// reads the same words and lasts the same P cycles: N iterations take N * P + 1 (STOP) cycles,
+// and N * (STOP offset / 4) + 1 command words.
+TEST(Branch, LoopRunsNTimes) {
+    const Program p = loop_program();
     const int64_t body_words = p.labels.at("stop") / 4;
 
     int64_t period = 0;
@@ -240,13 +246,7 @@ TEST(Branch, LoopRunsNTimes) {
 // visitor can look ahead to the BRANCH (or STOP) that ends it, and a loop's second pass is a
 // block of its own, decoded once but recorded at its own place in the trace.
 TEST(Branch, EachOpIsVisitedWithTheBlockItRunsIn) {
-    Program p;
-    p.label("loop");
-    emit_scalar_op(p.b, kModeAdd, 0x90, 0x90, 1);
-    emit_scalar_op(p.b, kModeShr, 0x91, 0x91, 1);
-    p.drain();
-    p.branch(kRfTrue, "loop");
-    p.b.emit(Cmd::OP_STOP);
+    const Program p = loop_program();
     const NpuConfig config = *find_npu_config("ethos-u85-256");
     int taken = 0;
     std::vector<std::pair<size_t, size_t>> blocks;  // (trace index of the block's first op, its size)
