@@ -117,6 +117,7 @@ struct KernelScratch {
     tbb::enumerable_thread_specific<std::vector<int32_t>> accumulators;  // per worker thread
     tbb::enumerable_thread_specific<std::vector<int16_t>> patches;       // per worker thread
     tbb::enumerable_thread_specific<std::vector<int64_t>> results;       // per worker thread
+    tbb::enumerable_thread_specific<std::vector<int64_t>> wide_sums;     // per worker thread
     std::vector<uint8_t> upscaled_ifm;  // an IFM_UPSCALE'd IFM, dense NHWC
 };
 

@@ -118,6 +118,9 @@ struct ConvCase {
     int32_t ifm_zp = 0, ofm_zp = 0;
     bool narrow_clip = false;  // activation bounds inside the OFM type
     ShiftRange shifts = ShiftRange::Fitted;
+    // Every IFM value the type's maximum and every weight +-255 (the sign by OFM channel): sums as
+    // far from zero as the kernel allows.
+    bool extreme = false;
     const char* config = "ethos-u55-128";
 };
 
@@ -195,8 +198,13 @@ void check_conv(const ConvCase& c) {
     Rig rig(c.config);
     const Window wy = window(c.ifm_h, c.kernel_h, c.stride_y, c.dilation_y, c.pad.top, c.pad.bottom);
     const Window wx = window(c.ifm_w, c.kernel_w, c.stride_x, c.dilation_x, c.pad.left, c.pad.right);
-    const Tensor in = random_tensor(c.ifm_h, c.ifm_w, c.ifm_c, c.ifm, 11);
-    const Weights w = random_weights(c.ofm_c, c.kernel_h, c.kernel_w, depthwise ? 1 : c.ifm_c, 12);
+    Tensor in = random_tensor(c.ifm_h, c.ifm_w, c.ifm_c, c.ifm, 11);
+    Weights w = random_weights(c.ofm_c, c.kernel_h, c.kernel_w, depthwise ? 1 : c.ifm_c, 12);
+    if (c.extreme) {
+        std::fill(in.values.begin(), in.values.end(), type_max(c.ifm));
+        const size_t per_channel = w.values.size() / static_cast<size_t>(c.ofm_c);
+        for (size_t k = 0; k < w.values.size(); ++k) w.values[k] = k / per_channel % 2 ? 255 : -255;
+    }
     std::vector<ChannelScale> bias(static_cast<size_t>(c.ofm_c));
     std::mt19937 rng(13);
     for (auto& b : bias) b.bias = std::uniform_int_distribution<int64_t>(-100000, 100000)(rng);
@@ -316,6 +324,24 @@ const ConvCase kConvCases[] = {
         c.ifm_h = c.ifm_w = 1, c.kernel_h = c.kernel_w = 1, c.ifm_c = 33, c.ofm_c = 8, c.ifm = c.ofm = kInt16;
         c.round = RoundMode::Natural;
     }),
+    // 16-bit IFMs: int32 partial sums of 240 products, added in int64 (3x3x40 = 360 products,
+    // extremes of int16 among the values); OFM depths that leave one to three channels after the
+    // groups of four.
+    with(conv("Int16SumsLongerThanInt32Holds"), [](ConvCase& c) {
+        c.ifm = c.ofm = kInt16, c.ifm_c = 40, c.ofm_c = 7, c.pad = {1, 1, 1, 1}, c.round = RoundMode::Natural;
+    }),
+    with(conv("Int16SumsLongerThanInt32HoldsShiftMax"), [](ConvCase& c) {
+        c.ifm = c.ofm = kInt16, c.ifm_c = 27, c.ofm_c = 6, c.shifts = ShiftRange::Max;
+    }),
+    // 360 products of 32767 x +-255: sums of +-3.0e9, beyond int32.
+    with(conv("Int16SumsBeyondInt32"), [](ConvCase& c) {
+        c.ifm = c.ofm = kInt16, c.ifm_c = 40, c.ofm_c = 6, c.extreme = true, c.round = RoundMode::Natural;
+    }),
+    // Several IFM bands, each split over worker threads, with long 16-bit sums.
+    with(conv("Int16TallIfmInBands"), [](ConvCase& c) {
+        c.ifm = c.ofm = kInt16, c.ifm_h = 70, c.ifm_w = 64, c.ifm_c = 40, c.ofm_c = 9, c.pad = {1, 1, 1, 1};
+        c.round = RoundMode::Natural;
+    }),
     // Depthwise (depth multiplier 1).
     with(conv("Depthwise3x3"), [](ConvCase& c) {
         c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 11, c.pad = {1, 1, 1, 1};
@@ -342,6 +368,20 @@ const ConvCase kConvCases[] = {
     }),
     with(conv("DepthwiseShiftMax"), [](ConvCase& c) {
         c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 4, c.shifts = ShiftRange::Max;
+    }),
+    // More taps (16x16 = 256) than one int32 sum of 16-bit products holds (240).
+    with(conv("DepthwiseInt16ManyTaps"), [](ConvCase& c) {
+        c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 21, c.ifm = c.ofm = kInt16, c.round = RoundMode::Natural;
+        c.kernel_h = c.kernel_w = 16, c.ifm_h = 20, c.ifm_w = 18, c.pad = {2, 1, 2, 1};
+    }),
+    // 17x17 = 289 products of 32767 x +-255: sums of +-2.4e9.
+    with(conv("DepthwiseInt16SumsBeyondInt32"), [](ConvCase& c) {
+        c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 5, c.ifm = c.ofm = kInt16, c.extreme = true;
+        c.kernel_h = c.kernel_w = 17, c.ifm_h = c.ifm_w = 18;
+    }),
+    with(conv("DepthwiseInt16TallInBands"), [](ConvCase& c) {
+        c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 48, c.ifm = c.ofm = kInt16, c.round = RoundMode::Natural;
+        c.ifm_h = 60, c.ifm_w = 80, c.stride_x = c.stride_y = 2, c.pad = {1, 1, 1, 1};
     }),
 };
 
