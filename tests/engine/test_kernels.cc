@@ -523,6 +523,16 @@ const PoolCase kPoolCases[] = {
     with(pool("AverageUnpaddedShiftMaxTruncate", PoolMode::Average), [](PoolCase& c) {
         c.ifm = kInt16, c.scale = 0xFFFFFFFFu, c.shift = 63, c.round = RoundMode::Truncate;
     }),
+    // Tall enough to be split over worker threads.
+    with(pool("MaxInt16Tall", PoolMode::Max), [](PoolCase& c) {
+        c.ifm = c.ofm = kInt16, c.ifm_h = 61, c.ifm_w = 20, c.depth = 37, c.pad = {1, 1, 1, 1}, c.stride_y = 2;
+    }),
+    with(pool("AveragePaddedInt16Tall", PoolMode::Average), [](PoolCase& c) {
+        c.ifm = c.ofm = kInt16, c.ifm_h = 64, c.ifm_w = 17, c.depth = 24, c.pad = {1, 1, 1, 1};
+    }),
+    with(pool("AverageUnpaddedInt8Tall", PoolMode::Average), [](PoolCase& c) {
+        c.ifm_h = 58, c.ifm_w = 12, c.depth = 40, c.scale = kNinth, c.shift = 34, c.ifm_zp = -9, c.ofm_zp = 4;
+    }),
     with(pool("ReduceSumShiftZeroSaturates", PoolMode::ReduceSum), [](PoolCase& c) {
         c.kernel_h = c.kernel_w = 1, c.depth = 9, c.scale = 3, c.shift = 0, c.narrow_clip = true;
     }),
