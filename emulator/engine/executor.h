@@ -113,11 +113,11 @@ void fit_scratch(std::vector<T>& buffer, size_t n) {
 struct KernelScratch {
     std::vector<int16_t> ifm;      // the IFM area, zero point taken off, dense HWC
     std::vector<int16_t> weights;  // weights rearranged for a kernel's inner loop
-    std::vector<int64_t> operands;  // a pixel's operands and results (pooling, elementwise)
     tbb::enumerable_thread_specific<std::vector<int32_t>> accumulators;  // per worker thread
     tbb::enumerable_thread_specific<std::vector<int16_t>> patches;       // per worker thread
     tbb::enumerable_thread_specific<std::vector<int64_t>> results;       // per worker thread
     tbb::enumerable_thread_specific<std::vector<int64_t>> wide_sums;     // per worker thread
+    tbb::enumerable_thread_specific<std::vector<int64_t>> operands;      // per worker thread
     std::vector<uint8_t> upscaled_ifm;  // an IFM_UPSCALE'd IFM, dense NHWC
 };
 

@@ -818,6 +818,14 @@ const EltCase kEltCases[] = {
     with(elt("ShrScalarNaturalInt16", ElementwiseMode::Shr), [](EltCase& c) {
         c.in = c.out = kInt16, c.scalar = true, c.scalar_value = 5, c.round = RoundMode::Natural;
     }),
+    // Tall enough to be split over worker threads.
+    with(elt("AddInt16Tall", ElementwiseMode::Add), [](EltCase& c) {
+        c.in = c.out = kInt16, c.h = 48, c.w = 9, c.c = 33, c.scale_mode = 2, c.opa_scale = 1600000000;
+        c.opa_shift = 17, c.ofm_scale = 1300000000, c.ofm_shift = 46, c.broadcast_w = true;
+    }),
+    with(elt("MulInt8TallReversed", ElementwiseMode::Mul), [](EltCase& c) {
+        mul_scale(c), c.h = 40, c.w = 11, c.c = 20, c.reversed = true, c.zp1 = 3, c.zp2 = -5;
+    }),
     with(elt("AddU65DualCore", ElementwiseMode::Add), [](EltCase& c) {
         add_opb32(c), c.config = "ethos-u65-512", c.broadcast_w = true;
     }),
