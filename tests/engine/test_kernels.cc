@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cmath>
@@ -833,6 +834,63 @@ const EltCase kEltCases[] = {
 
 INSTANTIATE_TEST_SUITE_P(Kernels, ElementwiseTest, ::testing::ValuesIn(kEltCases),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// An int8 ADD (unit scales) whose OFM overwrites its own IFM, `ofm_rows_below` rows further on,
+// run on `threads` workers; returns the OFM. In place (0) each element is read before the same
+// element is written; one row below, each OFM row overwrites the IFM row the next OFM row reads.
+Tensor add_over_own_ifm(int ofm_rows_below, int threads) {
+    constexpr int kH = 64, kW = 9, kC = 20;
+    Rig rig("ethos-u55-128");
+    const Placement whole = rig.place(random_tensor(kH + 1, kW, kC, kInt8, 41), {});
+    Placement ifm = whole, ofm = whole;
+    ifm.height = ofm.height = kH;
+    for (uint64_t& base : ofm.tile_base) base += static_cast<uint64_t>(ofm_rows_below * whole.stride_y);
+    rig.emit_ifm(ifm);
+    rig.emit_ofm(ofm, RoundMode::DoubleSymmetric, true);
+    rig.emit_ifm2(rig.place(random_tensor(kH, kW, kC, kInt8, 42), {}));
+    rig.stream()
+        .emit(Cmd::SET_IFM2_BROADCAST)
+        .emit(Cmd::SET_OPA_SCALE, {{Field::SET_OPA_SCALE__scale, 1}})
+        .emit(Cmd::SET_OPB_SCALE, {{Field::SET_OPB_SCALE__scale, 1}})
+        .emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, 1}});
+    rig.emit_activation(0, -128, 127);
+    rig.emit_block(16);
+    rig.stream().emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, mode_code(ElementwiseMode::Add)}});
+    tbb::task_arena arena(threads);
+    arena.execute([&] { rig.run(); });
+    return rig.read(ofm);
+}
+
+// The reference: the rows in order, each reading the IFM as the rows before left it.
+Tensor add_over_own_ifm_reference(int ofm_rows_below) {
+    constexpr int kH = 64, kW = 9, kC = 20;
+    Tensor memory = random_tensor(kH + 1, kW, kC, kInt8, 41);
+    const Tensor in2 = random_tensor(kH, kW, kC, kInt8, 42);
+    Tensor out(kH, kW, kC, kInt8);
+    for (int y = 0; y < kH; ++y)
+        for (int x = 0; x < kW; ++x)
+            for (int c = 0; c < kC; ++c) {
+                out.at(y, x, c) = std::clamp<int64_t>(memory.at(y, x, c) + in2.at(y, x, c), -128, 127);
+                memory.at(y + ofm_rows_below, x, c) = out.at(y, x, c);
+            }
+    return out;
+}
+
+TEST(ElementwiseOverItsIfm, InPlaceGivesTheReferenceOnAnyNumberOfThreads) {
+    const Tensor want = add_over_own_ifm_reference(0);
+    for (const int threads : {1, 2, 4}) {
+        SCOPED_TRACE(fmt::format("{} threads", threads));
+        expect_same(add_over_own_ifm(0, threads), want);
+    }
+}
+
+TEST(ElementwiseOverItsIfm, OverlappingRowsRunInOrderOnAnyNumberOfThreads) {
+    const Tensor want = add_over_own_ifm_reference(1);
+    for (const int threads : {1, 2, 4}) {
+        SCOPED_TRACE(fmt::format("{} threads", threads));
+        expect_same(add_over_own_ifm(1, threads), want);
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Random sweeps over the case space, beyond the named cases (fixed seeds).
