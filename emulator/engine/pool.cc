@@ -207,16 +207,25 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
             throw Error({ctx.source, op.offset, "NPU_SET_IFM_UPSCALE.mode"},
                         "NPU_OP_POOL: REDUCE_SUM with an upscaled IFM is undefined (Vela never programs it)");
         }
-        // Sums over the IFM depth into a single OFM channel.
+        // Sums over the IFM depth into a single OFM channel, a row of pixels at a time.
         const FeatureMapView ifm = ctx.view(op, op.ifm, op.ofm.height, op.ofm.width, op.ifm.depth, "IFM");
         const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
-        for (int y = 0; y < op.ofm.height; ++y)
-            for (int x = 0; x < op.ofm.width; ++x) {
-                int64_t sum = 0;
-                for (int c = 0; c < op.ifm.depth; ++c) sum += ifm.load(y, x, c) - zp;
-                const int64_t v = out.finish(scale_value(sum, global.scale, global.shift, op.output.round));
-                for (int c = 0; c < op.ofm.depth; ++c) ofm.store(y, x, c, v);
-            }
+        const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
+            std::vector<int64_t>& buffer = ctx.scratch.operands.local();
+            buffer.resize(static_cast<size_t>(std::max(op.ifm.depth, op.ofm.depth)));
+            for (int y = rows.begin(); y < rows.end(); ++y)
+                for (int x = 0; x < op.ofm.width; ++x) {
+                    ifm.load_channels(y, x, op.ifm.depth, zp, buffer.data());
+                    int64_t sum = 0;
+                    for (int c = 0; c < op.ifm.depth; ++c) sum += buffer[static_cast<size_t>(c)];
+                    const int64_t v = out.finish(scale_value(sum, global.scale, global.shift, op.output.round));
+                    std::fill(buffer.begin(), buffer.begin() + op.ofm.depth, v);
+                    ofm.store_channels(y, x, op.ofm.depth, buffer.data());
+                }
+        };
+        const tbb::blocked_range<int> rows(0, op.ofm.height);
+        if (ofm.rows_are_disjoint() && !ofm.shares_bytes_with(ifm)) tbb::parallel_for(rows, run_rows);
+        else run_rows(rows);
         return;
     }
     if (op.pool == PoolMode::None) {

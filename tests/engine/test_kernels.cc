@@ -544,6 +544,9 @@ const PoolCase kPoolCases[] = {
         c.kernel_h = c.kernel_w = 1, c.depth = 19, c.scale = 1500000000;
         c.shift = 35, c.ofm_zp = 4, c.round = RoundMode::Truncate;
     }),
+    with(pool("ReduceSumInt16Tall", PoolMode::ReduceSum), [](PoolCase& c) {
+        c.kernel_h = c.kernel_w = 1, c.ifm_h = 50, c.ifm_w = 6, c.depth = 33, c.ifm = kInt16, c.ofm = kInt32;
+    }),
     with(pool("ReduceSumNhcwb16", PoolMode::ReduceSum), [](PoolCase& c) {
         c.kernel_h = c.kernel_w = 1, c.depth = 40, c.ofm = kInt32, c.format = DataFormat::NHCWB16, c.ifm = kInt16;
     }),
