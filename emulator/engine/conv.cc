@@ -32,10 +32,6 @@ int64_t int32_exact_terms(const DecodedOp& op) {
     return terms >= 16 ? terms / 16 * 16 : terms;
 }
 
-bool int32_sums_are_exact(const DecodedOp& op, int64_t terms) {
-    return terms > 0 && terms <= int32_exact_terms(op);
-}
-
 // IFM rows [first, last) x [0, width) x [0, depth) minus the zero point, dense HWC.
 void load_dense_ifm(const FeatureMapView& ifm, int first, int last, int depth, int64_t zero_point,
                     std::vector<int16_t>& out) {
@@ -372,8 +368,7 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
     const bool depthwise = op.kind == OpKind::Depthwise;
     const Kernel& k = op.kernel;
     const IfmGeometry geo = ifm_geometry(op, where);
-    if (ctx.weights.one_run() && ConvWeightGroups::applies(op, ctx.config) &&
-        int32_sums_are_exact(op, int64_t{k.taps_height()} * k.taps_width() * op.ifm.depth)) {
+    if (ctx.weights.one_run() && ConvWeightGroups::applies(op, ctx.config) && int32_exact_terms(op) > 0) {
         run_conv_in_groups(op, ctx, geo);
         return;
     }

@@ -321,6 +321,10 @@ const ConvCase kConvCases[] = {
     with(conv("Conv3x3LargeInGroupsNhcwb16"), [](ConvCase& c) {
         c.ifm_h = c.ifm_w = 5, c.ifm_c = 300, c.ofm_c = 203, c.pad = {1, 1, 1, 1}, c.ofm_format = DataFormat::NHCWB16;
     }),
+    with(conv("FullyConnectedInt16LargeInGroups"), [](ConvCase& c) {
+        c.ifm_h = 2, c.ifm_w = 1, c.kernel_h = c.kernel_w = 1, c.ifm_c = 1030, c.ofm_c = 521, c.ifm = c.ofm = kInt16;
+        c.round = RoundMode::Natural;
+    }),
     with(conv("FullyConnectedInt16"), [](ConvCase& c) {
         c.ifm_h = c.ifm_w = 1, c.kernel_h = c.kernel_w = 1, c.ifm_c = 33, c.ofm_c = 8, c.ifm = c.ofm = kInt16;
         c.round = RoundMode::Natural;
