@@ -344,7 +344,7 @@ const ConvCase kConvCases[] = {
     }),
     // Several IFM bands, each split over worker threads, with long 16-bit sums.
     with(conv("Int16TallIfmInBands"), [](ConvCase& c) {
-        c.ifm = c.ofm = kInt16, c.ifm_h = 70, c.ifm_w = 64, c.ifm_c = 40, c.ofm_c = 9, c.pad = {1, 1, 1, 1};
+        c.ifm = c.ofm = kInt16, c.ifm_h = 70, c.ifm_w = 128, c.ifm_c = 40, c.ofm_c = 9, c.pad = {1, 1, 1, 1};
         c.round = RoundMode::Natural;
     }),
     // Depthwise (depth multiplier 1).
@@ -385,8 +385,8 @@ const ConvCase kConvCases[] = {
         c.kernel_h = c.kernel_w = 17, c.ifm_h = c.ifm_w = 18;
     }),
     with(conv("DepthwiseInt16TallInBands"), [](ConvCase& c) {
-        c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 48, c.ifm = c.ofm = kInt16, c.round = RoundMode::Natural;
-        c.ifm_h = 60, c.ifm_w = 80, c.stride_x = c.stride_y = 2, c.pad = {1, 1, 1, 1};
+        c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 32, c.ifm = c.ofm = kInt16, c.round = RoundMode::Natural;
+        c.ifm_h = 140, c.ifm_w = 64, c.stride_x = c.stride_y = 2, c.pad = {1, 1, 1, 1};
     }),
 };
 
