@@ -45,16 +45,19 @@ Shape ifm_of(const Shape& s) {
             s.ifm_depth, s.ifm_depth};
 }
 
-// One op on U55-128 with int8 NHWC feature maps: IFM (and IFM2) then OFM in region 1, weights
-// and scales in region 0.
+// One op on U55-128 with int8 (or int16) NHWC feature maps: IFM (and IFM2) then OFM in region 1,
+// weights and scales in region 0.
 class OpHarness {
 public:
-    OpHarness() : config_(*find_npu_config("ethos-u55-128")), space_(map_) {}
+    // element_bytes: 1 for int8 feature maps (IFM zero point -128), 2 for int16 (zero points 0,
+    // as TFLite's 16x8 kernels have them).
+    explicit OpHarness(int element_bytes = 1)
+        : config_(*find_npu_config("ethos-u55-128")), space_(map_), bytes_(element_bytes) {}
 
     CommandStreamBuilder& builder() { return builder_; }
     uint64_t place_feature_map(const Shape& s) {
         const uint64_t at = fm_bytes_;
-        fm_bytes_ += (static_cast<uint64_t>(s.height) * s.width * s.depth + 15) / 16 * 16;
+        fm_bytes_ += (static_cast<uint64_t>(s.height) * s.width * s.depth * bytes_ + 15) / 16 * 16;
         return at;
     }
     uint64_t place_weights(const std::vector<uint8_t>& bytes) {
@@ -69,10 +72,11 @@ public:
             .emit(Cmd::SET_IFM2_HEIGHT0_M1, {{Field::SET_IFM2_HEIGHT0_M1__height_m1, s.height - 1}})
             .emit(Cmd::SET_IFM2_HEIGHT1_M1, {{Field::SET_IFM2_HEIGHT1_M1__height_m1, s.height - 1}})
             .emit(Cmd::SET_IFM2_WIDTH0_M1, {{Field::SET_IFM2_WIDTH0_M1__width_m1, s.width - 1}})
-            .emit(Cmd::SET_IFM2_STRIDE_X, {{Field::SET_IFM2_STRIDE_X__addr, s.depth}})
-            .emit(Cmd::SET_IFM2_STRIDE_Y, {{Field::SET_IFM2_STRIDE_Y__addr, s.width * s.depth}})
-            .emit(Cmd::SET_IFM2_STRIDE_C, {{Field::SET_IFM2_STRIDE_C__addr, 1}})
-            .emit(Cmd::SET_IFM2_PRECISION, {{Field::SET_IFM2_PRECISION__activation_type, 1}});
+            .emit(Cmd::SET_IFM2_STRIDE_X, {{Field::SET_IFM2_STRIDE_X__addr, s.depth * bytes_}})
+            .emit(Cmd::SET_IFM2_STRIDE_Y, {{Field::SET_IFM2_STRIDE_Y__addr, s.width * s.depth * bytes_}})
+            .emit(Cmd::SET_IFM2_STRIDE_C, {{Field::SET_IFM2_STRIDE_C__addr, bytes_}})
+            .emit(Cmd::SET_IFM2_PRECISION, {{Field::SET_IFM2_PRECISION__activation_type, 1},
+                                            {Field::SET_IFM2_PRECISION__activation_precision, precision()}});
     }
 
     // pad: the op's padding on every side (s is the IFM area without it).
@@ -83,11 +87,12 @@ public:
             .emit(Cmd::SET_IFM_HEIGHT1_M1, {{Field::SET_IFM_HEIGHT1_M1__height_m1, s.height - 1}})
             .emit(Cmd::SET_IFM_WIDTH0_M1, {{Field::SET_IFM_WIDTH0_M1__width_m1, s.width - 1}})
             .emit(Cmd::SET_IFM_DEPTH_M1, {{Field::SET_IFM_DEPTH_M1__depth_m1, s.depth - 1}})
-            .emit(Cmd::SET_IFM_STRIDE_X, {{Field::SET_IFM_STRIDE_X__addr, s.depth}})
-            .emit(Cmd::SET_IFM_STRIDE_Y, {{Field::SET_IFM_STRIDE_Y__addr, s.width * s.depth}})
-            .emit(Cmd::SET_IFM_STRIDE_C, {{Field::SET_IFM_STRIDE_C__addr, 1}})
-            .emit(Cmd::SET_IFM_ZERO_POINT, {{Field::SET_IFM_ZERO_POINT__zero_point, 0xFF80}})  // -128
-            .emit(Cmd::SET_IFM_PRECISION, {{Field::SET_IFM_PRECISION__activation_type, 1}})
+            .emit(Cmd::SET_IFM_STRIDE_X, {{Field::SET_IFM_STRIDE_X__addr, s.depth * bytes_}})
+            .emit(Cmd::SET_IFM_STRIDE_Y, {{Field::SET_IFM_STRIDE_Y__addr, s.width * s.depth * bytes_}})
+            .emit(Cmd::SET_IFM_STRIDE_C, {{Field::SET_IFM_STRIDE_C__addr, bytes_}})
+            .emit(Cmd::SET_IFM_ZERO_POINT, {{Field::SET_IFM_ZERO_POINT__zero_point, bytes_ == 1 ? 0xFF80 : 0}})  // -128
+            .emit(Cmd::SET_IFM_PRECISION, {{Field::SET_IFM_PRECISION__activation_type, 1},
+                                           {Field::SET_IFM_PRECISION__activation_precision, precision()}})
             .emit(Cmd::SET_IFM_UPSCALE)
             .emit(Cmd::SET_IFM_PAD_TOP, {{Field::SET_IFM_PAD_TOP__pad, pad}})
             .emit(Cmd::SET_IFM_PAD_LEFT, {{Field::SET_IFM_PAD_LEFT__pad, pad}})
@@ -105,16 +110,17 @@ public:
             .emit(Cmd::SET_OFM_HEIGHT1_M1, {{Field::SET_OFM_HEIGHT1_M1__height_m1, s.height - 1}})
             .emit(Cmd::SET_OFM_WIDTH0_M1, {{Field::SET_OFM_WIDTH0_M1__width_m1, s.width - 1}})
             .emit(Cmd::SET_OFM_DEPTH_M1, {{Field::SET_OFM_DEPTH_M1__depth_m1, s.depth - 1}})
-            .emit(Cmd::SET_OFM_STRIDE_X, {{Field::SET_OFM_STRIDE_X__addr, s.depth}})
-            .emit(Cmd::SET_OFM_STRIDE_Y, {{Field::SET_OFM_STRIDE_Y__addr, s.width * s.depth}})
-            .emit(Cmd::SET_OFM_STRIDE_C, {{Field::SET_OFM_STRIDE_C__addr, 1}})
-            .emit(Cmd::SET_OFM_ZERO_POINT, {{Field::SET_OFM_ZERO_POINT__zero_point, 3}})
+            .emit(Cmd::SET_OFM_STRIDE_X, {{Field::SET_OFM_STRIDE_X__addr, s.depth * bytes_}})
+            .emit(Cmd::SET_OFM_STRIDE_Y, {{Field::SET_OFM_STRIDE_Y__addr, s.width * s.depth * bytes_}})
+            .emit(Cmd::SET_OFM_STRIDE_C, {{Field::SET_OFM_STRIDE_C__addr, bytes_}})
+            .emit(Cmd::SET_OFM_ZERO_POINT, {{Field::SET_OFM_ZERO_POINT__zero_point, bytes_ == 1 ? 3 : 0}})
             .emit(Cmd::SET_OFM_PRECISION, {{Field::SET_OFM_PRECISION__activation_type, 1},
+                                           {Field::SET_OFM_PRECISION__activation_precision, precision()},
                                            {Field::SET_OFM_PRECISION__scale_mode, per_channel ? 0 : 1}})
             .emit(Cmd::SET_ACTIVATION)
             .emit(Cmd::SET_ACC_FORMAT)
-            .emit(Cmd::SET_ACTIVATION_MIN, {{Field::SET_ACTIVATION_MIN__clip_boundary, 0xFF80}})
-            .emit(Cmd::SET_ACTIVATION_MAX, {{Field::SET_ACTIVATION_MAX__clip_boundary, 0x7F}})
+            .emit(Cmd::SET_ACTIVATION_MIN, {{Field::SET_ACTIVATION_MIN__clip_boundary, bytes_ == 1 ? 0xFF80 : 0x8000}})
+            .emit(Cmd::SET_ACTIVATION_MAX, {{Field::SET_ACTIVATION_MAX__clip_boundary, bytes_ == 1 ? 0x7F : 0x7FFF}})
             .emit(Cmd::SET_OFM_BLK_HEIGHT_M1, {{Field::SET_OFM_BLK_HEIGHT_M1__height_m1, 7}})
             .emit(Cmd::SET_OFM_BLK_WIDTH_M1, {{Field::SET_OFM_BLK_WIDTH_M1__width_m1, 7}})
             .emit(Cmd::SET_OFM_BLK_DEPTH_M1, {{Field::SET_OFM_BLK_DEPTH_M1__depth_m1, 15}});
@@ -137,6 +143,8 @@ public:
     }
 
 private:
+    uint64_t precision() const { return bytes_ == 1 ? 0 : 1; }  // activation_precision: 8 or 16 bits
+
     // Maps both regions (feature maps filled with a fixed pattern), decodes the stream and makes
     // the executor.
     void finish() {
@@ -172,6 +180,7 @@ private:
     MemoryMap map_;
     AddressSpace space_;
     std::vector<uint8_t> weight_bytes_;
+    int bytes_;
     uint64_t fm_bytes_ = 0;
     DecodedStream stream_;
     std::unique_ptr<Executor> executor_;
@@ -179,11 +188,11 @@ private:
 
 int16_t weight_value(size_t k) { return static_cast<int16_t>(static_cast<int>(k * 37 % 255) - 127); }
 
-// CONV (depth-first weights) or DEPTHWISE, int8, per-channel scales. Vela's depth-first order
+// CONV (depth-first weights) or DEPTHWISE, int8 or int16 (element_bytes), per-channel scales. Vela's depth-first order
 // for IFM depths that are multiples of 32 and OFM depths that are multiples of the 16-deep block
 // holds exactly OFM x taps x IFM values; depthwise pads each 8 channels' taps to a multiple of 4.
-void kernel_op(benchmark::State& state, const Shape& s, bool depthwise) {
-    OpHarness h;
+void kernel_op(benchmark::State& state, const Shape& s, bool depthwise, int element_bytes = 1) {
+    OpHarness h(element_bytes);
     const Shape ifm = ifm_of(s);
     const int taps = s.kernel * s.kernel;
     const size_t count = depthwise ? static_cast<size_t>(s.depth) * ((taps + 3) / 4 * 4)
@@ -207,15 +216,18 @@ void kernel_op(benchmark::State& state, const Shape& s, bool depthwise) {
 void BM_Conv1x1(benchmark::State& state) { kernel_op(state, {28, 28, 192, 32}, false); }
 void BM_Conv3x3(benchmark::State& state) { kernel_op(state, {56, 56, 32, 32, 3, 1, 1}, false); }
 void BM_Depthwise3x3(benchmark::State& state) { kernel_op(state, {56, 56, 144, 144, 3, 1, 1}, true); }
+// int16 IFMs: 3x3x32 = 288 products per sum, more than int32 holds at 16 bits.
+void BM_Conv3x3Int16(benchmark::State& state) { kernel_op(state, {56, 56, 32, 32, 3, 1, 1}, false, 2); }
+void BM_Depthwise3x3Int16(benchmark::State& state) { kernel_op(state, {56, 56, 144, 144, 3, 1, 1}, true, 2); }
 
 // Bytes moved: what the op reads plus what it writes.
 void set_bytes(benchmark::State& state, double bytes) {
     state.counters["GB/s"] = benchmark::Counter(bytes * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// Elementwise ADD of two int8 tensors with OPA/OPB scaling.
-void BM_ElementwiseAdd(benchmark::State& state) {
-    OpHarness h;
+// Elementwise ADD of two int8 (or int16) tensors with OPA/OPB scaling.
+void elementwise_add(benchmark::State& state, int element_bytes) {
+    OpHarness h(element_bytes);
     const Shape s{56, 56, 32, 32};
     h.emit_ifm(s, h.place_feature_map(s), 0);
     h.emit_ifm2(s, h.place_feature_map(s));
@@ -227,12 +239,14 @@ void BM_ElementwiseAdd(benchmark::State& state) {
         .emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, 1}});
     if (!h.ready(state)) return;
     for (auto _ : state) h.run();
-    set_bytes(state, 3.0 * s.height * s.width * s.depth);
+    set_bytes(state, 3.0 * s.height * s.width * s.depth * element_bytes);
 }
+void BM_ElementwiseAdd(benchmark::State& state) { elementwise_add(state, 1); }
+void BM_ElementwiseAddInt16(benchmark::State& state) { elementwise_add(state, 2); }
 
-// 3x3 stride-2 pooling with padding (mode 0 MAX, 1 AVERAGE).
-void pool_op(benchmark::State& state, int mode) {
-    OpHarness h;
+// 3x3 stride-2 pooling with padding (mode 0 MAX, 1 AVERAGE), int8 or int16.
+void pool_op(benchmark::State& state, int mode, int element_bytes = 1) {
+    OpHarness h(element_bytes);
     const Shape s{28, 28, 64, 64, 3, 2, 1};
     const Shape ifm = ifm_of(s);
     h.emit_ifm(ifm, h.place_feature_map(ifm), s.pad);
@@ -243,9 +257,10 @@ void pool_op(benchmark::State& state, int mode) {
         .emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, static_cast<uint64_t>(mode)}});
     if (!h.ready(state)) return;
     for (auto _ : state) h.run();
-    set_bytes(state, double(ifm.height) * ifm.width * ifm.depth + double(s.height) * s.width * s.depth);
+    set_bytes(state, (double(ifm.height) * ifm.width * ifm.depth + double(s.height) * s.width * s.depth) * element_bytes);
 }
 void BM_MaxPool3x3(benchmark::State& state) { pool_op(state, 0); }
+void BM_MaxPool3x3Int16(benchmark::State& state) { pool_op(state, 0, 2); }
 void BM_AvgPool3x3(benchmark::State& state) { pool_op(state, 1); }
 
 // The weight bitstream alone: MB/s of stream bytes decoded.
@@ -261,8 +276,12 @@ void BM_WeightDecode(benchmark::State& state) {
 BENCHMARK(BM_Conv1x1)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 BENCHMARK(BM_Conv3x3)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 BENCHMARK(BM_Depthwise3x3)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+BENCHMARK(BM_Conv3x3Int16)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+BENCHMARK(BM_Depthwise3x3Int16)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 BENCHMARK(BM_ElementwiseAdd)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+BENCHMARK(BM_ElementwiseAddInt16)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 BENCHMARK(BM_MaxPool3x3)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
+BENCHMARK(BM_MaxPool3x3Int16)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 BENCHMARK(BM_AvgPool3x3)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 BENCHMARK(BM_WeightDecode)->Unit(benchmark::kMillisecond)->UseRealTime()->MeasureProcessCPUTime();
 

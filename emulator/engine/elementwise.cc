@@ -1,6 +1,9 @@
 // NPU_OP_ELEMENTWISE on U55/U65: binary ops with IFM2 tensor, broadcast or scalar operands,
 // the OPA/OPB input scaling of ADD/SUB, and unary LRELU/ABS/CLZ.
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <bit>
 #include <optional>
@@ -20,6 +23,131 @@ int64_t shift_left(int64_t v, int n) { return static_cast<int64_t>(static_cast<u
 
 }  // namespace
 
+bool is_u55_mode(ElementwiseMode m) {
+    switch (m) {
+        case ElementwiseMode::Add:
+        case ElementwiseMode::Sub:
+        case ElementwiseMode::Mul:
+        case ElementwiseMode::Min:
+        case ElementwiseMode::Max:
+        case ElementwiseMode::LRelu:
+        case ElementwiseMode::Abs:
+        case ElementwiseMode::Clz:
+        case ElementwiseMode::Shl:
+        case ElementwiseMode::Shr: return true;
+        default: return false;
+    }
+}
+
+// The op over a band of OFM rows, a pixel at a time: its channels are read, computed (one loop
+// over the channels per mode), then written.
+struct Elementwise55 {
+    const DecodedOp& op;
+    const FeatureMapView& ifm;
+    const std::optional<FeatureMapView>& ifm2;
+    const FeatureMapView& ofm;
+    const OutputPipeline& out;
+
+    // buffer: the worker's own.
+    void rows(int first_row, int last_row, std::vector<int64_t>& buffer) const {
+        const Elementwise& e = op.elementwise;
+        const int W = op.ofm.width, C = op.ofm.depth;
+        const Scale& ofm_scale = op.output.global_scale;
+        const RoundMode round = op.output.round;
+        const int ifm_bits = op.ifm.precision.bits;
+        // ADD/SUB left shift of the operands: TFLite's 20 for 8-bit, 15 for 16-bit inputs.
+        const int L = ifm_bits == 8 ? 20 : 15;
+        const int64_t zp1 = op.ifm.zero_point, zp2 = op.ifm2.zero_point;
+        buffer.resize(4 * static_cast<size_t>(C));
+        int64_t* const first = buffer.data();
+        int64_t* const second = first + C;
+        int64_t* const values = second + C;
+        int64_t* const result = values + C;
+        if (!ifm2) std::fill(second, second + C, e.ifm2_scalar ? e.scalar - zp2 : 0);
+        // The operation's first and second operands (ORDER_A swaps IFM and IFM2).
+        const int64_t* const lhs = e.reversed_operands ? second : first;
+        const int64_t* const rhs = e.reversed_operands ? first : second;
+        const auto each = [&](const int64_t* x, const int64_t* y, auto f) {
+            for (int c = 0; c < C; ++c) values[c] = f(x[c], y[c]);
+        };
+        const auto scale_output = [&](int64_t v) { return scale_value(v, ofm_scale.scale, ofm_scale.shift, round); };
+        for (int y = first_row; y < last_row; ++y)
+            for (int x = 0; x < W; ++x) {
+                ifm.load_channels(y, x, C, zp1, first);
+                if (ifm2) {
+                    const int y2 = e.broadcast_h ? 0 : y, x2 = e.broadcast_w ? 0 : x;
+                    if (e.broadcast_c) std::fill(second, second + C, ifm2->load(y2, x2, 0) - zp2);
+                    else ifm2->load_channels(y2, x2, C, zp2, second);
+                }
+                switch (e.mode) {
+                    case ElementwiseMode::Add:
+                    case ElementwiseMode::Sub: {
+                        // OPA/OPB name the operation's operands, after the operand order: with
+                        // ORDER_A, OPB_32 scales the IFM. The 32-bit scale is always OPA_SCALE's.
+                        const auto scale32 = [&](int64_t operand) {
+                            return scale_value(shift_left(operand, L), e.opa.scale, e.opa.shift + L,
+                                               RoundMode::DoubleSymmetric);
+                        };
+                        const int64_t opa16 = e.opa.scale & 0xFFFF, opb16 = e.opb.scale & 0xFFFF;
+                        const int64_t sign = e.mode == ElementwiseMode::Add ? 1 : -1;
+                        if (e.ifm_scale_mode == kOpaOpb16) {
+                            each(lhs, rhs, [&](int64_t a, int64_t b) { return scale_output(a * opa16 + sign * (b * opb16)); });
+                        } else if (e.ifm_scale_mode == kOpa32) {
+                            each(lhs, rhs, [&](int64_t a, int64_t b) {
+                                return scale_output(scale32(a) + sign * shift_left(b, L - 1));
+                            });
+                        } else if (e.ifm_scale_mode == kOpb32) {
+                            each(lhs, rhs, [&](int64_t a, int64_t b) {
+                                return scale_output(shift_left(a, L - 1) + sign * scale32(b));
+                            });
+                        } else {
+                            each(lhs, rhs, [&](int64_t a, int64_t b) { return scale_output(a + sign * b); });
+                        }
+                        break;
+                    }
+                    case ElementwiseMode::Mul: {
+                        // 32-bit operands ignore the scale and only shift.
+                        const uint32_t scale = ifm_bits == 32 ? 1 : ofm_scale.scale;
+                        each(first, second, [&](int64_t a, int64_t b) { return scale_value(a * b, scale, ofm_scale.shift, round); });
+                        break;
+                    }
+                    case ElementwiseMode::Min:
+                        each(first, second, [&](int64_t a, int64_t b) { return scale_output(std::min(a, b)); });
+                        break;
+                    case ElementwiseMode::Max:
+                        each(first, second, [&](int64_t a, int64_t b) { return scale_output(std::max(a, b)); });
+                        break;
+                    case ElementwiseMode::LRelu:
+                        each(first, second, [&](int64_t a, int64_t) { return a >= 0 ? a : scale_output(a); });
+                        break;
+                    case ElementwiseMode::Abs:
+                        each(first, second, [&](int64_t a, int64_t) { return scale_output(a < 0 ? -a : a); });
+                        break;
+                    case ElementwiseMode::Clz:
+                        each(first, second, [](int64_t a, int64_t) -> int64_t {
+                            return std::countl_zero(static_cast<uint32_t>(a));
+                        });
+                        break;
+                    case ElementwiseMode::Shl:
+                        each(lhs, rhs, [](int64_t a, int64_t b) -> int64_t {
+                            const int n = static_cast<int>(std::clamp<int64_t>(b, 0, 31));
+                            return static_cast<int32_t>(static_cast<uint32_t>(a) << n);
+                        });
+                        break;
+                    case ElementwiseMode::Shr:
+                        each(lhs, rhs, [&](int64_t a, int64_t b) {
+                            const int n = static_cast<int>(std::clamp<int64_t>(b, 0, 31));
+                            return round == RoundMode::Natural && n > 0 ? (a + (int64_t{1} << (n - 1))) >> n : a >> n;
+                        });
+                        break;
+                    default: break;  // refused before any row runs
+                }
+                out.finish_channels(values, C, result);
+                ofm.store_channels(y, x, C, result);
+            }
+    }
+};
+
 void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
     const LazyLocation where{&ctx.source, op.offset, "NPU_OP_ELEMENTWISE"};
     if (ctx.config.generation == Generation::U85) return run_elementwise_u85(op, ctx);
@@ -33,95 +161,20 @@ void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
                      ctx.access(op, "IFM2"), false);
     }
     const OutputPipeline out(op, ctx);
-    const Scale& ofm_scale = op.output.global_scale;
-    const RoundMode round = op.output.round;
-    const int ifm_bits = op.ifm.precision.bits;
-    // ADD/SUB left shift of the operands: TFLite's 20 for 8-bit, 15 for 16-bit inputs.
-    const int L = ifm_bits == 8 ? 20 : 15;
-    const int64_t zp1 = op.ifm.zero_point, zp2 = op.ifm2.zero_point;
-
-    // A pixel at a time: its channels are read, computed, then written.
-    std::vector<int64_t>& operands = ctx.scratch.operands;
-    operands.resize(3 * static_cast<size_t>(C));
-    int64_t* const first = operands.data();
-    int64_t* const second = first + C;
-    int64_t* const result = second + C;
-    if (!ifm2) std::fill(second, second + C, e.ifm2_scalar ? e.scalar - zp2 : 0);
-    for (int y = 0; y < H; ++y)
-        for (int x = 0; x < W; ++x) {
-            ifm.load_channels(y, x, C, zp1, first);
-            if (ifm2) {
-                const int y2 = e.broadcast_h ? 0 : y, x2 = e.broadcast_w ? 0 : x;
-                if (e.broadcast_c) std::fill(second, second + C, ifm2->load(y2, x2, 0) - zp2);
-                else ifm2->load_channels(y2, x2, C, zp2, second);
-            }
-            for (int c = 0; c < C; ++c) {
-                const int64_t a = first[c], b = second[c];
-                // The operation's first and second operands (ORDER_A swaps IFM and IFM2).
-                const int64_t lhs = e.reversed_operands ? b : a, rhs = e.reversed_operands ? a : b;
-                int64_t v = 0;
-                switch (e.mode) {
-                    case ElementwiseMode::Add:
-                    case ElementwiseMode::Sub: {
-                        // OPA/OPB name the operation's operands, after the operand order: with
-                        // ORDER_A, OPB_32 scales the IFM. The 32-bit scale is always OPA_SCALE's.
-                        const auto scale32 = [&](int64_t operand) {
-                            return scale_value(shift_left(operand, L), e.opa.scale, e.opa.shift + L,
-                                               RoundMode::DoubleSymmetric);
-                        };
-                        int64_t sa = lhs, sb = rhs;
-                        if (e.ifm_scale_mode == kOpaOpb16) {
-                            sa = lhs * (e.opa.scale & 0xFFFF);
-                            sb = rhs * (e.opb.scale & 0xFFFF);
-                        } else if (e.ifm_scale_mode == kOpa32) {
-                            sa = scale32(lhs);
-                            sb = shift_left(rhs, L - 1);
-                        } else if (e.ifm_scale_mode == kOpb32) {
-                            sa = shift_left(lhs, L - 1);
-                            sb = scale32(rhs);
-                        }
-                        const int64_t r = e.mode == ElementwiseMode::Add ? sa + sb : sa - sb;
-                        v = scale_value(r, ofm_scale.scale, ofm_scale.shift, round);
-                        break;
-                    }
-                    case ElementwiseMode::Mul: {
-                        // 32-bit operands ignore the scale and only shift.
-                        const uint32_t scale = ifm_bits == 32 ? 1 : ofm_scale.scale;
-                        v = scale_value(a * b, scale, ofm_scale.shift, round);
-                        break;
-                    }
-                    case ElementwiseMode::Min:
-                    case ElementwiseMode::Max: {
-                        const int64_t m = e.mode == ElementwiseMode::Min ? std::min(a, b) : std::max(a, b);
-                        v = scale_value(m, ofm_scale.scale, ofm_scale.shift, round);
-                        break;
-                    }
-                    case ElementwiseMode::LRelu:
-                        v = a >= 0 ? a : scale_value(a, ofm_scale.scale, ofm_scale.shift, round);
-                        break;
-                    case ElementwiseMode::Abs:
-                        v = scale_value(a < 0 ? -a : a, ofm_scale.scale, ofm_scale.shift, round);
-                        break;
-                    case ElementwiseMode::Clz:
-                        v = std::countl_zero(static_cast<uint32_t>(a));
-                        break;
-                    case ElementwiseMode::Shl: {
-                        const int n = static_cast<int>(std::clamp<int64_t>(rhs, 0, 31));
-                        v = static_cast<int32_t>(static_cast<uint32_t>(lhs) << n);
-                        break;
-                    }
-                    case ElementwiseMode::Shr: {
-                        const int n = static_cast<int>(std::clamp<int64_t>(rhs, 0, 31));
-                        v = round == RoundMode::Natural && n > 0 ? (lhs + (int64_t{1} << (n - 1))) >> n : lhs >> n;
-                        break;
-                    }
-                    default:
-                        throw Error(where, "this elementwise mode does not exist on U55/U65");
-                }
-                result[c] = out.finish(v);
-            }
-            ofm.store_channels(y, x, C, result);
-        }
+    if (!is_u55_mode(e.mode)) throw Error(where, "this elementwise mode does not exist on U55/U65");
+    const Elementwise55 job{op, ifm, ifm2, ofm, out};
+    ctx.scratch.operands.fit(4 * static_cast<size_t>(op.ofm.depth));
+    const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
+        job.rows(rows.begin(), rows.end(), ctx.scratch.operands.local());
+    };
+    // Rows run in parallel when no OFM byte is one another row writes or reads; an input the op
+    // overwrites in place, element by element, is read by the row that writes it.
+    const auto apart = [&](const FeatureMapView& input) {
+        return !ofm.shares_bytes_with(input) || ofm.same_elements_as(input);
+    };
+    const tbb::blocked_range<int> rows(0, H);
+    if (ofm.rows_are_disjoint() && apart(ifm) && (!ifm2 || apart(*ifm2))) tbb::parallel_for(rows, run_rows);
+    else run_rows(rows);
 }
 
 }  // namespace ethosu

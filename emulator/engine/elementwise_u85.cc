@@ -4,10 +4,13 @@
 // LSR and DIV work on integers as Vela 5.1 programs them (unit OFM_SCALE, see check_integer_mode).
 
 #include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <bit>
 #include <optional>
+#include <vector>
 
 #include "emulator/engine/executor.h"
 #include "emulator/engine/output_pipeline.h"
@@ -27,11 +30,19 @@ public:
         view_.emplace(ctx.view(op, fm, b & kBroadcastH ? 1 : op.ofm.height, b & kBroadcastW ? 1 : op.ofm.width,
                                b & kBroadcastC ? 1 : op.ofm.depth, what));
     }
-    int64_t load(int y, int x, int c, int32_t scalar) const {
-        if (!view_) return int64_t{scalar} - fm_.zero_point;
+    // Channels [0, count) of OFM element (y, x), zero point taken off.
+    void load_channels(int y, int x, int count, int32_t scalar, int64_t* out) const {
+        if (!view_) {
+            std::fill(out, out + count, int64_t{scalar} - fm_.zero_point);
+            return;
+        }
         const int b = fm_.broadcast;
-        return view_->load(b & kBroadcastH ? 0 : y, b & kBroadcastW ? 0 : x, b & kBroadcastC ? 0 : c) - fm_.zero_point;
+        y = b & kBroadcastH ? 0 : y;
+        x = b & kBroadcastW ? 0 : x;
+        if (b & kBroadcastC) std::fill(out, out + count, view_->load(y, x, 0) - fm_.zero_point);
+        else view_->load_channels(y, x, count, fm_.zero_point, out);
     }
+    const FeatureMapView* view() const { return view_ ? &*view_ : nullptr; }
 
 private:
     const FeatureMap& fm_;
@@ -110,97 +121,158 @@ void check_integer_mode(const DecodedOp& op, const ExecutionContext& ctx) {
 // back with an AND 1 at graph outputs; SELECT is AND / AND_NOT / OR on it).
 int64_t truth(bool b) { return b ? -1 : 0; }
 
+// The op over a band of OFM rows, a pixel at a time: its channels are read, computed (one loop
+// over the channels per mode), then written.
+struct Elementwise85 {
+    const DecodedOp& op;
+    const ExecutionContext& ctx;
+    const Operand& ifm;
+    const std::optional<Operand>& ifm2;
+    const FeatureMapView& ofm;
+    const OutputPipeline& out;
+
+    // buffer: the worker's own.
+    void rows(int first_row, int last_row, std::vector<int64_t>& buffer) const {
+        const Elementwise& e = op.elementwise;
+        const int W = op.ofm.width, C = op.ofm.depth;
+        const Scale& ofm_scale = op.output.global_scale;
+        const RoundMode round = op.output.round;
+        const Precision& type = op.ifm.precision;
+        const auto scale_output = [&](int64_t v) { return scale_value(v, ofm_scale.scale, ofm_scale.shift, round); };
+        buffer.resize(4 * static_cast<size_t>(C));
+        int64_t* const first = buffer.data();
+        int64_t* const second = first + C;
+        int64_t* const values = second + C;
+        int64_t* const result = values + C;
+        if (!ifm2) std::fill(second, second + C, 0);
+        const auto each = [&](auto f) {
+            for (int c = 0; c < C; ++c) values[c] = f(first[c], second[c]);
+        };
+        for (int y = first_row; y < last_row; ++y)
+            for (int x = 0; x < W; ++x) {
+                ifm.load_channels(y, x, C, e.scalar, first);
+                if (ifm2) ifm2->load_channels(y, x, C, e.scalar, second);
+                switch (e.mode) {
+                    case ElementwiseMode::Add:
+                        each([&](int64_t a, int64_t b) { return scale_output(scale_input(a, e.opa) + scale_input(b, e.opb)); });
+                        break;
+                    case ElementwiseMode::Sub:
+                        each([&](int64_t a, int64_t b) { return scale_output(scale_input(a, e.opa) - scale_input(b, e.opb)); });
+                        break;
+                    case ElementwiseMode::Mul:
+                        // As on U55, 32-bit operands ignore the scale and only shift.
+                        each([&](int64_t a, int64_t b) {
+                            const int64_t product = scale_input(a, e.opa) * scale_input(b, e.opb);
+                            return type.bits == 32 ? scale_value(product, 1, ofm_scale.shift, round) : scale_output(product);
+                        });
+                        break;
+                    case ElementwiseMode::Min:
+                        each([&](int64_t a, int64_t b) { return scale_output(std::min(scale_input(a, e.opa), scale_input(b, e.opb))); });
+                        break;
+                    case ElementwiseMode::Max:
+                        each([&](int64_t a, int64_t b) { return scale_output(std::max(scale_input(a, e.opa), scale_input(b, e.opb))); });
+                        break;
+                    case ElementwiseMode::LRelu:
+                        // IFM_SCALE rescales the non-negative inputs, IFM2_SCALE (alpha) the negative ones.
+                        each([&](int64_t a, int64_t) { return scale_output(a >= 0 ? scale_input(a, e.opa) : scale_input(a, e.opb)); });
+                        break;
+                    case ElementwiseMode::Abs:
+                        each([&](int64_t a, int64_t) { return scale_output(scale_input(a < 0 ? -a : a, e.opa)); });
+                        break;
+                    case ElementwiseMode::Clz:
+                        each([](int64_t a, int64_t) -> int64_t { return std::countl_zero(static_cast<uint32_t>(a)); });
+                        break;
+                    case ElementwiseMode::Shl:
+                        each([](int64_t a, int64_t b) -> int64_t {
+                            const int n = static_cast<int>(std::clamp<int64_t>(b, 0, 31));
+                            return static_cast<int32_t>(static_cast<uint32_t>(a) << n);
+                        });
+                        break;
+                    case ElementwiseMode::Shr:
+                        each([&](int64_t a, int64_t b) {
+                            const int n = static_cast<int>(std::clamp<int64_t>(b, 0, 31));
+                            return round == RoundMode::Natural && n > 0 ? (a + (int64_t{1} << (n - 1))) >> n : a >> n;
+                        });
+                        break;
+                    case ElementwiseMode::Lsr:
+                        // TOSA LOGICAL_RIGHT_SHIFT: the element's bits shifted as unsigned.
+                        each([&](int64_t a, int64_t b) {
+                            const int n = static_cast<int>(std::clamp<int64_t>(b, 0, 31));
+                            const uint64_t bits = static_cast<uint64_t>(a) & ((uint64_t{1} << type.bits) - 1);
+                            return in_width(static_cast<int64_t>(bits >> n), type);
+                        });
+                        break;
+                    case ElementwiseMode::Div:
+                        for (int c = 0; c < C; ++c) values[c] = divide(first[c], second[c], y, x, c);
+                        break;
+                    // Operands scaled as TFLite's quantized comparisons rescale them (Vela moves
+                    // their left shift of 8 into IFM_SCALE / IFM2_SCALE).
+                    case ElementwiseMode::CmpEq:
+                        each([&](int64_t a, int64_t b) { return truth(scale_input(a, e.opa) == scale_input(b, e.opb)); });
+                        break;
+                    case ElementwiseMode::CmpNe:
+                        each([&](int64_t a, int64_t b) { return truth(scale_input(a, e.opa) != scale_input(b, e.opb)); });
+                        break;
+                    case ElementwiseMode::CmpGe:
+                        each([&](int64_t a, int64_t b) { return truth(scale_input(a, e.opa) >= scale_input(b, e.opb)); });
+                        break;
+                    case ElementwiseMode::CmpGt:
+                        each([&](int64_t a, int64_t b) { return truth(scale_input(a, e.opa) > scale_input(b, e.opb)); });
+                        break;
+                    case ElementwiseMode::And: each([&](int64_t a, int64_t b) { return in_width(a & b, type); }); break;
+                    case ElementwiseMode::Or: each([&](int64_t a, int64_t b) { return in_width(a | b, type); }); break;
+                    case ElementwiseMode::Xor: each([&](int64_t a, int64_t b) { return in_width(a ^ b, type); }); break;
+                    case ElementwiseMode::Not: each([&](int64_t a, int64_t) { return in_width(~a, type); }); break;
+                    // IFM and not IFM2 (Vela's SELECT: the false-side values AND_NOT the selector).
+                    case ElementwiseMode::AndNot: each([&](int64_t a, int64_t b) { return in_width(a & ~b, type); }); break;
+                }
+                out.finish_channels(values, C, result);
+                ofm.store_channels(y, x, C, result);
+            }
+    }
+
+    // TFLite's integer DIV and TOSA INTDIV truncate toward zero; both leave a zero divisor and an
+    // int32 overflow undefined, so they are refused.
+    int64_t divide(int64_t a, int64_t b, int y, int x, int c) const {
+        if (b == 0) {
+            throw Error({ctx.source, op.offset, ifm2 && !op.elementwise.ifm2_scalar ? "IFM2" : "NPU_SET_OP_SCALAR.scalar"},
+                        fmt::format("DIV by zero at OFM element ({}, {}, {})", y, x, c));
+        }
+        const int64_t v = a / b;
+        if (v > precision_range(op.ifm.precision).max) {
+            throw Error({ctx.source, op.offset, "NPU_OP_ELEMENTWISE"},
+                        fmt::format("DIV overflows the IFM type at OFM element ({}, {}, {})", y, x, c));
+        }
+        return v;
+    }
+};
+
 }  // namespace
 
 void run_elementwise_u85(const DecodedOp& op, ExecutionContext& ctx) {
-    const LazyLocation where{&ctx.source, op.offset, "NPU_OP_ELEMENTWISE"};
-    const Elementwise& e = op.elementwise;
     const Operand ifm(op, op.ifm, "IFM", ctx);
     std::optional<Operand> ifm2;
     if (op.has_ifm2) ifm2.emplace(op, op.ifm2, "IFM2", ctx);
     const OutputPipeline out(op, ctx);
     const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
-    const Scale& ofm_scale = op.output.global_scale;
-    const RoundMode round = op.output.round;
-    auto scale_output = [&](int64_t v) { return scale_value(v, ofm_scale.scale, ofm_scale.shift, round); };
-    if (is_integer_mode(e.mode)) check_integer_mode(op, ctx);
-    const Precision& type = op.ifm.precision;
-
-    for (int y = 0; y < op.ofm.height; ++y)
-        for (int x = 0; x < op.ofm.width; ++x)
-            for (int c = 0; c < op.ofm.depth; ++c) {
-                const int64_t a = ifm.load(y, x, c, e.scalar);
-                const int64_t b = ifm2 ? ifm2->load(y, x, c, e.scalar) : 0;
-                int64_t v = 0;
-                switch (e.mode) {
-                    case ElementwiseMode::Add: v = scale_output(scale_input(a, e.opa) + scale_input(b, e.opb)); break;
-                    case ElementwiseMode::Sub: v = scale_output(scale_input(a, e.opa) - scale_input(b, e.opb)); break;
-                    case ElementwiseMode::Mul: {
-                        const int64_t product = scale_input(a, e.opa) * scale_input(b, e.opb);
-                        // As on U55, 32-bit operands ignore the scale and only shift.
-                        v = op.ifm.precision.bits == 32 ? scale_value(product, 1, ofm_scale.shift, round)
-                                                        : scale_output(product);
-                        break;
-                    }
-                    case ElementwiseMode::Min:
-                        v = scale_output(std::min(scale_input(a, e.opa), scale_input(b, e.opb)));
-                        break;
-                    case ElementwiseMode::Max:
-                        v = scale_output(std::max(scale_input(a, e.opa), scale_input(b, e.opb)));
-                        break;
-                    case ElementwiseMode::LRelu:
-                        // IFM_SCALE rescales the non-negative inputs, IFM2_SCALE (alpha) the negative ones.
-                        v = scale_output(a >= 0 ? scale_input(a, e.opa) : scale_input(a, e.opb));
-                        break;
-                    case ElementwiseMode::Abs: v = scale_output(scale_input(a < 0 ? -a : a, e.opa)); break;
-                    case ElementwiseMode::Clz: v = std::countl_zero(static_cast<uint32_t>(a)); break;
-                    case ElementwiseMode::Shl: {
-                        const int n = static_cast<int>(std::clamp<int64_t>(b, 0, 31));
-                        v = static_cast<int32_t>(static_cast<uint32_t>(a) << n);
-                        break;
-                    }
-                    case ElementwiseMode::Shr: {
-                        const int n = static_cast<int>(std::clamp<int64_t>(b, 0, 31));
-                        v = round == RoundMode::Natural && n > 0 ? (a + (int64_t{1} << (n - 1))) >> n : a >> n;
-                        break;
-                    }
-                    case ElementwiseMode::Lsr: {
-                        // TOSA LOGICAL_RIGHT_SHIFT: the element's bits shifted as unsigned.
-                        const int n = static_cast<int>(std::clamp<int64_t>(b, 0, 31));
-                        const uint64_t bits = static_cast<uint64_t>(a) & ((uint64_t{1} << type.bits) - 1);
-                        v = in_width(static_cast<int64_t>(bits >> n), type);
-                        break;
-                    }
-                    case ElementwiseMode::Div: {
-                        // TFLite's integer DIV and TOSA INTDIV truncate toward zero; both leave a
-                        // zero divisor and an int32 overflow undefined, so they are refused.
-                        if (b == 0) {
-                            throw Error({ctx.source, op.offset, ifm2 && !e.ifm2_scalar
-                                                                    ? "IFM2" : "NPU_SET_OP_SCALAR.scalar"},
-                                        fmt::format("DIV by zero at OFM element ({}, {}, {})", y, x, c));
-                        }
-                        v = a / b;
-                        if (v > precision_range(type).max) {
-                            throw Error(where, fmt::format("DIV overflows the IFM type at OFM element ({}, {}, {})",
-                                                           y, x, c));
-                        }
-                        break;
-                    }
-                    // Operands scaled as TFLite's quantized comparisons rescale them (Vela moves
-                    // their left shift of 8 into IFM_SCALE / IFM2_SCALE).
-                    case ElementwiseMode::CmpEq: v = truth(scale_input(a, e.opa) == scale_input(b, e.opb)); break;
-                    case ElementwiseMode::CmpNe: v = truth(scale_input(a, e.opa) != scale_input(b, e.opb)); break;
-                    case ElementwiseMode::CmpGe: v = truth(scale_input(a, e.opa) >= scale_input(b, e.opb)); break;
-                    case ElementwiseMode::CmpGt: v = truth(scale_input(a, e.opa) > scale_input(b, e.opb)); break;
-                    case ElementwiseMode::And: v = in_width(a & b, type); break;
-                    case ElementwiseMode::Or: v = in_width(a | b, type); break;
-                    case ElementwiseMode::Xor: v = in_width(a ^ b, type); break;
-                    case ElementwiseMode::Not: v = in_width(~a, type); break;
-                    // IFM and not IFM2 (Vela's SELECT: the false-side values AND_NOT the selector).
-                    case ElementwiseMode::AndNot: v = in_width(a & ~b, type); break;
-                }
-                ofm.store(y, x, c, out.finish(v));
-            }
+    if (is_integer_mode(op.elementwise.mode)) check_integer_mode(op, ctx);
+    const Elementwise85 job{op, ctx, ifm, ifm2, ofm, out};
+    ctx.scratch.operands.fit(4 * static_cast<size_t>(op.ofm.depth));
+    const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
+        job.rows(rows.begin(), rows.end(), ctx.scratch.operands.local());
+    };
+    // Rows run in parallel when no OFM byte is one another row writes or reads (an input the op
+    // overwrites in place, element by element, is read by the row that writes it), and not for
+    // DIV, whose error names the first element that fails in OFM order.
+    const auto apart = [&](const Operand& input) {
+        const FeatureMapView* view = input.view();
+        return !view || !ofm.shares_bytes_with(*view) || ofm.same_elements_as(*view);
+    };
+    const tbb::blocked_range<int> rows(0, op.ofm.height);
+    if (op.elementwise.mode != ElementwiseMode::Div && ofm.rows_are_disjoint() && apart(ifm) && (!ifm2 || apart(*ifm2)))
+        tbb::parallel_for(rows, run_rows);
+    else
+        run_rows(rows);
 }
 
 }  // namespace ethosu

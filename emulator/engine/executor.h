@@ -112,39 +112,43 @@ void fit_scratch(std::vector<T>& buffer, size_t n) {
     buffer.resize(n);
 }
 
-// Buffers for the threads of a parallel loop, a slice per thread of the task arena. They are
-// sized by the thread that starts the loop, before it (fit), so they grow the same way on every
-// run whatever the scheduling: once a stream has run, running it again allocates nothing.
+// A buffer per thread of the task arena, for a parallel loop. Room in them is made by the thread
+// that starts the loop, before it (fit), so they grow the same way on every run whatever the
+// scheduling: once a stream has run, running it again allocates nothing.
 template <typename T>
 class ThreadScratch {
 public:
-    // Room for `per_thread` elements in every thread's slice.
-    void fit(size_t per_thread) {
+    // Room for n elements in every thread's buffer.
+    void fit(size_t n) {
         const auto threads = static_cast<size_t>(tbb::this_task_arena::max_concurrency());
-        if (per_thread <= per_thread_ && threads <= threads_) return;
-        per_thread_ = std::max(per_thread, per_thread_);
-        threads_ = std::max(threads, threads_);
-        fit_scratch(buffer_, per_thread_ * threads_);
+        if (buffers_.size() < threads) buffers_.resize(threads);
+        for (auto& b : buffers_) {
+            if (b.capacity() >= n) continue;
+            std::vector<T>().swap(b);
+            b.reserve(n);
+        }
     }
-    // The first n elements of the calling thread's slice (n at most what fit() made room for).
-    std::span<T> local(size_t n) {
-        const auto thread = static_cast<size_t>(tbb::this_task_arena::current_thread_index());
-        return {buffer_.data() + thread * per_thread_, n};
+    // The calling thread's buffer: resizing it within the room fit() made allocates nothing. A
+    // thread outside any task arena (a loop run in order) takes the first.
+    std::vector<T>& local() {
+        const int thread = tbb::this_task_arena::current_thread_index();
+        return buffers_.at(thread < 0 ? 0 : static_cast<size_t>(thread));
     }
 
 private:
-    std::vector<T> buffer_;
-    size_t per_thread_ = 0, threads_ = 0;
+    std::vector<std::vector<T>> buffers_;
 };
 
 // Buffers the kernels reuse from op to op: once grown, running an op allocates nothing.
 struct KernelScratch {
     std::vector<int16_t> ifm;      // the IFM area, zero point taken off, dense HWC
     std::vector<int16_t> weights;  // weights rearranged for a kernel's inner loop
-    std::vector<int64_t> operands;  // a pixel's operands and results (pooling, elementwise)
+    // Per worker thread:
     ThreadScratch<int32_t> accumulators;
     ThreadScratch<int16_t> patches;
     ThreadScratch<int64_t> results;
+    ThreadScratch<int64_t> wide_sums;
+    ThreadScratch<int64_t> operands;  // a pixel's operands and results (pooling, elementwise, resize)
     std::vector<uint8_t> upscaled_ifm;  // an IFM_UPSCALE'd IFM, dense NHWC
 };
 

@@ -113,6 +113,15 @@ int64_t OutputPipeline::apply(int64_t acc, int channel, const OpWeights* weights
 }
 
 void OutputPipeline::apply_channels(const int32_t* acc, int count, const OpWeights* weights, int64_t* out) const {
+    apply_channels_as(acc, count, weights, out);
+}
+
+void OutputPipeline::apply_channels(const int64_t* acc, int count, const OpWeights* weights, int64_t* out) const {
+    apply_channels_as(acc, count, weights, out);
+}
+
+template <typename Acc>
+void OutputPipeline::apply_channels_as(const Acc* acc, int count, const OpWeights* weights, int64_t* out) const {
     const OutputStage& o = op_.output;
     if (weights && o.per_channel_scale && o.activation == Activation::None && lut_.empty() && clip_enabled_) {
         // The common case without an activation, with finish() inlined. Locals, because the stores to
@@ -134,6 +143,18 @@ void OutputPipeline::apply_channels(const int32_t* acc, int count, const OpWeigh
         for (int i = 0; i < count; ++i)
             out[i] = finish(scale_value(acc[i], o.global_scale.scale, o.global_scale.shift, o.round));
     }
+}
+
+void OutputPipeline::finish_channels(const int64_t* scaled, int count, int64_t* out) const {
+    const Activation activation = op_.output.activation;
+    if (activation == Activation::Sigmoid || activation == Activation::Tanh || !lut_.empty()) {
+        for (int i = 0; i < count; ++i) out[i] = finish(scaled[i]);
+        return;
+    }
+    // finish() without a table: zero point and clamp. Locals, as in apply_channels_as.
+    const int64_t zero_point = op_.ofm.zero_point;
+    const Range bounds = clip_enabled_ ? clip_ : precision_range(op_.ofm.precision);
+    for (int i = 0; i < count; ++i) out[i] = clamp(scaled[i] + zero_point, bounds);
 }
 
 int64_t OutputPipeline::finish(int64_t scaled) const {

@@ -22,11 +22,16 @@ public:
 
     // apply() for OFM channels [0, count) of one element, from their accumulators.
     void apply_channels(const int32_t* acc, int count, const OpWeights* weights, int64_t* out) const;
+    void apply_channels(const int64_t* acc, int count, const OpWeights* weights, int64_t* out) const;
 
     // From an already-scaled value (pooling, elementwise).
     int64_t finish(int64_t scaled) const;
+    // finish() for count values, with what applies to all of them decided once.
+    void finish_channels(const int64_t* scaled, int count, int64_t* out) const;
 
 private:
+    template <typename Acc>
+    void apply_channels_as(const Acc* acc, int count, const OpWeights* weights, int64_t* out) const;
     void init_u85(const DecodedOp& op, ExecutionContext& ctx, const LazyLocation& where);
 
     const DecodedOp& op_;

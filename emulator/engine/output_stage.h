@@ -24,14 +24,19 @@ inline int64_t scale_value(int64_t acc, uint32_t scale, int shift, RoundMode mod
 int64_t scale_value_wide(int64_t acc, uint32_t scale, int shift, RoundMode mode);
 
 inline int64_t scale_value(int64_t acc, uint32_t scale, int shift, RoundMode mode) {
-    // DBL of accumulators below 2^30 (nearly all of them) stays within 64 bits: |acc * scale| < 2^62
-    // and the rounding term is at most 2^61 + 2^30. Same closed form as scale_value_wide.
+    // DBL and NATURAL of accumulators below 2^30 (nearly all of them) stay within 64 bits:
+    // |acc * scale| < 2^62 and the rounding term is at most 2^61 + 2^30. Same closed forms as
+    // scale_value_wide and rounding_shift.
     constexpr int64_t kLimit = int64_t{1} << 30;
-    if (mode == RoundMode::DoubleSymmetric && shift > 0 && shift < 63 && acc > -kLimit && acc < kLimit) {
+    if (shift > 0 && shift < 63 && acc > -kLimit && acc < kLimit) {
         int64_t round = int64_t{1} << (shift - 1);
-        if (shift > 31) round += acc >= 0 ? kLimit : -kLimit;
-        return (acc * int64_t{scale} + round) >> shift;
+        if (mode == RoundMode::DoubleSymmetric) {
+            if (shift > 31) round += acc >= 0 ? kLimit : -kLimit;
+            return (acc * int64_t{scale} + round) >> shift;
+        }
+        if (mode == RoundMode::Natural || mode == RoundMode::DoubleAsymmetric) return (acc * int64_t{scale} + round) >> shift;
     }
+    if (scale == 1 && shift == 0) return acc;  // every mode: the product itself
     return scale_value_wide(acc, scale, shift, mode);
 }
 

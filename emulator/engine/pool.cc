@@ -1,14 +1,18 @@
 // NPU_OP_POOL: MAX, AVERAGE, REDUCE_SUM; U85 SUM, NONE, MIN, ARGMAX_X and ARGMAX_Y.
 
 #include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <vector>
 
 #include "emulator/engine/executor.h"
 #include "emulator/engine/kernel_geometry.h"
 #include "emulator/engine/output_pipeline.h"
+#include "emulator/engine/simd.h"
 #include "emulator/isa/error.h"
 
 namespace ethosu {
@@ -97,6 +101,98 @@ void run_argmax(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline
             }
 }
 
+// Combining a window pixel's channels into the accumulators.
+ETHOSU_SIMD_CLONES void take_max(int32_t* acc, const int32_t* x, int n) {
+    for (int c = 0; c < n; ++c) acc[c] = std::max(acc[c], x[c]);
+}
+ETHOSU_SIMD_CLONES void take_min(int32_t* acc, const int32_t* x, int n) {
+    for (int c = 0; c < n; ++c) acc[c] = std::min(acc[c], x[c]);
+}
+ETHOSU_SIMD_CLONES void add(int32_t* acc, const int32_t* x, int n) {
+    for (int c = 0; c < n; ++c) acc[c] += x[c];
+}
+ETHOSU_SIMD_CLONES void take_max(int64_t* acc, const int64_t* x, int n) {
+    for (int c = 0; c < n; ++c) acc[c] = std::max(acc[c], x[c]);
+}
+ETHOSU_SIMD_CLONES void take_min(int64_t* acc, const int64_t* x, int n) {
+    for (int c = 0; c < n; ++c) acc[c] = std::min(acc[c], x[c]);
+}
+ETHOSU_SIMD_CLONES void add(int64_t* acc, const int64_t* x, int n) {
+    for (int c = 0; c < n; ++c) acc[c] += x[c];
+}
+
+// Whether the window ops can combine in int32: IFM values minus the zero point fit it, and so
+// does a sum over the whole window.
+bool int32_windows_are_exact(const DecodedOp& op) {
+    if (op.ifm.precision.bits > 16) return false;
+    const Range values = precision_range(op.ifm.precision);
+    const int64_t largest = std::max(std::abs(values.min - op.ifm.zero_point), std::abs(values.max - op.ifm.zero_point));
+    return largest * op.kernel.height * op.kernel.width <= INT32_MAX;
+}
+
+// MAX, AVERAGE, U85 SUM and MIN over a band of OFM rows: a pixel at a time, the window's IFM
+// pixels read whole and combined channel by channel.
+struct WindowPool {
+    const DecodedOp& op;
+    const FeatureMapView& ifm;
+    const FeatureMapView& ofm;
+    const OutputPipeline& out;
+    const IfmGeometry& geo;
+    KernelScratch& scratch;
+    // A padded average pool divides by the valid elements of each window (U85: always, then
+    // applies OFM_SCALE); Vela then writes a unit OFM_SCALE and leaves the division to the hardware.
+    bool divide_by_valid;
+    bool u85;
+
+    // Acc: int32_t where int32_windows_are_exact, else int64_t; buffer: the worker's own.
+    template <typename Acc>
+    void rows(int first, int last, std::vector<Acc>& buffer) const {
+        const Kernel& k = op.kernel;
+        const Padding& pad = k.padding;
+        const int depth = op.ofm.depth;
+        const int64_t zp = op.ifm.zero_point;
+        const Scale& global = op.output.global_scale;
+        const Scale programmed{global.scale, global.shift, 0, op.output.round};
+        buffer.resize(2 * static_cast<size_t>(depth));
+        Acc* const acc = buffer.data();
+        Acc* const pixel = acc + depth;
+        std::vector<int64_t>& results = scratch.results.local();
+        results.resize(2 * static_cast<size_t>(depth));
+        int64_t* const scaled = results.data();
+        int64_t* const result = scaled + depth;
+        const bool max = op.pool == PoolMode::Max, min = op.pool == PoolMode::Min;
+        for (int oy = first; oy < last; ++oy) {
+            const int y0 = oy * k.stride_y - pad.top;
+            const int ya = std::max(0, y0), yb = std::min(geo.height, y0 + k.height);
+            for (int ox = 0; ox < op.ofm.width; ++ox) {
+                const int x0 = ox * k.stride_x - pad.left;
+                const int xa = std::max(0, x0), xb = std::min(geo.width, x0 + k.width);
+                const int64_t valid = int64_t{std::max(0, yb - ya)} * std::max(0, xb - xa);
+                const Acc start = !valid ? 0
+                                  : max  ? std::numeric_limits<Acc>::min()
+                                  : min  ? std::numeric_limits<Acc>::max()
+                                         : 0;
+                std::fill(acc, acc + depth, start);
+                for (int y = ya; y < yb; ++y)
+                    for (int x = xa; x < xb; ++x) {
+                        ifm.load_channels(y, x, depth, zp, pixel);
+                        if (max) take_max(acc, pixel, depth);
+                        else if (min) take_min(acc, pixel, depth);
+                        else add(acc, pixel, depth);
+                    }
+                const Scale s = divide_by_valid ? average_pool_scale(std::max<int64_t>(valid, 1)) : programmed;
+                for (int c = 0; c < depth; ++c) scaled[c] = scale_value(acc[c], s.scale, s.shift, s.round);
+                if (divide_by_valid && u85) {
+                    for (int c = 0; c < depth; ++c)
+                        scaled[c] = scale_value(scaled[c], global.scale, global.shift, op.output.round);
+                }
+                out.finish_channels(scaled, depth, result);
+                ofm.store_channels(oy, ox, depth, result);
+            }
+        }
+    }
+};
+
 }  // namespace
 
 void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
@@ -111,16 +207,26 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
             throw Error({ctx.source, op.offset, "NPU_SET_IFM_UPSCALE.mode"},
                         "NPU_OP_POOL: REDUCE_SUM with an upscaled IFM is undefined (Vela never programs it)");
         }
-        // Sums over the IFM depth into a single OFM channel.
+        // Sums over the IFM depth into a single OFM channel, a row of pixels at a time.
         const FeatureMapView ifm = ctx.view(op, op.ifm, op.ofm.height, op.ofm.width, op.ifm.depth, "IFM");
         const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
-        for (int y = 0; y < op.ofm.height; ++y)
-            for (int x = 0; x < op.ofm.width; ++x) {
-                int64_t sum = 0;
-                for (int c = 0; c < op.ifm.depth; ++c) sum += ifm.load(y, x, c) - zp;
-                const int64_t v = out.finish(scale_value(sum, global.scale, global.shift, op.output.round));
-                for (int c = 0; c < op.ofm.depth; ++c) ofm.store(y, x, c, v);
-            }
+        ctx.scratch.operands.fit(static_cast<size_t>(std::max(op.ifm.depth, op.ofm.depth)));
+        const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
+            std::vector<int64_t>& buffer = ctx.scratch.operands.local();
+            buffer.resize(static_cast<size_t>(std::max(op.ifm.depth, op.ofm.depth)));
+            for (int y = rows.begin(); y < rows.end(); ++y)
+                for (int x = 0; x < op.ofm.width; ++x) {
+                    ifm.load_channels(y, x, op.ifm.depth, zp, buffer.data());
+                    int64_t sum = 0;
+                    for (int c = 0; c < op.ifm.depth; ++c) sum += buffer[static_cast<size_t>(c)];
+                    const int64_t v = out.finish(scale_value(sum, global.scale, global.shift, op.output.round));
+                    std::fill(buffer.begin(), buffer.begin() + op.ofm.depth, v);
+                    ofm.store_channels(y, x, op.ofm.depth, buffer.data());
+                }
+        };
+        const tbb::blocked_range<int> rows(0, op.ofm.height);
+        if (ofm.rows_are_disjoint() && !ofm.shares_bytes_with(ifm)) tbb::parallel_for(rows, run_rows);
+        else run_rows(rows);
         return;
     }
     if (op.pool == PoolMode::None) {
@@ -136,55 +242,24 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
     const IfmGeometry geo = ifm_geometry(op, where);
     const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.ofm.depth);
     const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
-    // A padded average pool divides by the valid elements of each window; Vela then writes a
-    // unit OFM_SCALE and leaves the division to the hardware.
-    const Padding& pad = k.padding;
-    // U85 AVERAGE always divides by the valid elements, then applies OFM_SCALE.
     const bool u85 = ctx.config.generation == Generation::U85;
+    const Padding& pad = k.padding;
     const bool divide_by_valid =
         op.pool == PoolMode::Average && (u85 || pad.top || pad.left || pad.bottom || pad.right);
-
-    // A pixel at a time: the window's IFM pixels are read whole and combined channel by channel.
-    const int depth = op.ofm.depth;
-    std::vector<int64_t>& rows = ctx.scratch.operands;
-    rows.resize(3 * static_cast<size_t>(depth));
-    int64_t* const acc = rows.data();
-    int64_t* const pixel = acc + depth;
-    int64_t* const result = pixel + depth;
-    const bool max = op.pool == PoolMode::Max, min = op.pool == PoolMode::Min;
-    for (int oy = 0; oy < op.ofm.height; ++oy) {
-        const int y0 = oy * k.stride_y - pad.top;
-        const int ya = std::max(0, y0), yb = std::min(geo.height, y0 + k.height);
-        for (int ox = 0; ox < op.ofm.width; ++ox) {
-            const int x0 = ox * k.stride_x - pad.left;
-            const int xa = std::max(0, x0), xb = std::min(geo.width, x0 + k.width);
-            const int64_t valid = int64_t{std::max(0, yb - ya)} * std::max(0, xb - xa);
-            const int64_t start = !valid ? 0
-                                  : max ? std::numeric_limits<int64_t>::min()
-                                  : min ? std::numeric_limits<int64_t>::max()
-                                        : 0;
-            std::fill(acc, acc + depth, start);
-            for (int y = ya; y < yb; ++y)
-                for (int x = xa; x < xb; ++x) {
-                    ifm.load_channels(y, x, depth, zp, pixel);
-                    if (max) {
-                        for (int c = 0; c < depth; ++c) acc[c] = std::max(acc[c], pixel[c]);
-                    } else if (min) {
-                        for (int c = 0; c < depth; ++c) acc[c] = std::min(acc[c], pixel[c]);
-                    } else {
-                        for (int c = 0; c < depth; ++c) acc[c] += pixel[c];
-                    }
-                }
-            const Scale s = divide_by_valid ? average_pool_scale(std::max<int64_t>(valid, 1))
-                                            : Scale{global.scale, global.shift, 0, op.output.round};
-            for (int c = 0; c < depth; ++c) {
-                int64_t scaled = scale_value(acc[c], s.scale, s.shift, s.round);
-                if (divide_by_valid && u85) scaled = scale_value(scaled, global.scale, global.shift, op.output.round);
-                result[c] = out.finish(scaled);
-            }
-            ofm.store_channels(oy, ox, depth, result);
-        }
-    }
+    const WindowPool pool{op, ifm, ofm, out, geo, ctx.scratch, divide_by_valid, u85};
+    const bool narrow = int32_windows_are_exact(op);
+    const size_t two_pixels = 2 * static_cast<size_t>(op.ofm.depth);
+    ctx.scratch.results.fit(two_pixels);
+    if (narrow) ctx.scratch.accumulators.fit(two_pixels);
+    else ctx.scratch.wide_sums.fit(two_pixels);
+    const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
+        if (narrow) pool.rows(rows.begin(), rows.end(), ctx.scratch.accumulators.local());
+        else pool.rows(rows.begin(), rows.end(), ctx.scratch.wide_sums.local());
+    };
+    // Rows run in parallel when no OFM byte is one another row writes or any row reads.
+    const tbb::blocked_range<int> rows(0, op.ofm.height);
+    if (ofm.rows_are_disjoint() && !ofm.shares_bytes_with(ifm)) tbb::parallel_for(rows, run_rows);
+    else run_rows(rows);
 }
 
 }  // namespace ethosu

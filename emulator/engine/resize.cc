@@ -128,7 +128,8 @@ void run_resize(const DecodedOp& op, ExecutionContext& ctx) {
     const OutputPipeline out(op, ctx);
     const int64_t zp = op.ifm.zero_point;
 
-    std::vector<int64_t>& buffers = ctx.scratch.operands;
+    ctx.scratch.operands.fit(6 * static_cast<size_t>(depth));
+    std::vector<int64_t>& buffers = ctx.scratch.operands.local();
     buffers.resize(6 * static_cast<size_t>(depth));
     int64_t* const v00 = buffers.data();
     int64_t* const v01 = v00 + depth;

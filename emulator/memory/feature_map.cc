@@ -26,6 +26,7 @@ FeatureMapView::FeatureMapView(const FeatureMap& fm, int height, int width, int 
     stride_y_ = stride_x_ * width;
     stride_brick_ = 16 * elem_;
     tiles_[0] = buffer.data();
+    extents_[0] = stride_y_ * height;
 }
 
 FeatureMapView::FeatureMapView(const FeatureMap& fm, int height, int width, int depth, const AddressSpace& memory,
@@ -56,7 +57,7 @@ FeatureMapView::FeatureMapView(const FeatureMap& fm, int height, int width, int 
                          std::max(0, height - height1_)};
     const int cols[4] = {w0, w1, w0, w1};
     const int64_t last_channel = depth > 0 ? ((depth - 1) >> 4) * stride_brick_ + ((depth - 1) & 15) * elem_ : 0;
-    std::array<int64_t, 4> extents{};
+    std::array<int64_t, 4>& extents = extents_;
     for (int t = 0; t < 4; ++t) {
         if (rows[t] <= 0 || cols[t] <= 0 || depth <= 0) continue;
         const int64_t row_extent = (cols[t] - 1) * stride_x_ + last_channel + elem_;
@@ -74,6 +75,26 @@ FeatureMapView::FeatureMapView(const FeatureMap& fm, int height, int width, int 
             if (extents[a] && extents[b] && start(a) < start(b) + static_cast<uint64_t>(extents[b]) &&
                 start(b) < start(a) + static_cast<uint64_t>(extents[a]))
                 rows_disjoint_ = false;
+}
+
+bool FeatureMapView::shares_bytes_with(const FeatureMapView& other) const {
+    for (int a = 0; a < 4; ++a)
+        for (int b = 0; b < 4; ++b) {
+            if (!extents_[a] || !other.extents_[b]) continue;
+            const auto start = reinterpret_cast<uintptr_t>(tiles_[a]);
+            const auto other_start = reinterpret_cast<uintptr_t>(other.tiles_[b]);
+            if (start < other_start + static_cast<uint64_t>(other.extents_[b]) &&
+                other_start < start + static_cast<uint64_t>(extents_[a]))
+                return true;
+        }
+    return false;
+}
+
+bool FeatureMapView::same_elements_as(const FeatureMapView& other) const {
+    return !reordered_ && !other.reordered_ && height_ == other.height_ && width_ == other.width_ &&
+           depth_ == other.depth_ && elem_ == other.elem_ && width0_ == other.width0_ && height0_ == other.height0_ &&
+           height1_ == other.height1_ && stride_y_ == other.stride_y_ && stride_x_ == other.stride_x_ &&
+           stride_brick_ == other.stride_brick_ && tiles_ == other.tiles_;
 }
 
 }  // namespace ethosu

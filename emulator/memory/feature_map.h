@@ -38,6 +38,10 @@ public:
     // concurrently: within a tile the row stride clears a row, and the tiles do not overlap.
     // A transposed or reversed map is written in order, one element at a time.
     bool rows_are_disjoint() const { return rows_disjoint_; }
+    // Whether any byte of this area is also a byte of other's.
+    bool shares_bytes_with(const FeatureMapView& other) const;
+    // Whether every element (y, x, c) of both areas is the same bytes (an op working in place).
+    bool same_elements_as(const FeatureMapView& other) const;
 
     uint8_t* element(int y, int x, int c) const {
         if (reordered_) to_stored(y, x, c);
@@ -166,6 +170,7 @@ private:
     int64_t stride_y_, stride_x_, stride_brick_;
     int elem_;
     std::array<uint8_t*, 4> tiles_{};
+    std::array<int64_t, 4> extents_{};  // bytes from each tile's start to its area's end; 0: unused
     bool rows_disjoint_ = true;
     bool reordered_ = false;               // a transpose or reverse applies
     int reversed_axis_ = -1;               // 0 y, 1 x, 2 c; -1 none

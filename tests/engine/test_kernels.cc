@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <tbb/task_arena.h>
 
 #include <algorithm>
 #include <cmath>
@@ -118,6 +119,9 @@ struct ConvCase {
     int32_t ifm_zp = 0, ofm_zp = 0;
     bool narrow_clip = false;  // activation bounds inside the OFM type
     ShiftRange shifts = ShiftRange::Fitted;
+    // Every IFM value the type's maximum and every weight +-255 (the sign by OFM channel): sums as
+    // far from zero as the kernel allows.
+    bool extreme = false;
     const char* config = "ethos-u55-128";
 };
 
@@ -195,8 +199,13 @@ void check_conv(const ConvCase& c) {
     Rig rig(c.config);
     const Window wy = window(c.ifm_h, c.kernel_h, c.stride_y, c.dilation_y, c.pad.top, c.pad.bottom);
     const Window wx = window(c.ifm_w, c.kernel_w, c.stride_x, c.dilation_x, c.pad.left, c.pad.right);
-    const Tensor in = random_tensor(c.ifm_h, c.ifm_w, c.ifm_c, c.ifm, 11);
-    const Weights w = random_weights(c.ofm_c, c.kernel_h, c.kernel_w, depthwise ? 1 : c.ifm_c, 12);
+    Tensor in = random_tensor(c.ifm_h, c.ifm_w, c.ifm_c, c.ifm, 11);
+    Weights w = random_weights(c.ofm_c, c.kernel_h, c.kernel_w, depthwise ? 1 : c.ifm_c, 12);
+    if (c.extreme) {
+        std::fill(in.values.begin(), in.values.end(), type_max(c.ifm));
+        const size_t per_channel = w.values.size() / static_cast<size_t>(c.ofm_c);
+        for (size_t k = 0; k < w.values.size(); ++k) w.values[k] = k / per_channel % 2 ? 255 : -255;
+    }
     std::vector<ChannelScale> bias(static_cast<size_t>(c.ofm_c));
     std::mt19937 rng(13);
     for (auto& b : bias) b.bias = std::uniform_int_distribution<int64_t>(-100000, 100000)(rng);
@@ -312,8 +321,30 @@ const ConvCase kConvCases[] = {
     with(conv("Conv3x3LargeInGroupsNhcwb16"), [](ConvCase& c) {
         c.ifm_h = c.ifm_w = 5, c.ifm_c = 300, c.ofm_c = 203, c.pad = {1, 1, 1, 1}, c.ofm_format = DataFormat::NHCWB16;
     }),
+    with(conv("FullyConnectedInt16LargeInGroups"), [](ConvCase& c) {
+        c.ifm_h = 2, c.ifm_w = 1, c.kernel_h = c.kernel_w = 1, c.ifm_c = 1030, c.ofm_c = 521, c.ifm = c.ofm = kInt16;
+        c.round = RoundMode::Natural;
+    }),
     with(conv("FullyConnectedInt16"), [](ConvCase& c) {
         c.ifm_h = c.ifm_w = 1, c.kernel_h = c.kernel_w = 1, c.ifm_c = 33, c.ofm_c = 8, c.ifm = c.ofm = kInt16;
+        c.round = RoundMode::Natural;
+    }),
+    // 16-bit IFMs: int32 partial sums of 240 products, added in int64 (3x3x40 = 360 products,
+    // extremes of int16 among the values); OFM depths that leave one to three channels after the
+    // groups of four.
+    with(conv("Int16SumsLongerThanInt32Holds"), [](ConvCase& c) {
+        c.ifm = c.ofm = kInt16, c.ifm_c = 40, c.ofm_c = 7, c.pad = {1, 1, 1, 1}, c.round = RoundMode::Natural;
+    }),
+    with(conv("Int16SumsLongerThanInt32HoldsShiftMax"), [](ConvCase& c) {
+        c.ifm = c.ofm = kInt16, c.ifm_c = 27, c.ofm_c = 6, c.shifts = ShiftRange::Max;
+    }),
+    // 360 products of 32767 x +-255: sums of +-3.0e9, beyond int32.
+    with(conv("Int16SumsBeyondInt32"), [](ConvCase& c) {
+        c.ifm = c.ofm = kInt16, c.ifm_c = 40, c.ofm_c = 6, c.extreme = true, c.round = RoundMode::Natural;
+    }),
+    // Several IFM bands, each split over worker threads, with long 16-bit sums.
+    with(conv("Int16TallIfmInBands"), [](ConvCase& c) {
+        c.ifm = c.ofm = kInt16, c.ifm_h = 70, c.ifm_w = 128, c.ifm_c = 40, c.ofm_c = 9, c.pad = {1, 1, 1, 1};
         c.round = RoundMode::Natural;
     }),
     // Depthwise (depth multiplier 1).
@@ -342,6 +373,20 @@ const ConvCase kConvCases[] = {
     }),
     with(conv("DepthwiseShiftMax"), [](ConvCase& c) {
         c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 4, c.shifts = ShiftRange::Max;
+    }),
+    // More taps (16x16 = 256) than one int32 sum of 16-bit products holds (240).
+    with(conv("DepthwiseInt16ManyTaps"), [](ConvCase& c) {
+        c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 21, c.ifm = c.ofm = kInt16, c.round = RoundMode::Natural;
+        c.kernel_h = c.kernel_w = 16, c.ifm_h = 20, c.ifm_w = 18, c.pad = {2, 1, 2, 1};
+    }),
+    // 17x17 = 289 products of 32767 x +-255: sums of +-2.4e9.
+    with(conv("DepthwiseInt16SumsBeyondInt32"), [](ConvCase& c) {
+        c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 5, c.ifm = c.ofm = kInt16, c.extreme = true;
+        c.kernel_h = c.kernel_w = 17, c.ifm_h = c.ifm_w = 18;
+    }),
+    with(conv("DepthwiseInt16TallInBands"), [](ConvCase& c) {
+        c.kind = OpKind::Depthwise, c.ifm_c = c.ofm_c = 32, c.ifm = c.ofm = kInt16, c.round = RoundMode::Natural;
+        c.ifm_h = 140, c.ifm_w = 64, c.stride_x = c.stride_y = 2, c.pad = {1, 1, 1, 1};
     }),
 };
 
@@ -483,6 +528,16 @@ const PoolCase kPoolCases[] = {
     with(pool("AverageUnpaddedShiftMaxTruncate", PoolMode::Average), [](PoolCase& c) {
         c.ifm = kInt16, c.scale = 0xFFFFFFFFu, c.shift = 63, c.round = RoundMode::Truncate;
     }),
+    // Tall enough to be split over worker threads.
+    with(pool("MaxInt16Tall", PoolMode::Max), [](PoolCase& c) {
+        c.ifm = c.ofm = kInt16, c.ifm_h = 61, c.ifm_w = 20, c.depth = 37, c.pad = {1, 1, 1, 1}, c.stride_y = 2;
+    }),
+    with(pool("AveragePaddedInt16Tall", PoolMode::Average), [](PoolCase& c) {
+        c.ifm = c.ofm = kInt16, c.ifm_h = 64, c.ifm_w = 17, c.depth = 24, c.pad = {1, 1, 1, 1};
+    }),
+    with(pool("AverageUnpaddedInt8Tall", PoolMode::Average), [](PoolCase& c) {
+        c.ifm_h = 58, c.ifm_w = 12, c.depth = 40, c.scale = kNinth, c.shift = 34, c.ifm_zp = -9, c.ofm_zp = 4;
+    }),
     with(pool("ReduceSumShiftZeroSaturates", PoolMode::ReduceSum), [](PoolCase& c) {
         c.kernel_h = c.kernel_w = 1, c.depth = 9, c.scale = 3, c.shift = 0, c.narrow_clip = true;
     }),
@@ -492,6 +547,9 @@ const PoolCase kPoolCases[] = {
     with(pool("ReduceSumScaledInt8", PoolMode::ReduceSum), [](PoolCase& c) {
         c.kernel_h = c.kernel_w = 1, c.depth = 19, c.scale = 1500000000;
         c.shift = 35, c.ofm_zp = 4, c.round = RoundMode::Truncate;
+    }),
+    with(pool("ReduceSumInt16Tall", PoolMode::ReduceSum), [](PoolCase& c) {
+        c.kernel_h = c.kernel_w = 1, c.ifm_h = 50, c.ifm_w = 6, c.depth = 33, c.ifm = kInt16, c.ofm = kInt32;
     }),
     with(pool("ReduceSumNhcwb16", PoolMode::ReduceSum), [](PoolCase& c) {
         c.kernel_h = c.kernel_w = 1, c.depth = 40, c.ofm = kInt32, c.format = DataFormat::NHCWB16, c.ifm = kInt16;
@@ -768,6 +826,14 @@ const EltCase kEltCases[] = {
     with(elt("ShrScalarNaturalInt16", ElementwiseMode::Shr), [](EltCase& c) {
         c.in = c.out = kInt16, c.scalar = true, c.scalar_value = 5, c.round = RoundMode::Natural;
     }),
+    // Tall enough to be split over worker threads.
+    with(elt("AddInt16Tall", ElementwiseMode::Add), [](EltCase& c) {
+        c.in = c.out = kInt16, c.h = 48, c.w = 9, c.c = 33, c.scale_mode = 2, c.opa_scale = 1600000000;
+        c.opa_shift = 17, c.ofm_scale = 1300000000, c.ofm_shift = 46, c.broadcast_w = true;
+    }),
+    with(elt("MulInt8TallReversed", ElementwiseMode::Mul), [](EltCase& c) {
+        mul_scale(c), c.h = 40, c.w = 11, c.c = 20, c.reversed = true, c.zp1 = 3, c.zp2 = -5;
+    }),
     with(elt("AddU65DualCore", ElementwiseMode::Add), [](EltCase& c) {
         add_opb32(c), c.config = "ethos-u65-512", c.broadcast_w = true;
     }),
@@ -775,6 +841,63 @@ const EltCase kEltCases[] = {
 
 INSTANTIATE_TEST_SUITE_P(Kernels, ElementwiseTest, ::testing::ValuesIn(kEltCases),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// An int8 ADD (unit scales) whose OFM overwrites its own IFM, `ofm_rows_below` rows further on,
+// run on `threads` workers; returns the OFM. In place (0) each element is read before the same
+// element is written; one row below, each OFM row overwrites the IFM row the next OFM row reads.
+Tensor add_over_own_ifm(int ofm_rows_below, int threads) {
+    constexpr int kH = 64, kW = 9, kC = 20;
+    Rig rig("ethos-u55-128");
+    const Placement whole = rig.place(random_tensor(kH + 1, kW, kC, kInt8, 41), {});
+    Placement ifm = whole, ofm = whole;
+    ifm.height = ofm.height = kH;
+    for (uint64_t& base : ofm.tile_base) base += static_cast<uint64_t>(ofm_rows_below * whole.stride_y);
+    rig.emit_ifm(ifm);
+    rig.emit_ofm(ofm, RoundMode::DoubleSymmetric, true);
+    rig.emit_ifm2(rig.place(random_tensor(kH, kW, kC, kInt8, 42), {}));
+    rig.stream()
+        .emit(Cmd::SET_IFM2_BROADCAST)
+        .emit(Cmd::SET_OPA_SCALE, {{Field::SET_OPA_SCALE__scale, 1}})
+        .emit(Cmd::SET_OPB_SCALE, {{Field::SET_OPB_SCALE__scale, 1}})
+        .emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, 1}});
+    rig.emit_activation(0, -128, 127);
+    rig.emit_block(16);
+    rig.stream().emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, mode_code(ElementwiseMode::Add)}});
+    tbb::task_arena arena(threads);
+    arena.execute([&] { rig.run(); });
+    return rig.read(ofm);
+}
+
+// The reference: the rows in order, each reading the IFM as the rows before left it.
+Tensor add_over_own_ifm_reference(int ofm_rows_below) {
+    constexpr int kH = 64, kW = 9, kC = 20;
+    Tensor memory = random_tensor(kH + 1, kW, kC, kInt8, 41);
+    const Tensor in2 = random_tensor(kH, kW, kC, kInt8, 42);
+    Tensor out(kH, kW, kC, kInt8);
+    for (int y = 0; y < kH; ++y)
+        for (int x = 0; x < kW; ++x)
+            for (int c = 0; c < kC; ++c) {
+                out.at(y, x, c) = std::clamp<int64_t>(memory.at(y, x, c) + in2.at(y, x, c), -128, 127);
+                memory.at(y + ofm_rows_below, x, c) = out.at(y, x, c);
+            }
+    return out;
+}
+
+TEST(ElementwiseOverItsIfm, InPlaceGivesTheReferenceOnAnyNumberOfThreads) {
+    const Tensor want = add_over_own_ifm_reference(0);
+    for (const int threads : {1, 2, 4}) {
+        SCOPED_TRACE(fmt::format("{} threads", threads));
+        expect_same(add_over_own_ifm(0, threads), want);
+    }
+}
+
+TEST(ElementwiseOverItsIfm, OverlappingRowsRunInOrderOnAnyNumberOfThreads) {
+    const Tensor want = add_over_own_ifm_reference(1);
+    for (const int threads : {1, 2, 4}) {
+        SCOPED_TRACE(fmt::format("{} threads", threads));
+        expect_same(add_over_own_ifm(1, threads), want);
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Random sweeps over the case space, beyond the named cases (fixed seeds).

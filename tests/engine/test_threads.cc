@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -24,11 +25,16 @@ RunResult run_with_threads(int threads, const LoadedModel& model, const std::vec
     return result;
 }
 
-class Threads : public ::testing::TestWithParam<const char*> {};
+struct ModelRun {
+    const char* model;
+    const char* config = "ethos-u55-128";
+};
+
+class Threads : public ::testing::TestWithParam<ModelRun> {};
 
 TEST_P(Threads, OutputsAndCyclesDoNotDependOnTheThreadCount) {
-    const fs::path dir = fs::path(ETHOSU_VECTORS_DIR) / GetParam();
-    const fs::path model_path = dir / "ethos-u55-128" / "model_vela.tflite";
+    const fs::path dir = fs::path(ETHOSU_VECTORS_DIR) / GetParam().model;
+    const fs::path model_path = dir / GetParam().config / "model_vela.tflite";
     if (!fs::exists(model_path)) GTEST_SKIP() << "test vectors not found at " << model_path;
     const auto model = load_model(model_path.string(), {});
     std::vector<std::vector<uint8_t>> inputs;
@@ -46,11 +52,22 @@ TEST_P(Threads, OutputsAndCyclesDoNotDependOnTheThreadCount) {
     }
 }
 
-// Models with CONV, DEPTHWISE, pooling and elementwise ops of several shapes.
+// Models with CONV, DEPTHWISE, pooling and elementwise ops of several shapes, 8- and 16-bit;
+// U55/U65 and U85 elementwise are separate kernels.
 INSTANTIATE_TEST_SUITE_P(Corpus, Threads,
-                         ::testing::Values("coral_tf2_mobilenet_v2_224_ptq", "person_detect",
-                                           "mlperftiny_kws_dscnn_int8", "mlperftiny_vww_96_int8"),
-                         [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
+                         ::testing::Values(ModelRun{"coral_tf2_mobilenet_v2_224_ptq"}, ModelRun{"person_detect"},
+                                           ModelRun{"mlperftiny_kws_dscnn_int8"}, ModelRun{"mlperftiny_vww_96_int8"},
+                                           ModelRun{"conv_k3s1_same_12x12x16to24_i16"},
+                                           ModelRun{"dw_k3s1_same_12x12x16_i16"},
+                                           ModelRun{"maxpool_k2s2_valid_16x16x16_i16"}, ModelRun{"add_8x8x32_i16"},
+                                           ModelRun{"add_8x8x32_i16", "ethos-u85-256"},
+                                           ModelRun{"mul_8x8x32_i16", "ethos-u85-256"},
+                                           ModelRun{"maxpool_k2s2_valid_16x16x16_i16", "ethos-u85-256"}),
+                         [](const ::testing::TestParamInfo<ModelRun>& info) {
+                             std::string name = std::string(info.param.model) + "_" + info.param.config;
+                             std::replace(name.begin(), name.end(), '-', '_');
+                             return name;
+                         });
 
 }  // namespace
 }  // namespace ethosu
