@@ -58,11 +58,11 @@ struct Elementwise55 {
         // ADD/SUB left shift of the operands: TFLite's 20 for 8-bit, 15 for 16-bit inputs.
         const int L = ifm_bits == 8 ? 20 : 15;
         const int64_t zp1 = op.ifm.zero_point, zp2 = op.ifm2.zero_point;
-        buffer.resize(4 * static_cast<size_t>(C));
-        int64_t* const first = buffer.data();
-        int64_t* const second = first + C;
-        int64_t* const values = second + C;
-        int64_t* const result = values + C;
+        const OperandRows pixel(buffer, C);
+        int64_t* const first = pixel.first;
+        int64_t* const second = pixel.second;
+        int64_t* const values = pixel.values;
+        int64_t* const result = pixel.result;
         if (!ifm2) std::fill(second, second + C, e.ifm2_scalar ? e.scalar - zp2 : 0);
         // The operation's first and second operands (ORDER_A swaps IFM and IFM2).
         const int64_t* const lhs = e.reversed_operands ? second : first;
@@ -163,7 +163,7 @@ void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
     const OutputPipeline out(op, ctx);
     if (!is_u55_mode(e.mode)) throw Error(where, "this elementwise mode does not exist on U55/U65");
     const Elementwise55 job{op, ifm, ifm2, ofm, out};
-    ctx.scratch.operands.fit(4 * static_cast<size_t>(op.ofm.depth));
+    ctx.scratch.operands.fit(OperandRows::kRows * static_cast<size_t>(op.ofm.depth));
     const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
         job.rows(rows.begin(), rows.end(), ctx.scratch.operands.local());
     };

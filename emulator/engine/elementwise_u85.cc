@@ -139,11 +139,11 @@ struct Elementwise85 {
         const RoundMode round = op.output.round;
         const Precision& type = op.ifm.precision;
         const auto scale_output = [&](int64_t v) { return scale_value(v, ofm_scale.scale, ofm_scale.shift, round); };
-        buffer.resize(4 * static_cast<size_t>(C));
-        int64_t* const first = buffer.data();
-        int64_t* const second = first + C;
-        int64_t* const values = second + C;
-        int64_t* const result = values + C;
+        const OperandRows pixel(buffer, C);
+        int64_t* const first = pixel.first;
+        int64_t* const second = pixel.second;
+        int64_t* const values = pixel.values;
+        int64_t* const result = pixel.result;
         if (!ifm2) std::fill(second, second + C, 0);
         const auto each = [&](auto f) {
             for (int c = 0; c < C; ++c) values[c] = f(first[c], second[c]);
@@ -257,7 +257,7 @@ void run_elementwise_u85(const DecodedOp& op, ExecutionContext& ctx) {
     const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
     if (is_integer_mode(op.elementwise.mode)) check_integer_mode(op, ctx);
     const Elementwise85 job{op, ctx, ifm, ifm2, ofm, out};
-    ctx.scratch.operands.fit(4 * static_cast<size_t>(op.ofm.depth));
+    ctx.scratch.operands.fit(OperandRows::kRows * static_cast<size_t>(op.ofm.depth));
     const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
         job.rows(rows.begin(), rows.end(), ctx.scratch.operands.local());
     };

@@ -139,6 +139,21 @@ private:
     std::vector<std::vector<T>> buffers_;
 };
 
+// A pixel's channels in a worker's operand buffer (elementwise ops): the two operands, the
+// computed values and the results, `channels` each.
+struct OperandRows {
+    static constexpr size_t kRows = 4;
+    OperandRows(std::vector<int64_t>& buffer, int channels) {
+        const auto c = static_cast<size_t>(channels);
+        buffer.resize(kRows * c);
+        first = buffer.data();
+        second = first + c;
+        values = second + c;
+        result = values + c;
+    }
+    int64_t *first, *second, *values, *result;
+};
+
 // Buffers the kernels reuse from op to op: once grown, running an op allocates nothing.
 struct KernelScratch {
     std::vector<int16_t> ifm;      // the IFM area, zero point taken off, dense HWC
