@@ -309,6 +309,7 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
     const int band = static_cast<int>(std::clamp<int64_t>(kIfmBandBytes / std::max<int64_t>(row_bytes, 1), 1,
                                                           std::max(op.ofm.height, 1)));
     const int channels = std::min(w.ofm_depth, op.ofm.depth - first_channel);
+    const int chunk = static_cast<int>(std::min<int64_t>(int32_exact_terms(op), INT32_MAX));
     if (!depthwise) scratch.patches.fit(static_cast<size_t>(w.kernel_height) * w.kernel_width * w.ifm_depth);
     scratch.accumulators.fit(static_cast<size_t>(channels));
     scratch.results.fit(static_cast<size_t>(channels));
@@ -322,7 +323,7 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
         load_dense_ifm(ifm, top, bottom, op.ifm.depth, op.ifm.zero_point, scratch.ifm);
         const FastConv fast{op,       w,      ofm,    act,     scratch.ifm,   top,
                             geo.height, geo.width, step_y, step_x, scratch, first_channel,
-                            channels, static_cast<int>(std::min<int64_t>(int32_exact_terms(op), INT32_MAX))};
+                            channels, chunk};
         const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
             if (depthwise) fast.depthwise_rows(rows.begin(), rows.end());
             else fast.conv_rows(rows.begin(), rows.end());

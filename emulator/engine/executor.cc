@@ -406,7 +406,6 @@ void check_ofm_order(const DecodedOp& op, const std::string& source) {
 void Executor::run_op(const DecodedOp& op) {
     ExecutionContext ctx{config_, memory_, shram_, shared_weights_ ? *shared_weights_ : own_weights_, source_, chain_,
                          scratch_, accumulators_};
-    ctx.release_constants = ctx.weights.one_run();
     check_lut_loaded(op, shram_, config_, source_);
     if (config_.generation == Generation::U85 && is_kernel_op(op.kind)) {
         refuse_unmodelled_u85(op, source_);

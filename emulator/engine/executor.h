@@ -70,8 +70,8 @@ public:
                          const std::string& source);
 
     // Decodes ahead, in parallel, the weights of the CONV and DEPTHWISE ops among `ops` (a
-    // straight-line run of them) from op `first` on, until their weight streams add up to `stream_bytes`; returns the index after the
-    // last op it covered. The bytes are predicted: the memory as it is now, or, for a range the
+    // straight-line run of them) from op `first` on, until their weight streams add up to
+    // `stream_bytes`; returns the index after the last op it covered. The bytes are predicted: the memory as it is now, or, for a range the
     // last preceding 1D DMA wrote, that DMA's source. A wrong prediction costs only time (get()
     // compares the bytes); a prediction that does not decode is left for get() to report.
     size_t prefetch(std::span<const DecodedOp> ops, const NpuConfig& config, const AddressSpace& memory,
@@ -101,14 +101,20 @@ private:
     std::vector<std::span<const uint8_t>> spans_;
 };
 
-// Sizes a scratch buffer to n elements. It grows to exactly n (resize() may double its capacity),
-// and its old contents, which the caller overwrites, are dropped before the new ones are allocated.
+// Room for n elements in a scratch buffer: it grows to exactly n (resize() may double its
+// capacity), and its old contents, which the caller overwrites, are dropped before the new room
+// is allocated.
+template <typename T>
+void make_room(std::vector<T>& buffer, size_t n) {
+    if (buffer.capacity() >= n) return;
+    std::vector<T>().swap(buffer);
+    buffer.reserve(n);
+}
+
+// Sizes a scratch buffer to n elements (make_room, then resize).
 template <typename T>
 void fit_scratch(std::vector<T>& buffer, size_t n) {
-    if (buffer.capacity() < n) {
-        std::vector<T>().swap(buffer);
-        buffer.reserve(n);
-    }
+    make_room(buffer, n);
     buffer.resize(n);
 }
 
@@ -122,11 +128,7 @@ public:
     void fit(size_t n) {
         const auto threads = static_cast<size_t>(tbb::this_task_arena::max_concurrency());
         if (buffers_.size() < threads) buffers_.resize(threads);
-        for (auto& b : buffers_) {
-            if (b.capacity() >= n) continue;
-            std::vector<T>().swap(b);
-            b.reserve(n);
-        }
+        for (auto& b : buffers_) make_room(b, n);
     }
     // The calling thread's buffer: resizing it within the room fit() made allocates nothing. A
     // thread outside any task arena (a loop run in order) takes the first.
@@ -228,10 +230,8 @@ struct ExecutionContext {
     // A run whose weight cache lives within it (WeightCache::one_run) reads each constant once:
     // kernels that read file-backed constants outside the cache (a DMA's source, a large layer's
     // weight groups) hand them back to the OS (AddressSpace::release) when done.
-    bool release_constants = false;
-
     void done_reading(std::span<const uint8_t> constants) const {
-        if (release_constants) memory.release(constants);
+        if (weights.one_run()) memory.release(constants);
     }
     AccessContext access(const DecodedOp& op, std::string_view what) const;
     // The height x width x depth area of one of the op's feature maps, in memory or, for

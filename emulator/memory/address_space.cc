@@ -49,6 +49,12 @@ const MemoryMap::Mapping* MemoryMap::find(uint64_t address, uint64_t length) con
     return nullptr;
 }
 
+const MemoryMap::Mapping* MemoryMap::holding(std::span<const uint8_t> bytes) const {
+    for (const auto& m : mappings_)
+        if (bytes.data() >= m.bytes.data() && bytes.data() + bytes.size() <= m.bytes.data() + m.bytes.size()) return &m;
+    return nullptr;
+}
+
 const MemoryMap::Mapping& AddressSpace::mapping(int region, uint64_t offset, uint64_t length,
                                                 const AccessContext& who) const {
     const auto where = [&] {
@@ -70,19 +76,14 @@ const MemoryMap::Mapping& AddressSpace::mapping(int region, uint64_t offset, uin
 }
 
 bool AddressSpace::is_read_only(std::span<const uint8_t> bytes) const {
-    for (const auto& m : map_.mappings()) {
-        if (bytes.data() >= m.bytes.data() && bytes.data() + bytes.size() <= m.bytes.data() + m.bytes.size())
-            return m.read_only;
-    }
-    return false;
+    const MemoryMap::Mapping* m = map_.holding(bytes);
+    return m && m->read_only;
 }
 
 void AddressSpace::release(std::span<const uint8_t> bytes) const {
 #if defined(MADV_DONTNEED)
     if (bytes.empty()) return;
-    for (const auto& m : map_.mappings()) {
-        if (bytes.data() < m.bytes.data() || bytes.data() + bytes.size() > m.bytes.data() + m.bytes.size()) continue;
-        if (!m.file_mapped) return;
+    if (const MemoryMap::Mapping* m = map_.holding(bytes); m && m->file_mapped) {
         // A page fault on a file mapping also maps the cached pages around it (Linux's fault-around,
         // 64 KiB by default), so the bytes' whole 64 KiB blocks go, kept inside the mapping's pages.
         // Every page there is file-backed: dropping one that other data shares costs a page fault.
@@ -91,11 +92,11 @@ void AddressSpace::release(std::span<const uint8_t> bytes) const {
         const auto down = [](uintptr_t at, uintptr_t to) { return at & ~(to - 1); };
         const auto up = [](uintptr_t at, uintptr_t to) { return (at + to - 1) & ~(to - 1); };
         const auto address = [](const uint8_t* p) { return reinterpret_cast<uintptr_t>(p); };
-        const uintptr_t first = std::max(down(address(bytes.data()), kFaultAroundBytes), down(address(m.bytes.data()), page));
+        const uintptr_t first =
+            std::max(down(address(bytes.data()), kFaultAroundBytes), down(address(m->bytes.data()), page));
         const uintptr_t end = std::min(up(address(bytes.data() + bytes.size()), kFaultAroundBytes),
-                                       up(address(m.bytes.data() + m.bytes.size()), page));
+                                       up(address(m->bytes.data() + m->bytes.size()), page));
         ::madvise(reinterpret_cast<void*>(first), end - first, MADV_DONTNEED);
-        return;
     }
 #else
     (void)bytes;

@@ -62,6 +62,8 @@ public:
 
     // The mapping holding [address, address + length), or nullptr.
     const Mapping* find(uint64_t address, uint64_t length) const;
+    // The mapping whose host bytes hold `bytes`, or nullptr.
+    const Mapping* holding(std::span<const uint8_t> bytes) const;
     const std::vector<Mapping>& mappings() const { return mappings_; }
 
 private:
