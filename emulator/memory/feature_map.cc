@@ -57,36 +57,34 @@ FeatureMapView::FeatureMapView(const FeatureMap& fm, int height, int width, int 
                          std::max(0, height - height1_)};
     const int cols[4] = {w0, w1, w0, w1};
     const int64_t last_channel = depth > 0 ? ((depth - 1) >> 4) * stride_brick_ + ((depth - 1) & 15) * elem_ : 0;
-    std::array<int64_t, 4>& extents = extents_;
     for (int t = 0; t < 4; ++t) {
         if (rows[t] <= 0 || cols[t] <= 0 || depth <= 0) continue;
         const int64_t row_extent = (cols[t] - 1) * stride_x_ + last_channel + elem_;
-        extents[t] = (rows[t] - 1) * stride_y_ + row_extent;
+        extents_[t] = (rows[t] - 1) * stride_y_ + row_extent;
         if (rows[t] > 1 && stride_y_ < row_extent) rows_disjoint_ = false;
         AccessContext tile = who;
-        const uint64_t extent = static_cast<uint64_t>(extents[t]);
+        const uint64_t extent = static_cast<uint64_t>(extents_[t]);
         // An input view is never stored to, so it may sit in read-only memory.
         tiles_[t] = is_output ? memory.write(fm.region, fm.tile_base[t], extent, tile).data()
                               : const_cast<uint8_t*>(memory.read(fm.region, fm.tile_base[t], extent, tile).data());
     }
-    const auto start = [&](int t) { return reinterpret_cast<uintptr_t>(tiles_[t]); };
     for (int a = 0; a < 4; ++a)
         for (int b = a + 1; b < 4; ++b)
-            if (extents[a] && extents[b] && start(a) < start(b) + static_cast<uint64_t>(extents[b]) &&
-                start(b) < start(a) + static_cast<uint64_t>(extents[a]))
-                rows_disjoint_ = false;
+            if (tiles_overlap(*this, a, *this, b)) rows_disjoint_ = false;
+}
+
+bool FeatureMapView::tiles_overlap(const FeatureMapView& x, int a, const FeatureMapView& y, int b) {
+    if (!x.extents_[a] || !y.extents_[b]) return false;
+    const auto x_start = reinterpret_cast<uintptr_t>(x.tiles_[a]);
+    const auto y_start = reinterpret_cast<uintptr_t>(y.tiles_[b]);
+    return x_start < y_start + static_cast<uint64_t>(y.extents_[b]) &&
+           y_start < x_start + static_cast<uint64_t>(x.extents_[a]);
 }
 
 bool FeatureMapView::shares_bytes_with(const FeatureMapView& other) const {
     for (int a = 0; a < 4; ++a)
-        for (int b = 0; b < 4; ++b) {
-            if (!extents_[a] || !other.extents_[b]) continue;
-            const auto start = reinterpret_cast<uintptr_t>(tiles_[a]);
-            const auto other_start = reinterpret_cast<uintptr_t>(other.tiles_[b]);
-            if (start < other_start + static_cast<uint64_t>(other.extents_[b]) &&
-                other_start < start + static_cast<uint64_t>(extents_[a]))
-                return true;
-        }
+        for (int b = 0; b < 4; ++b)
+            if (tiles_overlap(*this, a, other, b)) return true;
     return false;
 }
 

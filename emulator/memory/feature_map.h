@@ -171,6 +171,8 @@ private:
     int elem_;
     std::array<uint8_t*, 4> tiles_{};
     std::array<int64_t, 4> extents_{};  // bytes from each tile's start to its area's end; 0: unused
+    // Whether tile a of x and tile b of y share a byte.
+    static bool tiles_overlap(const FeatureMapView& x, int a, const FeatureMapView& y, int b);
     bool rows_disjoint_ = true;
     bool reordered_ = false;               // a transpose or reverse applies
     int reversed_axis_ = -1;               // 0 y, 1 x, 2 c; -1 none
