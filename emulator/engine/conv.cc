@@ -5,7 +5,6 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <optional>
 
 #include "emulator/engine/output_pipeline.h"
@@ -25,10 +24,9 @@ namespace {
 int64_t int32_exact_terms(const DecodedOp& op) {
     const int bits = op.ifm.precision.bits;
     if (bits != 8 && bits != 16) return 0;
-    const Range values = precision_range(op.ifm.precision);
-    const int64_t lo = values.min - op.ifm.zero_point, hi = values.max - op.ifm.zero_point;
-    if (lo < INT16_MIN || hi > INT16_MAX) return 0;
-    const int64_t terms = INT32_MAX / (std::max({std::abs(lo), std::abs(hi), int64_t{1}}) * 256);
+    const Range operands = operand_range(op.ifm);
+    if (operands.min < INT16_MIN || operands.max > INT16_MAX) return 0;
+    const int64_t terms = INT32_MAX / (std::max(largest_operand(op.ifm), int64_t{1}) * 256);
     return terms >= 16 ? terms / 16 * 16 : terms;
 }
 

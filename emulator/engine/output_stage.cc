@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <optional>
 
 namespace ethosu {
@@ -51,6 +52,16 @@ Range precision_range(const Precision& p) {
     if (p.bits >= 64) return {INT64_MIN, INT64_MAX};
     if (p.is_signed) return {-(int64_t{1} << (p.bits - 1)), (int64_t{1} << (p.bits - 1)) - 1};
     return {0, (int64_t{1} << p.bits) - 1};
+}
+
+Range operand_range(const FeatureMap& fm) {
+    const Range values = precision_range(fm.precision);
+    return {values.min - fm.zero_point, values.max - fm.zero_point};
+}
+
+int64_t largest_operand(const FeatureMap& fm) {
+    const Range r = operand_range(fm);
+    return std::max(std::abs(r.min), std::abs(r.max));
 }
 
 Range clip_range(const DecodedOp& op) {

@@ -49,6 +49,10 @@ struct Range {
     int64_t min, max;
 };
 Range precision_range(const Precision& p);
+// The values a feature map of at most 32 bits holds once its zero point is taken off (what the
+// kernels compute on), and the largest magnitude among them.
+Range operand_range(const FeatureMap& fm);
+int64_t largest_operand(const FeatureMap& fm);
 
 // Clip bounds of the op: ACTIVATION_MIN/MAX intersected with the OFM type.
 Range clip_range(const DecodedOp& op);

@@ -5,7 +5,6 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 #include <vector>
 
@@ -125,9 +124,7 @@ ETHOSU_SIMD_CLONES void add(int64_t* acc, const int64_t* x, int n) {
 // does a sum over the whole window.
 bool int32_windows_are_exact(const DecodedOp& op) {
     if (op.ifm.precision.bits > 16) return false;
-    const Range values = precision_range(op.ifm.precision);
-    const int64_t largest = std::max(std::abs(values.min - op.ifm.zero_point), std::abs(values.max - op.ifm.zero_point));
-    return largest * op.kernel.height * op.kernel.width <= INT32_MAX;
+    return largest_operand(op.ifm) * op.kernel.height * op.kernel.width <= INT32_MAX;
 }
 
 // MAX, AVERAGE, U85 SUM and MIN over a band of OFM rows: a pixel at a time, the window's IFM
