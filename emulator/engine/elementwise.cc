@@ -21,8 +21,6 @@ constexpr int kOpaOpb16 = 0, kOpa32 = 1, kOpb32 = 2;
 
 int64_t shift_left(int64_t v, int n) { return static_cast<int64_t>(static_cast<uint64_t>(v) << n); }
 
-}  // namespace
-
 bool is_u55_mode(ElementwiseMode m) {
     switch (m) {
         case ElementwiseMode::Add:
@@ -147,6 +145,8 @@ struct Elementwise55 {
             }
     }
 };
+
+}  // namespace
 
 void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
     const LazyLocation where{&ctx.source, op.offset, "NPU_OP_ELEMENTWISE"};
