@@ -241,8 +241,12 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
     const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
     const bool u85 = ctx.config.generation == Generation::U85;
     const Padding& pad = k.padding;
-    const bool divide_by_valid =
-        op.pool == PoolMode::Average && (u85 || pad.top || pad.left || pad.bottom || pad.right);
+    // U55/U65 divide by the valid elements when the window is padded (Vela 5.1 then writes a unit
+    // OFM_SCALE in GLOBAL mode) and in PER_CHANNEL mode, which pooling has no scale stream for (Vela
+    // 2.x-4.x program padded AVERAGE pools so, with no OFM_SCALE). No Vela version programs an
+    // unpadded PER_CHANNEL AVERAGE pool; the hardware scaling reads the same there.
+    const bool padded = pad.top || pad.left || pad.bottom || pad.right;
+    const bool divide_by_valid = op.pool == PoolMode::Average && (u85 || padded || op.output.per_channel_scale);
     const WindowPool pool{op, ifm, ofm, out, geo, ctx.scratch, divide_by_valid, u85};
     const bool narrow = int32_windows_are_exact(op);
     const size_t two_pixels = 2 * static_cast<size_t>(op.ofm.depth);

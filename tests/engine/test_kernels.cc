@@ -411,9 +411,15 @@ struct PoolCase {
     int shift = 0;
     bool narrow_clip = false;
     const char* config = "ethos-u55-128";
+    // OFM scale_mode PER_CHANNEL, as Vela 2.x-4.x program MAX and padded AVERAGE pools: the hardware
+    // scales (AVERAGE by the valid elements, else by one); OFM_SCALE, if written, is not applied.
+    bool per_channel = false;
 };
 
 std::ostream& operator<<(std::ostream& os, const PoolCase& c) { return os << c.name; }
+
+// The OFM zero point the U55/U65 output stage adds: none to a 32-bit OFM (without a TABLE).
+int32_t added_zero_point(const Precision& ofm, int32_t zero_point) { return ofm.bits == 32 ? 0 : zero_point; }
 
 void check_pool(const PoolCase& c) {
     const bool reduce = c.mode == PoolMode::ReduceSum;
@@ -424,10 +430,12 @@ void check_pool(const PoolCase& c) {
     const Tensor in = random_tensor(c.ifm_h, c.ifm_w, c.depth, c.ifm, 21);
     const Placement ifm = rig.place(in, {c.format, c.four_tiles, c.ifm_zp});
     const Placement ofm = rig.reserve(wy.out, wx.out, out_depth, c.ofm, {c.format, c.four_tiles, c.ofm_zp});
-    const OutputStage out = output_stage(c.ofm, c.ofm_zp, c.narrow_clip);
+    const OutputStage out = output_stage(c.ofm, added_zero_point(c.ofm, c.ofm_zp), c.narrow_clip);
     const bool padded = c.pad.top || c.pad.left || wy.pad_after || wx.pad_after;
+    const uint32_t scale = c.per_channel ? 1 : c.scale;
+    const int shift = c.per_channel ? 0 : c.shift;
     rig.emit_ifm(ifm);
-    rig.emit_ofm(ofm, c.round, true);
+    rig.emit_ofm(ofm, c.round, !c.per_channel);
     rig.emit_kernel(c.kernel_h, c.kernel_w, c.stride_x, c.stride_y, 1, 1, false);
     rig.emit_padding(c.pad.top, c.pad.left, wy.pad_after, wx.pad_after);
     rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, c.scale},
@@ -444,7 +452,7 @@ void check_pool(const PoolCase& c) {
             if (reduce) {
                 int64_t sum = 0;
                 for (int ch = 0; ch < c.depth; ++ch) sum += in.at(oy, ox, ch) - c.ifm_zp;
-                want.at(oy, ox, 0) = out(requantize(sum, c.scale, c.shift, c.round));
+                want.at(oy, ox, 0) = out(requantize(sum, scale, shift, c.round));
                 continue;
             }
             for (int ch = 0; ch < c.depth; ++ch) {
@@ -458,12 +466,12 @@ void check_pool(const PoolCase& c) {
                     }
                 int64_t scaled;
                 if (c.mode == PoolMode::Max) {
-                    scaled = requantize(largest, c.scale, c.shift, c.round);
-                } else if (padded) {
+                    scaled = requantize(largest, scale, shift, c.round);
+                } else if (padded || c.per_channel) {
                     // TFLite's average: the sum over the valid elements, rounded half away from zero.
                     scaled = sum >= 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
                 } else {
-                    scaled = requantize(sum, c.scale, c.shift, c.round);
+                    scaled = requantize(sum, scale, shift, c.round);
                 }
                 want.at(oy, ox, ch) = out(scaled);
             }
@@ -553,6 +561,26 @@ const PoolCase kPoolCases[] = {
     }),
     with(pool("ReduceSumNhcwb16", PoolMode::ReduceSum), [](PoolCase& c) {
         c.kernel_h = c.kernel_w = 1, c.depth = 40, c.ofm = kInt32, c.format = DataFormat::NHCWB16, c.ifm = kInt16;
+    }),
+    // As Vela 2.x-4.x program them: PER_CHANNEL, with a stale OFM_SCALE from an earlier op.
+    with(pool("MaxPerChannelIgnoresOfmScale", PoolMode::Max), [](PoolCase& c) {
+        c.per_channel = true, c.scale = 3, c.shift = 1, c.ifm_zp = 14, c.ofm_zp = 14;
+    }),
+    with(pool("MaxPerChannelU65", PoolMode::Max), [](PoolCase& c) {
+        c.per_channel = true, c.scale = 0, c.config = "ethos-u65-512", c.kernel_h = c.kernel_w = 2, c.stride_x = 2;
+    }),
+    with(pool("AveragePaddedPerChannel", PoolMode::Average), [](PoolCase& c) {
+        c.per_channel = true, c.pad = {1, 1, 1, 1}, c.scale = kNinth, c.shift = 34;
+    }),
+    with(pool("AverageUnpaddedPerChannelDividesByTheWindow", PoolMode::Average), [](PoolCase& c) {
+        c.per_channel = true, c.scale = 7, c.shift = 2;
+    }),
+    with(pool("ReduceSumPerChannelInt32IgnoresOfmZeroPoint", PoolMode::ReduceSum), [](PoolCase& c) {
+        c.per_channel = true, c.kernel_h = c.kernel_w = 1, c.depth = 21, c.ofm = kInt32, c.ofm_zp = 14, c.scale = 5;
+    }),
+    // Vela 3.x/4.x softmax: a GLOBAL REDUCE_SUM into int32 with a stale OFM zero point.
+    with(pool("ReduceSumInt32IgnoresOfmZeroPoint", PoolMode::ReduceSum), [](PoolCase& c) {
+        c.kernel_h = c.kernel_w = 1, c.depth = 21, c.ifm = kInt32, c.ofm = kInt32, c.ofm_zp = 14;
     }),
 };
 
@@ -673,7 +701,7 @@ void check_elementwise(const EltCase& c) {
     const Placement ifm = rig.place(in1, {c.format, c.four_tiles, c.zp1});
     const bool tiles2 = c.four_tiles && in2.height >= 2 && in2.width >= 2;
     const Placement ofm = rig.reserve(c.h, c.w, c.c, c.out, {c.format, c.four_tiles, c.zp_out});
-    const OutputStage out = output_stage(c.out, c.zp_out, c.narrow_clip);
+    const OutputStage out = output_stage(c.out, added_zero_point(c.out, c.zp_out), c.narrow_clip);
     rig.emit_ifm(ifm, c.scale_mode);
     rig.emit_ofm(ofm, c.round, true);
     if (tensor2) rig.emit_ifm2(rig.place(in2, {c.format, tiles2, c.zp2}));
@@ -822,6 +850,22 @@ const EltCase kEltCases[] = {
     with(elt("ShrInt32", ElementwiseMode::Shr), [](EltCase& c) { c.in = c.out = kInt32; }),
     with(elt("ShrInt32Natural", ElementwiseMode::Shr), [](EltCase& c) {
         c.in = c.out = kInt32, c.round = RoundMode::Natural;
+    }),
+    // Vela 3.x/4.x softmax lowerings write OFM zero points 14 or 34 on int32 outputs; none is added.
+    with(elt("ShrInt32IgnoresOfmZeroPoint", ElementwiseMode::Shr), [](EltCase& c) {
+        c.in = c.out = kInt32, c.zp_out = 34;
+    }),
+    with(elt("SubInt32IgnoresOfmZeroPoint", ElementwiseMode::Sub), [](EltCase& c) {
+        c.in = c.out = kInt32, c.zp_out = 14;
+    }),
+    with(elt("MulInt32IgnoresOfmZeroPoint", ElementwiseMode::Mul), [](EltCase& c) {
+        c.in = c.out = kInt32, c.ofm_shift = 31, c.zp_out = 34;
+    }),
+    with(elt("ClzInt32IgnoresOfmZeroPoint", ElementwiseMode::Clz), [](EltCase& c) {
+        c.in = c.out = kInt32, c.zp_out = 14;
+    }),
+    with(elt("ShlInt32IgnoresOfmZeroPoint", ElementwiseMode::Shl), [](EltCase& c) {
+        c.in = c.out = kInt32, c.zp_out = -5;
     }),
     with(elt("ShrScalarNaturalInt16", ElementwiseMode::Shr), [](EltCase& c) {
         c.in = c.out = kInt16, c.scalar = true, c.scalar_value = 5, c.round = RoundMode::Natural;

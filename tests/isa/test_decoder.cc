@@ -226,5 +226,56 @@ TEST(Decoder, FortyBitAddressesOnU65AndU85) {
     EXPECT_EQ(out.ops[0].dma.dimensions, 1);
 }
 
+// The registers an op reads decide what the decoder consults: a U55/U65 pool in PER_CHANNEL mode
+// has no scale stream and no OFM_SCALE (Vela 2.x-4.x MAX pools write none), a 32-bit OFM without a
+// TABLE activation no OFM_ZERO_POINT (Vela 3.x/4.x softmax writes stale ones there).
+TEST(Decoder, RegistersAnOpDoesNotReadAreNeverConsulted) {
+    // The pooling set-up without one register, then the given commands.
+    auto with_only = [](Cmd skipped, auto&& configure) {
+        const isa::GenerationDesc& gen = isa::describe(Generation::U55);
+        const CommandStreamBuilder full = pooling_setup(Generation::U55);
+        std::vector<uint32_t> words;
+        for_each_command(gen, full.words(), "setup", [&](const RawCommand& c) {
+            if (c.desc->id == skipped) return;
+            const auto first = full.words().begin() + c.offset / 4;
+            words.insert(words.end(), first, first + static_cast<ptrdiff_t>(c.desc->words()));
+        });
+        CommandStreamBuilder tail(Generation::U55);
+        configure(tail);
+        words.insert(words.end(), tail.words().begin(), tail.words().end());
+        return decode_stream(*find_npu_config("ethos-u55-128"), words, "op", {.strict = true});
+    };
+    const auto max_pool = with_only(Cmd::SET_OFM_SCALE, [](CommandStreamBuilder& b) {
+        b.emit(Cmd::SET_OFM_PRECISION, {{Field::SET_OFM_PRECISION__activation_type, 1}})  // PER_CHANNEL
+            .emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 0}});
+    });
+    EXPECT_TRUE(max_pool.ops.at(0).unset_registers.empty());
+    EXPECT_EQ(max_pool.ops[0].output.global_scale.scale, 1u);
+    EXPECT_EQ(max_pool.ops[0].output.global_scale.shift, 0);
+
+    const auto int32_sum = with_only(Cmd::SET_OFM_ZERO_POINT, [](CommandStreamBuilder& b) {
+        b.emit(Cmd::SET_OFM_PRECISION, {{Field::SET_OFM_PRECISION__activation_type, 1},
+                                        {Field::SET_OFM_PRECISION__activation_precision, 2},  // B32
+                                        {Field::SET_OFM_PRECISION__scale_mode, 1}})
+            .emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 2}});
+    });
+    EXPECT_TRUE(int32_sum.ops.at(0).unset_registers.empty());
+    EXPECT_EQ(int32_sum.ops[0].ofm.zero_point, 0);
+
+    // A TABLE activation indexes its LUT with the zero-pointed 8-bit value: the register is read.
+    try {
+        with_only(Cmd::SET_OFM_ZERO_POINT, [](CommandStreamBuilder& b) {
+            b.emit(Cmd::SET_OFM_PRECISION, {{Field::SET_OFM_PRECISION__activation_type, 1},
+                                            {Field::SET_OFM_PRECISION__activation_precision, 2},
+                                            {Field::SET_OFM_PRECISION__scale_mode, 1}})
+                .emit(Cmd::SET_ACTIVATION, {{Field::SET_ACTIVATION__activation_function, 16}})
+                .emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 2}});
+        });
+        FAIL() << "a TABLE activation on a 32-bit OFM did not read OFM_ZERO_POINT";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("NPU_SET_OFM_ZERO_POINT"), std::string::npos) << e.what();
+    }
+}
+
 }  // namespace
 }  // namespace ethosu
