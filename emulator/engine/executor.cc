@@ -10,27 +10,41 @@
 
 namespace ethosu {
 
-Shram::Shram(const NpuConfig& config)
-    // U85 has no SHRAM; its 2 KB LUT RAM is modelled by the same LUT area.
-    : bytes_(static_cast<size_t>(config.shram_kb > 0 ? config.shram_kb * 1024 : kLutBytes)) {}
+Shram::Shram(const NpuConfig& config) {
+    // U85 has no SHRAM; its 2 KB LUT RAM is modelled by one core's LUT area. On U55/U65 `cores`
+    // counts the cores, which share CONFIG.shram_size equally.
+    const bool has_shram = config.shram_kb > 0;
+    const int cores = has_shram ? config.cores : 1;
+    const size_t bytes = has_shram ? static_cast<size_t>(config.shram_kb) * 1024 / cores : kLutBytes;
+    cores_.assign(static_cast<size_t>(cores), Core{std::vector<uint8_t>(bytes)});
+}
 
 void Shram::clear() {
-    std::fill(bytes_.begin(), bytes_.end(), uint8_t{0});
-    std::fill(lut_written_.begin(), lut_written_.end(), false);
+    for (Core& core : cores_) {
+        std::fill(core.bytes.begin(), core.bytes.end(), uint8_t{0});
+        std::fill(core.lut_written.begin(), core.lut_written.end(), false);
+    }
+}
+
+void Shram::write(uint32_t core_mask, uint64_t offset, std::span<const uint8_t> data) {
+    const uint64_t lut_begin = std::max(offset, lut_base()), lut_end = offset + data.size();
+    for (size_t n = 0; n < cores_.size(); ++n) {
+        if (!(core_mask >> n & 1)) continue;
+        Core& core = cores_[n];
+        std::copy(data.begin(), data.end(), core.bytes.begin() + static_cast<ptrdiff_t>(offset));
+        for (uint64_t at = lut_begin; at < lut_end; ++at) core.lut_written[at - lut_base()] = true;
+    }
 }
 
 std::span<const uint8_t> Shram::lut(int slot) const {
-    return std::span<const uint8_t>(bytes_).subspan(lut_base() + static_cast<size_t>(slot) * kLutSlotBytes);
-}
-
-void Shram::mark_written(uint64_t offset, uint64_t length) {
-    const uint64_t begin = std::max(offset, lut_base()), end = std::min(offset + length, uint64_t{bytes_.size()});
-    for (uint64_t at = begin; at < end; ++at) lut_written_[at - lut_base()] = true;
+    return std::span<const uint8_t>(cores_.front().bytes).subspan(lut_base() + static_cast<size_t>(slot) * kLutSlotBytes);
 }
 
 bool Shram::lut_loaded(int first, int slots) const {
-    const auto begin = lut_written_.begin() + static_cast<ptrdiff_t>(first) * kLutSlotBytes;
-    return std::all_of(begin, begin + static_cast<ptrdiff_t>(slots) * kLutSlotBytes, [](bool b) { return b; });
+    return std::all_of(cores_.begin(), cores_.end(), [&](const Core& core) {
+        const auto begin = core.lut_written.begin() + static_cast<ptrdiff_t>(first) * kLutSlotBytes;
+        return std::all_of(begin, begin + static_cast<ptrdiff_t>(slots) * kLutSlotBytes, [](bool b) { return b; });
+    });
 }
 
 namespace {
@@ -50,8 +64,9 @@ void check_lut_loaded(const DecodedOp& op, const Shram& shram, const NpuConfig& 
     const int slots = std::clamp(op.ofm.precision.bits / 8, 1, kSlots - slot);
     if (shram.lut_loaded(slot, slots)) return;
     throw Error(where,
-                fmt::format("TABLE_{} activation reads LUT slot{} {}{}, which no DMA has loaded", slot,
-                            slots > 1 ? "s" : "", slot, slots > 1 ? fmt::format("..{}", slot + slots - 1) : ""));
+                fmt::format("TABLE_{} activation reads LUT slot{} {}{}, which no DMA has loaded{}", slot,
+                            slots > 1 ? "s" : "", slot, slots > 1 ? fmt::format("..{}", slot + slots - 1) : "",
+                            shram.cores() > 1 ? " into every core's SHRAM" : ""));
 }
 
 // Whether two sequences of spans hold the same bytes, without concatenating either.

@@ -24,8 +24,11 @@
 
 namespace ethosu {
 
-// The U55/U65 shared buffer. Only its LUT area matters functionally: internal-mode DMAs write
-// LUTs there, TABLE_n activations read them. On U85 the same bytes stand for the LUT RAM.
+// The U55/U65 shared buffer, one per core. Only its LUT area matters functionally: internal-mode
+// DMAs write LUTs there, TABLE_n activations read them. On U85 the same bytes stand for the LUT RAM.
+// U65-512 has two cores of 48 KB each (CONFIG.shram_size reports their sum, 96): Vela 3.x-5.x give
+// it 48 SHRAM banks per core (architecture_features.py / regor ethos_u65.cpp AcceleratorConfig) and
+// DMA its LUTs to 0xb800, the last 2 KB of a core's 48 KB, with the destination core mask 3.
 class Shram {
 public:
     static constexpr int kLutSlotBytes = 256;
@@ -33,22 +36,28 @@ public:
 
     explicit Shram(const NpuConfig& config);
 
-    std::span<uint8_t> bytes() { return bytes_; }
-    // The LUT area starts kLutBytes before the end (Vela places it in the last two banks).
-    std::span<const uint8_t> lut(int slot) const;
-    uint64_t lut_base() const { return bytes_.size() - kLutBytes; }
+    int cores() const { return static_cast<int>(cores_.size()); }
+    uint64_t core_bytes() const { return cores_.front().bytes.size(); }
+    // The LUT area starts kLutBytes before the end of a core's SHRAM (Vela places it in the last two
+    // banks).
+    uint64_t lut_base() const { return core_bytes() - kLutBytes; }
 
-    // Notes a write of [offset, offset + length) by a DMA, so a table activation can tell
-    // whether its LUT was ever loaded.
-    void mark_written(uint64_t offset, uint64_t length);
-    // Whether every byte of `slots` LUT slots from `first` has been written.
+    // An internal-mode DMA: writes `data` at `offset` of every core in `core_mask` (bit n: core n;
+    // bits past the last core select nothing). The caller has checked that it fits core_bytes().
+    void write(uint32_t core_mask, uint64_t offset, std::span<const uint8_t> data);
+    // Core 0's LUT from `slot` on; lut_loaded tells whether every core holds it.
+    std::span<const uint8_t> lut(int slot) const;
+    // Whether every byte of `slots` LUT slots from `first` has been written on every core.
     bool lut_loaded(int first, int slots) const;
     // As at reset: zeros, no LUT loaded.
     void clear();
 
 private:
-    std::vector<uint8_t> bytes_;
-    std::vector<bool> lut_written_ = std::vector<bool>(kLutBytes);
+    struct Core {
+        std::vector<uint8_t> bytes;
+        std::vector<bool> lut_written = std::vector<bool>(kLutBytes);
+    };
+    std::vector<Core> cores_;
 };
 
 // Decoded weights, cached per op and the streams it reads: a model's weights decode once.

@@ -249,10 +249,12 @@ void Rig::emit_weights(const Weights& w, const std::vector<ChannelScale>& scales
 uint64_t Rig::add_lut(const std::vector<uint8_t>& bytes) { return append_aligned(luts_, bytes); }
 
 uint32_t Rig::emit_lut_dma(uint64_t lut_offset, int slot, uint64_t length) {
-    const uint64_t lut_area = static_cast<uint64_t>(config_.shram_kb) * 1024 - 2048;  // last 2 KB of SHRAM
+    const uint64_t lut_area = static_cast<uint64_t>(config_.shram_kb) * 1024 / config_.cores - 2048;  // last 2 KB of a core's SHRAM
     stream_.emit(Cmd::SET_DMA0_SRC_REGION, {{Field::SET_DMA0_SRC_REGION__region, kLutRegion}})
         .emit(Cmd::SET_DMA0_SRC, {{Field::SET_DMA0_SRC__addr, lut_offset}})
-        .emit(Cmd::SET_DMA0_DST_REGION, {{Field::SET_DMA0_DST_REGION__region_mode, 1}})
+        // Internal mode: the region field is the core mask; Vela writes 3 on every configuration.
+        .emit(Cmd::SET_DMA0_DST_REGION,
+              {{Field::SET_DMA0_DST_REGION__region, 3}, {Field::SET_DMA0_DST_REGION__region_mode, 1}})
         .emit(Cmd::SET_DMA0_DST, {{Field::SET_DMA0_DST__addr, lut_area + static_cast<uint64_t>(slot) * 256}})
         .emit(Cmd::SET_DMA0_LEN, {{Field::SET_DMA0_LEN__addr, length}});
     const uint32_t at = next_offset();

@@ -1422,6 +1422,49 @@ TEST(HostileRuntime, TableActivationWithoutItsLutLoaded) {
     }
 }
 
+// U65-512: each of the two cores has 48 KB of SHRAM with the LUT in its last 2 KB, at 0xb800, where
+// Vela 3.x/4.x DMA it with core mask 3 (../shared/vectors-vela */ethos-u65-512/vela_stdout.txt).
+TEST(U65Dual, LutLoadedIntoBothCoresAt0xb800) {
+    Rig rig("ethos-u65-512");
+    const auto lut = test_lut();
+    const uint32_t dma = rig.emit_lut_dma(rig.add_lut(lut), 2, 256);
+    const auto words = rig.stream().words();
+    ASSERT_EQ(words[dma / 4 - 3], 0xb800u + 2 * 256);  // the DMA0_DST payload: 46 KB + slot 2
+    const LutOp op = emit_lut_pool(rig, 2);
+    rig.run();
+    Tensor want(3, 4, 5, kInt8);
+    for (size_t i = 0; i < want.values.size(); ++i)
+        want.values[i] = static_cast<int8_t>(lut[static_cast<size_t>(op.in.values[i] + 128)]);
+    expect_same(rig.read(op.ofm), want);
+}
+
+TEST(U65Dual, LutLoadedIntoOneCoreOnlyIsRefused) {
+    Rig rig("ethos-u65-512");
+    const uint64_t lut = rig.add_lut(test_lut());
+    rig.emit_lut_dma(lut, 2, 256);
+    rig.stream().emit(Cmd::SET_DMA0_DST_REGION,
+                      {{Field::SET_DMA0_DST_REGION__region, 1}, {Field::SET_DMA0_DST_REGION__region_mode, 1}});
+    rig.stream().emit(Cmd::SET_DMA0_DST, {{Field::SET_DMA0_DST__addr, 0xb800 + 3 * 256}});
+    rig.stream().emit(Cmd::OP_DMA_START).emit(Cmd::OP_DMA_WAIT);  // slot 3 on core 0 only
+    const LutOp op = emit_lut_pool(rig, 3);
+    const Error e = run_error(rig, op.offset, "pool");
+    EXPECT_TRUE(mentions(e, "every core")) << e.what();
+}
+
+TEST(U65Dual, LutPastACoresShramIsRefused) {
+    Rig rig("ethos-u65-512");
+    rig.stream().emit(Cmd::SET_DMA0_SRC_REGION, {{Field::SET_DMA0_SRC_REGION__region, kLutRegion}});
+    rig.stream().emit(Cmd::SET_DMA0_SRC, {{Field::SET_DMA0_SRC__addr, rig.add_lut(test_lut())}});
+    rig.stream().emit(Cmd::SET_DMA0_DST_REGION,
+                      {{Field::SET_DMA0_DST_REGION__region, 3}, {Field::SET_DMA0_DST_REGION__region_mode, 1}});
+    rig.stream().emit(Cmd::SET_DMA0_DST, {{Field::SET_DMA0_DST__addr, 0x17800}});  // the end of 96 KB
+    rig.stream().emit(Cmd::SET_DMA0_LEN, {{Field::SET_DMA0_LEN__addr, 256}});
+    const uint32_t dma = rig.next_offset();
+    rig.stream().emit(Cmd::OP_DMA_START);
+    const Error e = run_error(rig, dma, "NPU_OP_DMA_START");
+    EXPECT_TRUE(mentions(e, "49152 bytes per core")) << e.what();
+}
+
 TEST(HostileRuntime, TableActivationPastTheLastSlot) {
     Rig rig("ethos-u55-128");
     const LutOp op = emit_lut_pool(rig, 15);  // activation function 31: TABLE_15
