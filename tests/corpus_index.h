@@ -22,8 +22,10 @@ struct CorpusEntry {
     int64_t vela_total_cycles = 0;  // Vela's estimate (its model summary's cycles_total)
 };
 
-// The fully-NPU models of a configuration, in index order; columns are found by header name.
-inline std::vector<CorpusEntry> fully_npu_entries(const std::filesystem::path& vectors, const std::string& config) {
+// The fully-NPU models of a configuration, in index order; columns are found by header name. An
+// index of several compilers (../shared/vectors-vela) is filtered to the `vela` version given.
+inline std::vector<CorpusEntry> fully_npu_entries(const std::filesystem::path& vectors, const std::string& config,
+                                                  const std::string& vela = {}) {
     std::ifstream index(vectors / "index.csv");
     std::string line;
     std::getline(index, line);
@@ -40,6 +42,7 @@ inline std::vector<CorpusEntry> fully_npu_entries(const std::filesystem::path& v
         for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(cell);
         auto cell = [&](const char* name) { return column.at(name) < cells.size() ? cells[column.at(name)] : ""; };
         if (cell("config") != config || cell("fully_npu") != "True") continue;
+        if (!vela.empty() && cell("vela") != vela) continue;
         const std::string cycles = cell("total_cycles");
         entries.push_back({cell("model"), cycles.empty() ? 0 : std::stoll(cycles)});
     }

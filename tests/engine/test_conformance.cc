@@ -81,40 +81,44 @@ std::string compare(const std::vector<uint8_t>& ours, const std::vector<uint8_t>
     return mismatches ? fmt::format("{} mismatching elements:{}", mismatches, report) : std::string{};
 }
 
-class Conformance : public ::testing::TestWithParam<const char*> {};
-
-TEST_P(Conformance, OutputsEqualTfliteMicroReference) {
+// Runs the fully-NPU models of one compiled corpus (its index.csv, filtered to `vela` where it holds
+// several compilers) on `config` against the TFLM goldens of ../shared/vectors, both seeds.
+void check_corpus(const fs::path& corpus, const std::string& config, const std::string& vela) {
     const fs::path vectors = ETHOSU_VECTORS_DIR;
     if (!fs::exists(vectors / "index.csv")) GTEST_SKIP() << "test vectors not found at " << vectors;
-    const std::string config = GetParam();
+    if (!fs::exists(corpus / "index.csv")) GTEST_SKIP() << "test vectors not found at " << corpus;
+    const fs::path compiled = vela.empty() ? corpus : corpus / vela;
+    const std::string label = vela.empty() ? config : fmt::format("Vela {} {}", vela, config);
     int passed = 0, no_golden = 0;
     std::vector<std::string> failures, known_failures;
-    for (const auto& [name, vela_cycles] : fully_npu_entries(vectors, config)) {
-        const fs::path dir = vectors / name;
-        const auto meta = nlohmann::json::parse(std::ifstream(dir / "golden" / "meta.json"));
+    const auto entries = fully_npu_entries(corpus, config, vela);
+    if (entries.empty()) ADD_FAILURE() << label << ": no fully-NPU model in " << corpus / "index.csv";
+    for (const auto& [name, vela_cycles] : entries) {
+        const fs::path golden = vectors / name / "golden";
+        const auto meta = nlohmann::json::parse(std::ifstream(golden / "meta.json"));
         if (meta.value("status", "") != "ok") {
             ++no_golden;
             continue;
         }
-        const fs::path model_path = dir / config / "model_vela.tflite";
+        const fs::path model_path = compiled / name / config / "model_vela.tflite";
         try {
             const auto model = load_model(model_path.string(), {});
             for (int seed : {1, 2}) {
                 std::vector<std::vector<uint8_t>> inputs;
                 for (size_t k = 0; k < model->inputs.size(); ++k)
-                    inputs.push_back(read_file_bytes(dir / "golden" / fmt::format("seed{}.in{}.bin", seed, k)));
+                    inputs.push_back(read_file_bytes(golden / fmt::format("seed{}.in{}.bin", seed, k)));
                 const RunResult result =
                     run_model(*model, std::move(inputs), {.execute = true, .system = {}, .timing = false});
                 for (size_t k = 0; k < result.outputs.size(); ++k) {
-                    const auto golden = read_file_bytes(dir / "golden" / fmt::format("seed{}.out{}.bin", seed, k));
+                    const auto expected = read_file_bytes(golden / fmt::format("seed{}.out{}.bin", seed, k));
                     const int elem = std::max(1, element_size(model->outputs[k].type));
-                    const std::string diff = compare(result.outputs[k], golden, elem,
+                    const std::string diff = compare(result.outputs[k], expected, elem,
                                                      k == 0 ? known_difference(name, seed) : nullptr);
                     if (!diff.empty()) throw std::runtime_error(fmt::format("seed {} output {}: {}", seed, k, diff));
                 }
             }
             if (not_yet_bit_exact(name, config)) {
-                ADD_FAILURE() << config << " " << name << " is bit-exact now: remove it from kNotYetBitExact";
+                ADD_FAILURE() << label << " " << name << " is bit-exact now: remove it from kNotYetBitExact";
             }
             ++passed;
         } catch (const std::exception& e) {
@@ -125,16 +129,33 @@ TEST_P(Conformance, OutputsEqualTfliteMicroReference) {
             }
         }
     }
-    for (const auto& f : failures) ADD_FAILURE() << config << " " << f;
-    for (const auto& f : known_failures) std::cout << "[ not yet bit-exact ] " << config << " " << f << "\n";
-    std::cout << "[ conformance ] " << config << ": " << passed << " models bit-exact, " << failures.size()
+    for (const auto& f : failures) ADD_FAILURE() << label << " " << f;
+    for (const auto& f : known_failures) std::cout << "[ not yet bit-exact ] " << label << " " << f << "\n";
+    std::cout << "[ conformance ] " << label << ": " << passed << " models bit-exact, " << failures.size()
               << " failing, " << known_failures.size() << " known not yet bit-exact, " << no_golden
               << " without a TFLM golden\n";
 }
 
+class Conformance : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Conformance, OutputsEqualTfliteMicroReference) { check_corpus(ETHOSU_VECTORS_DIR, GetParam(), {}); }
+
 INSTANTIATE_TEST_SUITE_P(AllConfigs, Conformance,
                          ::testing::Values("ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u85-256",
                                            "ethos-u85-1024"),
+                         ConfigTestName{});
+
+// The same models compiled by Vela 3.10 and 4.1 (../shared/vectors-vela), whose streams use other
+// idioms than 5.1's (PER_CHANNEL MAX pools without OFM_SCALE, stale zero points on int32 softmax
+// steps, U65-512 LUTs per core), against the same goldens.
+class OlderVelaConformance : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(OlderVelaConformance, OutputsEqualTfliteMicroReference) {
+    for (const char* vela : {"3.10.0", "4.1.0"}) check_corpus(ETHOSU_VECTORS_VELA_DIR, GetParam(), vela);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllConfigs, OlderVelaConformance,
+                         ::testing::Values("ethos-u55-64", "ethos-u55-128", "ethos-u65-256", "ethos-u65-512"),
                          ConfigTestName{});
 
 // A run of its own reads each weight once, then hands the mapped file's pages back: after
