@@ -228,7 +228,7 @@ struct DecodedOp {
     BranchCondition branch_condition = BranchCondition::Always;
     uint32_t branch_target = 0;   // BRANCH: byte offset in the command stream
 
-    // Registers the op read that the stream never wrote (they hold the poison value).
+    // Registers the op read that the stream never wrote (a lenient decode reads them as 0).
     std::vector<isa::Cmd> unset_registers;
 };
 

@@ -16,7 +16,6 @@ using isa::Field;
 namespace {
 
 constexpr uint32_t kControlShift = 14;
-constexpr uint64_t kPoison = ~0ull;  // value of a register the stream never wrote
 constexpr uint64_t kU55Table0 = 16;  // U55/U65 activation_function TABLE_0; TABLE_n is 16 + n
 
 OpKind op_kind_of(Cmd c) {
@@ -145,7 +144,7 @@ struct Decoder::Reader {
         const size_t reg = static_cast<size_t>(desc->command);
         if (!decoder.written_[reg]) {
             if (std::find(unset.begin(), unset.end(), desc->command) == unset.end()) unset.push_back(desc->command);
-            return desc->extract(kPoison);
+            return 0;  // read leniently (else the op is refused once it is decoded)
         }
         return desc->extract(decoder.registers_[reg]);
     }
@@ -614,9 +613,12 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             if (!names.empty()) names += ", ";
             names += gen_.command(c)->name;
         }
-        const std::string message =
-            fmt::format("{} reads registers the stream never set: {}", command.desc->name, names);
-        if (options_.strict) throw Error({source_, command.offset, std::string(command.desc->name)}, message);
+        const std::string message = fmt::format("{} reads {} the stream never wrote: {}", command.desc->name,
+                                                op.unset_registers.size() > 1 ? "registers" : "a register", names);
+        if (!options_.lenient) {
+            throw Error({source_, command.offset, std::string(gen_.command(op.unset_registers.front())->name)},
+                        message + " (--lenient reads them as 0)");
+        }
         warnings_.push_back(format_error({source_, command.offset, {}}, message));
     }
 }

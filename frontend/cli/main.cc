@@ -50,7 +50,8 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
     size_t total_commands = 0, total_ops = 0;
     for (size_t i = 0; i < model->invocations.size(); ++i) {
         const auto& inv = model->invocations[i];
-        const auto decoded = decode_stream(model->config, inv.stream.words, path);
+        // info describes what it is given: never-written registers are warnings here, errors in a run.
+        const auto decoded = decode_stream(model->config, inv.stream.words, path, {.lenient = true});
         total_commands += decoded.command_count;
         total_ops += decoded.ops.size();
         std::map<std::string, int> kinds;
@@ -218,6 +219,7 @@ struct RunCliOptions {
     std::string trace_file;      // Chrome/Perfetto trace
     std::string per_layer_file;  // Vela-style per-layer CSV
     std::string debug_db_file;   // Vela's model_debug.xml, for operator names
+    bool lenient = false;        // registers never written read as 0, with a warning
 };
 
 int run_run(const std::string& path, const LoadOptions& options, const RunCliOptions& cli, bool as_json) {
@@ -229,7 +231,11 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     const std::vector<uint32_t> events = pmu_events(model->config, cli.pmu);
     std::optional<DebugDatabase> debug_db;
     if (!cli.debug_db_file.empty()) debug_db = DebugDatabase::load(cli.debug_db_file);
-    const RunResult result = run_model(*model, std::move(inputs), {!cli.timing_only, cli.system, !cli.no_timing});
+    const RunResult result = run_model(*model, std::move(inputs),
+                                       {.execute = !cli.timing_only, .system = cli.system, .timing = !cli.no_timing,
+                                        .decode = {.lenient = cli.lenient}});
+    for (const auto& stream : result.streams)
+        for (const auto& warning : stream.warnings) fmt::print(stderr, "ethosu-emu: warning: {}\n", warning);
     const PmuReading pmu = read_pmu(result.memory, result.timing, events);
     const TracedRun traced{path, model->config, result.memory, result.streams, result.timing,
                            debug_db ? &*debug_db : nullptr};
@@ -326,6 +332,9 @@ int main(int argc, char** argv) {
     run->add_option("--output-prefix", run_options.output_prefix, "outputs are written to PREFIX.out<k>.bin");
     run->add_flag("--timing-only", run_options.timing_only, "cycles, traffic and traces without computing data");
     run->add_flag("--no-timing", run_options.no_timing, "outputs only, without the cycle estimate");
+    run->add_flag("--lenient", run_options.lenient,
+                  "run ops that read registers the stream never wrote, reading them as 0 (a warning each); "
+                  "by default such a stream is refused");
     run->add_option("--pmu", run_options.pmu, "PMU events to count, e.g. NPU_ACTIVE,MAC_ACTIVE (4 on U55/U65, 8 on U85)")
         ->delimiter(',');
     run->add_option("--system-config", run_options.system.system_config,

@@ -122,7 +122,8 @@ RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
                         "an RF_TRUE branch depends on the data: a timing-only run cannot follow it");
         };
         result.streams.push_back(follow_stream(model.config, inv.stream.words, model.path,
-                                               [](const DecodedOp&, std::span<const DecodedOp>) {}, no_data));
+                                               [](const DecodedOp&, std::span<const DecodedOp>) {}, no_data,
+                                               {.decode = options.decode}));
         time_it();
         return result;
     }
@@ -133,7 +134,7 @@ RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
     {
         // Gone before the timing model runs: its scratch and decoded weights are not needed then.
         Executor executor(model.config, space, model.path, options.weight_cache);
-        result.streams.push_back(executor.run(inv.stream.words));
+        result.streams.push_back(executor.run(inv.stream.words, {.decode = options.decode}));
     }
     time_it();
     read_outputs(model, space, result.outputs);

@@ -48,7 +48,7 @@ inline void run_on_test_memory(const NpuConfig& config, const CommandStreamBuild
     space.set_base(kWeightRegion, kWeightAddress);
     if (!luts.empty()) map.map(kLutAddress, luts, "luts", MemoryKind::OffChipFlash);
     space.set_base(kLutRegion, kLutAddress);
-    const DecodedStream decoded = decode_stream(config, words, source, {.strict = true});
+    const DecodedStream decoded = decode_stream(config, words, source);
     Executor(config, space, source).run(decoded);
 }
 

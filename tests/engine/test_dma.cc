@@ -89,7 +89,7 @@ struct Machine {
     }
 
     Executor run(const CommandStreamBuilder& b) {
-        const auto stream = decode_stream(config, b.words(), "dma.bin", {.strict = true});
+        const auto stream = decode_stream(config, b.words(), "dma.bin");
         Executor executor(config, space, "dma.bin");
         executor.run(stream);
         return executor;
@@ -149,7 +149,7 @@ TEST(Dma, U65NegativeSkipWalksBackwards) {
 TEST(Dma, DecodedRecordHoldsRowAndPlaneStrides) {
     const Transfer t{.length = 32, .src_dims = 1, .dst_dims = 3, .size0 = 3, .size1 = 2, .skip0 = 16, .skip1 = 100};
     const auto stream = decode_stream(*find_npu_config("ethos-u65-256"), dma_stream(Generation::U65, t).words(),
-                                      "dma.bin", {.strict = true});
+                                      "dma.bin");
     const Dma& d = stream.ops.at(0).dma;
     EXPECT_EQ(d.dimensions, 3);
     EXPECT_EQ(d.length, 32u);

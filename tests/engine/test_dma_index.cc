@@ -185,7 +185,7 @@ TEST(DmaIndex, ScatterInt64Indices) {
 TEST(DmaIndex, DecodedRecordHoldsTheIndexArray) {
     const IndexOp op{.n = 2, .k = 5, .c = 3, .w = 4, .indices = {}};
     const auto b = index_stream(vela_programming(op, true));
-    const auto stream = decode_stream(*find_npu_config("ethos-u85-256"), b.words(), "index.bin", {.strict = true});
+    const auto stream = decode_stream(*find_npu_config("ethos-u85-256"), b.words(), "index.bin");
     const Dma& d = stream.ops.at(0).dma;
     EXPECT_TRUE(d.gather);
     EXPECT_FALSE(d.scatter);
@@ -240,12 +240,16 @@ TEST(DmaIndex, GatherAndScatterTogetherAreRefused) {
     CommandStreamBuilder b(Generation::U85);
     b.emit(Cmd::SET_DMA0_SRC_REGION, {{Field::SET_DMA0_SRC_REGION__idx_mode, 1}})
         .emit(Cmd::SET_DMA0_DST_REGION, {{Field::SET_DMA0_DST_REGION__idx_mode, 1}})
-        .emit(Cmd::OP_DMA_START);
+        .emit(Cmd::SET_DMA0_SRC).emit(Cmd::SET_DMA0_DST).emit(Cmd::SET_DMA0_LEN)
+        .emit(Cmd::SET_DMA0_SRC_STRIDE0).emit(Cmd::SET_DMA0_DST_STRIDE0)
+        .emit(Cmd::SET_DMA0_IDX_REGION).emit(Cmd::SET_DMA0_IDX).emit(Cmd::SET_DMA0_IDX_MAX);
+    const uint32_t dma = static_cast<uint32_t>(b.words().size() * 4);
+    b.emit(Cmd::OP_DMA_START);
     try {
         Machine().run(b);
         FAIL() << "expected an error";
     } catch (const Error& e) {
-        EXPECT_EQ(e.where().offset, 8u);
+        EXPECT_EQ(e.where().offset, dma);
         EXPECT_EQ(e.where().field, "NPU_SET_DMA0_DST_REGION.idx_mode");
     }
 }

@@ -91,7 +91,7 @@ protected:
         CommandStreamBuilder b(Generation::U85);
         emit(b, op);
         b.emit(Cmd::OP_STOP, {{Field::OP_STOP__mask, 0xFFFF}});
-        const auto stream = decode_stream(config_, b.words(), "u85 integer elementwise", {.strict = true});
+        const auto stream = decode_stream(config_, b.words(), "u85 integer elementwise");
         Executor(config_, space_, "u85 integer elementwise").run(stream);
         std::vector<int64_t> out(static_cast<size_t>(elements));
         const int bytes = op.ofm_type.bytes();

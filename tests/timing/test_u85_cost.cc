@@ -129,7 +129,7 @@ public:
     }
 
     DecodedStream decode_all(const NpuConfig& npu) const {
-        return decode_stream(npu, b_.words(), "u85_cost_test", {.strict = true});
+        return decode_stream(npu, b_.words(), "u85_cost_test");
     }
     DecodedOp decode(const NpuConfig& npu) const { return decode_all(npu).ops.back(); }
 
