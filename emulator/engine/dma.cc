@@ -57,21 +57,8 @@ void run_dma(const DecodedOp& op, ExecutionContext& ctx) {
             const uint64_t dst = step(d.dst.address, p, d.dst_stride1, d.scatter ? index_of(p, r) : r, d.dst_stride0);
             const auto from = ctx.memory.read(d.src.region, src, d.length, src_who);
             if (d.dst.internal) {
-                // Internal destination: an address in each selected core's SHRAM (U55/U65; the
-                // region field is the core mask) or in the LUT RAM (U85).
-                const uint64_t size = ctx.shram.core_bytes();
-                if (dst > size || d.length > size - dst) {
-                    throw Error(where, fmt::format("DMA writes internal memory [0x{:x}, 0x{:x}), which holds {} bytes{}",
-                                                   dst, dst + d.length, size,
-                                                   ctx.shram.cores() > 1 ? " per core" : ""));
-                }
-                const uint32_t core_mask = ctx.config.shram_kb > 0 ? static_cast<uint32_t>(d.dst.region) : 1;
-                if (!(core_mask & ((1u << ctx.shram.cores()) - 1))) {
-                    throw Error({ctx.source, op.offset, "NPU_SET_DMA0_DST_REGION.region"},
-                                fmt::format("internal-mode DMA with core mask {} selects none of the {} core{} "
-                                            "(Vela writes mask 3)",
-                                            core_mask, ctx.shram.cores(), ctx.shram.cores() > 1 ? "s" : ""));
-                }
+                // Internal destination: each selected core's SHRAM (U55/U65) or the LUT RAM (U85).
+                const uint32_t core_mask = ctx.shram.load(op, ctx.source);
                 ctx.shram.write(core_mask, dst, from.first(d.length));
             } else {
                 auto to = ctx.memory.write(d.dst.region, dst, d.length, dst_who);

@@ -10,12 +10,11 @@
 
 namespace ethosu {
 
-Shram::Shram(const NpuConfig& config) {
+Shram::Shram(const NpuConfig& config) : tables_checked_(config.shram_kb > 0), core_masks_(config.shram_kb > 0) {
     // U85 has no SHRAM; its 2 KB LUT RAM is modelled by one core's LUT area. On U55/U65 `cores`
     // counts the cores, which share CONFIG.shram_size equally.
-    const bool has_shram = config.shram_kb > 0;
-    const int cores = has_shram ? config.cores : 1;
-    const size_t bytes = has_shram ? static_cast<size_t>(config.shram_kb) * 1024 / cores : kLutBytes;
+    const int cores = config.shram_kb > 0 ? config.cores : 1;
+    const size_t bytes = config.shram_kb > 0 ? static_cast<size_t>(config.shram_kb) * 1024 / cores : kLutBytes;
     cores_.assign(static_cast<size_t>(cores), Core{std::vector<uint8_t>(bytes)});
 }
 
@@ -26,48 +25,62 @@ void Shram::clear() {
     }
 }
 
-void Shram::write(uint32_t core_mask, uint64_t offset, std::span<const uint8_t> data) {
-    const uint64_t lut_begin = std::max(offset, lut_base()), lut_end = offset + data.size();
+uint32_t Shram::load(const DecodedOp& dma, const std::string& source) {
+    const Dma& d = dma.dma;
+    if (d.dimensions > 1 || d.scatter) {
+        throw Error({source, dma.offset,
+                     d.scatter ? "NPU_SET_DMA0_DST_REGION.idx_mode" : "NPU_SET_DMA0_SRC_REGION.stride_mode"},
+                    "a strided or scattered DMA into internal memory is not supported (Vela loads LUTs with 1-D "
+                    "transfers)");
+    }
+    const uint64_t size = core_bytes(), dst = d.dst.address;
+    if (dst > size || d.length > size - dst) {
+        throw Error({source, dma.offset, "NPU_SET_DMA0_DST"},
+                    fmt::format("DMA writes internal memory [0x{:x}, 0x{:x}), which holds {} bytes{}", dst,
+                                dst + d.length, size, cores() > 1 ? " per core" : ""));
+    }
+    const uint32_t core_mask = core_masks_ ? static_cast<uint32_t>(d.dst.region) & ((1u << cores()) - 1) : 1;
+    if (!core_mask) {
+        throw Error({source, dma.offset, "NPU_SET_DMA0_DST_REGION.region"},
+                    fmt::format("internal-mode DMA with core mask {} selects none of the {} core{} (Vela writes mask 3)",
+                                d.dst.region, cores(), cores() > 1 ? "s" : ""));
+    }
+    const uint64_t lut_begin = std::max(dst, lut_base()), lut_end = dst + d.length;
     for (size_t n = 0; n < cores_.size(); ++n) {
         if (!(core_mask >> n & 1)) continue;
-        Core& core = cores_[n];
-        std::copy(data.begin(), data.end(), core.bytes.begin() + static_cast<ptrdiff_t>(offset));
-        for (uint64_t at = lut_begin; at < lut_end; ++at) core.lut_written[at - lut_base()] = true;
+        for (uint64_t at = lut_begin; at < lut_end; ++at) cores_[n].lut_written[at - lut_base()] = true;
     }
+    return core_mask;
+}
+
+void Shram::write(uint32_t core_mask, uint64_t offset, std::span<const uint8_t> data) {
+    for (size_t n = 0; n < cores_.size(); ++n)
+        if (core_mask >> n & 1) std::copy(data.begin(), data.end(), cores_[n].bytes.begin() + static_cast<ptrdiff_t>(offset));
 }
 
 std::span<const uint8_t> Shram::lut(int slot) const {
     return std::span<const uint8_t>(cores_.front().bytes).subspan(lut_base() + static_cast<size_t>(slot) * kLutSlotBytes);
 }
 
-bool Shram::lut_loaded(int first, int slots) const {
-    return std::all_of(cores_.begin(), cores_.end(), [&](const Core& core) {
-        const auto begin = core.lut_written.begin() + static_cast<ptrdiff_t>(first) * kLutSlotBytes;
+// A TABLE activation reads its slot and, for entries wider than a byte, the slots after it; reading
+// SHRAM no DMA has written would silently use zeros. The decoder refuses TABLE_n past the last slot.
+void Shram::check_table(const DecodedOp& op, const std::string& source) const {
+    if (!tables_checked_ || !is_kernel_op(op.kind) || op.output.activation != Activation::Table) return;
+    constexpr int kSlots = kLutBytes / kLutSlotBytes;
+    const int slot = op.output.lut_index;
+    const int slots = std::clamp(op.ofm.precision.bits / 8, 1, kSlots - slot);
+    const bool loaded = std::all_of(cores_.begin(), cores_.end(), [&](const Core& core) {
+        const auto begin = core.lut_written.begin() + static_cast<ptrdiff_t>(slot) * kLutSlotBytes;
         return std::all_of(begin, begin + static_cast<ptrdiff_t>(slots) * kLutSlotBytes, [](bool b) { return b; });
     });
+    if (loaded) return;
+    throw Error({source, op.offset, std::string(op_kind_name(op.kind))},
+                fmt::format("TABLE_{} activation reads LUT slot{} {}{}, which no DMA has loaded{}", slot,
+                            slots > 1 ? "s" : "", slot, slots > 1 ? fmt::format("..{}", slot + slots - 1) : "",
+                            cores() > 1 ? " into every core's SHRAM" : ""));
 }
 
 namespace {
-
-// A U55/U65 table activation reads its slot and, for entries wider than a byte, the slots after
-// it; reading SHRAM no DMA has written would silently use zeros.
-void check_lut_loaded(const DecodedOp& op, const Shram& shram, const NpuConfig& config, const std::string& source) {
-    if (config.generation == Generation::U85 || !is_kernel_op(op.kind) || op.output.activation != Activation::Table)
-        return;
-    const LazyLocation where{&source, op.offset, op_kind_name(op.kind)};
-    const int slot = op.output.lut_index;
-    constexpr int kSlots = Shram::kLutBytes / Shram::kLutSlotBytes;
-    // SET_ACTIVATION's 5-bit function field can name tables past the last slot.
-    if (slot < 0 || slot >= kSlots) {
-        throw Error(where, fmt::format("TABLE_{}: the LUT has slots 0..{}", slot, kSlots - 1));
-    }
-    const int slots = std::clamp(op.ofm.precision.bits / 8, 1, kSlots - slot);
-    if (shram.lut_loaded(slot, slots)) return;
-    throw Error(where,
-                fmt::format("TABLE_{} activation reads LUT slot{} {}{}, which no DMA has loaded{}", slot,
-                            slots > 1 ? "s" : "", slot, slots > 1 ? fmt::format("..{}", slot + slots - 1) : "",
-                            shram.cores() > 1 ? " into every core's SHRAM" : ""));
-}
 
 // Whether two sequences of spans hold the same bytes, without concatenating either.
 bool same_bytes(std::span<const std::span<const uint8_t>> a, std::span<const std::span<const uint8_t>> b) {
@@ -421,7 +434,7 @@ void check_ofm_order(const DecodedOp& op, const std::string& source) {
 void Executor::run_op(const DecodedOp& op) {
     ExecutionContext ctx{config_, memory_, shram_, shared_weights_ ? *shared_weights_ : own_weights_, source_, chain_,
                          scratch_, accumulators_};
-    check_lut_loaded(op, shram_, config_, source_);
+    shram_.check_table(op, source_);
     if (config_.generation == Generation::U85 && is_kernel_op(op.kind)) {
         refuse_unmodelled_u85(op, source_);
         check_ofm_order(op, source_);

@@ -42,13 +42,17 @@ public:
     // banks).
     uint64_t lut_base() const { return core_bytes() - kLutBytes; }
 
-    // An internal-mode DMA: writes `data` at `offset` of every core in `core_mask` (bit n: core n;
-    // bits past the last core select nothing). The caller has checked that it fits core_bytes().
+    // The checks and bookkeeping of an internal-mode DMA (a 1-D transfer into the cores of the mask
+    // in its region field, bit n: core n; U85: the LUT RAM), which need no data: a destination past a
+    // core's memory or a mask selecting no core is refused. Returns the mask of the cores written.
+    // Full and timing-only runs make the same calls, so they refuse the same streams.
+    uint32_t load(const DecodedOp& dma, const std::string& source);
+    // A U55/U65 TABLE activation reads its LUT slots: refused unless a DMA has loaded them on every core.
+    void check_table(const DecodedOp& op, const std::string& source) const;
+    // The bytes of a load already checked: `data` at `offset` of every core in `core_mask`.
     void write(uint32_t core_mask, uint64_t offset, std::span<const uint8_t> data);
-    // Core 0's LUT from `slot` on; lut_loaded tells whether every core holds it.
+    // Core 0's LUT from `slot` on (check_table has made sure every core holds the same).
     std::span<const uint8_t> lut(int slot) const;
-    // Whether every byte of `slots` LUT slots from `first` has been written on every core.
-    bool lut_loaded(int first, int slots) const;
     // As at reset: zeros, no LUT loaded.
     void clear();
 
@@ -58,6 +62,8 @@ private:
         std::vector<bool> lut_written = std::vector<bool>(kLutBytes);
     };
     std::vector<Core> cores_;
+    bool tables_checked_;  // U55/U65: TABLE_n reads SHRAM slots; U85's LUT RAM is not tracked
+    bool core_masks_;      // U55/U65: an internal DMA's region field is a core mask
 };
 
 // Decoded weights, cached per op and the streams it reads: a model's weights decode once.

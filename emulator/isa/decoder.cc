@@ -131,10 +131,13 @@ void for_each_command(const isa::GenerationDesc& gen, std::span<const uint32_t> 
     }
 }
 
-// Reads fields of the sticky register file for one op, noting registers never written.
+// Reads fields of the sticky register file for one op, noting registers never written. A written
+// enumerated field whose value the generation does not define is malformed (an unknown opcode's kin):
+// refused here, before any arithmetic sees it.
 struct Decoder::Reader {
     Decoder& decoder;
     std::vector<Cmd>& unset;
+    uint32_t op_offset;
 
     bool has(Field f) const { return decoder.gen_.field(f) != nullptr; }
 
@@ -146,23 +149,16 @@ struct Decoder::Reader {
             if (std::find(unset.begin(), unset.end(), desc->command) == unset.end()) unset.push_back(desc->command);
             return 0;  // read leniently (else the op is refused once it is decoded)
         }
-        return desc->extract(decoder.registers_[reg]);
-    }
-    int64_t get_signed(Field f, int bits) { return sign_extend(get(f), bits); }
-    // An enumerated register field, or nothing if the stream never wrote it (then reported as
-    // unset). A written value the generation does not define is malformed.
-    std::optional<uint64_t> get_enum(Field f, uint32_t op_offset) {
-        const uint64_t value = get(f);
-        const isa::FieldDesc& desc = *decoder.gen_.field(f);
-        if (!decoder.written_[static_cast<size_t>(desc.command)]) return std::nullopt;
-        if (desc.enumeration->value_name(value).empty()) {
+        const uint64_t value = desc->extract(decoder.registers_[reg]);
+        if (desc->enumeration && desc->enumeration->value_name(value).empty()) {
             throw Error({decoder.source_, op_offset,
-                         fmt::format("{}.{}", decoder.gen_.command(desc.command)->name, desc.name)},
-                        fmt::format("value {} is not a valid {} on {}", value, desc.enumeration->name,
+                         fmt::format("{}.{}", decoder.gen_.command(desc->command)->name, desc->name)},
+                        fmt::format("value {} is not a valid {} on {}", value, desc->enumeration->name,
                                     decoder.gen_.name));
         }
         return value;
     }
+    int64_t get_signed(Field f, int bits) { return sign_extend(get(f), bits); }
     int geti(Field f) { return static_cast<int>(get(f)); }
     // Fields a generation lacks read as their hardware-neutral default.
     uint64_t get_or(Field f, uint64_t fallback) { return has(f) ? get(f) : fallback; }
@@ -239,7 +235,7 @@ const FeatureMapFields kOfmFields{
 }  // namespace
 
 void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
-    Reader r{*this, op.unset_registers};
+    Reader r{*this, op.unset_registers, command.offset};
     const bool u85 = gen_.generation == Generation::U85;
     const Cmd id = command.desc->id;
     const isa::FieldDesc* param = command.desc->fields.empty() ? nullptr : &command.desc->fields[0];
@@ -298,7 +294,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             fm.reverse = static_cast<OfmReverse>(r.get(Field::SET_OFM_PRECISION__activation_reverse));
             // Codes 4 and 5 name no axis order: a malformed stream.
             fm.transpose = static_cast<OfmTranspose>(
-                r.get_enum(Field::SET_OFM_PRECISION__activation_transpose, op.offset).value_or(0));
+                r.get(Field::SET_OFM_PRECISION__activation_transpose));
         }
     };
     auto read_kernel = [&](Kernel& k) {
@@ -315,7 +311,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
     };
     // IFM_UPSCALE: a mode the generation does not define is malformed.
     auto read_upscale = [&] {
-        return static_cast<UpscaleMode>(r.get_enum(Field::SET_IFM_UPSCALE__mode, command.offset).value_or(0));
+        return static_cast<UpscaleMode>(r.get(Field::SET_IFM_UPSCALE__mode));
     };
     auto read_padding = [&](Kernel& k) {
         k.padding = {r.geti(Field::SET_IFM_PAD_TOP__pad), r.geti(Field::SET_IFM_PAD_LEFT__pad),
@@ -539,7 +535,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             // U55 defines only D1; U65 has a stride mode per side; U85 one, on the source region.
             // A side whose region was never written counts as D1 (the op is reported anyway).
             auto dimensions = [&](Field stride_mode) {
-                return static_cast<int>(r.get_enum(stride_mode, command.offset).value_or(0)) + 1;
+                return static_cast<int>(r.get(stride_mode)) + 1;
             };
             const int src_dims = dimensions(Field::SET_DMA0_SRC_REGION__stride_mode);
             const int dst_dims = u85 ? 1 : dimensions(Field::SET_DMA0_DST_REGION__stride_mode);

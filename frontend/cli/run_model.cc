@@ -121,9 +121,14 @@ RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
             throw Error({model.path, branch.offset, "NPU_OP_BRANCH.branch_cond"},
                         "an RF_TRUE branch depends on the data: a timing-only run cannot follow it");
         };
-        result.streams.push_back(follow_stream(model.config, inv.stream.words, model.path,
-                                               [](const DecodedOp&, std::span<const DecodedOp>) {}, no_data,
-                                               {.decode = options.decode}));
+        // The data-independent checks a full run makes on the way: which LUTs DMAs have loaded.
+        Shram shram(model.config);
+        auto check = [&](const DecodedOp& op, std::span<const DecodedOp>) {
+            if (op.kind == OpKind::DmaStart && op.dma.dst.internal) shram.load(op, model.path);
+            shram.check_table(op, model.path);
+        };
+        result.streams.push_back(
+            follow_stream(model.config, inv.stream.words, model.path, check, no_data, {.decode = options.decode}));
         time_it();
         return result;
     }

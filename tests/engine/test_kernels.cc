@@ -1461,15 +1461,15 @@ TEST(U65Dual, LutPastACoresShramIsRefused) {
     rig.stream().emit(Cmd::SET_DMA0_LEN, {{Field::SET_DMA0_LEN__addr, 256}});
     const uint32_t dma = rig.next_offset();
     rig.stream().emit(Cmd::OP_DMA_START);
-    const Error e = run_error(rig, dma, "NPU_OP_DMA_START");
+    const Error e = run_error(rig, dma, "NPU_SET_DMA0_DST");
     EXPECT_TRUE(mentions(e, "49152 bytes per core")) << e.what();
 }
 
 TEST(HostileRuntime, TableActivationPastTheLastSlot) {
     Rig rig("ethos-u55-128");
-    const LutOp op = emit_lut_pool(rig, 15);  // activation function 31: TABLE_15
-    const Error e = run_error(rig, op.offset, "pool");
-    EXPECT_TRUE(mentions(e, "TABLE_15")) << e.what();
+    const LutOp op = emit_lut_pool(rig, 15);  // activation function 31: U55/U65 define TABLE_0..TABLE_7
+    const Error e = run_error(rig, op.offset, "NPU_SET_ACTIVATION.activation_function");
+    EXPECT_TRUE(mentions(e, "value 31 is not a valid")) << e.what();
 }
 
 TEST(HostileRuntime, TableActivationWithAPartlyLoadedLut) {
