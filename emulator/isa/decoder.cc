@@ -258,6 +258,13 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
     auto read_feature_map = [&](FeatureMap& fm, const FeatureMapFields& f) {
         fm.format = r.get(f.format) ? DataFormat::NHCWB16 : DataFormat::NHWC;
         fm.precision = precision(r.get(f.type), r.get(f.precision));
+        // The U55/U65 data path is 8, 16 or 32 bits wide; the interface's B64 code exists for U85's
+        // 64-bit maps only (Vela 2.x-5.x never program it on U55/U65).
+        if (!u85 && fm.precision.bits == 64) {
+            throw Error({source_, command.offset, fmt::format("{}.activation_precision",
+                                                              gen_.command(gen_.field(f.precision)->command)->name)},
+                        fmt::format("64-bit feature maps do not exist on {}", gen_.name));
+        }
         const bool zero_point_unused = !u85 && &f == &kOfmFields && fm.precision.bits == 32 && !table_activation();
         if (!zero_point_unused) fm.zero_point = static_cast<int32_t>(r.get_signed(f.zero_point, 16));
         if (u85) {

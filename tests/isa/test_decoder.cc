@@ -283,5 +283,23 @@ TEST(Decoder, RegistersAnOpDoesNotReadAreNeverConsulted) {
     }
 }
 
+// The hostile corpus' 64-bit IFMs on U55/U65 reached the kernels' int64 arithmetic and overflowed.
+TEST(Decoder, RefusesPrecisionsTheGenerationLacks) {
+    for (const char* config : {"ethos-u55-128", "ethos-u65-256"}) {
+        auto b = pooling_setup(find_npu_config(config)->generation);
+        b.emit(Cmd::SET_IFM_PRECISION, {{Field::SET_IFM_PRECISION__activation_type, 1},
+                                        {Field::SET_IFM_PRECISION__activation_precision, 3}});  // B64
+        const uint32_t op = static_cast<uint32_t>(b.words().size() * 4);
+        b.emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 2}});
+        try {
+            decode_stream(*find_npu_config(config), b.words(), "b64.bin");
+            ADD_FAILURE() << config << ": a 64-bit IFM was accepted";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.where().offset, op);
+            EXPECT_EQ(e.where().field, "NPU_SET_IFM_PRECISION.activation_precision");
+        }
+    }
+}
+
 }  // namespace
 }  // namespace ethosu
