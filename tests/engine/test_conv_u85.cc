@@ -36,6 +36,7 @@ struct WeightCase {
     bool sparse, fast;
     int ifm_depth, ofm_depth, kernel_h, kernel_w, stride;
     int distinct_weights;  // 0: any value of the weight range
+    int ifm_height = 7, ifm_width = 6;
 };
 
 void PrintTo(const WeightCase& c, std::ostream* os) { *os << c.name; }
@@ -110,12 +111,25 @@ std::vector<std::vector<uint8_t>> encode_weights(const WeightCase& c, const NpuC
 
 class U85ConvWeights : public ::testing::TestWithParam<WeightCase> {};
 
+// Depthwise OHWI weights (I = 1) as the convolution's: each OFM channel reads only its own IFM
+// channel, so the plain convolution loop is the depthwise reference.
+std::vector<int16_t> depthwise_as_convolution(const WeightCase& c, const std::vector<int16_t>& depthwise) {
+    std::vector<int16_t> dense(static_cast<size_t>(c.ofm_depth) * c.kernel_h * c.kernel_w * c.ofm_depth);
+    for (int o = 0; o < c.ofm_depth; ++o)
+        for (int tap = 0; tap < c.kernel_h * c.kernel_w; ++tap)
+            dense[(static_cast<size_t>(o) * c.kernel_h * c.kernel_w + tap) * c.ofm_depth + o] =
+                depthwise[static_cast<size_t>(o) * c.kernel_h * c.kernel_w + tap];
+    return dense;
+}
+
 TEST_P(U85ConvWeights, ConvEqualsPlainLoop) {
     const WeightCase& c = GetParam();
+    const bool depthwise = c.traversal == Traversal::Depthwise;
     std::mt19937 rng(1234);
     Rig rig(c.config);
-    const Geometry g = same_padding(7, 6, c.kernel_h, c.kernel_w, c.stride);
-    const FeatureMap8 ifm = rig.random_ifm(7, 6, c.ifm_depth, -11, rng);
+    const Geometry g = same_padding(c.ifm_height, c.ifm_width, c.kernel_h, c.kernel_w, c.stride);
+    const FeatureMap8 ifm =
+        rig.random_ifm(c.ifm_height, c.ifm_width, depthwise ? c.ofm_depth : c.ifm_depth, -11, rng);
     const auto weights = random_weights(c, rng);
     const auto scales = random_scales(c.ofm_depth, rng);
 
@@ -129,10 +143,12 @@ TEST_P(U85ConvWeights, ConvEqualsPlainLoop) {
     r.scales = rig.add_scales(scales, c.ofm_ublock_depth);
     r.microblock = c.microblock;
     r.ofm_block_depth = c.ofm_block_depth;
+    r.depthwise = depthwise;
     rig.emit_conv(r);
     rig.run();
 
-    const auto expected = plain_conv(ifm, weights, scales, c.ofm_depth, c.kernel_h, c.kernel_w, c.stride, g, 5);
+    const auto expected = plain_conv(ifm, depthwise ? depthwise_as_convolution(c, weights) : weights, scales,
+                                     c.ofm_depth, c.kernel_h, c.kernel_w, c.stride, g, 5);
     EXPECT_EQ(rig.read8(r.ofm), expected);
 }
 
@@ -157,6 +173,22 @@ const WeightCase kWeightCases[] = {
     {"sparse_fwd_u85_1024", "ethos-u85-1024", 3, 32, 32, 128, Traversal::DepthFirst, true, true, 136, 72, 2, 2, 1, 0},
     {"sparse_part_kernel_fwd_u85_2048", "ethos-u85-2048", 3, 64, 64, 16, Traversal::PartKernelFirst, true, true, 24,
      70, 3, 3, 1, 0},
+    // Every configuration: CONV, fully connected (a 1x1 kernel over a 1x1 IFM) and DEPTHWISE with
+    // standard weights, one stream per weight decoder (1 / 2 / 4), on the first micro-block of
+    // Vela 5.1's table for the configuration (ethos_u85.cpp: U1X2 8 deep on ethos-u85-128, U2X2 16
+    // deep on -512 and 64 deep on -2048).
+    {"conv_u85_128", "ethos-u85-128", 1, 8, 16, 64, Traversal::DepthFirst, false, false, 24, 20, 3, 3, 1, 0},
+    {"fully_connected_u85_128", "ethos-u85-128", 1, 8, 16, 64, Traversal::DepthFirst, false, false, 64, 10, 1, 1, 1, 0,
+     1, 1},
+    {"depthwise_u85_128", "ethos-u85-128", 1, 8, 16, 64, Traversal::Depthwise, false, false, 1, 20, 3, 3, 1, 0},
+    {"conv_u85_512", "ethos-u85-512", 3, 16, 32, 64, Traversal::DepthFirst, false, false, 24, 40, 3, 3, 2, 0},
+    {"fully_connected_u85_512", "ethos-u85-512", 3, 16, 32, 64, Traversal::DepthFirst, false, false, 64, 10, 1, 1, 1,
+     0, 1, 1},
+    {"depthwise_u85_512", "ethos-u85-512", 3, 16, 16, 64, Traversal::Depthwise, false, false, 1, 40, 3, 3, 1, 0},
+    {"conv_u85_2048", "ethos-u85-2048", 3, 64, 64, 64, Traversal::DepthFirst, false, false, 72, 70, 3, 3, 1, 0},
+    {"fully_connected_u85_2048", "ethos-u85-2048", 3, 64, 64, 64, Traversal::DepthFirst, false, false, 64, 100, 1, 1,
+     1, 0, 1, 1},
+    {"depthwise_u85_2048", "ethos-u85-2048", 3, 64, 64, 64, Traversal::Depthwise, false, false, 1, 70, 3, 3, 2, 0},
 };
 
 INSTANTIATE_TEST_SUITE_P(Cases, U85ConvWeights, ::testing::ValuesIn(kWeightCases),
