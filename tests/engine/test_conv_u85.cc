@@ -1,7 +1,8 @@
 // U85 CONV on hand-built streams against a plain convolution loop: random OHWI weights, dense and
 // 2:4 sparse, encoded in Vela 5.1's U85 layout (tests/engine/weight_encoder_u85.h) as standard
 // (SWD, one stream per weight decoder) and fast (FWD, one interleaved stream) weights; streams
-// that break the 2:4 pattern are refused.
+// that break the 2:4 pattern are refused. CONV, fully connected, DEPTHWISE and MAX/AVERAGE pooling
+// on every configuration from ethos-u85-128 to -2048.
 
 #include <gtest/gtest.h>
 
@@ -362,6 +363,64 @@ TEST(U85Ifm2Weights, UndeterminedLayoutsAreRefused) {
         } catch (const Error& e) {
             EXPECT_EQ(e.where().offset, at) << c.field;
             EXPECT_EQ(e.where().field, c.field) << e.what();
+        }
+    }
+}
+
+// MAX and AVERAGE pooling as Vela 5.1 programs maxpool_k3s2_same_15x15x24 and
+// avgpool_k3s1_same_12x12x20 (../shared/vectors, ethos-u85-256 listings): 3x3 SAME windows,
+// global OFM_SCALE 1 / shift 0 for MAX and 2^30 / shift 30 for the padded AVERAGE (the hardware
+// divides by the valid count), on each configuration's first micro-block, against plain loops:
+// the window's largest value, or its sum rounded half away from zero over the valid count.
+struct PoolConfig {
+    const char* config;
+    int microblock;
+    int ofm_block_depth;
+};
+
+TEST(U85Pooling, MaxAndAverageEqualPlainLoopsOnEveryConfiguration) {
+    constexpr int kMax = 0, kAverage = 1;
+    const PoolConfig configs[] = {{"ethos-u85-128", 1, 16}, {"ethos-u85-256", 1, 16}, {"ethos-u85-512", 3, 16},
+                                  {"ethos-u85-2048", 3, 64}};
+    for (const PoolConfig& pc : configs) {
+        for (const int mode : {kMax, kAverage}) {
+            SCOPED_TRACE(std::string(pc.config) + (mode == kMax ? " MAX" : " AVERAGE"));
+            const int size = mode == kMax ? 15 : 12, depth = mode == kMax ? 24 : 20, stride = mode == kMax ? 2 : 1;
+            const int32_t zero_point = -3;
+            std::mt19937 rng(77);
+            Rig rig(pc.config);
+            const Geometry g = same_padding(size, size, 3, 3, stride);
+            const FeatureMap8 ifm = rig.random_ifm(size, size, depth, zero_point, rng);
+            ConvRegs r;
+            r.ifm = rig.place(ifm);
+            r.ofm = rig.reserve(g.ofm_height, g.ofm_width, depth, Rig::kInt8, zero_point);
+            r.pool = mode;
+            r.kernel_h = r.kernel_w = 3, r.stride = stride, r.pad = g.pad;
+            r.global_scale = true;
+            r.ofm_scale = mode == kMax ? 1 : 1u << 30;
+            r.ofm_shift = mode == kMax ? 0 : 30;
+            r.microblock = pc.microblock;
+            r.ofm_block_depth = pc.ofm_block_depth;
+            rig.emit_conv(r);
+            rig.run();
+
+            std::vector<int8_t> expected;
+            for (int oy = 0; oy < g.ofm_height; ++oy)
+                for (int ox = 0; ox < g.ofm_width; ++ox)
+                    for (int c = 0; c < depth; ++c) {
+                        int sum = 0, count = 0, largest = INT32_MIN;
+                        for (int ky = 0; ky < 3; ++ky)
+                            for (int kx = 0; kx < 3; ++kx) {
+                                const int y = oy * stride - g.pad.top + ky, x = ox * stride - g.pad.left + kx;
+                                if (y < 0 || y >= size || x < 0 || x >= size) continue;
+                                const int v = ifm.at(y, x, c) - zero_point;
+                                sum += v, ++count, largest = std::max(largest, v);
+                            }
+                        const int average = sum >= 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+                        const int value = (mode == kMax ? largest : average) + zero_point;
+                        expected.push_back(static_cast<int8_t>(std::clamp(value, -128, 127)));
+                    }
+            EXPECT_EQ(rig.read8(r.ofm), expected);
         }
     }
 }
