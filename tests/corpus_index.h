@@ -1,5 +1,6 @@
 #pragma once
-// The corpus index (../shared/vectors/index.csv): one row per model and NPU configuration.
+// The corpus indexes (../shared/vectors/index.csv, ../shared/vectors-vela/index.csv): one row per
+// model and NPU configuration (and, for vectors-vela, Vela version).
 
 #include <cstdint>
 #include <filesystem>
@@ -22,29 +23,39 @@ struct CorpusEntry {
     int64_t vela_total_cycles = 0;  // Vela's estimate (its model summary's cycles_total)
 };
 
-// The fully-NPU models of a configuration, in index order; columns are found by header name. An
-// index of several compilers (../shared/vectors-vela) is filtered to the `vela` version given.
-inline std::vector<CorpusEntry> fully_npu_entries(const std::filesystem::path& vectors, const std::string& config,
-                                                  const std::string& vela = {}) {
-    std::ifstream index(vectors / "index.csv");
+// The rows of an index.csv, each cell keyed by its column's header name (missing cells are empty).
+using IndexRow = std::map<std::string, std::string>;
+inline std::vector<IndexRow> read_index_rows(const std::filesystem::path& index_csv) {
+    std::ifstream index(index_csv);
     std::string line;
     std::getline(index, line);
-    std::map<std::string, size_t> column;
+    std::vector<std::string> header;
     {
-        std::stringstream header(line);
-        size_t i = 0;
-        for (std::string name; std::getline(header, name, ',');) column[name] = i++;
+        std::stringstream names(line);
+        for (std::string name; std::getline(names, name, ',');) header.push_back(name);
     }
-    std::vector<CorpusEntry> entries;
+    std::vector<IndexRow> rows;
     while (std::getline(index, line)) {
-        std::vector<std::string> cells;
         std::stringstream ss(line);
-        for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(cell);
-        auto cell = [&](const char* name) { return column.at(name) < cells.size() ? cells[column.at(name)] : ""; };
-        if (cell("config") != config || cell("fully_npu") != "True") continue;
-        if (!vela.empty() && cell("vela") != vela) continue;
-        const std::string cycles = cell("total_cycles");
-        entries.push_back({cell("model"), cycles.empty() ? 0 : std::stoll(cycles)});
+        IndexRow row;
+        for (const auto& name : header) row[name] = "";
+        size_t i = 0;
+        for (std::string cell; std::getline(ss, cell, ',') && i < header.size(); ++i) row[header[i]] = cell;
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+// The fully-NPU models of a configuration, in index order. An index of several compilers
+// (../shared/vectors-vela) is filtered to the `vela` version given.
+inline std::vector<CorpusEntry> fully_npu_entries(const std::filesystem::path& vectors, const std::string& config,
+                                                  const std::string& vela = {}) {
+    std::vector<CorpusEntry> entries;
+    for (auto& row : read_index_rows(vectors / "index.csv")) {
+        if (row["config"] != config || row["fully_npu"] != "True") continue;
+        if (!vela.empty() && row["vela"] != vela) continue;
+        const std::string& cycles = row["total_cycles"];
+        entries.push_back({row["model"], cycles.empty() ? 0 : std::stoll(cycles)});
     }
     return entries;
 }

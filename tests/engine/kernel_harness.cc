@@ -237,7 +237,6 @@ void Rig::emit_weights(const Weights& w, const std::vector<ChannelScale>& scales
         .emit(Cmd::SET_SCALE_REGION, {{Field::SET_SCALE_REGION__region, kWeightRegion}})
         .emit(Cmd::SET_SCALE_BASE, {{Field::SET_SCALE_BASE__addr, scale_streams[0].first}})
         .emit(Cmd::SET_SCALE_LENGTH, {{Field::SET_SCALE_LENGTH__length, scale_streams[0].second}});
-    if (u65) stream_.emit(Cmd::SET_PARALLEL_MODE, {{Field::SET_PARALLEL_MODE__parallel_mode, cores == 2 ? 1u : 0u}});
     if (cores == 2) {
         stream_.emit(Cmd::SET_WEIGHT1_BASE, {{Field::SET_WEIGHT1_BASE__addr, weight_streams[1].first}})
             .emit(Cmd::SET_WEIGHT1_LENGTH, {{Field::SET_WEIGHT1_LENGTH__length, weight_streams[1].second}})
@@ -290,16 +289,18 @@ void Rig::emit_activation(int function, int64_t clip_min, int64_t clip_max) {
         .emit(Cmd::SET_ACTIVATION_MAX, {{Field::SET_ACTIVATION_MAX__clip_boundary, u16(clip_max)}});
 }
 
-void Rig::emit_block(int ofm_block_depth) {
-    stream_.emit(Cmd::SET_OFM_BLK_HEIGHT_M1, {{Field::SET_OFM_BLK_HEIGHT_M1__height_m1, 3}})
-        .emit(Cmd::SET_OFM_BLK_WIDTH_M1, {{Field::SET_OFM_BLK_WIDTH_M1__width_m1, 3}})
-        .emit(Cmd::SET_OFM_BLK_DEPTH_M1,
-              {{Field::SET_OFM_BLK_DEPTH_M1__depth_m1, static_cast<uint64_t>(ofm_block_depth - 1)}})
-        .emit(Cmd::SET_IFM_IB_END, {{Field::SET_IFM_IB_END__ib_end, 8}})
-        .emit(Cmd::SET_AB_START, {{Field::SET_AB_START__ab_start, 16}})
-        .emit(Cmd::SET_IFM2_IB_START, {{Field::SET_IFM2_IB_START__ib_start, 8}})
+void Rig::emit_block(const BlockConfig& block) {
+    stream_.emit(Cmd::SET_OFM_BLK_HEIGHT_M1, {{Field::SET_OFM_BLK_HEIGHT_M1__height_m1, block.height - 1}})
+        .emit(Cmd::SET_OFM_BLK_WIDTH_M1, {{Field::SET_OFM_BLK_WIDTH_M1__width_m1, block.width - 1}})
+        .emit(Cmd::SET_OFM_BLK_DEPTH_M1, {{Field::SET_OFM_BLK_DEPTH_M1__depth_m1, block.depth - 1}})
+        .emit(Cmd::SET_IFM_IB_END, {{Field::SET_IFM_IB_END__ib_end, block.ifm_ib_end}})
+        .emit(Cmd::SET_AB_START, {{Field::SET_AB_START__ab_start, block.ab_start}})
+        .emit(Cmd::SET_IFM2_IB_START, {{Field::SET_IFM2_IB_START__ib_start, block.ifm2_ib_start}})
         .emit(Cmd::SET_ACC_FORMAT)
         .emit(Cmd::SET_BLOCKDEP);
+    if (config_.generation == Generation::U65) {
+        stream_.emit(Cmd::SET_PARALLEL_MODE, {{Field::SET_PARALLEL_MODE__parallel_mode, config_.cores == 2 ? 1u : 0u}});
+    }
 }
 
 void Rig::run() { run_on_test_memory(config_, stream_, sram_, weights_, luts_, "kernel-test"); }

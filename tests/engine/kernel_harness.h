@@ -79,6 +79,13 @@ struct WeightTraversal {
     int dilation_x = 1, dilation_y = 1;
 };
 
+// The block registers of an op: OFM block and the SHRAM layout (U55/U65: IFM buffer end,
+// accumulator start and IFM2 buffer start, in KB). The defaults are a 4x4 block.
+struct BlockConfig {
+    int height = 4, width = 4, depth = 16;
+    int ifm_ib_end = 8, ab_start = 16, ifm2_ib_start = 8;
+};
+
 // Region numbers the rig maps.
 using test_streams::kLutRegion;
 using test_streams::kSramRegion;
@@ -105,7 +112,7 @@ public:
     void emit_ofm(const Placement& p, RoundMode round, bool global_scale);
 
     // Encodes the weights and per-channel scales for this configuration's cores, appends them to
-    // the weight region and emits the stream registers (and U65 PARALLEL_MODE).
+    // the weight region and emits the stream registers.
     void emit_weights(const Weights& w, const std::vector<ChannelScale>& scales, const WeightTraversal& t);
     // Appends a LUT image (256 entries) to the LUT region; returns its offset there.
     uint64_t add_lut(const std::vector<uint8_t>& bytes);
@@ -117,7 +124,10 @@ public:
                      bool part_kernel_first);
     void emit_padding(int top, int left, int bottom, int right, UpscaleMode upscale = UpscaleMode::None);
     void emit_activation(int function, int64_t clip_min, int64_t clip_max);
-    void emit_block(int ofm_block_depth);
+    // Block registers, and on U65 PARALLEL_MODE (1 on the dual-core U65-512, for every kernel op
+    // as Vela 3.10/4.1 emit it).
+    void emit_block(const BlockConfig& block);
+    void emit_block(int ofm_block_depth) { emit_block(BlockConfig{.depth = ofm_block_depth}); }
 
     // Runs the stream (with OP_STOP appended) on a fresh address space; decodes strictly.
     void run();

@@ -1,7 +1,8 @@
 // U85 CONV on hand-built streams against a plain convolution loop: random OHWI weights, dense and
 // 2:4 sparse, encoded in Vela 5.1's U85 layout (tests/engine/weight_encoder_u85.h) as standard
 // (SWD, one stream per weight decoder) and fast (FWD, one interleaved stream) weights; streams
-// that break the 2:4 pattern are refused.
+// that break the 2:4 pattern are refused. CONV, fully connected, DEPTHWISE and MAX/AVERAGE pooling
+// on every configuration from ethos-u85-128 to -2048.
 
 #include <gtest/gtest.h>
 
@@ -36,6 +37,7 @@ struct WeightCase {
     bool sparse, fast;
     int ifm_depth, ofm_depth, kernel_h, kernel_w, stride;
     int distinct_weights;  // 0: any value of the weight range
+    int ifm_height = 7, ifm_width = 6;
 };
 
 void PrintTo(const WeightCase& c, std::ostream* os) { *os << c.name; }
@@ -110,12 +112,25 @@ std::vector<std::vector<uint8_t>> encode_weights(const WeightCase& c, const NpuC
 
 class U85ConvWeights : public ::testing::TestWithParam<WeightCase> {};
 
+// Depthwise OHWI weights (I = 1) as the convolution's: each OFM channel reads only its own IFM
+// channel, so the plain convolution loop is the depthwise reference.
+std::vector<int16_t> depthwise_as_convolution(const WeightCase& c, const std::vector<int16_t>& depthwise) {
+    std::vector<int16_t> dense(static_cast<size_t>(c.ofm_depth) * c.kernel_h * c.kernel_w * c.ofm_depth);
+    for (int o = 0; o < c.ofm_depth; ++o)
+        for (int tap = 0; tap < c.kernel_h * c.kernel_w; ++tap)
+            dense[(static_cast<size_t>(o) * c.kernel_h * c.kernel_w + tap) * c.ofm_depth + o] =
+                depthwise[static_cast<size_t>(o) * c.kernel_h * c.kernel_w + tap];
+    return dense;
+}
+
 TEST_P(U85ConvWeights, ConvEqualsPlainLoop) {
     const WeightCase& c = GetParam();
+    const bool depthwise = c.traversal == Traversal::Depthwise;
     std::mt19937 rng(1234);
     Rig rig(c.config);
-    const Geometry g = same_padding(7, 6, c.kernel_h, c.kernel_w, c.stride);
-    const FeatureMap8 ifm = rig.random_ifm(7, 6, c.ifm_depth, -11, rng);
+    const Geometry g = same_padding(c.ifm_height, c.ifm_width, c.kernel_h, c.kernel_w, c.stride);
+    const FeatureMap8 ifm =
+        rig.random_ifm(c.ifm_height, c.ifm_width, depthwise ? c.ofm_depth : c.ifm_depth, -11, rng);
     const auto weights = random_weights(c, rng);
     const auto scales = random_scales(c.ofm_depth, rng);
 
@@ -129,10 +144,12 @@ TEST_P(U85ConvWeights, ConvEqualsPlainLoop) {
     r.scales = rig.add_scales(scales, c.ofm_ublock_depth);
     r.microblock = c.microblock;
     r.ofm_block_depth = c.ofm_block_depth;
+    r.depthwise = depthwise;
     rig.emit_conv(r);
     rig.run();
 
-    const auto expected = plain_conv(ifm, weights, scales, c.ofm_depth, c.kernel_h, c.kernel_w, c.stride, g, 5);
+    const auto expected = plain_conv(ifm, depthwise ? depthwise_as_convolution(c, weights) : weights, scales,
+                                     c.ofm_depth, c.kernel_h, c.kernel_w, c.stride, g, 5);
     EXPECT_EQ(rig.read8(r.ofm), expected);
 }
 
@@ -157,6 +174,22 @@ const WeightCase kWeightCases[] = {
     {"sparse_fwd_u85_1024", "ethos-u85-1024", 3, 32, 32, 128, Traversal::DepthFirst, true, true, 136, 72, 2, 2, 1, 0},
     {"sparse_part_kernel_fwd_u85_2048", "ethos-u85-2048", 3, 64, 64, 16, Traversal::PartKernelFirst, true, true, 24,
      70, 3, 3, 1, 0},
+    // Every configuration: CONV, fully connected (a 1x1 kernel over a 1x1 IFM) and DEPTHWISE with
+    // standard weights, one stream per weight decoder (1 / 2 / 4), on the first micro-block of
+    // Vela 5.1's table for the configuration (ethos_u85.cpp: U1X2 8 deep on ethos-u85-128, U2X2 16
+    // deep on -512 and 64 deep on -2048).
+    {"conv_u85_128", "ethos-u85-128", 1, 8, 16, 64, Traversal::DepthFirst, false, false, 24, 20, 3, 3, 1, 0},
+    {"fully_connected_u85_128", "ethos-u85-128", 1, 8, 16, 64, Traversal::DepthFirst, false, false, 64, 10, 1, 1, 1, 0,
+     1, 1},
+    {"depthwise_u85_128", "ethos-u85-128", 1, 8, 16, 64, Traversal::Depthwise, false, false, 1, 20, 3, 3, 1, 0},
+    {"conv_u85_512", "ethos-u85-512", 3, 16, 32, 64, Traversal::DepthFirst, false, false, 24, 40, 3, 3, 2, 0},
+    {"fully_connected_u85_512", "ethos-u85-512", 3, 16, 32, 64, Traversal::DepthFirst, false, false, 64, 10, 1, 1, 1,
+     0, 1, 1},
+    {"depthwise_u85_512", "ethos-u85-512", 3, 16, 16, 64, Traversal::Depthwise, false, false, 1, 40, 3, 3, 1, 0},
+    {"conv_u85_2048", "ethos-u85-2048", 3, 64, 64, 64, Traversal::DepthFirst, false, false, 72, 70, 3, 3, 1, 0},
+    {"fully_connected_u85_2048", "ethos-u85-2048", 3, 64, 64, 64, Traversal::DepthFirst, false, false, 64, 100, 1, 1,
+     1, 0, 1, 1},
+    {"depthwise_u85_2048", "ethos-u85-2048", 3, 64, 64, 64, Traversal::Depthwise, false, false, 1, 70, 3, 3, 2, 0},
 };
 
 INSTANTIATE_TEST_SUITE_P(Cases, U85ConvWeights, ::testing::ValuesIn(kWeightCases),
@@ -330,6 +363,64 @@ TEST(U85Ifm2Weights, UndeterminedLayoutsAreRefused) {
         } catch (const Error& e) {
             EXPECT_EQ(e.where().offset, at) << c.field;
             EXPECT_EQ(e.where().field, c.field) << e.what();
+        }
+    }
+}
+
+// MAX and AVERAGE pooling as Vela 5.1 programs maxpool_k3s2_same_15x15x24 and
+// avgpool_k3s1_same_12x12x20 (../shared/vectors, ethos-u85-256 listings): 3x3 SAME windows,
+// global OFM_SCALE 1 / shift 0 for MAX and 2^30 / shift 30 for the padded AVERAGE (the hardware
+// divides by the valid count), on each configuration's first micro-block, against plain loops:
+// the window's largest value, or its sum rounded half away from zero over the valid count.
+struct PoolConfig {
+    const char* config;
+    int microblock;
+    int ofm_block_depth;
+};
+
+TEST(U85Pooling, MaxAndAverageEqualPlainLoopsOnEveryConfiguration) {
+    constexpr int kMax = 0, kAverage = 1;
+    const PoolConfig configs[] = {{"ethos-u85-128", 1, 16}, {"ethos-u85-256", 1, 16}, {"ethos-u85-512", 3, 16},
+                                  {"ethos-u85-2048", 3, 64}};
+    for (const PoolConfig& pc : configs) {
+        for (const int mode : {kMax, kAverage}) {
+            SCOPED_TRACE(std::string(pc.config) + (mode == kMax ? " MAX" : " AVERAGE"));
+            const int size = mode == kMax ? 15 : 12, depth = mode == kMax ? 24 : 20, stride = mode == kMax ? 2 : 1;
+            const int32_t zero_point = -3;
+            std::mt19937 rng(77);
+            Rig rig(pc.config);
+            const Geometry g = same_padding(size, size, 3, 3, stride);
+            const FeatureMap8 ifm = rig.random_ifm(size, size, depth, zero_point, rng);
+            ConvRegs r;
+            r.ifm = rig.place(ifm);
+            r.ofm = rig.reserve(g.ofm_height, g.ofm_width, depth, Rig::kInt8, zero_point);
+            r.pool = mode;
+            r.kernel_h = r.kernel_w = 3, r.stride = stride, r.pad = g.pad;
+            r.global_scale = true;
+            r.ofm_scale = mode == kMax ? 1 : 1u << 30;
+            r.ofm_shift = mode == kMax ? 0 : 30;
+            r.microblock = pc.microblock;
+            r.ofm_block_depth = pc.ofm_block_depth;
+            rig.emit_conv(r);
+            rig.run();
+
+            std::vector<int8_t> expected;
+            for (int oy = 0; oy < g.ofm_height; ++oy)
+                for (int ox = 0; ox < g.ofm_width; ++ox)
+                    for (int c = 0; c < depth; ++c) {
+                        int sum = 0, count = 0, largest = INT32_MIN;
+                        for (int ky = 0; ky < 3; ++ky)
+                            for (int kx = 0; kx < 3; ++kx) {
+                                const int y = oy * stride - g.pad.top + ky, x = ox * stride - g.pad.left + kx;
+                                if (y < 0 || y >= size || x < 0 || x >= size) continue;
+                                const int v = ifm.at(y, x, c) - zero_point;
+                                sum += v, ++count, largest = std::max(largest, v);
+                            }
+                        const int average = sum >= 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+                        const int value = (mode == kMax ? largest : average) + zero_point;
+                        expected.push_back(static_cast<int8_t>(std::clamp(value, -128, 127)));
+                    }
+            EXPECT_EQ(rig.read8(r.ofm), expected);
         }
     }
 }

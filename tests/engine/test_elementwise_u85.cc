@@ -1,6 +1,6 @@
-// U85 elementwise ops on hand-built streams: ADD with IFM/IFM2 input scales and dbl_rnd against
-// TFLite's reference ADD, IFM2 as a broadcast tensor or as OP_SCALAR, and chaining (an OFM kept
-// in a chain buffer and read back by the next op).
+// U85 elementwise ops on hand-built streams, on every U85 configuration: ADD with IFM/IFM2 input
+// scales and dbl_rnd against TFLite's reference ADD, IFM2 as a broadcast tensor or as OP_SCALAR,
+// and chaining (an OFM kept in a chain buffer and read back by the next op).
 
 #include <gtest/gtest.h>
 
@@ -9,6 +9,7 @@
 #include "emulator/engine/executor.h"
 #include "emulator/isa/builder.h"
 #include "emulator/isa/error.h"
+#include "tests/config_test_name.h"
 #include "tests/engine/stream_helpers.h"
 #include "tests/engine/tflite_math.h"
 
@@ -60,6 +61,14 @@ ScaleFields scale_fields(double value, int double_round) {
     return {static_cast<uint64_t>(m.multiplier), static_cast<uint64_t>(31 - m.shift - double_round)};
 }
 
+// ACC_FORMAT.microblock Vela 5.1 programs for elementwise ops: the first micro-block of the
+// configuration's table (ethos_u85.cpp; add_8x8x32 in ../shared/vectors: U1X2 on ethos-u85-256,
+// U2X2 on -1024).
+uint64_t elementwise_microblock(int macs) {
+    constexpr uint64_t kU1X2 = 1, kU2X2 = 3;
+    return macs <= 256 ? kU1X2 : kU2X2;
+}
+
 // IFM (1x1x256 int8) + IFM2, OFM int8 at kOfmOffset or, with chain_ofm, in chain buffer 0;
 // with chained_ifm the IFM is chain buffer 0.
 struct AddStream {
@@ -68,7 +77,7 @@ struct AddStream {
     bool chained_ifm = false, chain_ofm = false;
 };
 
-void emit_add(CommandStreamBuilder& b, const AddStream& s) {
+void emit_add(CommandStreamBuilder& b, const AddStream& s, const NpuConfig& config) {
     const AddOp& op = s.op;
     const double twice_max = 2 * static_cast<double>(std::max(op.ifm.scale, op.ifm2.scale));
     const ScaleFields ifm = scale_fields(op.ifm.scale / twice_max, kAddLeftShift);
@@ -126,21 +135,21 @@ void emit_add(CommandStreamBuilder& b, const AddStream& s) {
     }
     b.emit(Cmd::SET_OFM_BLK_HEIGHT_M1).emit(Cmd::SET_OFM_BLK_WIDTH_M1)
         .emit(Cmd::SET_OFM_BLK_DEPTH_M1, {{Field::SET_OFM_BLK_DEPTH_M1__depth_m1, 63}})
-        .emit(Cmd::SET_ACC_FORMAT)
+        .emit(Cmd::SET_ACC_FORMAT, {{Field::SET_ACC_FORMAT__microblock, elementwise_microblock(config.macs)}})
         .emit(Cmd::SET_BLOCKDEP)
         .emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, 1}});  // ADD
 }
 
-class U85Elementwise : public ::testing::Test {
+class U85Elementwise : public ::testing::TestWithParam<const char*> {
 protected:
-    U85Elementwise() : config_(*find_npu_config("ethos-u85-256")), space_(map_) {
+    U85Elementwise() : config_(*find_npu_config(GetParam())), space_(map_) {
         sram_ = map_.allocate(kSramBase, 0x400, "sram", MemoryKind::Sram);
         space_.set_base(1, kSramBase);
         for (int i = 0; i < kDepth; ++i) sram_[kIfmOffset + i] = static_cast<uint8_t>(i);
     }
     void run(const std::vector<AddStream>& ops) {
         CommandStreamBuilder b(Generation::U85);
-        for (const auto& s : ops) emit_add(b, s);
+        for (const auto& s : ops) emit_add(b, s, config_);
         b.emit(Cmd::OP_STOP, {{Field::OP_STOP__mask, 0xFFFF}});
         const auto stream = decode_stream(config_, b.words(), "u85 add");
         ASSERT_TRUE(stream.warnings.empty()) << stream.warnings.front();
@@ -157,7 +166,7 @@ protected:
 const AddOp kAdd{.ifm = {0.05f, -7}, .ifm2 = {0.002f, 3}, .out = {0.04f, 10}, .ifm2_value = -90};
 const AddOp kAddLargerIfm2{.ifm = {0.00390625f, -128}, .ifm2 = {0.007874016f, 0}, .out = {0.0078f, 1}, .ifm2_value = 127};
 
-TEST_F(U85Elementwise, AddWithBroadcastIfm2EqualsTfliteForEveryInput) {
+TEST_P(U85Elementwise, AddWithBroadcastIfm2EqualsTfliteForEveryInput) {
     for (const AddOp& op : {kAdd, kAddLargerIfm2}) {
         sram_[kIfm2Offset] = static_cast<uint8_t>(op.ifm2_value);
         run({{.op = op}});
@@ -166,7 +175,7 @@ TEST_F(U85Elementwise, AddWithBroadcastIfm2EqualsTfliteForEveryInput) {
     }
 }
 
-TEST_F(U85Elementwise, AddWithScalarIfm2EqualsTfliteForEveryInput) {
+TEST_P(U85Elementwise, AddWithScalarIfm2EqualsTfliteForEveryInput) {
     for (const AddOp& op : {kAdd, kAddLargerIfm2}) {
         run({{.op = op, .ifm2_broadcast = kBroadcastScalar}});
         for (int i = 0; i < kDepth; ++i)
@@ -175,7 +184,7 @@ TEST_F(U85Elementwise, AddWithScalarIfm2EqualsTfliteForEveryInput) {
 }
 
 // The first ADD chains its OFM; the second reads it as its IFM and adds again.
-TEST_F(U85Elementwise, ChainedOfmFeedsTheNextOp) {
+TEST_P(U85Elementwise, ChainedOfmFeedsTheNextOp) {
     const AddOp second{.ifm = kAdd.out, .ifm2 = {0.01f, 0}, .out = {0.05f, -3}, .ifm2_value = 25};
     run({{.op = kAdd, .ifm2_broadcast = kBroadcastScalar, .chain_ofm = true},
          {.op = second, .ifm2_broadcast = kBroadcastScalar, .chained_ifm = true}});
@@ -185,9 +194,14 @@ TEST_F(U85Elementwise, ChainedOfmFeedsTheNextOp) {
     }
 }
 
-TEST_F(U85Elementwise, ReadingAnEmptyChainBufferIsRefused) {
+TEST_P(U85Elementwise, ReadingAnEmptyChainBufferIsRefused) {
     EXPECT_THROW(run({{.op = kAdd, .ifm2_broadcast = kBroadcastScalar, .chained_ifm = true}}), Error);
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryConfiguration, U85Elementwise,
+                         ::testing::Values("ethos-u85-128", "ethos-u85-256", "ethos-u85-512", "ethos-u85-1024",
+                                           "ethos-u85-2048"),
+                         ConfigTestName{});
 
 }  // namespace
 }  // namespace ethosu

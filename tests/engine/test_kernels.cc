@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 
 #include "emulator/isa/error.h"
@@ -123,6 +124,7 @@ struct ConvCase {
     // far from zero as the kernel allows.
     bool extreme = false;
     const char* config = "ethos-u55-128";
+    std::optional<BlockConfig> block{};  // default: 4x4, depth the OFM's rounded up to 8 (at most 64)
 };
 
 std::ostream& operator<<(std::ostream& os, const ConvCase& c) { return os << c.name; }
@@ -215,14 +217,14 @@ void check_conv(const ConvCase& c) {
     const Placement ifm = rig.place(in, {c.ifm_format, c.four_tiles, c.ifm_zp});
     const Placement ofm = rig.reserve(wy.out, wx.out, c.ofm_c, c.ofm, {c.ofm_format, c.four_tiles, c.ofm_zp});
     const OutputStage out = output_stage(c.ofm, c.ofm_zp, c.narrow_clip);
-    const int block_depth = std::min(64, (c.ofm_c + 7) / 8 * 8);
+    const BlockConfig block = c.block.value_or(BlockConfig{.depth = std::min(64, (c.ofm_c + 7) / 8 * 8)});
     rig.emit_ifm(ifm);
     rig.emit_ofm(ofm, c.round, false);
     rig.emit_kernel(c.kernel_h, c.kernel_w, c.stride_x, c.stride_y, c.dilation_x, c.dilation_y, c.part_kernel);
     rig.emit_padding(c.pad.top, c.pad.left, wy.pad_after, wx.pad_after);
-    rig.emit_weights(w, scales, {depthwise, c.part_kernel, c.ifm.bits, block_depth, c.dilation_x, c.dilation_y});
+    rig.emit_weights(w, scales, {depthwise, c.part_kernel, c.ifm.bits, block.depth, c.dilation_x, c.dilation_y});
     rig.emit_activation(0, out.lo, out.hi);
-    rig.emit_block(block_depth);
+    rig.emit_block(block);
     rig.stream().emit(depthwise ? Cmd::OP_DEPTHWISE : Cmd::OP_CONV);
     rig.run();
 
@@ -414,6 +416,7 @@ struct PoolCase {
     // OFM scale_mode PER_CHANNEL, as Vela 2.x-4.x program MAX and padded AVERAGE pools: the hardware
     // scales (AVERAGE by the valid elements, else by one); OFM_SCALE, if written, is not applied.
     bool per_channel = false;
+    BlockConfig block{};
 };
 
 std::ostream& operator<<(std::ostream& os, const PoolCase& c) { return os << c.name; }
@@ -441,7 +444,7 @@ void check_pool(const PoolCase& c) {
     rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, c.scale},
                                            {Field::SET_OFM_SCALE__shift, static_cast<uint64_t>(c.shift)}});
     rig.emit_activation(0, out.lo, out.hi);
-    rig.emit_block(16);
+    rig.emit_block(c.block);
     const uint64_t mode = c.mode == PoolMode::Max ? 0 : c.mode == PoolMode::Average ? 1 : 2;
     rig.stream().emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, mode}});
     rig.run();
@@ -610,6 +613,7 @@ struct EltCase {
     int32_t zp1 = 0, zp2 = 0, zp_out = 0;
     bool narrow_clip = false;
     const char* config = "ethos-u55-128";
+    BlockConfig block{};
 };
 
 std::ostream& operator<<(std::ostream& os, const EltCase& c) { return os << c.name; }
@@ -729,7 +733,7 @@ void check_elementwise(const EltCase& c) {
     rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, c.ofm_scale},
                                            {Field::SET_OFM_SCALE__shift, static_cast<uint64_t>(c.ofm_shift)}});
     rig.emit_activation(0, out.lo, out.hi);
-    rig.emit_block(16);
+    rig.emit_block(c.block);
     rig.stream().emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, mode_code(c.mode)}});
     rig.run();
 
@@ -885,6 +889,94 @@ const EltCase kEltCases[] = {
 
 INSTANTIATE_TEST_SUITE_P(Kernels, ElementwiseTest, ::testing::ValuesIn(kEltCases),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// ---------------------------------------------------------------------------------------------
+// Every U55/U65 configuration runs the ops of the corpus's single-op models, with their shapes and
+// the block registers Vela 4.1.0 programmed for them (../shared/vectors-vela/4.1.0/<model>/<config>/
+// vela_stdout.txt; 3.10.0 programs the same): conv_k3s1_same_10x10x7to13_relu,
+// dw_k3s1_same_16x16x32_relu6, fc_64to10, maxpool_k3s2_same_15x15x24, avgpool_k3s1_same_12x12x20,
+// add_8x8x32 and mul_8x8x32. On U65-512 each op also gets PARALLEL_MODE 1 (in those listings for
+// every op) and CONVs the two cores' weight and scale streams.
+
+struct VelaBlocks {
+    const char* config;
+    BlockConfig conv, depthwise, fully_connected, max_pool, average_pool, elementwise;
+};
+
+const VelaBlocks kVelaBlocks[] = {
+    // Not in the corpus. Vela's ethos-u55-32 has ethos-u55-64's 16 KB SHRAM in 16 banks
+    // (architecture_features.py, 3.10) and a 4-deep OFM micro-block, which divides these depths:
+    // ethos-u55-64's blocks.
+    {"ethos-u55-32", {8, 10, 16, 4, 4}, {8, 8, 16, 6, 8}, {1, 1, 16, 4, 12}, {5, 8, 16, 8, 8}, {8, 8, 16, 6, 8},
+     {8, 8, 32, 16, 16, 6}},
+    {"ethos-u55-64", {8, 10, 16, 4, 4}, {8, 8, 16, 6, 8}, {1, 1, 16, 4, 12}, {5, 8, 16, 8, 8}, {8, 8, 16, 6, 8},
+     {8, 8, 32, 16, 16, 6}},
+    {"ethos-u65-512", {10, 10, 16, 10, 30}, {12, 16, 16, 10, 14}, {2, 2, 16, 10, 30}, {8, 8, 16, 18, 30},
+     {12, 12, 16, 10, 14}, {8, 8, 32, 46, 46, 10}},
+};
+
+enum class VelaOp { Conv, Depthwise, FullyConnected, MaxPool, AveragePool, Add, Mul };
+
+std::string vela_op_name(VelaOp op) {
+    constexpr const char* kNames[] = {"Conv", "Depthwise", "FullyConnected", "MaxPool", "AveragePool", "Add", "Mul"};
+    return kNames[static_cast<int>(op)];
+}
+
+class EveryConfiguration : public ::testing::TestWithParam<std::tuple<VelaBlocks, VelaOp>> {};
+
+TEST_P(EveryConfiguration, VelasOpMatchesThePlainReference) {
+    const auto& [blocks, op] = GetParam();
+    switch (op) {
+        case VelaOp::Conv:
+            return check_conv(with(conv("conv"), [&](ConvCase& c) {
+                c.config = blocks.config, c.block = blocks.conv;
+                c.ifm_h = c.ifm_w = 10, c.ifm_c = 7, c.ofm_c = 13, c.pad = {1, 1, 1, 1}, c.ifm_zp = -3, c.ofm_zp = 5;
+            }));
+        case VelaOp::Depthwise:
+            return check_conv(with(conv("depthwise"), [&](ConvCase& c) {
+                c.config = blocks.config, c.block = blocks.depthwise, c.kind = OpKind::Depthwise;
+                c.ifm_h = c.ifm_w = 16, c.ifm_c = c.ofm_c = 32, c.pad = {1, 1, 1, 1}, c.narrow_clip = true;
+            }));
+        case VelaOp::FullyConnected:
+            return check_conv(with(conv("fully_connected"), [&](ConvCase& c) {
+                c.config = blocks.config, c.block = blocks.fully_connected;
+                c.ifm_h = c.ifm_w = c.kernel_h = c.kernel_w = 1, c.ifm_c = 64, c.ofm_c = 10, c.ifm_zp = 7;
+            }));
+        case VelaOp::MaxPool:
+            return check_pool(with(pool("max_pool", PoolMode::Max), [&](PoolCase& c) {
+                c.config = blocks.config, c.block = blocks.max_pool;
+                c.ifm_h = c.ifm_w = 15, c.depth = 24, c.stride_x = c.stride_y = 2, c.pad = {1, 1, 1, 1};
+            }));
+        case VelaOp::AveragePool:
+            return check_pool(with(pool("average_pool", PoolMode::Average), [&](PoolCase& c) {
+                c.config = blocks.config, c.block = blocks.average_pool;
+                c.ifm_h = c.ifm_w = 12, c.depth = 20, c.pad = {1, 1, 1, 1}, c.ifm_zp = -4, c.ofm_zp = -4;
+            }));
+        case VelaOp::Add:
+            return check_elementwise(with(elt("add", ElementwiseMode::Add), [&](EltCase& c) {
+                add_opa32(c), c.config = blocks.config, c.block = blocks.elementwise;
+                c.h = c.w = 8, c.c = 32, c.zp1 = -2, c.zp2 = 6, c.zp_out = 1;
+            }));
+        case VelaOp::Mul:
+            return check_elementwise(with(elt("mul", ElementwiseMode::Mul), [&](EltCase& c) {
+                mul_scale(c), c.config = blocks.config, c.block = blocks.elementwise;
+                c.h = c.w = 8, c.c = 32, c.zp1 = 3, c.zp2 = -1, c.zp_out = -6;
+            }));
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Kernels, EveryConfiguration,
+                         ::testing::Combine(::testing::ValuesIn(kVelaBlocks),
+                                            ::testing::Values(VelaOp::Conv, VelaOp::Depthwise, VelaOp::FullyConnected,
+                                                              VelaOp::MaxPool, VelaOp::AveragePool, VelaOp::Add,
+                                                              VelaOp::Mul)),
+                         [](const auto& info) {
+                             std::string name = std::string(std::get<0>(info.param).config) + "_" +
+                                                vela_op_name(std::get<1>(info.param));
+                             for (char& ch : name)
+                                 if (ch == '-') ch = '_';
+                             return name;
+                         });
 
 // An int8 ADD (unit scales) whose OFM overwrites its own IFM, `ofm_rows_below` rows further on,
 // run on `threads` workers; returns the OFM. In place (0) each element is read before the same

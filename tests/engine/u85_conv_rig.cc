@@ -200,6 +200,7 @@ uint32_t Rig::emit_conv(const ConvRegs& r) {
         .emit(Cmd::SET_BLOCKDEP);
     const auto at = static_cast<uint32_t>(stream_.words().size() * 4);
     if (r.pool >= 0) stream_.emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, static_cast<uint64_t>(r.pool)}});
+    else if (r.depthwise) stream_.emit(Cmd::OP_DEPTHWISE);
     else stream_.emit(Cmd::OP_CONV, {{Field::OP_CONV__weights_ifm2, r.weights_from_ifm2 ? 1u : 0u}});
     return at;
 }

@@ -55,6 +55,7 @@ struct ConvRegs {
     Place ifm2;
     bool weights_from_ifm2 = false;
     int pool = -1;           // NPU_OP_POOL of this mode instead of NPU_OP_CONV (no weights)
+    bool depthwise = false;  // NPU_OP_DEPTHWISE instead of NPU_OP_CONV
     int activation = 0;      // NPU_SET_ACTIVATION.activation_function
     int kernel_h = 1, kernel_w = 1, stride = 1;
     Padding pad;
@@ -92,7 +93,7 @@ public:
 
     // Copies a table into the LUT RAM at byte 0 (a DMA from the weight region).
     void load_lut(const std::vector<uint8_t>& table);
-    // Emits every register of the op, then NPU_OP_CONV (or POOL); returns the op's offset.
+    // Emits every register of the op, then NPU_OP_CONV (or POOL, DEPTHWISE); returns the op's offset.
     uint32_t emit_conv(const ConvRegs& r);
     void run();
 
