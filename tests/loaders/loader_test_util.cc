@@ -194,4 +194,18 @@ Bytes executorch_block(const std::string& name, const Bytes& data) {
     return out;
 }
 
+Bytes io_block(const std::vector<std::vector<int32_t>>& entries) {
+    Bytes out;
+    put_u32(out, static_cast<uint32_t>(entries.size()));
+    for (const auto& e : entries)
+        for (const int32_t v : e) put_u32(out, static_cast<uint32_t>(v));
+    return out;
+}
+
+Bytes scratch_size_block(uint32_t size) {
+    Bytes out;
+    put_u32(out, size);
+    return out;
+}
+
 }  // namespace ethosu::test

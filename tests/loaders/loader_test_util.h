@@ -67,5 +67,10 @@ ZipMembers npz_members(const Bytes& cmd_payload, const Bytes& weights);
 
 // An ExecuTorch block: 16-byte name, u32 size, 12 zero bytes, data padded to 16.
 Bytes executorch_block(const std::string& name, const Bytes& data);
+// The data of an 'inputs'/'outputs' block: a count, then per entry its int32 values (shape of
+// rank 6 or 4, element size, offset, region).
+Bytes io_block(const std::vector<std::vector<int32_t>>& entries);
+// The data of a 'scratch_size' block.
+Bytes scratch_size_block(uint32_t size);
 
 }  // namespace ethosu::test
