@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "emulator/isa/error.h"
+#include "frontend/loaders/model.h"
 
 namespace ethosu::test {
 
@@ -72,5 +73,9 @@ Bytes executorch_block(const std::string& name, const Bytes& data);
 Bytes io_block(const std::vector<std::vector<int32_t>>& entries);
 // The data of a 'scratch_size' block.
 Bytes scratch_size_block(uint32_t size);
+// A model's one NPU invocation written as ExecuTorch's vela_bin_stream (weights in region 0,
+// scratch in region 1, as the Arm backend passes them); the COP payload is rebuilt from the
+// stream's CONFIG, ID and words.
+Bytes vela_bin_stream_of(const LoadedModel& model);
 
 }  // namespace ethosu::test
