@@ -92,7 +92,8 @@ struct LoadOptions {
 };
 
 // Detects the format from the content (TFL3 identifier, zip magic, ExecuTorch block name, ET12)
-// and loads. A raw command stream (anything else) needs options.npu.
+// and loads; a saved COP1/COP2 payload loads as a command stream. Anything else is read as bare
+// command-stream words only with options.npu, and is otherwise an Error saying it is not a model.
 std::unique_ptr<LoadedModel> load_model(const std::string& path, const LoadOptions& options);
 
 // Loaders by format, for tests and fuzzers: data is the whole file, path names it in errors.
