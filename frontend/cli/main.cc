@@ -314,8 +314,8 @@ int main(int argc, char** argv) {
     std::string model_path, npu, out_path;
     bool as_json = false;
     auto add_model_options = [&](CLI::App* cmd) {
-        cmd->add_option("MODEL", model_path, "Vela .tflite, Vela raw .npz, ExecuTorch vela_bin_stream, or a "
-                                             "command stream (COP1/COP2 payload or bare words; needs --npu)")
+        cmd->add_option("MODEL", model_path, "Vela .tflite, Vela raw .npz, ExecuTorch .pte or vela_bin_stream, "
+                                             "or a command stream (COP1/COP2 payload, or bare words with --npu)")
             ->required();
         cmd->add_option("--npu", npu, "NPU configuration (Vela name, e.g. ethos-u55-128); default: the model's");
         cmd->add_flag("--json", as_json, "machine-readable output");

@@ -115,22 +115,28 @@ std::vector<TensorInfo> feature_maps(const Block& block, const std::string& path
 
 }  // namespace
 
-std::unique_ptr<LoadedModel> load_executorch_bin(const std::string& path, const FileBytes& data,
-                                                 const LoadOptions& options) {
-    ByteReader r(path, data.bytes);
+NpuInvocation vela_bin_stream_invocation(const std::string& path, const FileBytes& file,
+                                         std::span<const uint8_t> stream, uint64_t file_offset) {
+    ByteReader r(path, stream, file_offset);
     const auto blocks = read_blocks(r);
     const ByteReader& cmd = required(blocks, "cmd_data", r).data;
     const auto weights = required(blocks, "weight_data", r).data.data();
 
     NpuInvocation invocation;
     invocation.stream = parse_driver_payload(path, cmd.data().data(), cmd.size(), cmd.file_offset());
-    invocation.regions.push_back(initialised_region(0, "weights", weights, data));
+    invocation.regions.push_back(initialised_region(0, "weights", weights, file));
     invocation.regions.push_back(scratch_region(
         1, "scratch",
         checked_region_size(static_cast<int64_t>(scratch_size(blocks, r)), {path, std::nullopt, "scratch_size"})));
     invocation.inputs = feature_maps(required(blocks, "inputs", r), path);
     invocation.outputs = feature_maps(required(blocks, "outputs", r), path);
-    return single_invocation_model(path, ModelFormat::ExecuTorchBin, std::move(invocation), options);
+    return invocation;
+}
+
+std::unique_ptr<LoadedModel> load_executorch_bin(const std::string& path, const FileBytes& data,
+                                                 const LoadOptions& options) {
+    return single_invocation_model(path, ModelFormat::ExecuTorchBin,
+                                   vela_bin_stream_invocation(path, data, data.bytes, 0), options);
 }
 
 }  // namespace ethosu

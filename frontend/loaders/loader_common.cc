@@ -76,6 +76,20 @@ TensorInfo make_feature_map(std::vector<int64_t> shape, int64_t element_bytes, i
     return t;
 }
 
+NpuConfig common_npu_config(const std::string& path, const std::vector<NpuInvocation>& invocations,
+                            std::string_view what, const LoadOptions& options) {
+    // No NPU work: nothing to check an override against, but its name must still be valid.
+    if (invocations.empty()) return options.npu ? resolve_npu_config(path, CommandStream{}, options) : NpuConfig{};
+    const NpuConfig first = resolve_npu_config(path, invocations[0].stream, options);
+    for (size_t i = 1; i < invocations.size(); ++i) {
+        const NpuConfig config = resolve_npu_config(path, invocations[i].stream, options);
+        if (config.name != first.name)
+            throw Error({path, invocations[i].stream.file_offset, "CONFIG"},
+                        fmt::format("{} {} targets {} but the first targets {}", what, i, config.name, first.name));
+    }
+    return first;
+}
+
 std::unique_ptr<LoadedModel> single_invocation_model(const std::string& path, ModelFormat format,
                                                      NpuInvocation invocation, const LoadOptions& options) {
     auto model = std::make_unique<LoadedModel>();

@@ -42,6 +42,16 @@ constexpr int64_t kUnplacedOffset = -1;
 TensorInfo make_feature_map(std::vector<int64_t> shape, int64_t element_bytes, int64_t region, int64_t offset,
                             const ErrorLocation& where);
 
+// The NPU invocation of an ExecuTorch vela_bin_stream: `stream` lies in `file` at `file_offset`
+// (a whole .bin file, or an Ethos-U delegate's processed bytes inside a .pte).
+NpuInvocation vela_bin_stream_invocation(const std::string& path, const FileBytes& file,
+                                         std::span<const uint8_t> stream, uint64_t file_offset);
+
+// The one NPU configuration all invocations target (each resolved from its stream and the
+// options); an Error naming `what` and the first invocation that disagrees.
+NpuConfig common_npu_config(const std::string& path, const std::vector<NpuInvocation>& invocations,
+                            std::string_view what, const LoadOptions& options);
+
 // A model made of one NPU invocation whose feature maps are the model's inputs/outputs,
 // its configuration resolved from the stream and the options.
 std::unique_ptr<LoadedModel> single_invocation_model(const std::string& path, ModelFormat format,

@@ -23,6 +23,7 @@ std::string_view model_format_name(ModelFormat f) {
         case ModelFormat::VelaTflite: return "vela-tflite";
         case ModelFormat::VelaNpz: return "vela-npz";
         case ModelFormat::ExecuTorchBin: return "executorch-vela-bin";
+        case ModelFormat::ExecuTorchProgram: return "executorch-pte";
         case ModelFormat::RawCommandStream: return "raw-command-stream";
     }
     return "?";
@@ -65,6 +66,7 @@ bool starts_with(std::span<const uint8_t> data, size_t at, std::string_view byte
 }
 
 constexpr std::string_view kExecuTorchHeader{"vela_bin_stream\0", 16};
+constexpr std::string_view kExecuTorchProgramIdentifier{"ET12"};
 
 }  // namespace
 
@@ -99,6 +101,7 @@ std::unique_ptr<LoadedModel> load_model(const std::string& path, const LoadOptio
     if (starts_with(data, 4, "TFL3")) return load_vela_tflite(path, file, options);
     if (starts_with(data, 0, "PK\x03\x04")) return load_vela_npz(path, file, options);
     if (starts_with(data, 0, kExecuTorchHeader)) return load_executorch_bin(path, file, options);
+    if (starts_with(data, 4, kExecuTorchProgramIdentifier)) return load_executorch_program(path, file, options);
     return load_raw_command_stream(path, file, options);
 }
 

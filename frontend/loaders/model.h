@@ -14,7 +14,7 @@
 
 namespace ethosu {
 
-enum class ModelFormat : uint8_t { VelaTflite, VelaNpz, ExecuTorchBin, RawCommandStream };
+enum class ModelFormat : uint8_t { VelaTflite, VelaNpz, ExecuTorchBin, ExecuTorchProgram, RawCommandStream };
 std::string_view model_format_name(ModelFormat f);
 
 enum class ElementType : uint8_t { Int8, UInt8, Int16, UInt16, Int32, Int64, Float32, Bool, Other };
@@ -91,8 +91,9 @@ struct LoadOptions {
     std::optional<std::string> npu;  // Vela config name; overrides the COP header
 };
 
-// Detects the format from the content (TFL3 identifier, zip magic, ExecuTorch block name)
-// and loads. A raw command stream (anything else) needs options.npu.
+// Detects the format from the content (TFL3 identifier, zip magic, ExecuTorch block name, ET12)
+// and loads; a saved COP1/COP2 payload loads as a command stream. Anything else is read as bare
+// command-stream words only with options.npu, and is otherwise an Error saying it is not a model.
 std::unique_ptr<LoadedModel> load_model(const std::string& path, const LoadOptions& options);
 
 // Loaders by format, for tests and fuzzers: data is the whole file, path names it in errors.
@@ -102,6 +103,9 @@ std::unique_ptr<LoadedModel> load_vela_npz(const std::string& path, const FileBy
                                            const LoadOptions& options);
 std::unique_ptr<LoadedModel> load_executorch_bin(const std::string& path, const FileBytes& data,
                                                  const LoadOptions& options);
+// An ExecuTorch .pte: each Ethos-U delegate's vela_bin_stream is one invocation.
+std::unique_ptr<LoadedModel> load_executorch_program(const std::string& path, const FileBytes& data,
+                                                     const LoadOptions& options);
 std::unique_ptr<LoadedModel> load_raw_command_stream(const std::string& path, const FileBytes& data,
                                                      const LoadOptions& options);
 

@@ -1,4 +1,6 @@
-// A bare command stream: little-endian words, or a COP1/COP2 payload saved on its own.
+// A bare command stream: little-endian words, or a COP1/COP2 payload saved on its own. Bare
+// words carry no signature, so they are taken for a stream only when --npu says which NPU reads
+// them; without it the file is reported as not a model.
 
 #include <fmt/format.h>
 
@@ -22,6 +24,11 @@ std::unique_ptr<LoadedModel> load_raw_command_stream(const std::string& path, co
         invocation.stream = parse_driver_payload(path, data.data(), data.size(), 0);
     } else {
         ByteReader r(path, data);
+        if (!options.npu)
+            r.fail_at(0, "format",
+                      "not a model ethosu-emu reads (expected a Vela .tflite, .npz, ExecuTorch .pte or "
+                      "vela_bin_stream, or a COP1 command stream); a bare command stream without a COP header "
+                      "is read only with --npu");
         r.expect(!data.empty(), "command stream", "file is empty");
         r.expect(data.size() % 4 == 0, "command stream",
                  fmt::format("{} bytes is not a whole number of 32-bit words", data.size()));

@@ -72,7 +72,6 @@ private:
                           const std::string& field) const;
     NpuInvocation invocation(const tflite::SubGraph& sg, const tflite::Operator& op, const OfflinePlan* plan,
                              const std::string& field) const;
-    NpuConfig common_config(const std::vector<NpuInvocation>& invocations, const LoadOptions& options) const;
     std::vector<TensorInfo> model_io(const flatbuffers::Vector<int32_t>* indices, const char* what,
                                      std::optional<int32_t> scratch_tensor, const OfflinePlan& plan) const;
 
@@ -252,21 +251,6 @@ std::vector<TensorInfo> VelaTfliteLoader::model_io(const flatbuffers::Vector<int
     return io;
 }
 
-NpuConfig VelaTfliteLoader::common_config(const std::vector<NpuInvocation>& invocations,
-                                          const LoadOptions& options) const {
-    // No NPU work: nothing to check an override against, but its name must still be valid.
-    if (invocations.empty()) return options.npu ? resolve_npu_config(path_, CommandStream{}, options) : NpuConfig{};
-    const NpuConfig first = resolve_npu_config(path_, invocations[0].stream, options);
-    for (size_t i = 1; i < invocations.size(); ++i) {
-        const NpuConfig config = resolve_npu_config(path_, invocations[i].stream, options);
-        if (config.name != first.name)
-            throw Error(
-                {path_, invocations[i].stream.file_offset, "CONFIG"},
-                fmt::format("ethos-u operator {} targets {} but the first targets {}", i, config.name, first.name));
-    }
-    return first;
-}
-
 std::unique_ptr<LoadedModel> VelaTfliteLoader::load(const LoadOptions& options) {
     if (count(model_.subgraphs()) == 0) throw Error({path_, std::nullopt, "subgraphs"}, "model has no subgraph");
     const OfflinePlan plan = offline_plan();
@@ -290,7 +274,7 @@ std::unique_ptr<LoadedModel> VelaTfliteLoader::load(const LoadOptions& options) 
         }
     }
 
-    model->config = common_config(model->invocations, options);
+    model->config = common_npu_config(path_, model->invocations, "ethos-u operator", options);
 
     const tflite::SubGraph& main = *model_.subgraphs()->Get(0);
     model->inputs = model_io(main.inputs(), "inputs", first_scratch_tensor, plan);

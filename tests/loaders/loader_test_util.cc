@@ -2,7 +2,9 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <fstream>
+#include <stdexcept>
 #include <iterator>
 
 namespace ethosu::test {
@@ -191,6 +193,61 @@ Bytes executorch_block(const std::string& name, const Bytes& data) {
     out.resize(32, 0);
     put_bytes(out, data);
     out.resize(out.size() + (16 - data.size() % 16) % 16, 0);
+    return out;
+}
+
+Bytes io_block(const std::vector<std::vector<int32_t>>& entries) {
+    Bytes out;
+    put_u32(out, static_cast<uint32_t>(entries.size()));
+    for (const auto& e : entries)
+        for (const int32_t v : e) put_u32(out, static_cast<uint32_t>(v));
+    return out;
+}
+
+Bytes scratch_size_block(uint32_t size) {
+    Bytes out;
+    put_u32(out, size);
+    return out;
+}
+
+namespace {
+
+std::vector<std::vector<int32_t>> io_entries(const std::vector<TensorInfo>& maps) {
+    std::vector<std::vector<int32_t>> entries;
+    for (const TensorInfo& t : maps) {
+        std::vector<int32_t> entry(t.shape.begin(), t.shape.end());
+        entry.push_back(element_size(t.type));
+        entry.push_back(t.region < 0 ? -1 : static_cast<int32_t>(t.offset));
+        entry.push_back(t.region);
+        entries.push_back(std::move(entry));
+    }
+    return entries;
+}
+
+}  // namespace
+
+Bytes vela_bin_stream_of(const LoadedModel& model) {
+    const NpuInvocation& inv = model.invocations.at(0);
+    if (inv.regions.size() != 2) throw std::runtime_error("a vela_bin_stream holds regions 0 and 1 only");
+    const CommandStream& cs = inv.stream;
+    const Bytes payload = cs.payload_kind == "COP2" ? cop2_payload(*cs.config_word, *cs.id_word, 0, cs.words)
+                                                    : cop1_payload(*cs.config_word, *cs.id_word, cs.words);
+    const auto region = [&](int index) -> const RegionImage& {
+        const auto it = std::find_if(inv.regions.begin(), inv.regions.end(), [&](const auto& r) { return r.index == index; });
+        if (it == inv.regions.end()) throw std::runtime_error("the model has no region " + std::to_string(index));
+        return *it;
+    };
+    const auto& weights = region(0).bytes;
+    Bytes out;
+    for (const auto& [name, data] : std::vector<std::pair<std::string, Bytes>>{
+             {"vela_bin_stream", {}},
+             {"cmd_data", payload},
+             {"weight_data", Bytes(weights.begin(), weights.end())},
+             {"scratch_size", scratch_size_block(static_cast<uint32_t>(region(1).size))},
+             {"inputs", io_block(io_entries(model.inputs))},
+             {"outputs", io_block(io_entries(model.outputs))},
+             {"vela_end_stream", {}}})
+        put_bytes(out, executorch_block(name, data));
     return out;
 }
 

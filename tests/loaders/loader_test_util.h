@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "emulator/isa/error.h"
+#include "frontend/loaders/model.h"
 
 namespace ethosu::test {
 
@@ -67,5 +68,14 @@ ZipMembers npz_members(const Bytes& cmd_payload, const Bytes& weights);
 
 // An ExecuTorch block: 16-byte name, u32 size, 12 zero bytes, data padded to 16.
 Bytes executorch_block(const std::string& name, const Bytes& data);
+// The data of an 'inputs'/'outputs' block: a count, then per entry its int32 values (shape of
+// rank 6 or 4, element size, offset, region).
+Bytes io_block(const std::vector<std::vector<int32_t>>& entries);
+// The data of a 'scratch_size' block.
+Bytes scratch_size_block(uint32_t size);
+// A model's one NPU invocation written as ExecuTorch's vela_bin_stream (weights in region 0,
+// scratch in region 1, as the Arm backend passes them); the COP payload is rebuilt from the
+// stream's CONFIG, ID and words.
+Bytes vela_bin_stream_of(const LoadedModel& model);
 
 }  // namespace ethosu::test

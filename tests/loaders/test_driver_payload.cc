@@ -139,7 +139,9 @@ TEST(RawCommandStream, BareWordsNeedNpu) {
     Bytes words;
     for (const uint32_t w : kSomeWords) put_u32(words, w);
     const std::string path = write_temp("stream.bin", words);
-    EXPECT_THAT(error_of([&] { load_model(path, {}); }), HasSubstr("--npu is required"));
+    const std::string without_npu = error_of([&] { load_model(path, {}); });
+    EXPECT_THAT(without_npu, HasSubstr("not a model ethosu-emu reads"));
+    EXPECT_THAT(without_npu, HasSubstr("bare command stream without a COP header is read only with --npu"));
 
     const auto model = load_model(path, {.npu = "ethos-u65-256"});
     EXPECT_EQ(model->format, ModelFormat::RawCommandStream);
@@ -164,6 +166,17 @@ TEST(RawCommandStream, SavedPayloadNamesItsNpu) {
     EXPECT_EQ(model->config.name, "ethos-u55-128");
     EXPECT_EQ(model->invocations.at(0).stream.payload_kind, "COP1");
     EXPECT_THAT(error_of([&] { load_model(path, {.npu = "ethos-u65-256"}); }), HasSubstr("disagrees"));
+}
+
+TEST(LoadModel, UnrecognisedFilesAreNotModels) {
+    const Bytes png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n', 0, 0, 0, 13};
+    const std::string path = write_temp("picture.png", png);
+    const std::string e = error_of([&] { load_model(path, {}); });
+    EXPECT_THAT(e, HasSubstr(path));
+    EXPECT_THAT(e, HasSubstr("offset 0x0"));
+    EXPECT_THAT(e, HasSubstr("not a model ethosu-emu reads (expected a Vela .tflite, .npz, ExecuTorch .pte or "
+                             "vela_bin_stream, or a COP1 command stream)"));
+    EXPECT_THAT(error_of([&] { load_model(write_temp("short.bin", {1, 2}), {}); }), HasSubstr("not a model"));
 }
 
 TEST(LoadModel, UnreadableFiles) {

@@ -14,21 +14,6 @@ using ::testing::HasSubstr;
 
 const Bytes kWeights = {9, 8, 7, 6, 5};
 
-// One I/O entry: shape (rank 6 or 4), element size, offset, region.
-Bytes io_block(const std::vector<std::vector<int32_t>>& entries) {
-    Bytes out;
-    put_u32(out, static_cast<uint32_t>(entries.size()));
-    for (const auto& e : entries)
-        for (const int32_t v : e) put_u32(out, static_cast<uint32_t>(v));
-    return out;
-}
-
-Bytes scratch_size_block(uint32_t size) {
-    Bytes out;
-    put_u32(out, size);
-    return out;
-}
-
 struct Blocks {
     std::vector<std::pair<std::string, Bytes>> list;
     Bytes build() const {
