@@ -112,6 +112,20 @@ int ethosu_emu_dma_copy(ethosu_emu* emu, void* dst, const void* src, size_t size
 
 ethosu_emu_dma_totals ethosu_emu_dma_copies(const ethosu_emu* emu) { return emu ? emu->dma : ethosu_emu_dma_totals{}; }
 
+void ethosu_emu_trace(ethosu_emu* emu, int on) {
+    if (emu) emu->device->record_trace(on != 0);
+}
+
+int ethosu_emu_write_trace(ethosu_emu* emu, const char* path) {
+    if (!emu || !path) return -1;
+    try {
+        emu->device->write_trace(path);
+    } catch (const std::exception&) {
+        return -1;  // the reason is the device's last error
+    }
+    return 0;
+}
+
 uint64_t ethosu_emu_last_cycles(const ethosu_emu* emu) {
     if (!emu || !emu->device->last_timing()) return 0;
     return static_cast<uint64_t>(emu->device->last_timing()->totals.cycles);

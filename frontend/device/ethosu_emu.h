@@ -107,6 +107,13 @@ int ethosu_emu_attach_core_driver(ethosu_emu* emu, struct ethosu_driver* drv);
 /* The attached NPU one of whose mappings holds the host pointer, or NULL. */
 ethosu_emu* ethosu_emu_attached_holding(const void* host);
 
+/* Traces: after ethosu_emu_trace(emu, 1) every run and DMA copy is kept (0 forgets them);
+ * ethosu_emu_write_trace writes them, one after the other, as a Chrome/Perfetto trace (the
+ * format of `ethosu-emu run --trace`: a track per unit, DMA copies on the DMA track, a bandwidth
+ * counter per memory). Returns 0, or -1 with the reason in ethosu_emu_last_error. */
+void ethosu_emu_trace(ethosu_emu* emu, int on);
+int ethosu_emu_write_trace(ethosu_emu* emu, const char* path);
+
 /* The last run: its NPU cycles, and why it faulted (empty string if it did not). */
 uint64_t ethosu_emu_last_cycles(const ethosu_emu* emu);
 const char* ethosu_emu_last_error(const ethosu_emu* emu);

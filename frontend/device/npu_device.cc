@@ -11,6 +11,7 @@
 #include "emulator/engine/executor.h"
 #include "emulator/isa/builder.h"
 #include "emulator/isa/error.h"
+#include "traces/chrome_trace.h"
 
 namespace ethosu {
 namespace {
@@ -63,6 +64,7 @@ struct NpuDevice::Reg {
     uint32_t pmcr, pmcntenset, pmcntenclr, pmovsset, pmovsclr, pmintset, pmintclr, pmccntr, pmevcntr, pmevtyper;
     uint32_t mem_attr = 0;  // U85 MEM_ATTR[0], for the AXI port of each region
     bool u85 = false;
+    Bits axi_port;  // U85 MEM_ATTR
     Bits running, irq_raised, bus_status, parse_error, end_reached, pmu_irq_raised, wd_fault, branch_fault,
         channel, irq_history;
     Bits cmd_run, cmd_clear_irq, cmd_clock_q, cmd_power_q, cmd_stop, cmd_clear_history;
@@ -82,7 +84,7 @@ struct NpuDevice::Reg {
         pmovsset = off("PMOVSSET"), pmovsclr = off("PMOVSCLR"), pmintset = off("PMINTSET"), pmintclr = off("PMINTCLR");
         pmccntr = off("PMCCNTR"), pmevcntr = off("PMEVCNTR"), pmevtyper = off("PMEVTYPER");
         u85 = g.generation == Generation::U85;
-        if (u85) mem_attr = off("MEM_ATTR");
+        if (u85) mem_attr = off("MEM_ATTR"), axi_port = field(g, "MEM_ATTR", "axi_port");
         running = field(g, "STATUS", "state"), irq_raised = field(g, "STATUS", "irq_raised");
         bus_status = field(g, "STATUS", "bus_status"), parse_error = field(g, "STATUS", "cmd_parse_error");
         end_reached = field(g, "STATUS", "cmd_end_reached"), pmu_irq_raised = field(g, "STATUS", "pmu_irq_raised");
@@ -147,6 +149,7 @@ void NpuDevice::map(uint64_t npu_address, std::span<uint8_t> host, std::string n
 }
 
 std::optional<uint64_t> NpuDevice::npu_address(const void* host) const {
+    std::lock_guard lock(mutex_);
     const auto* p = static_cast<const uint8_t*>(host);
     const MemoryMap::Mapping* m = map_.holding({p, 1});
     if (!m) return std::nullopt;
@@ -288,7 +291,7 @@ void NpuDevice::execute() {
     AddressSpace space(map_);
     for (int i = 0; i < AddressSpace::kRegions; ++i) {
         const uint32_t cfg = (at(r.regioncfg) >> (2 * i)) & 3u;
-        const int port = r.u85 ? static_cast<int>((at(r.mem_attr + 4 * cfg) >> 2) & 1u) : (cfg >= 2 ? 1 : 0);
+        const int port = r.u85 ? static_cast<int>(r.axi_port.get(at(r.mem_attr + 4 * cfg))) : (cfg >= 2 ? 1 : 0);
         memories[static_cast<size_t>(i)] = memory_.port_memory(port);
         space.set_base(i, read64(r.basep + 8 * i));
     }
@@ -306,6 +309,7 @@ void NpuDevice::execute() {
                      static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());
     }
     last_timing_ = std::make_unique<TimingResult>(TimingModel(options_.npu, memory_, memories).run(stream));
+    finished(stream);
     uint32_t history = 0;
     for (const auto& op : stream.ops)
         if (op.kind == OpKind::Stop || op.kind == OpKind::Irq) history |= op.mask;
@@ -362,9 +366,34 @@ uint64_t NpuDevice::copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_
     Executor executor(options_.npu, space, source, &weights_);
     const DecodedStream stream = executor.run(b.words());
     last_timing_ = std::make_unique<TimingResult>(TimingModel(options_.npu, memory_, memories).run(stream));
+    finished(stream);
     count_pmu(*last_timing_);
     publish();
     return static_cast<uint64_t>(last_timing_->totals.cycles);
+}
+
+void NpuDevice::finished(const DecodedStream& stream) {
+    if (!tracing_) return;
+    traced_streams_.push_back(stream);
+    traced_timing_.push_back(*last_timing_);
+}
+
+void NpuDevice::record_trace(bool on) {
+    std::lock_guard lock(mutex_);
+    tracing_ = on;
+    if (on) return;
+    traced_streams_.clear();
+    traced_timing_.clear();
+}
+
+void NpuDevice::write_trace(const std::string& path) {
+    std::lock_guard lock(mutex_);
+    try {
+        write_chrome_trace({"ethosu-emu device", options_.npu, memory_, traced_streams_, traced_timing_}, path);
+    } catch (const std::exception& e) {
+        last_error_ = e.what();
+        throw;
+    }
 }
 
 void NpuDevice::count_pmu(const TimingResult& timing) {

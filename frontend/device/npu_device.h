@@ -78,6 +78,11 @@ public:
     // Returns the cycles; throws ethosu::Error while a stream runs.
     uint64_t dma_copy(std::span<uint8_t> dst, std::span<const uint8_t> src);
 
+    // On: every run and DMA copy from now on is kept for write_trace; off: forgets them.
+    void record_trace(bool on);
+    // A Chrome/Perfetto trace of the kept runs and copies, one after the other (traces/README.md).
+    void write_trace(const std::string& path);
+
     // What the last run did, for tools and tests.
     const TimingResult* last_timing() const { return last_timing_.get(); }
     const std::string& last_error() const { return last_error_; }
@@ -97,6 +102,7 @@ private:
     uint32_t block_value(uint32_t offset);
     void publish();
     void sync_locked();
+    void finished(const DecodedStream& stream);
 
     Options options_;
     const isa::GenerationDesc& gen_;
@@ -116,11 +122,14 @@ private:
     // run checks them against the bytes in memory.
     WeightCache weights_;
     std::string last_error_;
+    bool tracing_ = false;
+    std::vector<DecodedStream> traced_streams_;
+    std::vector<TimingResult> traced_timing_;
     // Host pointers handed out through unmapped_address, by their offset in kUnmappedWindow.
     std::vector<std::string> unmapped_;
     // One lock over all of the above: calls, sync and the concurrent observer. Recursive, as the
     // interrupt handler it calls accesses the registers again.
-    std::recursive_mutex mutex_;
+    mutable std::recursive_mutex mutex_;
     std::jthread observer_;
 };
 

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -538,6 +540,7 @@ TEST(RegisterFront, AConcurrentNpuCompletesARunWhileTheDriverPolls) {
 TEST_F(SmallRun, ADmaCopyIsTimedAndCountedAsDmaTraffic) {
     const Generation g = Generation::U55;
     d.pmu_enable({*pmu_event_id(g, "AXI0_WR_DATA_BEAT_WRITTEN"), *pmu_event_id(g, "AXI1_RD_DATA_BEAT_RECEIVED")});
+    ethosu_emu_trace(d.emu(), 1);
     std::vector<uint8_t> host(192);
     for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<uint8_t>(i ^ 0x5A);
     uint64_t cycles = 0;
@@ -558,6 +561,23 @@ TEST_F(SmallRun, ADmaCopyIsTimedAndCountedAsDmaTraffic) {
     EXPECT_EQ(totals.bytes, host.size() + big.size());
     EXPECT_EQ(totals.cycles, cycles + longer);
     EXPECT_EQ(ethosu_emu_dma_copy(d.emu(), nullptr, host.data(), 4, nullptr), -1);
+
+    // Both copies in the device's trace, as DMA transfers one after the other.
+    const fs::path trace = fs::temp_directory_path() / fmt::format("ethosu_dma_trace_{}.json", ::getpid());
+    ASSERT_EQ(ethosu_emu_write_trace(d.emu(), trace.string().c_str()), 0) << ethosu_emu_last_error(d.emu());
+    std::ifstream in(trace);
+    const auto json = nlohmann::json::parse(in);
+    fs::remove(trace);
+    std::vector<uint64_t> dma_bytes;  // the bytes each DMA event read
+    for (const auto& e : json.at("traceEvents")) {
+        if (e.value("cat", "") != "dma") continue;
+        uint64_t read = 0;
+        for (const auto& [memory, bytes] : e.at("args").at("read_bytes").items()) read += bytes.get<uint64_t>();
+        dma_bytes.push_back(read);
+    }
+    EXPECT_EQ(dma_bytes, (std::vector<uint64_t>{host.size(), big.size()}));
+    EXPECT_EQ(ethosu_emu_write_trace(d.emu(), "/nonexistent/dir/trace.json"), -1);
+    EXPECT_NE(std::string(ethosu_emu_last_error(d.emu())).find("cannot write"), std::string::npos);
 }
 
 TEST(RegisterFront, CreateRefusesUnknownConfigurations) {
