@@ -41,13 +41,14 @@ void arm_ethos_io_memcpy(void* dst, const void* src, size_t size);
 
 namespace {
 
-constexpr uint32_t ID = 0x000, STATUS = 0x004, CMD = 0x008, RESET = 0x00C, QBASE = 0x010, QREAD = 0x018,
-                   QCONFIG = 0x01C, QSIZE = 0x020, PROT = 0x024, REGIONCFG = 0x03C, AXI_LIMIT0 = 0x040,
-                   MEM_ATTR0 = 0x040, AXI_SRAM = 0x050, AXI_EXT = 0x054, BASEP = 0x080;
-constexpr uint32_t PMCR = 0x180, PMCNTENSET = 0x184, PMCNTENCLR = 0x188, PMOVSSET = 0x18C, PMOVSCLR = 0x190,
-                   PMINTSET = 0x194, PMCCNTR = 0x1A0, PMEVCNTR = 0x300, PMEVTYPER = 0x380;
-constexpr uint32_t kRunning = 1, kIrqRaised = 2, kBusStatus = 4, kResetStatus = 8, kParseError = 16,
-                   kEndReached = 32, kPmuIrq = 64, kWdFault = 128, kEccFault = 256;
+constexpr uint32_t STATUS = 0x004, CMD = 0x008, RESET = 0x00C, QBASE = 0x010, QCONFIG = 0x01C, QSIZE = 0x020,
+                   PROT = 0x024, REGIONCFG = 0x03C, AXI_LIMIT0 = 0x040, MEM_ATTR0 = 0x040, AXI_SRAM = 0x050,
+                   AXI_EXT = 0x054, BASEP = 0x080;
+constexpr uint32_t PMCR = 0x180, PMCNTENSET = 0x184, PMCCNTR = 0x1A0, PMCCNTR_CFG = 0x1A8, PMEVCNTR = 0x300,
+                   PMEVTYPER = 0x380;
+constexpr uint32_t kNpuIdle = 32, kNpuActive = 35;  // PMU event numbers (Arm's pmu_ethosu.h)
+constexpr uint32_t kBusStatus = 4, kResetStatus = 8, kParseError = 16, kEndReached = 32, kWdFault = 128,
+                   kEccFault = 256;
 constexpr uint32_t kPowerClockMask = 0xC;
 constexpr uint32_t kCycleCounter = 1u << 31;
 
@@ -160,6 +161,9 @@ struct ethosu_driver {
         if (events.empty()) return;
         ++power_requests;  // ETHOSU_PMU_Enable requests power
         wr(pmu + PMCR, 1);
+        // The cycle counter from NPU_ACTIVE to NPU_IDLE, as TFLM's Ethos-U example programs it.
+        wr(pmu + PMCCNTR_CFG, (rd(pmu + PMCCNTR_CFG) & ~0x3FF0000u) | kNpuIdle << 16);
+        wr(pmu + PMCCNTR_CFG, (rd(pmu + PMCCNTR_CFG) & ~0x3FFu) | kNpuActive);
         for (size_t i = 0; i < events.size(); ++i) wr(pmu + PMEVTYPER + 4 * static_cast<uint32_t>(i), events[i]);
         wr(pmu + PMCNTENSET, kCycleCounter | ((1u << events.size()) - 1));
         wr(pmu + PMCR, rd(pmu + PMCR) | 2);  // ETHOSU_PMU_EVCNTR_ALL_Reset
