@@ -505,16 +505,16 @@ void NpuDevice::sync_locked() {
 void NpuDevice::run_concurrently(bool on) {
     if (on == observer_.joinable()) return;
     if (!on) {
-        observer_.request_stop();
+        stop_observing_ = true;
         observer_.join();
-        observer_ = {};
         return;
     }
-    observer_ = std::jthread([this](std::stop_token stop) {
+    stop_observing_ = false;
+    observer_ = std::thread([this] {
         // Observes often while the driver is at work, backing off to a millisecond when idle.
         using namespace std::chrono_literals;
         auto pause = 20us;
-        while (!stop.stop_requested()) {
+        while (!stop_observing_) {
             bool changed = false;
             {
                 std::lock_guard lock(mutex_);

@@ -12,6 +12,7 @@
 // a thread of the device's own observes the block continuously, as the hardware would, so a
 // driver that polls STATUS or a flag its interrupt handler sets sees the run complete.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -130,7 +131,8 @@ private:
     // One lock over all of the above: calls, sync and the concurrent observer. Recursive, as the
     // interrupt handler it calls accesses the registers again.
     mutable std::recursive_mutex mutex_;
-    std::jthread observer_;
+    std::thread observer_;
+    std::atomic<bool> stop_observing_{false};
 };
 
 }  // namespace ethosu
