@@ -83,10 +83,11 @@ void ethosu_emu_sync(ethosu_emu* emu);
  * ethosu_emu_sync does (the default). */
 void ethosu_emu_run_concurrently(ethosu_emu* emu, int on);
 
-/* Offloaded copies: copies size bytes from src to dst with the NPU's DMA, between runs. The copy
- * is timed on the device's memory system (a side inside a mapping is in the memory of AXI port 0,
- * host memory outside every mapping in that of AXI port 1), counted by the PMU (AXI beats, DMA
- * activity, cycles) and reported as the last run (ethosu_emu_last_cycles). Returns 0 and the
+/* Offloaded copies: copies size bytes from src to dst (host memory, mapped or not) with the NPU's
+ * DMA, between runs. The copy is timed on the device's memory system with both sides in the
+ * memory of the tensor arena (Vela's memory mode: SRAM with Shared_Sram, DRAM with
+ * Dedicated_Sram), counted by the PMU (AXI beats, cycles), kept in the trace and reported as the
+ * last run (ethosu_emu_last_cycles). Returns 0 and the
  * copy's NPU cycles in *cycles (may be NULL), or -1 (while a command stream runs, or with a NULL
  * pointer) with the reason in ethosu_emu_last_error. */
 int ethosu_emu_dma_copy(ethosu_emu* emu, void* dst, const void* src, size_t size, uint64_t* cycles);

@@ -345,10 +345,10 @@ uint64_t NpuDevice::copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_
     AddressSpace space(copy_map);
     space.set_base(0, 0);
     space.set_base(1, dst_address);
+    // Both sides in the memory Vela's memory mode gives the arena: the copies move tensors
+    // between the application's buffers and the NPU's scratch, which share that memory.
     std::array<MemoryKind, AddressSpace::kRegions> memories{};
-    memories.fill(memory_.port_memory(0));
-    memories[0] = memory_.port_memory(map_.holding(src) ? 0 : 1);
-    memories[1] = memory_.port_memory(map_.holding(dst) ? 0 : 1);
+    memories.fill(memory_.port_memory(memory_.port_for_role("scratch")));
 
     using isa::Cmd;
     using isa::Field;

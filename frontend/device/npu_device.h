@@ -74,8 +74,8 @@ public:
     void run_concurrently(bool on);
 
     // Copies src to dst with the NPU's DMA (a one-transfer command stream), timed on the memory
-    // system: the side that a mapping holds is in the memory of AXI port 0, host memory outside
-    // every mapping that of AXI port 1. Counts in the PMU and in last_timing() like a run.
+    // system with both sides in the memory of the arena (Vela's memory mode: SRAM with
+    // Shared_Sram, DRAM with Dedicated_Sram). Counts in the PMU and in last_timing() like a run.
     // Returns the cycles; throws ethosu::Error while a stream runs.
     uint64_t dma_copy(std::span<uint8_t> dst, std::span<const uint8_t> src);
 

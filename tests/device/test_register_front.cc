@@ -539,7 +539,8 @@ TEST(RegisterFront, AConcurrentNpuCompletesARunWhileTheDriverPolls) {
 // the PMU like a run; a longer one costs more; the bytes arrive.
 TEST_F(SmallRun, ADmaCopyIsTimedAndCountedAsDmaTraffic) {
     const Generation g = Generation::U55;
-    d.pmu_enable({*pmu_event_id(g, "AXI0_WR_DATA_BEAT_WRITTEN"), *pmu_event_id(g, "AXI1_RD_DATA_BEAT_RECEIVED")});
+    d.pmu_enable({*pmu_event_id(g, "AXI0_WR_DATA_BEAT_WRITTEN"), *pmu_event_id(g, "AXI0_RD_DATA_BEAT_RECEIVED"),
+                  *pmu_event_id(g, "AXI1_RD_DATA_BEAT_RECEIVED")});
     ethosu_emu_trace(d.emu(), 1);
     std::vector<uint8_t> host(192);
     for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<uint8_t>(i ^ 0x5A);
@@ -548,9 +549,10 @@ TEST_F(SmallRun, ADmaCopyIsTimedAndCountedAsDmaTraffic) {
     EXPECT_TRUE(std::equal(host.begin(), host.end(), dst.bytes.begin()));
     EXPECT_GT(cycles, 0u);
     EXPECT_EQ(ethosu_emu_last_cycles(d.emu()), cycles);
-    // Host memory (AXI1) read, the mapped buffer (AXI0) written, in 8-byte beats on U55.
+    // Read and written in the arena's memory, SRAM on AXI0 (U55 Shared_Sram), in 8-byte beats.
     EXPECT_EQ(d.pmu_counter(0), host.size() / 8);
     EXPECT_EQ(d.pmu_counter(1), host.size() / 8);
+    EXPECT_EQ(d.pmu_counter(2), 0u);
     uint64_t longer = 0;
     std::vector<uint8_t> big(8192, 1), big_dst(8192);
     ASSERT_EQ(ethosu_emu_dma_copy(d.emu(), big_dst.data(), big.data(), big.size(), &longer), 0);
