@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -380,6 +381,10 @@ TEST_P(CallPatterns, ExecuTorchBackendCopiesThroughTheDmaAndInvokesWithThreeBase
     EXPECT_EQ(dma.copies, kInferences * (m.model->inputs.size() + m.model->outputs.size()));
     EXPECT_EQ(dma.bytes, copied_bytes);
     EXPECT_GT(dma.cycles, dma.copies);  // each copy costs NPU cycles
+    std::printf("%s: %llu DMA copies, %llu bytes, %llu NPU cycles (%llu per inference, the inference %llu)\n",
+                GetParam(), static_cast<unsigned long long>(dma.copies), static_cast<unsigned long long>(dma.bytes),
+                static_cast<unsigned long long>(dma.cycles), static_cast<unsigned long long>(dma.cycles / kInferences),
+                static_cast<unsigned long long>(checker.cycles));
 }
 
 // ethosu_invoke_async, then the program polls ethosu_wait(drv, false) until the interrupt came.

@@ -535,6 +535,28 @@ TEST(RegisterFront, AConcurrentNpuCompletesARunWhileTheDriverPolls) {
     ethosu_emu_destroy(emu);
 }
 
+// The same through the memory-mapped block, the NPU observing it on its own thread as well.
+TEST(RegisterFront, RandomBlockWritesFaultOrDoNothing) {
+    ethosu_emu_options o{"ethos-u85-256", nullptr, nullptr, 1, 1};
+    ethosu_emu* emu = nullptr;
+    ASSERT_EQ(ethosu_emu_create(&o, &emu, nullptr), 0);
+    std::vector<uint8_t> memory(4096, 0x11);
+    ASSERT_EQ(ethosu_emu_map(emu, 0, memory.data(), memory.size()), 0);
+    int irqs = 0;
+    ethosu_emu_set_irq_handler(emu, [](void* p) { ++*static_cast<int*>(p); }, &irqs);
+    ethosu_emu_run_concurrently(emu, 1);
+    volatile uint32_t* regs = ethosu_emu_register_block(emu);
+    const size_t words = ethosu_emu_register_block_size(emu) / 4;
+    std::mt19937 rng(15);
+    for (int i = 0; i < 20000; ++i) {
+        regs[rng() % words] = rng() % 3 == 0 ? static_cast<uint32_t>(rng() % 4096) : static_cast<uint32_t>(rng());
+        if (i % 50 == 0) regs[CMD / 4] = 1;
+        if (i % 7 == 0) ethosu_emu_sync(emu);
+    }
+    ethosu_emu_destroy(emu);  // stops the observer first
+    EXPECT_GT(irqs, 0);
+}
+
 // Seed 001: an offloaded copy through the NPU's DMA costs NPU cycles and AXI traffic, counted by
 // the PMU like a run; a longer one costs more; the bytes arrive.
 TEST_F(SmallRun, ADmaCopyIsTimedAndCountedAsDmaTraffic) {
