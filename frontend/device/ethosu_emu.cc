@@ -11,6 +11,7 @@
 
 struct ethosu_emu {
     std::unique_ptr<ethosu::NpuDevice> device;
+    ethosu_emu_dma_totals dma{};
 };
 
 namespace {
@@ -60,6 +61,10 @@ uint64_t ethosu_emu_npu_address(const ethosu_emu* emu, const void* host) {
     return emu->device->npu_address(host).value_or(std::numeric_limits<uint64_t>::max());
 }
 
+uint64_t ethosu_emu_unmapped_address(ethosu_emu* emu, const void* host, int index) {
+    return emu ? emu->device->unmapped_address(host, index) : ethosu::NpuDevice::kUnmappedWindow;
+}
+
 uint32_t ethosu_emu_read32(ethosu_emu* emu, uint32_t offset) { return emu ? emu->device->read(offset) : 0; }
 
 void ethosu_emu_write32(ethosu_emu* emu, uint32_t offset, uint32_t value) {
@@ -84,6 +89,41 @@ size_t ethosu_emu_register_block_size(const ethosu_emu* emu) {
 
 void ethosu_emu_sync(ethosu_emu* emu) {
     if (emu) emu->device->sync();
+}
+
+void ethosu_emu_run_concurrently(ethosu_emu* emu, int on) {
+    if (emu) emu->device->run_concurrently(on != 0);
+}
+
+int ethosu_emu_dma_copy(ethosu_emu* emu, void* dst, const void* src, size_t size, uint64_t* cycles) {
+    if (!emu || ((!dst || !src) && size)) return -1;
+    try {
+        const uint64_t took = emu->device->dma_copy({static_cast<uint8_t*>(dst), size},
+                                                    {static_cast<const uint8_t*>(src), size});
+        if (cycles) *cycles = took;
+        emu->dma.copies += size ? 1 : 0;
+        emu->dma.bytes += size;
+        emu->dma.cycles += took;
+    } catch (const std::exception&) {
+        return -1;  // the reason is the device's last error
+    }
+    return 0;
+}
+
+ethosu_emu_dma_totals ethosu_emu_dma_copies(const ethosu_emu* emu) { return emu ? emu->dma : ethosu_emu_dma_totals{}; }
+
+void ethosu_emu_trace(ethosu_emu* emu, int on) {
+    if (emu) emu->device->record_trace(on != 0);
+}
+
+int ethosu_emu_write_trace(ethosu_emu* emu, const char* path) {
+    if (!emu || !path) return -1;
+    try {
+        emu->device->write_trace(path);
+    } catch (const std::exception&) {
+        return -1;  // the reason is the device's last error
+    }
+    return 0;
 }
 
 uint64_t ethosu_emu_last_cycles(const ethosu_emu* emu) {

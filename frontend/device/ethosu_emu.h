@@ -15,7 +15,18 @@
  *    driver that accesses registers as volatile memory. Writes to it are observed at
  *    ethosu_emu_sync: RESET first, CMD last, then a started stream runs and the IRQ handler is
  *    called; writes the handler makes (clear_irq) are observed before ethosu_emu_sync returns.
- *    Reads always see the state as of the last sync (STATUS.reset_status reads 0 at once).
+ *    Reads see the state as of the last observation (STATUS.reset_status reads 0 at once).
+ *    ethosu_emu_run_concurrently makes the observation continuous, on a thread of the device's
+ *    own: a stream starts as soon as CMD.transition_to_running_state is written, and the
+ *    interrupt handler is called from that thread, as a hardware interrupt would preempt.
+ *
+ * Writes take effect in the order the hardware gives them, whichever way they come: a soft
+ * reset (RESET) restores the reset values, and a later write of the same value applies again.
+ * The block shows RESET and the write-one-to-clear PMU words (PMCNTENCLR, PMOVSCLR, PMINTCLR) as
+ * values no effective write leaves there, so that every write to them is seen. One limit of a
+ * memory block: it cannot tell a write of the value a register already holds from no write, so
+ * after a soft reset a register the driver had written and did not change reads (and acts) as
+ * written again rather than as its reset value; the calls (ethosu_emu_write32) have no such limit.
  *
  * Every function is safe to call with a NULL device (it fails or does nothing).
  */
@@ -43,11 +54,16 @@ typedef struct ethosu_emu_options {
 int ethosu_emu_create(const ethosu_emu_options* options, ethosu_emu** out, const char** error);
 void ethosu_emu_destroy(ethosu_emu* emu);
 
-/* Maps size bytes of host memory at npu_address. Returns 0, or -1 if it overlaps a mapping. */
+/* Maps size bytes of host memory at npu_address. Returns 0, or -1 if it overlaps a mapping or
+ * the page at 0xFFFFF000, which stays unmapped (see ethosu_emu_unmapped_address). */
 int ethosu_emu_map(ethosu_emu* emu, uint64_t npu_address, void* host, size_t size);
 /* The NPU address of a host pointer inside a mapping (for a driver's address remap hook), or
  * UINT64_MAX if it is not mapped. */
 uint64_t ethosu_emu_npu_address(const ethosu_emu* emu, const void* host);
+/* For a driver about to hand the NPU a host pointer no mapping holds (index: its base address,
+ * -1 for the command stream): an address in the unmapped page. A run that uses it ends with a
+ * bus error whose message (ethosu_emu_last_error) names the pointer. */
+uint64_t ethosu_emu_unmapped_address(ethosu_emu* emu, const void* host, int index);
 
 uint32_t ethosu_emu_read32(ethosu_emu* emu, uint32_t offset);
 void ethosu_emu_write32(ethosu_emu* emu, uint32_t offset, uint32_t value);
@@ -63,11 +79,41 @@ int ethosu_emu_run_until_idle(ethosu_emu* emu);
 volatile uint32_t* ethosu_emu_register_block(ethosu_emu* emu);
 size_t ethosu_emu_register_block_size(const ethosu_emu* emu); /* bytes */
 void ethosu_emu_sync(ethosu_emu* emu);
+/* 1: a thread of the device observes the block continuously (see above); 0: only
+ * ethosu_emu_sync does (the default). */
+void ethosu_emu_run_concurrently(ethosu_emu* emu, int on);
 
-/* For Arm's core driver (ethosu_core_driver_glue.c): ties the NPU to a driver instance whose
- * ethosu_irq_handler the interrupt calls. */
+/* Offloaded copies: copies size bytes from src to dst (host memory, mapped or not) with the NPU's
+ * DMA, between runs. The copy is timed on the device's memory system with both sides in the
+ * memory of the tensor arena (Vela's memory mode: SRAM with Shared_Sram, DRAM with
+ * Dedicated_Sram), counted by the PMU (AXI beats, cycles), kept in the trace and reported as the
+ * last run (ethosu_emu_last_cycles). Returns 0 and the
+ * copy's NPU cycles in *cycles (may be NULL), or -1 (while a command stream runs, or with a NULL
+ * pointer) with the reason in ethosu_emu_last_error. */
+int ethosu_emu_dma_copy(ethosu_emu* emu, void* dst, const void* src, size_t size, uint64_t* cycles);
+typedef struct ethosu_emu_dma_totals {
+    uint64_t copies; /* ethosu_emu_dma_copy calls that copied */
+    uint64_t bytes;  /* bytes copied */
+    uint64_t cycles; /* NPU cycles they took */
+} ethosu_emu_dma_totals;
+ethosu_emu_dma_totals ethosu_emu_dma_copies(const ethosu_emu* emu);
+
+/* For Arm's core driver (ethosu_core_driver_glue.c, library ethosu_core_driver_glue): ties the
+ * NPU to a driver instance whose ethosu_irq_handler the interrupt calls, and makes the NPU run
+ * concurrently (ethosu_invoke_async then completes while the program polls ethosu_wait(drv,
+ * false)). Several NPUs, each with its driver, may be attached at once; a NULL driver detaches.
+ * Returns 0, or -1 if 16 NPUs are attached already. */
 struct ethosu_driver;
-void ethosu_emu_attach_core_driver(ethosu_emu* emu, struct ethosu_driver* drv);
+int ethosu_emu_attach_core_driver(ethosu_emu* emu, struct ethosu_driver* drv);
+/* The attached NPU one of whose mappings holds the host pointer, or NULL. */
+ethosu_emu* ethosu_emu_attached_holding(const void* host);
+
+/* Traces: after ethosu_emu_trace(emu, 1) every run and DMA copy is kept (0 forgets them);
+ * ethosu_emu_write_trace writes them, one after the other, as a Chrome/Perfetto trace (the
+ * format of `ethosu-emu run --trace`: a track per unit, DMA copies on the DMA track, a bandwidth
+ * counter per memory). Returns 0, or -1 with the reason in ethosu_emu_last_error. */
+void ethosu_emu_trace(ethosu_emu* emu, int on);
+int ethosu_emu_write_trace(ethosu_emu* emu, const char* path);
 
 /* The last run: its NPU cycles, and why it faulted (empty string if it did not). */
 uint64_t ethosu_emu_last_cycles(const ethosu_emu* emu);

@@ -5,10 +5,14 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "emulator/engine/timing/pmu.h"
 #include "emulator/isa/builder.h"
@@ -25,9 +29,11 @@ namespace {
 constexpr uint32_t ID = 0x000, STATUS = 0x004, CMD = 0x008, RESET = 0x00C, QBASE = 0x010, QREAD = 0x018,
                    QCONFIG = 0x01C, QSIZE = 0x020, PROT = 0x024, CONFIG = 0x028, REGIONCFG = 0x03C,
                    AXI_LIMIT0 = 0x040, BASEP = 0x080;
-constexpr uint32_t PMCR = 0x180, PMCNTENSET = 0x184, PMCCNTR = 0x1A0, PMEVCNTR = 0x300, PMEVTYPER = 0x380;
+constexpr uint32_t PMCR = 0x180, PMCNTENSET = 0x184, PMCNTENCLR = 0x188, PMOVSSET = 0x18C, PMOVSCLR = 0x190,
+                   PMINTSET = 0x194, PMCCNTR = 0x1A0, PMEVCNTR = 0x300, PMEVTYPER = 0x380;
 // STATUS bits.
-constexpr uint32_t kRunning = 1, kIrqRaised = 2, kBusStatus = 4, kResetStatus = 8, kParseError = 16, kEndReached = 32;
+constexpr uint32_t kRunning = 1, kIrqRaised = 2, kBusStatus = 4, kResetStatus = 8, kParseError = 16, kEndReached = 32,
+                   kPmuIrq = 64;
 
 struct HostBuffer {
     std::vector<uint8_t> bytes;
@@ -112,6 +118,7 @@ public:
     uint64_t pmu_cycles() { return rd(pmu_ + PMCCNTR) | (uint64_t{rd(pmu_ + PMCCNTR + 4)} << 32); }
 
     ethosu_emu* emu() { return emu_; }
+    uint32_t status_at_irq() const { return status_at_irq_; }
 
 private:
     void irq_handler() {
@@ -349,6 +356,252 @@ TEST(RegisterFront, MemoryMappedBlockIsObservedAtSync) {
     EXPECT_EQ(dst[127], 0x5A);
     EXPECT_EQ(dst[128], 0);
     ethosu_emu_destroy(emu);
+}
+
+// Writes take effect in order: a soft reset restores the reset values, and the same value
+// written again afterwards applies again.
+TEST_F(SmallRun, ASoftResetRestoresResetValuesAndTheSameWriteAppliesAgain) {
+    d.wr(QBASE, 0x1230);
+    d.wr(QSIZE, 64);
+    ASSERT_TRUE(d.soft_reset());
+    EXPECT_EQ(d.rd(QBASE), 0u);
+    EXPECT_EQ(d.rd(QSIZE), 0u);
+    d.wr(QBASE, 0x1230);
+    EXPECT_EQ(d.rd(QBASE), 0x1230u);
+}
+
+// A driver polling STATUS instead of taking the interrupt sees the run progress.
+TEST_F(SmallRun, StatusShowsARunningStreamThenItsEndToAPollingDriver) {
+    stream.bytes = dma_stream(64, 1);
+    d.map(stream);
+    d.start(stream.npu_address, static_cast<uint32_t>(stream.bytes.size()), {src.npu_address, dst.npu_address}, 0);
+    EXPECT_EQ(d.rd(STATUS) & (kRunning | kEndReached), kRunning);
+    uint32_t status = kRunning;
+    for (int polls = 0; polls < 10 && (status & kRunning); ++polls) status = d.rd(STATUS);
+    EXPECT_EQ(status & (kRunning | kEndReached), kEndReached);
+    EXPECT_TRUE(d.status_at_irq() & kIrqRaised);  // the interrupt came, and its handler cleared it
+    EXPECT_TRUE(std::equal(src.bytes.begin(), src.bytes.begin() + 64, dst.bytes.begin()));
+}
+
+// PMU: counters enabled, disabled and reset between runs count exactly the enabled runs.
+TEST_F(SmallRun, PmuCountersFollowEnableDisableAndResetBetweenRuns) {
+    const uint32_t npu_active = *pmu_event_id(Generation::U55, "NPU_ACTIVE");
+    d.pmu_enable({npu_active});
+    ASSERT_TRUE(HostDriver::ok(run(dma_stream(64, 1), {src.npu_address, dst.npu_address})));
+    const uint32_t one_run = d.pmu_counter(0);
+    const uint64_t one_run_cycles = d.pmu_cycles();
+    ASSERT_GT(one_run, 0u);
+    d.wr(PMCNTENCLR, 1);  // event counter 0 off, the cycle counter on
+    ASSERT_TRUE(HostDriver::ok(run(dma_stream(64, 1), {src.npu_address, dst.npu_address})));
+    EXPECT_EQ(d.pmu_counter(0), one_run);
+    EXPECT_EQ(d.pmu_cycles(), 2 * one_run_cycles);
+    d.wr(PMCR, 0);  // the PMU off: nothing counts
+    ASSERT_TRUE(HostDriver::ok(run(dma_stream(64, 1), {src.npu_address, dst.npu_address})));
+    EXPECT_EQ(d.pmu_cycles(), 2 * one_run_cycles);
+    d.wr(PMCR, 1 | 2 | 4);  // on again, both resets
+    EXPECT_EQ(d.pmu_counter(0), 0u);
+    EXPECT_EQ(d.pmu_cycles(), 0u);
+    d.wr(PMCNTENSET, 1);
+    ASSERT_TRUE(HostDriver::ok(run(dma_stream(64, 1), {src.npu_address, dst.npu_address})));
+    EXPECT_EQ(d.pmu_counter(0), one_run);
+}
+
+// Counters past their width wrap, set their overflow bit and, where PMINTSET enables it, raise
+// the PMU interrupt; PMOVSCLR clears the bit.
+TEST_F(SmallRun, PmuCountersPastOverflowWrapAndRaiseThePmuInterrupt) {
+    d.pmu_enable({*pmu_event_id(Generation::U55, "NPU_ACTIVE")});
+    ASSERT_TRUE(HostDriver::ok(run(dma_stream(64, 1), {src.npu_address, dst.npu_address})));
+    const uint32_t per_run = d.pmu_counter(0);
+    const uint64_t cycles_per_run = d.pmu_cycles();
+    d.wr(PMEVCNTR, 0xFFFFFFFFu - per_run / 2);
+    const uint64_t cycle_limit = (uint64_t{1} << 48) - 1;
+    d.wr(PMCCNTR, static_cast<uint32_t>(cycle_limit - cycles_per_run / 2));
+    d.wr(PMCCNTR + 4, static_cast<uint32_t>((cycle_limit - cycles_per_run / 2) >> 32));
+    d.wr(PMINTSET, 1);
+    const uint32_t status = run(dma_stream(64, 1), {src.npu_address, dst.npu_address});
+    EXPECT_TRUE(status & kPmuIrq);
+    EXPECT_EQ(d.pmu_counter(0), per_run - per_run / 2 - 1);
+    EXPECT_EQ(d.pmu_cycles(), cycles_per_run - cycles_per_run / 2 - 1);
+    EXPECT_EQ(d.rd(PMOVSSET), 1u | 1u << 31);
+    d.wr(PMOVSCLR, 1u << 31);
+    EXPECT_EQ(d.rd(PMOVSSET), 1u);
+}
+
+// Sequences no driver should make get the hardware's answer (fault bits) or nothing, never a crash.
+TEST_F(SmallRun, HostileSequencesFaultOrDoNothing) {
+    // QSIZE 0: the stream ends before its NPU_OP_STOP.
+    d.start(src.npu_address, 0, {}, 0);
+    uint32_t status = d.wait();
+    EXPECT_TRUE(status & kParseError);
+    EXPECT_NE(std::string(ethosu_emu_last_error(d.emu())).find("QSIZE is 0"), std::string::npos);
+    ASSERT_TRUE(d.soft_reset());
+    // A soft reset while a stream is started: it never runs, no interrupt.
+    stream.bytes = dma_stream(64, 1);
+    d.map(stream);
+    d.start(stream.npu_address, static_cast<uint32_t>(stream.bytes.size()), {src.npu_address, dst.npu_address}, 0);
+    ASSERT_TRUE(d.soft_reset());
+    EXPECT_EQ(ethosu_emu_run_until_idle(d.emu()), 0);
+    EXPECT_EQ(d.rd(STATUS), 0u);
+    EXPECT_EQ(dst.bytes[0], 0);
+    // CMD before the queue is programmed: QBASE 0 is outside memory.
+    d.wr(QSIZE, 64);
+    d.wr(CMD, 0xC | 1);
+    EXPECT_TRUE(d.wait() & kBusStatus);
+    // Random writes over the whole block, runs started among them.
+    std::mt19937 rng(14);
+    const size_t bytes = ethosu_emu_register_block_size(d.emu());
+    for (int i = 0; i < 20000; ++i) {
+        const uint32_t offset = static_cast<uint32_t>(rng() % (bytes + 64)) & ~3u;
+        d.wr(offset, rng() % 4 == 0 ? static_cast<uint32_t>(rng() % 64) : static_cast<uint32_t>(rng()));
+        if (i % 97 == 0) d.wr(CMD, 1);
+        if (i % 13 == 0) ethosu_emu_run_until_idle(d.emu());
+        if (i % 31 == 0) d.rd(STATUS);
+    }
+    ASSERT_TRUE(d.soft_reset());
+    EXPECT_TRUE(HostDriver::ok(run(dma_stream(64, 1), {src.npu_address, dst.npu_address})));
+}
+
+// The memory-mapped block, as the core driver uses it over many inferences: every inference
+// after power was released begins with a soft reset and writes the same QBASE, QSIZE, BASEP and
+// PMU set-up as before; each takes effect, and a write-one-to-clear word written with the mask
+// it shows is seen.
+TEST(RegisterFront, MemoryMappedBlockAppliesEveryWriteInOrderAcrossSoftResets) {
+    ethosu_emu_options o{"ethos-u55-64", nullptr, nullptr, 1, 1};
+    ethosu_emu* emu = nullptr;
+    ASSERT_EQ(ethosu_emu_create(&o, &emu, nullptr), 0);
+    volatile uint32_t* regs = ethosu_emu_register_block(emu);
+    std::vector<uint8_t> src(256, 0x5A), dst(256, 0), words = dma_stream(128, 1);
+    ASSERT_EQ(ethosu_emu_map(emu, 0x1000, src.data(), src.size()), 0);
+    ASSERT_EQ(ethosu_emu_map(emu, 0x2000, dst.data(), dst.size()), 0);
+    ASSERT_EQ(ethosu_emu_map(emu, 0x3000, words.data(), words.size()), 0);
+    int irqs = 0;
+    ethosu_emu_set_irq_handler(emu, [](void* p) { ++*static_cast<int*>(p); }, &irqs);
+    auto clear_irq = [&] { regs[CMD / 4] = (regs[CMD / 4] & 0xC) | 2; };
+    const uint32_t npu_active = *pmu_event_id(Generation::U55, "NPU_ACTIVE");
+    uint32_t first_count = 0;
+    for (int i = 0; i < 5; ++i) {
+        SCOPED_TRACE(i);
+        regs[RESET / 4] = 1;
+        regs[PMCR / 4] = 1;
+        regs[PMEVTYPER / 4] = npu_active;
+        regs[PMCNTENSET / 4] = 1;
+        regs[PMCR / 4] = regs[PMCR / 4] | 2;
+        regs[QBASE / 4] = 0x3000;
+        regs[QSIZE / 4] = static_cast<uint32_t>(words.size());
+        regs[BASEP / 4] = 0x1000;
+        regs[(BASEP + 8) / 4] = 0x2000;
+        regs[CMD / 4] = (regs[CMD / 4] & 0xC) | 1;
+        std::fill(dst.begin(), dst.end(), 0);
+        ethosu_emu_sync(emu);
+        ASSERT_EQ(irqs, i + 1) << ethosu_emu_last_error(emu);
+        EXPECT_TRUE(regs[STATUS / 4] & kEndReached) << ethosu_emu_last_error(emu);
+        EXPECT_EQ(dst[127], 0x5A);
+        if (i == 0) first_count = regs[PMEVCNTR / 4];
+        EXPECT_EQ(regs[PMEVCNTR / 4], first_count);
+        EXPECT_GT(first_count, 0u);
+        clear_irq();
+    }
+    // Counter 0 off through PMCNTENCLR with the very mask PMCNTENSET shows: no more counting.
+    regs[PMCNTENCLR / 4] = regs[PMCNTENSET / 4];
+    regs[CMD / 4] = (regs[CMD / 4] & 0xC) | 1;
+    ethosu_emu_sync(emu);
+    EXPECT_EQ(regs[PMCNTENSET / 4], 0u);
+    EXPECT_EQ(regs[PMEVCNTR / 4], first_count);
+    ethosu_emu_destroy(emu);
+}
+
+// With the NPU running concurrently, a driver that only polls STATUS in the block sees the run
+// complete without ever calling into the emulator.
+TEST(RegisterFront, AConcurrentNpuCompletesARunWhileTheDriverPolls) {
+    ethosu_emu_options o{"ethos-u55-64", nullptr, nullptr, 1, 1};
+    ethosu_emu* emu = nullptr;
+    ASSERT_EQ(ethosu_emu_create(&o, &emu, nullptr), 0);
+    ethosu_emu_run_concurrently(emu, 1);
+    volatile uint32_t* regs = ethosu_emu_register_block(emu);
+    std::vector<uint8_t> src(256, 0x33), dst(256, 0), words = dma_stream(128, 1);
+    ASSERT_EQ(ethosu_emu_map(emu, 0x1000, src.data(), src.size()), 0);
+    ASSERT_EQ(ethosu_emu_map(emu, 0x2000, dst.data(), dst.size()), 0);
+    ASSERT_EQ(ethosu_emu_map(emu, 0x3000, words.data(), words.size()), 0);
+    regs[QBASE / 4] = 0x3000;
+    regs[QSIZE / 4] = static_cast<uint32_t>(words.size());
+    regs[BASEP / 4] = 0x1000;
+    regs[(BASEP + 8) / 4] = 0x2000;
+    regs[CMD / 4] = (regs[CMD / 4] & 0xC) | 1;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!(regs[STATUS / 4] & kIrqRaised) && std::chrono::steady_clock::now() < deadline) {
+    }
+    EXPECT_EQ(regs[STATUS / 4] & (kIrqRaised | kEndReached | kRunning), kIrqRaised | kEndReached);
+    EXPECT_EQ(dst[127], 0x33);
+    ethosu_emu_destroy(emu);
+}
+
+// The same through the memory-mapped block, the NPU observing it on its own thread as well.
+TEST(RegisterFront, RandomBlockWritesFaultOrDoNothing) {
+    ethosu_emu_options o{"ethos-u85-256", nullptr, nullptr, 1, 1};
+    ethosu_emu* emu = nullptr;
+    ASSERT_EQ(ethosu_emu_create(&o, &emu, nullptr), 0);
+    std::vector<uint8_t> memory(4096, 0x11);
+    ASSERT_EQ(ethosu_emu_map(emu, 0, memory.data(), memory.size()), 0);
+    int irqs = 0;
+    ethosu_emu_set_irq_handler(emu, [](void* p) { ++*static_cast<int*>(p); }, &irqs);
+    ethosu_emu_run_concurrently(emu, 1);
+    volatile uint32_t* regs = ethosu_emu_register_block(emu);
+    const size_t words = ethosu_emu_register_block_size(emu) / 4;
+    std::mt19937 rng(15);
+    for (int i = 0; i < 20000; ++i) {
+        regs[rng() % words] = rng() % 3 == 0 ? static_cast<uint32_t>(rng() % 4096) : static_cast<uint32_t>(rng());
+        if (i % 50 == 0) regs[CMD / 4] = 1;
+        if (i % 7 == 0) ethosu_emu_sync(emu);
+    }
+    ethosu_emu_destroy(emu);  // stops the observer first
+    EXPECT_GT(irqs, 0);
+}
+
+// Seed 001: an offloaded copy through the NPU's DMA costs NPU cycles and AXI traffic, counted by
+// the PMU like a run; a longer one costs more; the bytes arrive.
+TEST_F(SmallRun, ADmaCopyIsTimedAndCountedAsDmaTraffic) {
+    const Generation g = Generation::U55;
+    d.pmu_enable({*pmu_event_id(g, "AXI0_WR_DATA_BEAT_WRITTEN"), *pmu_event_id(g, "AXI0_RD_DATA_BEAT_RECEIVED"),
+                  *pmu_event_id(g, "AXI1_RD_DATA_BEAT_RECEIVED")});
+    ethosu_emu_trace(d.emu(), 1);
+    std::vector<uint8_t> host(192);
+    for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<uint8_t>(i ^ 0x5A);
+    uint64_t cycles = 0;
+    ASSERT_EQ(ethosu_emu_dma_copy(d.emu(), dst.bytes.data(), host.data(), host.size(), &cycles), 0);
+    EXPECT_TRUE(std::equal(host.begin(), host.end(), dst.bytes.begin()));
+    EXPECT_GT(cycles, 0u);
+    EXPECT_EQ(ethosu_emu_last_cycles(d.emu()), cycles);
+    // Read and written in the arena's memory, SRAM on AXI0 (U55 Shared_Sram), in 8-byte beats.
+    EXPECT_EQ(d.pmu_counter(0), host.size() / 8);
+    EXPECT_EQ(d.pmu_counter(1), host.size() / 8);
+    EXPECT_EQ(d.pmu_counter(2), 0u);
+    uint64_t longer = 0;
+    std::vector<uint8_t> big(8192, 1), big_dst(8192);
+    ASSERT_EQ(ethosu_emu_dma_copy(d.emu(), big_dst.data(), big.data(), big.size(), &longer), 0);
+    EXPECT_GT(longer, cycles);
+    EXPECT_EQ(big_dst, big);
+    const ethosu_emu_dma_totals totals = ethosu_emu_dma_copies(d.emu());
+    EXPECT_EQ(totals.copies, 2u);
+    EXPECT_EQ(totals.bytes, host.size() + big.size());
+    EXPECT_EQ(totals.cycles, cycles + longer);
+    EXPECT_EQ(ethosu_emu_dma_copy(d.emu(), nullptr, host.data(), 4, nullptr), -1);
+
+    // Both copies in the device's trace, as DMA transfers one after the other.
+    const fs::path trace = fs::temp_directory_path() / fmt::format("ethosu_dma_trace_{}.json", ::getpid());
+    ASSERT_EQ(ethosu_emu_write_trace(d.emu(), trace.string().c_str()), 0) << ethosu_emu_last_error(d.emu());
+    std::ifstream in(trace);
+    const auto json = nlohmann::json::parse(in);
+    fs::remove(trace);
+    std::vector<uint64_t> dma_bytes;  // the bytes each DMA event read
+    for (const auto& e : json.at("traceEvents")) {
+        if (e.value("cat", "") != "dma") continue;
+        uint64_t read = 0;
+        for (const auto& [memory, bytes] : e.at("args").at("read_bytes").items()) read += bytes.get<uint64_t>();
+        dma_bytes.push_back(read);
+    }
+    EXPECT_EQ(dma_bytes, (std::vector<uint64_t>{host.size(), big.size()}));
+    EXPECT_EQ(ethosu_emu_write_trace(d.emu(), "/nonexistent/dir/trace.json"), -1);
+    EXPECT_NE(std::string(ethosu_emu_last_error(d.emu())).find("cannot write"), std::string::npos);
 }
 
 TEST(RegisterFront, CreateRefusesUnknownConfigurations) {
