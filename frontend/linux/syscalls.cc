@@ -17,8 +17,9 @@
 namespace {
 
 // open's third argument exists only when the flags create a file.
-mode_t creation_mode(int flags, va_list args) {
-    return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? static_cast<mode_t>(va_arg(args, int)) : 0;
+int emulated_open(const char* path, int flags, va_list args) {
+    const bool creates = (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+    return ethosu::linux_stack::emu_open(path, flags, creates ? static_cast<mode_t>(va_arg(args, int)) : 0);
 }
 
 }  // namespace
@@ -28,17 +29,17 @@ extern "C" {
 int open(const char* path, int flags, ...) {
     va_list args;
     va_start(args, flags);
-    const mode_t mode = creation_mode(flags, args);
+    const int fd = emulated_open(path, flags, args);
     va_end(args);
-    return ethosu::linux_stack::emu_open(path, flags, mode);
+    return fd;
 }
 
 int open64(const char* path, int flags, ...) {
     va_list args;
     va_start(args, flags);
-    const mode_t mode = creation_mode(flags, args);
+    const int fd = emulated_open(path, flags, args);
     va_end(args);
-    return ethosu::linux_stack::emu_open(path, flags, mode);
+    return fd;
 }
 
 // What a caller compiled with _FORTIFY_SOURCE calls when the flags are not known at compile time.
