@@ -1,9 +1,12 @@
 // The emulated driver behind /dev/ethosu0: a table from fd to device, buffer, network or
 // inference object. Every fd it hands out is a real one (an eventfd, or a memfd for buffers)
-// so that poll, mmap and close work on it; the table gives it its meaning.
+// so that poll, mmap and close work on it; the table gives it its meaning. Requests of NXP's
+// UAPI and of Arm's upstream one are both served: the request number names its variant.
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/eventfd.h>
+#include <sys/uio.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -18,9 +21,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -37,6 +42,41 @@ namespace {
 
 constexpr const char* kDefaultNpu = "ethos-u55-128";
 constexpr uint64_t kArenaAlignment = 16;
+// What DRIVER_VERSION_GET answers: the upstream library refuses a kernel driver whose major
+// version is outside [MIN, MAX]_SUPPORTED_KERNEL_DRIVER_MAJOR_VERSION, both 4 in library 4.0.
+constexpr uapi::upstream::KernelDriverVersion kUpstreamDriverVersion{4, 0, 0};
+// The NPU's own SRAM, region 2 of a direct-drive inference (the kernel's "sram" reserved
+// memory; Vela's default memory mode for U65/U85 is Dedicated_Sram_384KB, here with room to spare).
+constexpr uint64_t kDirectSramBytes = 2u << 20;
+
+// The C library's calls, for every path and fd that is not ours (the program's own open, ioctl,
+// mmap and close are the emulation's; see syscalls.cc).
+template <typename F>
+F* real(const char* name) {
+    static_assert(std::is_function_v<F>);
+    void* symbol = ::dlsym(RTLD_NEXT, name);
+    if (!symbol) {
+        std::cerr << "ethosu-emu: the C library has no " << name << "\n";
+        std::abort();
+    }
+    return reinterpret_cast<F*>(symbol);
+}
+int real_open(const char* path, int flags, mode_t mode) {
+    static auto* f = real<int(const char*, int, ...)>("open");
+    return f(path, flags, mode);
+}
+int real_ioctl(int fd, unsigned long request, void* data) {
+    static auto* f = real<int(int, unsigned long, ...)>("ioctl");
+    return f(fd, request, data);
+}
+void* real_mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset) {
+    static auto* f = real<void*(void*, size_t, int, int, int, off_t)>("mmap");
+    return f(addr, length, prot, flags, fd, offset);
+}
+int real_close(int fd) {
+    static auto* f = real<int(int)>("close");
+    return f(fd);
+}
 
 // A failed request: the errno the call returns, and for driver-level faults a message.
 struct Failure {
@@ -44,7 +84,9 @@ struct Failure {
     std::string message;
 };
 
-std::mutex table_mutex;  // guards everything below
+// Guards everything below. Recursive: an inference runs under it and the engine's own mmap and
+// close calls come back through the emulation.
+std::recursive_mutex table_mutex;
 std::string last_error_message;
 
 void report(const std::string& message) {
@@ -60,7 +102,7 @@ struct Device {
 class Buffer {
 public:
     Buffer(int fd, uint32_t capacity, void* host) : fd_(fd), capacity_(capacity), host_(static_cast<uint8_t*>(host)) {}
-    ~Buffer() { ::munmap(host_, capacity_); }
+    ~Buffer() { ::munmap(host_, capacity_); }  // munmap is not interposed
     Buffer(const Buffer&) = delete;
     Buffer& operator=(const Buffer&) = delete;
 
@@ -70,6 +112,7 @@ public:
     std::span<uint8_t> data() const { return {host_ + extent.offset, extent.size}; }
     // Room from the data offset to the end of the buffer.
     std::span<uint8_t> room() const { return {host_ + extent.offset, capacity_ - extent.offset}; }
+    std::span<uint8_t> whole() const { return {host_, capacity_}; }
 
 private:
     int fd_;
@@ -83,11 +126,24 @@ struct ArenaLayout {
     uint64_t end = 0;
 };
 
+// A command-stream network bound to the buffers of its inferences: the regions a direct-drive
+// kernel gives the NPU (region 0 the constant buffer, 1 the intermediate buffer, 2 the NPU's
+// SRAM, 3 the first IFM buffer, 4 the first OFM buffer; ethosu_direct_device_run_inference).
+struct DirectBinding {
+    std::shared_ptr<Buffer> constant, intermediate, ifm, ofm;
+    bool operator==(const DirectBinding&) const = default;
+};
+
 struct Network {
     NpuConfig npu;
-    std::shared_ptr<Buffer> source;  // the buffer the model came from, held as the driver holds it
+    std::shared_ptr<const void> source;  // the bytes the network was made from, held as the driver holds them
+    // A Vela .tflite (the firmware's networks, NXP's and upstream's subsystem mode) ...
     std::unique_ptr<LoadedModel> model;
     ArenaLayout arena;
+    // ... or a bare COP1/COP2 command stream (upstream's direct drive), run on the buffers of each
+    // inference: `model` is then made for `binding`.
+    std::optional<CommandStream> stream;
+    DirectBinding binding;
     // Set up at the first inference and kept for the others: the arena, the decoded weights (each
     // run still checks the bytes they were decoded from) and the decoded stream.
     std::unique_ptr<ModelSession> session;
@@ -96,6 +152,9 @@ struct Network {
 struct Inference {
     std::shared_ptr<Network> network;
     std::vector<std::shared_ptr<Buffer>> ifm, ofm;
+    std::shared_ptr<Buffer> intermediate, constant;  // direct drive only
+    // Upstream buffers have no data window (no BUFFER_SET): the whole buffer is the data.
+    bool whole_buffers = false;
     uapi::PmuConfig pmu_config{};
     uapi::PmuCounts pmu_counts{};
     uint32_t status = uapi::kStatusRunning;
@@ -125,11 +184,12 @@ uint32_t register_field(const isa::RegisterDesc& reg, std::string_view name, uin
     return 0;  // a field this generation's register lacks reads as zero
 }
 
-uapi::DeviceCapabilities capabilities(const NpuConfig& npu) {
+// The ID register's fields, the CONFIG fields both variants report, and our version.
+template <typename Caps>
+void fill_capabilities(const NpuConfig& npu, Caps& caps) {
     const auto& gen = isa::describe(npu.generation);
     const auto* id = gen.register_named("ID");
     const auto* config = gen.register_named("CONFIG");
-    uapi::DeviceCapabilities caps{};
     auto id_field = [&](std::string_view name) { return register_field(*id, name, npu.hw_id_reset); };
     caps.hw_id.version_status = id_field("version_status");
     caps.hw_id.version_minor = id_field("version_minor");
@@ -144,6 +204,20 @@ uapi::DeviceCapabilities capabilities(const NpuConfig& npu) {
     caps.driver_major_rev = ETHOSU_EMU_VERSION_MAJOR;
     caps.driver_minor_rev = ETHOSU_EMU_VERSION_MINOR;
     caps.driver_patch_rev = ETHOSU_EMU_VERSION_PATCH;
+}
+
+uapi::DeviceCapabilities capabilities(const NpuConfig& npu) {
+    uapi::DeviceCapabilities caps{};
+    fill_capabilities(npu, caps);
+    return caps;
+}
+
+// Upstream: the emulation drives the NPU itself, as the direct-drive kernel does.
+uapi::upstream::DeviceCapabilitiesWithNetworks upstream_capabilities(const NpuConfig& npu) {
+    uapi::upstream::DeviceCapabilitiesWithNetworks caps{};
+    fill_capabilities(npu, caps.caps);
+    caps.caps.hw_cfg.type = uapi::upstream::kDeviceDirect;
+    caps.network_mask = 0;  // no firmware networks (the direct kernel reports 0 too)
     return caps;
 }
 
@@ -194,19 +268,61 @@ int create_buffer(const Device&, const uapi::BufferCreate& request) {
     if (fd < 0) throw Failure{errno, fmt::format("memfd_create failed: {}", std::strerror(errno))};
     if (::ftruncate(fd, request.capacity) != 0) {
         const int error = errno;
-        ::close(fd);
+        real_close(fd);
         throw Failure{error, fmt::format("BUFFER_CREATE: cannot allocate {} bytes", request.capacity)};
     }
-    void* host = ::mmap(nullptr, request.capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void* host = real_mmap(nullptr, request.capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (host == MAP_FAILED) {
         const int error = errno;
-        ::close(fd);
+        real_close(fd);
         throw Failure{error, fmt::format("BUFFER_CREATE: cannot map {} bytes", request.capacity)};
     }
     table[fd] = std::make_shared<Buffer>(fd, request.capacity, host);
     return fd;
 }
 
+// A network from its bytes: a Vela .tflite (TFLite's "TFL3" identifier at offset 4), loaded as
+// the firmware loads it, or a COP1/COP2 driver payload, which the direct-drive kernel takes
+// (ethosu_direct_network_setup). Either must be compiled for the device's NPU.
+int create_network(const Device& device, std::span<const uint8_t> data, std::shared_ptr<const void> owner,
+                   const std::string& name) {
+    auto network = std::make_shared<Network>();
+    network->npu = device.npu;
+    network->source = owner;
+    const LoadOptions options{std::string(device.npu.name)};
+    const bool is_tflite = data.size() >= 8 && std::memcmp(data.data() + 4, "TFL3", 4) == 0;
+    try {
+        if (is_tflite) {
+            // Like the firmware, the network reads its weights from the bytes, which it keeps alive.
+            network->model = load_vela_tflite(name, FileBytes(data, std::move(owner)), options);
+        } else {
+            network->stream = parse_driver_payload(name, data.data(), data.size(), 0);
+            resolve_npu_config(name, *network->stream, options);
+        }
+    } catch (const Error& e) {
+        throw Failure{EINVAL, fmt::format("NETWORK_CREATE: {}", e.what())};
+    }
+    if (is_tflite) {
+        const auto& model = *network->model;
+        if (model.inputs.size() > uapi::kFdMax || model.outputs.size() > uapi::kFdMax)
+            throw Failure{EINVAL, fmt::format("NETWORK_CREATE: {} inputs and {} outputs; the interface carries {}",
+                                              model.inputs.size(), model.outputs.size(), uapi::kFdMax)};
+        for (const auto* tensors : {&model.inputs, &model.outputs})
+            for (const auto& t : *tensors)
+                if (t.shape.size() > uapi::kDimMax || t.size_bytes > UINT32_MAX)
+                    throw Failure{EINVAL, fmt::format("NETWORK_CREATE: tensor {} ({} dimensions, {} bytes) does not "
+                                                      "fit the interface",
+                                                      t.name, t.shape.size(), t.size_bytes)};
+        network->arena = arena_layout(model);
+        if (network->arena.end > UINT32_MAX)
+            throw Failure{EINVAL, "NETWORK_CREATE: inputs and outputs exceed a 32-bit arena"};
+    }
+    const int fd = new_event_fd();
+    table[fd] = std::move(network);
+    return fd;
+}
+
+// NXP: the network is the data window of a buffer fd.
 int create_network(const Device& device, const uapi::NetworkCreate& request) {
     if (request.type == uapi::kNetworkIndex)
         throw Failure{EINVAL, fmt::format("NETWORK_CREATE: no network {} is built into the emulated firmware",
@@ -215,37 +331,38 @@ int create_network(const Device& device, const uapi::NetworkCreate& request) {
         throw Failure{EINVAL, fmt::format("NETWORK_CREATE: unknown network type {}", request.type)};
     auto source = lookup<Buffer>(static_cast<int>(request.fd_or_index));
     if (!source) throw Failure{EINVAL, fmt::format("NETWORK_CREATE: fd {} is not a buffer", request.fd_or_index)};
-    const auto data = source->data();
-    const std::string name = fmt::format("<network buffer fd {}>", source->fd());
-    auto network = std::make_shared<Network>();
-    network->npu = device.npu;
-    network->source = source;
-    try {
-        // Like the firmware, the network reads its weights from the buffer, which it keeps alive.
-        network->model = load_vela_tflite(name, FileBytes(data, source), {std::string(device.npu.name)});
-    } catch (const Error& e) {
-        throw Failure{EINVAL, fmt::format("NETWORK_CREATE: {}", e.what())};
-    }
-    const auto& model = *network->model;
-    if (model.inputs.size() > uapi::kFdMax || model.outputs.size() > uapi::kFdMax)
-        throw Failure{EINVAL, fmt::format("NETWORK_CREATE: {} inputs and {} outputs; the interface carries {}",
-                                          model.inputs.size(), model.outputs.size(), uapi::kFdMax)};
-    for (const auto* tensors : {&model.inputs, &model.outputs})
-        for (const auto& t : *tensors)
-            if (t.shape.size() > uapi::kDimMax || t.size_bytes > UINT32_MAX)
-                throw Failure{EINVAL, fmt::format("NETWORK_CREATE: tensor {} ({} dimensions, {} bytes) does not fit "
-                                                  "the interface",
-                                                  t.name, t.shape.size(), t.size_bytes)};
-    network->arena = arena_layout(model);
-    if (network->arena.end > UINT32_MAX)
-        throw Failure{EINVAL, "NETWORK_CREATE: inputs and outputs exceed a 32-bit arena"};
-    const int fd = new_event_fd();
-    table[fd] = std::move(network);
-    return fd;
+    return create_network(device, source->data(), source, fmt::format("<network buffer fd {}>", source->fd()));
 }
 
+// Upstream: the network bytes are copied from the caller's memory, as the kernel's
+// copy_from_user does; an address the process cannot read is EFAULT, not a crash.
+int create_network(const Device& device, const uapi::upstream::NetworkCreate& request) {
+    if (request.type == uapi::upstream::kNetworkIndex)
+        throw Failure{EINVAL, fmt::format("NETWORK_CREATE: no network {} is built into the emulated firmware",
+                                          request.index)};
+    if (request.type != uapi::upstream::kNetworkUserBuffer)
+        throw Failure{EINVAL, fmt::format("NETWORK_CREATE: unknown network type {}", request.type)};
+    const uint32_t size = request.network.size;
+    if (request.network.data_ptr == 0 || size == 0)
+        throw Failure{EINVAL, fmt::format("NETWORK_CREATE: network data at 0x{:x} of {} bytes",
+                                          request.network.data_ptr, size)};
+    std::shared_ptr<uint8_t[]> copy(new uint8_t[size]);
+    const iovec local{copy.get(), size};
+    const iovec remote{reinterpret_cast<void*>(static_cast<uintptr_t>(request.network.data_ptr)), size};
+    if (::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(size))
+        throw Failure{EFAULT, fmt::format("NETWORK_CREATE: cannot read {} bytes at 0x{:x}", size,
+                                          request.network.data_ptr)};
+    return create_network(device, {copy.get(), size}, copy, fmt::format("<network data 0x{:x}>", request.network.data_ptr));
+}
+
+// Inputs and outputs are known for a .tflite network only: the direct-drive kernel has no
+// network_info operation, and a command stream names no tensors (0 inputs and outputs).
 uapi::NetworkInfo network_info(const Network& network) {
     uapi::NetworkInfo info{};
+    if (network.stream) {
+        fmt::format_to_n(info.desc, sizeof info.desc - 1, "command stream {}", network.npu.name);
+        return info;
+    }
     const auto& model = *network.model;
     fmt::format_to_n(info.desc, sizeof info.desc - 1, "vela {}", network.npu.name);
     info.is_vela = 1;
@@ -256,11 +373,24 @@ uapi::NetworkInfo network_info(const Network& network) {
     return info;
 }
 
+uapi::upstream::NetworkInfo upstream_network_info(const Network& network) {
+    const uapi::NetworkInfo full = network_info(network);
+    uapi::upstream::NetworkInfo info{};
+    std::memcpy(info.desc, full.desc, sizeof info.desc);
+    info.ifm_count = full.ifm_count;
+    info.ofm_count = full.ofm_count;
+    std::copy_n(full.ifm_size, uapi::kFdMax, info.ifm_size);
+    std::copy_n(full.ofm_size, uapi::kFdMax, info.ofm_size);
+    return info;
+}
+
 // Moves the inputs in, runs the model and moves the outputs out, as the firmware does. Three
 // ways to pass tensors: IFM and OFM buffers, one per tensor; the tensor arena first and then
 // those buffers (NXP's library); the arena alone with no OFM buffers (NXP's Interpreter),
 // where inputs and outputs sit at the NETWORK_INFO offsets. Throws std::runtime_error.
-void run_inference(Inference& inference) {
+ModelSession& run_tflite(Inference& inference) {
+    auto input_window = [&](const Buffer& b) { return inference.whole_buffers ? b.whole() : b.data(); };
+    auto output_window = [&](const Buffer& b) { return inference.whole_buffers ? b.whole() : b.room(); };
     Network& network = *inference.network;
     const LoadedModel& model = *network.model;
     const size_t inputs = model.inputs.size(), outputs = model.outputs.size();
@@ -289,7 +419,7 @@ void run_inference(Inference& inference) {
         if (ifm.empty()) {
             source = arena->data().subspan(network.arena.input_offsets[i], t.size_bytes);
         } else {
-            source = ifm[i]->data();
+            source = input_window(*ifm[i]);
             if (source.size() != t.size_bytes)
                 throw std::runtime_error(fmt::format("IFM buffer {} holds {} bytes, input {} ({}) has {}",
                                                      ifm[i]->fd(), source.size(), i, t.name, t.size_bytes));
@@ -307,13 +437,84 @@ void run_inference(Inference& inference) {
         if (arena) std::ranges::copy(bytes, arena->data().begin() + network.arena.output_offsets[i]);
         if (i >= inference.ofm.size()) continue;
         Buffer& ofm = *inference.ofm[i];
-        if (ofm.room().size() < bytes.size())
+        const auto room = output_window(ofm);
+        if (room.size() < bytes.size())
             throw std::runtime_error(fmt::format("OFM buffer {} has room for {} bytes, output {} ({}) has {}",
-                                                 ofm.fd(), ofm.room().size(), i, model.outputs[i].name, bytes.size()));
-        std::ranges::copy(bytes, ofm.room().begin());
-        ofm.extent.size = static_cast<uint32_t>(bytes.size());
+                                                 ofm.fd(), room.size(), i, model.outputs[i].name, bytes.size()));
+        std::ranges::copy(bytes, room.begin());
+        if (!inference.whole_buffers) ofm.extent.size = static_cast<uint32_t>(bytes.size());
     }
+    return session;
+}
 
+std::shared_ptr<Buffer> DirectBinding::* region_buffer(int region) {
+    switch (region) {
+        case 1: return &DirectBinding::intermediate;
+        case 3: return &DirectBinding::ifm;
+        case 4: return &DirectBinding::ofm;
+    }
+    return nullptr;
+}
+
+// The model a command-stream network runs on one binding. Region 0 (the constant buffer) is read
+// where it is; the intermediate, IFM and OFM buffers are both the model's inputs (their contents
+// go in) and its outputs (what the NPU wrote comes back), as if the NPU worked on them in place.
+std::unique_ptr<LoadedModel> direct_model(const Network& network, const DirectBinding& binding) {
+    auto model = std::make_unique<LoadedModel>();
+    model->path = "<command-stream network>";
+    model->format = ModelFormat::RawCommandStream;
+    model->config = network.npu;
+    NpuInvocation inv;
+    inv.stream = *network.stream;
+    if (binding.constant)
+        inv.regions.push_back({0, "weights", binding.constant->capacity(), binding.constant->whole(), binding.constant});
+    inv.regions.push_back({2, "scratch_fast", kDirectSramBytes, {}, nullptr});
+    for (const auto& [region, role] : {std::pair{1, "scratch"}, std::pair{3, "input"}, std::pair{4, "output"}}) {
+        const auto& buffer = binding.*region_buffer(region);
+        if (!buffer) continue;
+        inv.regions.push_back({region, role, buffer->capacity(), {}, nullptr});
+        TensorInfo whole;
+        whole.name = fmt::format("{} buffer fd {}", role, buffer->fd());
+        whole.shape = {int64_t{buffer->capacity()}};
+        whole.type = ElementType::UInt8;
+        whole.region = region;
+        whole.size_bytes = buffer->capacity();
+        inv.inputs.push_back(whole);
+        inv.outputs.push_back(std::move(whole));
+    }
+    model->inputs = inv.inputs;
+    model->outputs = inv.outputs;
+    model->invocations.push_back(std::move(inv));
+    return model;
+}
+
+// Direct drive: the network's command stream on the inference's buffers (the session is kept
+// while the inferences use the same buffers).
+ModelSession& run_direct(Inference& inference) {
+    Network& network = *inference.network;
+    const DirectBinding binding{inference.constant, inference.intermediate,
+                                inference.ifm.empty() ? nullptr : inference.ifm[0],
+                                inference.ofm.empty() ? nullptr : inference.ofm[0]};
+    if (!network.session || !(network.binding == binding)) {
+        network.session.reset();
+        network.model = direct_model(network, binding);
+        network.binding = binding;
+        network.session = std::make_unique<ModelSession>(*network.model);
+    }
+    const auto& tensors = network.model->inputs;
+    std::vector<std::vector<uint8_t>> contents;
+    for (const auto& t : tensors) {
+        const auto bytes = (binding.*region_buffer(t.region))->whole();
+        contents.emplace_back(bytes.begin(), bytes.end());
+    }
+    network.session->run(contents);
+    for (size_t k = 0; k < tensors.size(); ++k)
+        std::ranges::copy(network.session->outputs()[k], (binding.*region_buffer(tensors[k].region))->whole().begin());
+    return *network.session;
+}
+
+void run_inference(Inference& inference) {
+    ModelSession& session = inference.network->stream ? run_direct(inference) : run_tflite(inference);
     const std::vector<uint32_t> events(std::begin(inference.pmu_config.events), std::end(inference.pmu_config.events));
     const PmuReading pmu = read_pmu(session.memory(), {*session.timing()}, events);
     for (int k = 0; k < uapi::kPmuEventMax; ++k)
@@ -333,14 +534,43 @@ std::vector<std::shared_ptr<Buffer>> buffers(const char* what, uint32_t count, c
     return result;
 }
 
-// The emulated NPU completes the inference before the call returns; its fd then polls readable.
-int create_inference(const std::shared_ptr<Network>& network, const uapi::InferenceCreate& request) {
+// An INFERENCE_CREATE request of either variant.
+struct InferenceRequest {
+    uint32_t ifm_count;
+    const uint32_t* ifm_fd;
+    uint32_t ofm_count;
+    const uint32_t* ofm_fd;
+    uint32_t intermediate_fd = 0, constant_fd = 0;  // 0: none
+    uapi::PmuConfig pmu_config;
+    bool whole_buffers;
+};
+
+InferenceRequest inference_request(const uapi::InferenceCreate& r) {
     // inference_type is not looked at: NXP's library (lf-6.6.3) never sets it, and a whole model
     // is the only thing the emulated firmware runs.
+    return {r.ifm_count, r.ifm_fd, r.ofm_count, r.ofm_fd, 0, 0, r.pmu_config, false};
+}
+InferenceRequest inference_request(const uapi::upstream::InferenceCreate& r) {
+    return {r.ifm_count, r.ifm_fd, r.ofm_count, r.ofm_fd, 0, 0, r.pmu_config, true};
+}
+InferenceRequest inference_request(const uapi::upstream::InferenceCreateDirect& r) {
+    return {r.ifm_count, r.ifm_fd, r.ofm_count, r.ofm_fd, r.intermediate_fd, r.constant_fd, r.pmu_config, true};
+}
+
+std::shared_ptr<Buffer> optional_buffer(const char* what, uint32_t fd) {
+    if (fd == 0) return nullptr;  // as the kernel: "fd > 0 ? get : NULL"
+    return buffers(what, 1, &fd)[0];
+}
+
+// The emulated NPU completes the inference before the call returns; its fd then polls readable.
+int create_inference(const std::shared_ptr<Network>& network, const InferenceRequest& request) {
     auto inference = std::make_shared<Inference>();
     inference->network = network;
     inference->ifm = buffers("IFM", request.ifm_count, request.ifm_fd);
     inference->ofm = buffers("OFM", request.ofm_count, request.ofm_fd);
+    inference->intermediate = optional_buffer("intermediate", request.intermediate_fd);
+    inference->constant = optional_buffer("constant", request.constant_fd);
+    inference->whole_buffers = request.whole_buffers;
     inference->pmu_config = request.pmu_config;
     for (uint32_t event : request.pmu_config.events)
         if (event && pmu_event_name(network->npu.generation, event).empty())
@@ -376,8 +606,19 @@ int dispatch(const Object& object, unsigned long request, void* data) {
             case uapi::kIoctlCapabilitiesReq:
                 argument<uapi::DeviceCapabilities>(data) = capabilities((*device)->npu);
                 return 0;
+            case uapi::upstream::kIoctlDriverVersionGet:
+                argument<uapi::upstream::KernelDriverVersion>(data) = kUpstreamDriverVersion;
+                return 0;
+            case uapi::upstream::kIoctlCapabilitiesReq:
+                argument<uapi::upstream::DeviceCapabilities>(data) = upstream_capabilities((*device)->npu).caps;
+                return 0;
+            case uapi::upstream::kIoctlCapabilitiesReqWithNetworks:
+                argument<uapi::upstream::DeviceCapabilitiesWithNetworks>(data) = upstream_capabilities((*device)->npu);
+                return 0;
             case uapi::kIoctlBufferCreate: return create_buffer(**device, argument<uapi::BufferCreate>(data));
             case uapi::kIoctlNetworkCreate: return create_network(**device, argument<uapi::NetworkCreate>(data));
+            case uapi::upstream::kIoctlNetworkCreate:
+                return create_network(**device, argument<uapi::upstream::NetworkCreate>(data));
         }
     } else if (const auto* buffer = std::get_if<std::shared_ptr<Buffer>>(&object)) {
         switch (request) {
@@ -394,8 +635,17 @@ int dispatch(const Object& object, unsigned long request, void* data) {
     } else if (const auto* network = std::get_if<std::shared_ptr<Network>>(&object)) {
         switch (request) {
             case uapi::kIoctlNetworkInfo: argument<uapi::NetworkInfo>(data) = network_info(**network); return 0;
+            case uapi::upstream::kIoctlNetworkInfo:
+                argument<uapi::upstream::NetworkInfo>(data) = upstream_network_info(**network);
+                return 0;
             case uapi::kIoctlInferenceCreate:
-                return create_inference(*network, argument<uapi::InferenceCreate>(data));
+                return create_inference(*network, inference_request(argument<uapi::InferenceCreate>(data)));
+            case uapi::upstream::kIoctlInferenceCreate:
+                return create_inference(*network,
+                                        inference_request(argument<uapi::upstream::InferenceCreate>(data)));
+            case uapi::upstream::kIoctlInferenceCreateDirect:
+                return create_inference(*network,
+                                        inference_request(argument<uapi::upstream::InferenceCreateDirect>(data)));
         }
     } else if (const auto* inference = std::get_if<std::shared_ptr<Inference>>(&object)) {
         const auto& inf = **inference;
@@ -409,7 +659,8 @@ int dispatch(const Object& object, unsigned long request, void* data) {
                 return 0;
         }
     }
-    throw Failure{EINVAL, ""};
+    // The kernel's answer to a request the fd does not know (-ENOIOCTLCMD reaches the caller as ENOTTY).
+    throw Failure{ENOTTY, ""};
 }
 
 int fail(const Failure& failure) {
@@ -420,9 +671,9 @@ int fail(const Failure& failure) {
 
 }  // namespace
 
-int emu_open(const char* path, int flags) {
+int emu_open(const char* path, int flags, mode_t mode) {
     if (!path || std::strcmp(path, kDevicePath) != 0) {
-        const int fd = ::open(path, flags);
+        const int fd = real_open(path, flags, mode);
         // An fd of ours closed behind our back (::close) may come back here: it is not ours now.
         if (fd >= 0) {
             std::lock_guard lock(table_mutex);
@@ -449,7 +700,7 @@ int emu_ioctl(int fd, unsigned long request, void* data) {
     const auto it = table.find(fd);
     if (it == table.end()) {
         lock.unlock();
-        return ::ioctl(fd, request, data);
+        return real_ioctl(fd, request, data);
     }
     try {
         return dispatch(it->second, request, data);
@@ -457,6 +708,8 @@ int emu_ioctl(int fd, unsigned long request, void* data) {
         return fail(failure);
     } catch (const std::bad_alloc&) {
         return fail({ENOMEM, "out of memory"});
+    } catch (const std::exception& e) {
+        return fail({EIO, e.what()});
     }
 }
 
@@ -474,19 +727,13 @@ void* emu_mmap(void* addr, size_t length, int prot, int flags, int fd, off_t off
             }
         }
     }
-    return ::mmap(addr, length, prot, flags, fd, offset);
-}
-
-int emu_munmap(void* addr, size_t length) { return ::munmap(addr, length); }
-
-int emu_ppoll(struct pollfd* fds, nfds_t nfds, const struct timespec* timeout, const sigset_t* sigmask) {
-    return ::ppoll(fds, nfds, timeout, sigmask);
+    return real_mmap(addr, length, prot, flags, fd, offset);
 }
 
 int emu_close(int fd) {
     std::lock_guard lock(table_mutex);
     table.erase(fd);  // objects others still hold (a network's buffer) live on
-    return ::close(fd);
+    return real_close(fd);
 }
 
 std::string last_error() {

@@ -1,11 +1,11 @@
 #pragma once
 // An emulated /dev/ethosu0 for clients of the Arm/NXP Ethos-U Linux driver stack (see
-// README.md). The emu_* functions behave like the system calls they stand for: on the device
-// and on the buffer, network and inference fds it hands out they emulate the driver; on any
-// other path or fd they pass through to the real call. Errors: -1 (MAP_FAILED) and errno.
+// README.md). The emu_* functions behave like the system calls they stand for, and a program
+// linking ethosu_linux_stack has its open, ioctl, mmap and close go through them (syscalls.cc):
+// on the device and on the buffer, network and inference fds it hands out they emulate the
+// driver; on any other path or fd they pass through to the C library. Errors: -1 (MAP_FAILED)
+// and errno, as the kernel gives them, so each client library throws its own exception.
 
-#include <poll.h>
-#include <signal.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -18,11 +18,10 @@ inline constexpr const char* kDevicePath = "/dev/ethosu0";
 // read when the device is opened; unset means ethos-u55-128.
 inline constexpr const char* kNpuVariable = "ETHOSU_EMU_NPU";
 
-int emu_open(const char* path, int flags);
+// poll, ppoll and munmap need no emulation: the fds and mappings handed out are real ones.
+int emu_open(const char* path, int flags, mode_t mode = 0);
 int emu_ioctl(int fd, unsigned long request, void* data);
 void* emu_mmap(void* addr, size_t length, int prot, int flags, int fd, off_t offset);
-int emu_munmap(void* addr, size_t length);
-int emu_ppoll(struct pollfd* fds, nfds_t nfds, const struct timespec* timeout, const sigset_t* sigmask);
 int emu_close(int fd);
 
 // The most recent error the emulated driver reported (also written to stderr), empty if none.

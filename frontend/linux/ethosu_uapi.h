@@ -1,7 +1,10 @@
 #pragma once
-// The /dev/ethosuN character-device interface of the Arm/NXP Ethos-U Linux driver stack, as a
-// client sees it: ioctl numbers and the structs they carry (revision in README.md). Our own
-// definitions with the same binary layout; the static_asserts pin sizes, offsets and numbers.
+// The /dev/ethosuN character-device interface of the Ethos-U Linux driver stack, as a client sees
+// it: ioctl numbers and the structs they carry, in two variants (revisions in README.md): NXP's
+// (namespace uapi) and Arm's upstream one (namespace uapi::upstream). Our own definitions with
+// the same binary layout; the static_asserts pin sizes, offsets and numbers. The two share the
+// requests whose number and struct are the same (PING, BUFFER_CREATE, INFERENCE_STATUS/CANCEL);
+// the others differ in number, so a request names its variant.
 
 #include <sys/ioctl.h>
 
@@ -153,5 +156,110 @@ static_assert(kIoctlBufferSet == 0x80080111 && kIoctlBufferGet == 0x40080112);
 static_assert(kIoctlNetworkCreate == 0x80080120 && kIoctlNetworkInfo == 0x862C0121);
 static_assert(kIoctlInferenceCreate == 0x80A00130 && kIoctlInferenceStatus == 0x80300131);
 static_assert(kIoctlInferenceCancel == 0x80040132);
+
+// Arm's upstream UAPI (driver library 4.x and the 2024-2025 kernel driver with its direct-drive
+// mode). Field lists from the library's and kernel's use of each struct (driver_library
+// src/ethosu.cpp, kernel common/ethosu_network.c, direct/ethosu_direct_device.c and
+// direct/ethosu_direct_inference.c); layouts are the C layout of those lists (see README.md for
+// what the sources did not show).
+namespace upstream {
+
+enum DeviceType : uint32_t {  // HardwareConfiguration::DeviceType, static_assert'ed against the UAPI
+    kDeviceUnknown = 0,
+    kDeviceSubsystem = 1,
+    kDeviceDirect = 2,
+};
+
+enum NetworkType : uint32_t {
+    kNetworkUserBuffer = 1,  // network bytes copied from the caller's memory (data_ptr, size)
+    kNetworkIndex = 2,
+};
+
+struct KernelDriverVersion {
+    uint32_t major;
+    uint32_t minor;
+    uint32_t patch;
+};
+
+struct HwConfig {
+    uint32_t macs_per_cc;
+    uint32_t cmd_stream_version;
+    uint32_t custom_dma;
+    uint32_t type;  // DeviceType
+};
+
+struct DeviceCapabilities {  // library 4.0 (24.05)
+    HwId hw_id;
+    HwConfig hw_cfg;
+    uint32_t driver_patch_rev;
+    uint32_t driver_minor_rev;
+    uint32_t driver_major_rev;
+};
+
+struct DeviceCapabilitiesWithNetworks {  // the 2025 kernel: the firmware networks by bit
+    DeviceCapabilities caps;
+    uint32_t network_mask;
+};
+
+struct NetworkCreate {
+    uint32_t type;  // NetworkType
+    union {
+        struct {
+            uint64_t data_ptr;
+            uint32_t size;
+        } network;
+        uint32_t index;
+    };
+};
+
+struct NetworkInfo {
+    char desc[32];
+    uint32_t ifm_count;
+    uint32_t ifm_size[kFdMax];
+    uint32_t ofm_count;
+    uint32_t ofm_size[kFdMax];
+};
+
+struct InferenceCreate {  // library 4.0 (24.05)
+    uint32_t ifm_count;
+    uint32_t ifm_fd[kFdMax];
+    uint32_t ofm_count;
+    uint32_t ofm_fd[kFdMax];
+    PmuConfig pmu_config;
+};
+
+struct InferenceCreateDirect {  // the 2025 kernel: direct drive's region 1 and region 0 buffers
+    uint32_t ifm_count;
+    uint32_t ifm_fd[kFdMax];
+    uint32_t ofm_count;
+    uint32_t ofm_fd[kFdMax];
+    uint32_t intermediate_fd;  // 0: none (the kernel tests "> 0")
+    uint32_t constant_fd;
+    PmuConfig pmu_config;
+};
+
+inline constexpr unsigned long kIoctlDriverVersionGet = _IOR(kIoctlType, 0x01, KernelDriverVersion);
+inline constexpr unsigned long kIoctlCapabilitiesReq = _IOR(kIoctlType, 0x02, DeviceCapabilities);
+inline constexpr unsigned long kIoctlCapabilitiesReqWithNetworks =
+    _IOR(kIoctlType, 0x02, DeviceCapabilitiesWithNetworks);
+inline constexpr unsigned long kIoctlNetworkCreate = _IOR(kIoctlType, 0x20, NetworkCreate);
+inline constexpr unsigned long kIoctlNetworkInfo = _IOR(kIoctlType, 0x21, NetworkInfo);
+inline constexpr unsigned long kIoctlInferenceCreate = _IOR(kIoctlType, 0x30, InferenceCreate);
+inline constexpr unsigned long kIoctlInferenceCreateDirect = _IOR(kIoctlType, 0x30, InferenceCreateDirect);
+
+static_assert(sizeof(KernelDriverVersion) == 12 && sizeof(HwConfig) == 16);
+static_assert(sizeof(DeviceCapabilities) == 56 && sizeof(DeviceCapabilitiesWithNetworks) == 60);
+static_assert(offsetof(NetworkCreate, network.data_ptr) == 8 && sizeof(NetworkCreate) == 24);
+static_assert(offsetof(NetworkInfo, ofm_count) == 100 && sizeof(NetworkInfo) == 168);
+static_assert(offsetof(InferenceCreate, pmu_config) == 136 && sizeof(InferenceCreate) == 156);
+static_assert(offsetof(InferenceCreateDirect, constant_fd) == 140 && sizeof(InferenceCreateDirect) == 164);
+static_assert(kIoctlDriverVersionGet == 0x800C0101 && kIoctlCapabilitiesReq == 0x80380102);
+static_assert(kIoctlNetworkCreate == 0x80180120 && kIoctlNetworkInfo == 0x80A80121);
+static_assert(kIoctlInferenceCreate == 0x809C0130 && kIoctlInferenceCreateDirect == 0x80A40130);
+// Every upstream number differs from NXP's, so the request alone names the variant.
+static_assert(kIoctlCapabilitiesReq != uapi::kIoctlCapabilitiesReq && kIoctlNetworkCreate != uapi::kIoctlNetworkCreate);
+static_assert(kIoctlNetworkInfo != uapi::kIoctlNetworkInfo && kIoctlInferenceCreate != uapi::kIoctlInferenceCreate);
+
+}  // namespace upstream
 
 }  // namespace ethosu::uapi
