@@ -14,20 +14,19 @@ namespace {
 
 constexpr int kAccInputReset = 0, kAccInputKeep = 1, kAccInputIfm2 = 2;
 constexpr int kAccOutputEnable = 0;
-constexpr int kAcc48 = 1;
 
 // The accumulator RAM of each configuration (Vela 5.1 ethos_u85.cpp accelerator table); a 48-bit
 // accumulator takes 64 bits of it. Vela cuts kept accumulators to a block that fits
 // (scheduler_decompose.cpp NewOfmBlockShape).
-int64_t accumulator_capacity(const NpuConfig& config, int format) {
+int64_t accumulator_capacity(const NpuConfig& config, AccFormat format) {
     static constexpr int64_t kRamBytes[][2] = {{128, 8192}, {256, 16384}, {512, 32768}, {1024, 65536}, {2048, 131072}};
     for (const auto& [macs, bytes] : kRamBytes)
-        if (macs == config.macs) return bytes * 8 / (format == kAcc48 ? 64 : 32);
+        if (macs == config.macs) return bytes * 8 / (format == AccFormat::I48 ? 64 : 32);
     return 0;
 }
 
-std::string shape_text(int h, int w, int c, int format) {
-    return fmt::format("{}x{}x{} ({}-bit)", h, w, c, format == kAcc48 ? 48 : 32);
+std::string shape_text(int h, int w, int c, AccFormat format) {
+    return fmt::format("{}x{}x{} ({}-bit)", h, w, c, format == AccFormat::I48 ? 48 : 32);
 }
 
 }  // namespace
@@ -60,11 +59,11 @@ AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
             }
             // Vela loads 32-bit accumulators from an int32 map, 48-bit ones from an int64 map, both
             // without zero point; the IFM2 zero point is not applied to raw sums.
-            const int bits = op.output.acc_format == kAcc48 ? 64 : 32;
+            const int bits = op.output.acc_format == AccFormat::I48 ? 64 : 32;
             if (op.ifm2.precision.bits != bits) {
                 throw Error({ctx.source, op.offset, "NPU_SET_IFM2_PRECISION"},
                             fmt::format("accumulator input IFM2 for {}-bit accumulators needs a {}-bit IFM2, not {}-bit",
-                                        op.output.acc_format == kAcc48 ? 48 : 32, bits, op.ifm2.precision.bits));
+                                        op.output.acc_format == AccFormat::I48 ? 48 : 32, bits, op.ifm2.precision.bits));
             }
             const FeatureMapView ifm2 = ctx.view(op, op.ifm2, height_, width_, depth_, "IFM2");
             start_.resize(elements);

@@ -202,7 +202,7 @@ struct ExecutionContext;
 struct Accumulators {
     bool kept = false;
     int height = 0, width = 0, depth = 0;
-    int format = 0;          // ACC_FORMAT.acc_format of the op that left them
+    AccFormat format = AccFormat::I32;  // ACC_FORMAT.acc_format of the op that left them
     uint32_t left_by = 0;    // that op's command offset
     std::vector<int64_t> values;  // NHWC
 };

@@ -417,7 +417,7 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
     out.bias.assign(channels, 0);
     out.scale.assign(channels, 0);
     out.shift.assign(channels, 0);
-    const bool acc48 = op.output.acc_format == 1;
+    const bool acc48 = op.output.acc_format == AccFormat::I48;
     for (size_t c = 0; c < channels; ++c)
         decode_u85_scale_record(bytes.data() + c * kScaleRecordBytes, acc48, out.bias[c], out.scale[c], out.shift[c]);
 }

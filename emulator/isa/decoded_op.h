@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "emulator/isa/isa_generated.h"
@@ -114,6 +115,14 @@ struct Scale {
 
 enum class Activation : uint8_t { None, Tanh, Sigmoid, Table };
 
+// The accumulators' width and kind (U55/U65 ACC_FORMAT I32/I40/F16, U85 I32/I48).
+enum class AccFormat : uint8_t { I32, I40, I48, F16 };
+
+// The engine enums the descriptions' [meaning] tables map register values to, by name.
+template <class E> struct EngineEnum;
+template <> struct EngineEnum<RoundMode> { static constexpr std::string_view name = "RoundMode"; };
+template <> struct EngineEnum<AccFormat> { static constexpr std::string_view name = "AccFormat"; };
+
 struct OutputStage {
     bool per_channel_scale = true;  // scale/bias stream, else global_scale
     Scale global_scale;
@@ -123,18 +132,20 @@ struct OutputStage {
     int lut_type = 0;       // U85 activation_function (LUT element types)
     int clip_range = 0;     // raw activation_clip_range
     int32_t clip_min = 0, clip_max = 0;
-    int acc_format = 0;     // raw acc_format (U55: I32/I40/F16, U85: I32/I48)
+    AccFormat acc_format = AccFormat::I32;
     int acc_input = 0;      // U85: RESET/KEEP/IFM2
     int acc_output = 0;     // U85: ENABLE/DISABLE
     int microblock = 0;     // U85
 };
 
 enum class PoolMode : uint8_t { Max, Average, ReduceSum, Sum, None, Min, ArgMaxX, ArgMaxY };
+template <> struct EngineEnum<PoolMode> { static constexpr std::string_view name = "PoolMode"; };
 
 enum class ElementwiseMode : uint8_t {
     Mul, Add, Sub, Min, Max, LRelu, Abs, Clz, Shr, Shl,  // U55/U65 and U85
     Lsr, Div, CmpEq, CmpNe, CmpGe, CmpGt, And, Or, Xor, Not, AndNot,  // U85
 };
+template <> struct EngineEnum<ElementwiseMode> { static constexpr std::string_view name = "ElementwiseMode"; };
 bool is_unary(ElementwiseMode m);
 
 struct Elementwise {

@@ -47,43 +47,6 @@ bool is_operation(Cmd c) {
     }
 }
 
-RoundMode u55_round(uint64_t raw) {  // DBL 0, TRUNCATE 1, NATURAL 2
-    return raw == 1 ? RoundMode::Truncate : raw == 2 ? RoundMode::Natural : RoundMode::DoubleSymmetric;
-}
-
-RoundMode u85_ofm_round(uint64_t raw) {
-    static constexpr RoundMode modes[] = {RoundMode::DoubleSymmetric, RoundMode::Natural, RoundMode::DoubleAsymmetric,
-                                          RoundMode::Symmetric, RoundMode::Truncate, RoundMode::TruncateToLower};
-    return raw < std::size(modes) ? modes[raw] : RoundMode::DoubleSymmetric;
-}
-
-ElementwiseMode elementwise_mode(uint64_t raw) {
-    switch (raw) {
-        case 0: return ElementwiseMode::Mul;
-        case 1: return ElementwiseMode::Add;
-        case 2: return ElementwiseMode::Sub;
-        case 3: return ElementwiseMode::Min;
-        case 4: return ElementwiseMode::Max;
-        case 5: return ElementwiseMode::LRelu;
-        case 6: return ElementwiseMode::Abs;
-        case 7: return ElementwiseMode::Clz;
-        case 8: return ElementwiseMode::Shr;
-        case 9: return ElementwiseMode::Shl;
-        case 10: return ElementwiseMode::Lsr;
-        case 11: return ElementwiseMode::Div;
-        case 16: return ElementwiseMode::CmpEq;
-        case 17: return ElementwiseMode::CmpNe;
-        case 18: return ElementwiseMode::CmpGe;
-        case 19: return ElementwiseMode::CmpGt;
-        case 33: return ElementwiseMode::And;
-        case 34: return ElementwiseMode::Or;
-        case 35: return ElementwiseMode::Xor;
-        case 36: return ElementwiseMode::Not;
-        case 42: return ElementwiseMode::AndNot;
-        default: throw std::logic_error("elementwise_mode not validated");
-    }
-}
-
 int64_t sign_extend(uint64_t value, int bits) {
     const uint64_t sign = 1ull << (bits - 1);
     return static_cast<int64_t>((value ^ sign) - sign);
@@ -159,6 +122,19 @@ struct Decoder::Reader {
         return value;
     }
     int64_t get_signed(Field f, int bits) { return sign_extend(get(f), bits); }
+    // What an enumerated field's value means to the engine (the description's [meaning] table).
+    template <class E> E meaning(Field f) {
+        const uint64_t value = get(f);
+        const isa::EnumDesc& e = *decoder.gen_.field(f)->enumeration;
+        if (e.meaning_type != EngineEnum<E>::name) throw std::logic_error("field read as another engine enum");
+        // A never-written register read leniently as 0 may hold no defined value: its first.
+        return static_cast<E>(e.meaning_of(e.value_name(value).empty() ? e.values.front().value : value));
+    }
+    // An operation command's parameter field (validated when the command was applied).
+    template <class E> static E param_meaning(const isa::FieldDesc& f, uint64_t command) {
+        if (f.enumeration->meaning_type != EngineEnum<E>::name) throw std::logic_error("param read as another engine enum");
+        return static_cast<E>(f.enumeration->meaning_of(f.extract(command)));
+    }
     int geti(Field f) { return static_cast<int>(get(f)); }
     // Fields a generation lacks read as their hardware-neutral default.
     uint64_t get_or(Field f, uint64_t fallback) { return has(f) ? get(f) : fallback; }
@@ -331,7 +307,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         s.shift = r.geti(shift);
         if (u85) {
             s.double_round = r.geti(dbl_rnd);
-            s.round = u85_ofm_round(r.get(round));
+            s.round = r.meaning<RoundMode>(round);
         }
         return s;
     };
@@ -352,8 +328,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                                         Field::SET_OFM_SCALE__dbl_rnd, Field::SET_OFM_SCALE__round_mode);
         }
         // U85 takes the rounding from OFM_SCALE, which Vela writes for per-channel ops too.
-        o.round = u85 ? u85_ofm_round(r.get(Field::SET_OFM_SCALE__round_mode))
-                      : u55_round(r.get(Field::SET_OFM_PRECISION__round_mode));
+        o.round = r.meaning<RoundMode>(u85 ? Field::SET_OFM_SCALE__round_mode : Field::SET_OFM_PRECISION__round_mode);
         const uint64_t function = r.get(Field::SET_ACTIVATION__activation_function);
         o.clip_range = r.geti(Field::SET_ACTIVATION__activation_clip_range);
         if (u85) {
@@ -372,7 +347,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         }
         o.clip_min = static_cast<int32_t>(r.get_signed(Field::SET_ACTIVATION_MIN__clip_boundary, 16));
         o.clip_max = static_cast<int32_t>(r.get_signed(Field::SET_ACTIVATION_MAX__clip_boundary, 16));
-        o.acc_format = r.geti(Field::SET_ACC_FORMAT__acc_format);
+        o.acc_format = r.meaning<AccFormat>(Field::SET_ACC_FORMAT__acc_format);
         if (u85) {
             o.acc_input = r.geti(Field::SET_ACC_FORMAT__acc_input);
             o.acc_output = r.geti(Field::SET_ACC_FORMAT__acc_output);
@@ -440,7 +415,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             break;
         }
         case OpKind::Pool: {
-            op.pool = static_cast<PoolMode>(param->extract(command.value));
+            op.pool = Reader::param_meaning<PoolMode>(*param, command.value);
             read_ifm(op.ifm);
             if (accumulators_from_ifm2()) {
                 op.has_ifm2 = true;
@@ -455,7 +430,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         }
         case OpKind::Elementwise: {
             auto& e = op.elementwise;
-            e.mode = elementwise_mode(param->extract(command.value));
+            e.mode = Reader::param_meaning<ElementwiseMode>(*param, command.value);
             read_ifm(op.ifm);
             read_ofm(op.ofm);
             if (u85) {

@@ -1,5 +1,8 @@
 #include "emulator/isa/description.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace ethosu::isa {
 namespace {
 
@@ -12,6 +15,13 @@ std::string_view EnumDesc::value_name(uint64_t value) const {
     for (const auto& v : values)
         if (v.value == value) return v.name;
     return {};
+}
+
+uint8_t EnumDesc::meaning_of(uint64_t value) const {
+    if (meaning.empty()) throw std::logic_error(std::string(name) + " has no meaning in the description");
+    for (size_t i = 0; i < values.size(); ++i)
+        if (values[i].value == value) return meaning[i];
+    throw std::logic_error(std::string(name) + ": meaning of a value the enum lacks");
 }
 
 int FieldDesc::width() const {

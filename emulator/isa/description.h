@@ -24,9 +24,16 @@ struct EnumValue {
 struct EnumDesc {
     std::string_view name;
     std::span<const EnumValue> values;
+    // What each value means to the engine, from the description's [meaning.<enum>] table: the
+    // engine enum's name (decoded_op.h) and its enumerator per value, in `values` order. Empty
+    // where the description gives no meaning.
+    std::string_view meaning_type;
+    std::span<const uint8_t> meaning;
 
     // The value's name, or empty if the value is not one of the enum's.
     std::string_view value_name(uint64_t value) const;
+    // The engine enumerator `value` means; value must be one of the enum's.
+    uint8_t meaning_of(uint64_t value) const;
 };
 
 struct BitRange {

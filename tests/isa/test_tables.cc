@@ -182,5 +182,29 @@ TEST(Tables, RegistersHaveTheHardwareResetValues) {
     EXPECT_EQ(u85.register_named("ID")->reset, 0x20007001u);
 }
 
+// The engine reads op modes, rounding and accumulator formats through the descriptions' [meaning]
+// tables: each of those enums has one, covering every value (the generator refuses a gap).
+TEST(Tables, OpModesRoundingAndAccumulatorFormatsHaveAMeaning) {
+    for (const Generation g : {Generation::U55, Generation::U65, Generation::U85}) {
+        const isa::GenerationDesc& gen = isa::describe(g);
+        for (const isa::Field f : {isa::Field::OP_POOL__pooling_mode, isa::Field::OP_ELEMENTWISE__elementwise_mode,
+                                   isa::Field::SET_ACC_FORMAT__acc_format}) {
+            const isa::EnumDesc* e = gen.field(f)->enumeration;
+            ASSERT_NE(e, nullptr);
+            EXPECT_EQ(e->meaning.size(), e->values.size()) << gen.name << " " << e->name;
+        }
+        const isa::Field round =
+            g == Generation::U85 ? isa::Field::SET_OFM_SCALE__round_mode : isa::Field::SET_OFM_PRECISION__round_mode;
+        EXPECT_EQ(gen.field(round)->enumeration->meaning_type, "RoundMode") << gen.name;
+    }
+    // The same code means different things on different generations: U85's OFM round mode 1.
+    EXPECT_EQ(static_cast<RoundMode>(isa::describe(Generation::U55).field(isa::Field::SET_OFM_PRECISION__round_mode)
+                                         ->enumeration->meaning_of(1)),
+              RoundMode::Truncate);
+    EXPECT_EQ(static_cast<RoundMode>(
+                  isa::describe(Generation::U85).field(isa::Field::SET_OFM_SCALE__round_mode)->enumeration->meaning_of(1)),
+              RoundMode::Natural);
+}
+
 }  // namespace
 }  // namespace ethosu

@@ -43,7 +43,7 @@ struct U55Op {
     U55Op(const DecodedOp& o, const CostContext& c)
         : op(o), ctx(c), row(u55_timing(c.npu)), kind(mac_op(o)), kernel(undilated_kernel(o.kernel)),
           ifm_shape(input_extent(o)), ofm_shape(shape_of(o.ofm)),
-          ifm_bits(o.ifm.precision.bits), ofm_bits(o.ofm.precision.bits), acc40(o.output.acc_format == 1) {
+          ifm_bits(o.ifm.precision.bits), ofm_bits(o.ofm.precision.bits), acc40(o.output.acc_format == AccFormat::I40) {
         ofm_block_config = {std::max(1, o.block.ofm_height), std::max(1, o.block.ofm_width), std::max(1, o.block.ofm_depth)};
         ofm_block = min3(ofm_shape, ofm_block_config);
         ublock = micro_block();

@@ -107,7 +107,7 @@ struct U85Op {
           ofm_shape{o.ofm.height, o.ofm.width, o.ofm.depth},
           ifm_bits(o.ifm.precision.bits), ofm_bits(o.ofm.precision.bits),
           ifm2_read(o.has_ifm2 && !o.elementwise.ifm2_scalar && in_memory(o.ifm2)),
-          acc48(o.output.acc_format == 1) {
+          acc48(o.output.acc_format == AccFormat::I48) {
         if (kind == U85Kind::Elementwise) {
             ifm_shape = broadcast_shape(o.ofm, o.ifm.broadcast, std::max(1, o.ifm.depth));
             ifm2_shape = broadcast_shape(o.ofm, o.ifm2.broadcast, o.ofm.depth);
