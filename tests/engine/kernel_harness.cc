@@ -305,4 +305,29 @@ void Rig::emit_block(const BlockConfig& block) {
 
 void Rig::run() { run_on_test_memory(config_, stream_, sram_, weights_, luts_, "kernel-test"); }
 
+LutOp emit_lut_pool(Rig& rig, int table) {
+    constexpr Precision kInt8{true, 8};
+    LutOp op;
+    op.in = random_tensor(3, 4, 5, kInt8, 45);
+    const Placement ifm = rig.place(op.in, {});
+    op.ofm = rig.reserve(3, 4, 5, kInt8, {});
+    rig.emit_ifm(ifm);
+    rig.emit_ofm(op.ofm, RoundMode::DoubleSymmetric, true);
+    rig.emit_kernel(1, 1, 1, 1, 1, 1, false);
+    rig.emit_padding(0, 0, 0, 0);
+    rig.stream().emit(isa::Cmd::SET_OFM_SCALE, {{isa::Field::SET_OFM_SCALE__scale, 1}});
+    rig.emit_activation(16 + table, -128, 127);
+    rig.emit_block(8);
+    op.offset = rig.next_offset();
+    rig.stream().emit(isa::Cmd::OP_POOL, {{isa::Field::OP_POOL__pooling_mode, 0}});
+    return op;
+}
+
+Tensor LutOp::expected(const std::vector<uint8_t>& lut) const {
+    Tensor want(in.height, in.width, in.depth, in.precision);
+    for (size_t i = 0; i < want.values.size(); ++i)
+        want.values[i] = static_cast<int8_t>(lut[static_cast<size_t>(in.values[i] + 128)]);
+    return want;
+}
+
 }  // namespace ethosu::kernel_test

@@ -150,4 +150,14 @@ private:
     uint64_t sram_used_ = 0;
 };
 
+// An 8-bit TABLE_n activation on a 1x1 MAX pool of a random 3x4x5 int8 IFM; out = LUT[value + 128].
+struct LutOp {
+    uint32_t offset = 0;  // of its NPU_OP_POOL
+    Tensor in;
+    Placement ofm;
+
+    Tensor expected(const std::vector<uint8_t>& lut) const;
+};
+LutOp emit_lut_pool(Rig& rig, int table);
+
 }  // namespace ethosu::kernel_test

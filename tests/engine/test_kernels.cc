@@ -1461,30 +1461,6 @@ TEST(HostileRuntime, ScaleStreamThatEndsEarly) {
     EXPECT_EQ(e.where().field, "SCALE_LENGTH") << e.what();
 }
 
-// An 8-bit TABLE activation on a 1x1 MAX pool: out = LUT[value + 128] for a signed OFM.
-struct LutOp {
-    uint32_t offset = 0;
-    Tensor in;
-    Placement ofm;
-};
-
-LutOp emit_lut_pool(Rig& rig, int table) {
-    LutOp op;
-    op.in = random_tensor(3, 4, 5, kInt8, 45);
-    const Placement ifm = rig.place(op.in, {});
-    op.ofm = rig.reserve(3, 4, 5, kInt8, {});
-    rig.emit_ifm(ifm);
-    rig.emit_ofm(op.ofm, RoundMode::DoubleSymmetric, true);
-    rig.emit_kernel(1, 1, 1, 1, 1, 1, false);
-    rig.emit_padding(0, 0, 0, 0);
-    rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, 1}});
-    rig.emit_activation(16 + table, -128, 127);
-    rig.emit_block(8);
-    op.offset = rig.next_offset();
-    rig.stream().emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 0}});
-    return op;
-}
-
 std::vector<uint8_t> test_lut() {
     std::vector<uint8_t> lut(256);
     for (int i = 0; i < 256; ++i) lut[static_cast<size_t>(i)] = static_cast<uint8_t>(255 - i * 3);
@@ -1497,10 +1473,7 @@ TEST(HostileRuntime, TableActivationWithALoadedLut) {
     rig.emit_lut_dma(rig.add_lut(lut), 2, 256);
     const LutOp op = emit_lut_pool(rig, 2);
     rig.run();
-    Tensor want(3, 4, 5, kInt8);
-    for (size_t i = 0; i < want.values.size(); ++i)
-        want.values[i] = static_cast<int8_t>(lut[static_cast<size_t>(op.in.values[i] + 128)]);
-    expect_same(rig.read(op.ofm), want);
+    expect_same(rig.read(op.ofm), op.expected(lut));
 }
 
 TEST(HostileRuntime, TableActivationWithoutItsLutLoaded) {
@@ -1524,10 +1497,7 @@ TEST(U65Dual, LutLoadedIntoBothCoresAt0xb800) {
     ASSERT_EQ(words[dma / 4 - 3], 0xb800u + 2 * 256);  // the DMA0_DST payload: 46 KB + slot 2
     const LutOp op = emit_lut_pool(rig, 2);
     rig.run();
-    Tensor want(3, 4, 5, kInt8);
-    for (size_t i = 0; i < want.values.size(); ++i)
-        want.values[i] = static_cast<int8_t>(lut[static_cast<size_t>(op.in.values[i] + 128)]);
-    expect_same(rig.read(op.ofm), want);
+    expect_same(rig.read(op.ofm), op.expected(lut));
 }
 
 TEST(U65Dual, LutLoadedIntoOneCoreOnlyIsRefused) {

@@ -13,7 +13,6 @@ namespace {
 using isa::Cmd;
 using isa::Field;
 
-constexpr Precision kInt8{true, 8};
 
 // The rig's stream as a model: its SRAM and LUT images as regions.
 LoadedModel model_of(Rig& rig) {
@@ -29,22 +28,6 @@ LoadedModel model_of(Rig& rig) {
                    {kLutRegion, "weights", rig.lut_bytes().size(), rig.lut_bytes(), {}}};
     model.invocations.push_back(std::move(inv));
     return model;
-}
-
-// A 1x1 MAX pool of 3x4x5 int8 with a TABLE_n activation.
-uint32_t emit_table_pool(Rig& rig, int table) {
-    const Placement ifm = rig.place(random_tensor(3, 4, 5, kInt8, 7), {});
-    const Placement ofm = rig.reserve(3, 4, 5, kInt8, {});
-    rig.emit_ifm(ifm);
-    rig.emit_ofm(ofm, RoundMode::DoubleSymmetric, true);
-    rig.emit_kernel(1, 1, 1, 1, 1, 1, false);
-    rig.emit_padding(0, 0, 0, 0);
-    rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, 1}});
-    rig.emit_activation(16 + table, -128, 127);
-    rig.emit_block(8);
-    const uint32_t at = rig.next_offset();
-    rig.stream().emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 0}});
-    return at;
 }
 
 void expect_same_refusal(const LoadedModel& model, uint32_t offset, const std::string& field) {
@@ -67,7 +50,7 @@ TEST(RunChecks, ATableWithoutItsLutIsRefusedByBothRuns) {
         SCOPED_TRACE(config);
         Rig rig(config);
         rig.emit_lut_dma(rig.add_lut(std::vector<uint8_t>(256, 7)), 1, 256);  // slot 1; the op reads slot 2
-        const uint32_t op = emit_table_pool(rig, 2);
+        const uint32_t op = emit_lut_pool(rig, 2).offset;
         expect_same_refusal(model_of(rig), op, "pool");
     }
 }
@@ -84,7 +67,7 @@ TEST(RunChecks, ALutLoadPastShramIsRefusedByBothRuns) {
 
 TEST(RunChecks, ANeverWrittenRegisterIsRefusedByBothRuns) {
     Rig rig("ethos-u55-128");
-    const uint32_t op = emit_table_pool(rig, 0);
+    const uint32_t op = emit_lut_pool(rig, 0).offset;
     // The same op again after a stream that never wrote OFM_SCALE: only a fresh stream shows it.
     std::vector<uint32_t> words;
     for_each_command(isa::describe(rig.config().generation), rig.stream().words(), "checks", [&](const RawCommand& c) {
