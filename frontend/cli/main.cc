@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "emulator/engine/timing/pmu.h"
+#include "emulator/isa/bounded_file.h"
 #include "emulator/isa/disasm.h"
 #include "emulator/isa/error.h"
 #include "frontend/cli/example_model.h"
@@ -129,9 +130,22 @@ int run_disasm(const std::string& path, const LoadOptions& options, bool as_json
     return 0;
 }
 
-std::vector<uint8_t> read_file(const std::string& path) {
-    const FileBytes file = map_file(path);
-    return {file.bytes.begin(), file.bytes.end()};
+// The --input files, each read up to the size of its tensor (a larger one is refused by name);
+// files past the model's inputs are left for run_model to refuse.
+std::vector<std::vector<uint8_t>> read_inputs(const LoadedModel& model, const std::vector<std::string>& files) {
+    std::vector<std::vector<uint8_t>> inputs(files.size());
+    for (size_t i = 0; i < files.size() && i < model.inputs.size(); ++i) {
+        const std::string bytes = read_bounded_file(files[i], model.inputs[i].size_bytes, "--input",
+                                                    fmt::format("the model's input {} has that many bytes", i));
+        inputs[i].assign(bytes.begin(), bytes.end());
+    }
+    return inputs;
+}
+
+uint64_t command_stream_bytes(const LoadedModel& model) {
+    uint64_t bytes = 0;
+    for (const auto& invocation : model.invocations) bytes += invocation.stream.words.size() * 4;
+    return bytes;
 }
 
 json traffic_json(const MemorySystem& memory, const MemoryTraffic& traffic) {
@@ -222,13 +236,13 @@ struct RunCliOptions {
 
 int run_run(const std::string& path, const LoadOptions& options, const RunCliOptions& cli, bool as_json) {
     const auto model = load_model(path, options);
-    std::vector<std::vector<uint8_t>> inputs;
-    for (const auto& f : cli.input_files) inputs.push_back(read_file(f));
+    std::vector<std::vector<uint8_t>> inputs = read_inputs(*model, cli.input_files);
     if (cli.no_timing && (cli.timing_only || !cli.pmu.empty() || !cli.trace_file.empty() || !cli.per_layer_file.empty()))
         throw Error({"--no-timing", std::nullopt, {}}, "--timing-only, --pmu, --trace and --per-layer need the timing model");
     const std::vector<uint32_t> events = pmu_events(model->config, cli.pmu);
     std::optional<DebugDatabase> debug_db;
-    if (!cli.debug_db_file.empty()) debug_db = DebugDatabase::load(cli.debug_db_file);
+    if (!cli.debug_db_file.empty())
+        debug_db = DebugDatabase::load(cli.debug_db_file, DebugDatabase::max_file_bytes(command_stream_bytes(*model)));
     const RunResult result = run_model(*model, std::move(inputs), {!cli.timing_only, cli.system, !cli.no_timing});
     const PmuReading pmu = read_pmu(result.memory, result.timing, events);
     const TracedRun traced{path, model->config, result.memory, result.streams, result.timing,
