@@ -320,6 +320,7 @@ int main(int argc, char** argv) {
     CLI::App app{"ethosu-emu: emulator of Arm Ethos-U55/U65/U85 NPUs"};
     app.require_subcommand(1);
     std::string model_path, npu, out_path;
+    uint64_t max_stream_words = kDefaultMaxStreamWords;
     bool as_json = false;
     auto add_model_options = [&](CLI::App* cmd) {
         cmd->add_option("MODEL", model_path, "Vela .tflite, Vela raw .npz, ExecuTorch vela_bin_stream, or a "
@@ -327,6 +328,9 @@ int main(int argc, char** argv) {
             ->required();
         cmd->add_option("--npu", npu, "NPU configuration (Vela name, e.g. ethos-u55-128); default: the model's");
         cmd->add_flag("--json", as_json, "machine-readable output");
+        cmd->add_option("--max-stream-words", max_stream_words,
+                        fmt::format("refuse command streams longer than this (default {}, 400 times MobileNetV2's)",
+                                    kDefaultMaxStreamWords));
     };
     auto* info = app.add_subcommand("info", "NPU config, tensors, regions, streams, commands and ops");
     add_model_options(info);
@@ -362,6 +366,7 @@ int main(int argc, char** argv) {
     try {
         LoadOptions options;
         if (!npu.empty()) options.npu = npu;
+        options.max_stream_words = max_stream_words;
         if (*info) return run_info(model_path, options, as_json);
         if (*disasm) return run_disasm(model_path, options, as_json);
         if (*run) return run_run(model_path, options, run_options, as_json);

@@ -123,7 +123,8 @@ std::unique_ptr<LoadedModel> load_executorch_bin(const std::string& path, const 
     const auto weights = required(blocks, "weight_data", r).data.data();
 
     NpuInvocation invocation;
-    invocation.stream = parse_driver_payload(path, cmd.data().data(), cmd.size(), cmd.file_offset());
+    invocation.stream =
+        parse_driver_payload(path, cmd.data().data(), cmd.size(), cmd.file_offset(), options.max_stream_words);
     invocation.regions.push_back(initialised_region(0, "weights", weights, data));
     invocation.regions.push_back(scratch_region(
         1, "scratch",

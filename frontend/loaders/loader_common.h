@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "emulator/isa/error.h"
+#include "frontend/loaders/byte_reader.h"
 #include "frontend/loaders/model.h"
 
 namespace ethosu {
@@ -26,6 +27,9 @@ uint64_t checked_region_size(int64_t size, const ErrorLocation& where);
 
 // A BASEP index read from the file, checked to be 0..7.
 int checked_region_index(int64_t index, const ErrorLocation& where);
+// Refuses (at `pos` of `r`, naming `field`) a command stream of more than max_words words.
+void check_stream_length(const ByteReader& r, size_t pos, uint64_t words, uint64_t max_words, std::string_view field);
+
 
 // A region whose initial contents are `bytes`: pointing into the file when `bytes` lie inside it
 // and the file has an owner, else a copy the region owns.

@@ -71,7 +71,7 @@ private:
     void place_in_scratch(TensorInfo& info, int32_t tensor, int32_t scratch_tensor, const OfflinePlan& plan,
                           const std::string& field) const;
     NpuInvocation invocation(const tflite::SubGraph& sg, const tflite::Operator& op, const OfflinePlan* plan,
-                             const std::string& field) const;
+                             const std::string& field, uint64_t max_stream_words) const;
     NpuConfig common_config(const std::vector<NpuInvocation>& invocations, const LoadOptions& options) const;
     std::vector<TensorInfo> model_io(const flatbuffers::Vector<int32_t>* indices, const char* what,
                                      std::optional<int32_t> scratch_tensor, const OfflinePlan& plan) const;
@@ -198,7 +198,7 @@ void VelaTfliteLoader::place_in_scratch(TensorInfo& info, int32_t tensor, int32_
 }
 
 NpuInvocation VelaTfliteLoader::invocation(const tflite::SubGraph& sg, const tflite::Operator& op,
-                                           const OfflinePlan* plan, const std::string& field) const {
+                                           const OfflinePlan* plan, const std::string& field, uint64_t max_stream_words) const {
     const auto* inputs = op.inputs();
     if (count(inputs) < kFirstFeatureMapInput)
         fail(&op, field + ".inputs",
@@ -212,7 +212,8 @@ NpuInvocation VelaTfliteLoader::invocation(const tflite::SubGraph& sg, const tfl
     NpuInvocation inv;
     const auto payload = tensor_data(input(kCommandStreamInput), input_field(kCommandStreamInput));
     inv.stream =
-        parse_driver_payload(path_, payload.data(), payload.size(), payload.empty() ? 0 : offset_of(payload.data()));
+        parse_driver_payload(path_, payload.data(), payload.size(), payload.empty() ? 0 : offset_of(payload.data()),
+                             max_stream_words);
 
     const auto weights = tensor_data(input(kWeightsInput), input_field(kWeightsInput));
     inv.regions.push_back(initialised_region(0, "weights", weights, file_));
@@ -275,6 +276,8 @@ std::unique_ptr<LoadedModel> VelaTfliteLoader::load(const LoadOptions& options) 
     model->path = path_;
     model->format = ModelFormat::VelaTflite;
     std::optional<int32_t> first_scratch_tensor;  // of subgraph 0: the base of its planned arena
+    // The limit holds for the streams together: many operators may name the same stream buffer.
+    uint64_t stream_words = 0;
     for (size_t s = 0; s < model_.subgraphs()->size(); ++s) {
         const tflite::SubGraph& sg = *model_.subgraphs()->Get(static_cast<flatbuffers::uoffset_t>(s));
         for (size_t i = 0; i < count(sg.operators()); ++i) {
@@ -285,7 +288,9 @@ std::unique_ptr<LoadedModel> VelaTfliteLoader::load(const LoadOptions& options) 
                 continue;
             }
             // The offline plan covers subgraph 0 only.
-            model->invocations.push_back(invocation(sg, op, s == 0 ? &plan : nullptr, field));
+            model->invocations.push_back(
+                invocation(sg, op, s == 0 ? &plan : nullptr, field, options.max_stream_words - stream_words));
+            stream_words += model->invocations.back().stream.words.size();
             if (s == 0 && !first_scratch_tensor) first_scratch_tensor = op.inputs()->Get(kScratchInput);
         }
     }
