@@ -51,16 +51,20 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
     size_t total_commands = 0, total_ops = 0;
     for (size_t i = 0; i < model->invocations.size(); ++i) {
         const auto& inv = model->invocations[i];
-        const auto decoded = decode_stream(model->config, inv.stream.words, path);
-        total_commands += decoded.command_count;
-        total_ops += decoded.ops.size();
+        // Ops are counted as they are decoded, not kept: memory stays that of the stream.
         std::map<std::string, int> kinds;
-        for (const auto& op : decoded.ops) ++kinds[std::string(op_kind_name(op.kind))];
+        size_t ops = 0;
+        const auto decoded = decode_stream(model->config, inv.stream.words, path, [&](const DecodedOp& op) {
+            ++kinds[std::string(op_kind_name(op.kind))];
+            ++ops;
+        });
+        total_commands += decoded.command_count;
+        total_ops += ops;
         json regions = json::array();
         for (const auto& r : inv.regions)
             regions.push_back({{"index", r.index}, {"role", r.role}, {"size", r.size}, {"initialised", r.bytes.size()}});
         streams.push_back({{"payload", inv.stream.payload_kind}, {"words", inv.stream.words.size()},
-                           {"commands", decoded.command_count}, {"ops", decoded.ops.size()}, {"op_kinds", kinds},
+                           {"commands", decoded.command_count}, {"ops", ops}, {"op_kinds", kinds},
                            {"regions", regions}, {"warnings", decoded.warnings}});
     }
     if (as_json) {
@@ -105,28 +109,37 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
     return 0;
 }
 
+// nlohmann's dump(1) of the whole array, written one element at a time.
+void print_json_array_element(const json& element, bool first) {
+    std::string text = element.dump(1);
+    for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 2)) text.insert(at + 1, " ");
+    fmt::print("{} {}", first ? "[\n" : ",\n", text);
+}
+
 int run_disasm(const std::string& path, const LoadOptions& options, bool as_json) {
     const auto model = load_model(path, options);
-    json out = json::array();
+    bool first = true;
     for (size_t s = 0; s < model->invocations.size(); ++s) {
         const auto& words = model->invocations[s].stream.words;
-        const auto commands = disassemble_stream(model->config.generation, words, path);
         if (!as_json) fmt::print("// stream {}: {} ({} words)\n", s, model->config.name, words.size());
-        for (const auto& c : commands) {
+        // Each command is printed as it is disassembled: memory stays that of the stream.
+        disassemble_stream(model->config.generation, words, path, [&](const DisassembledCommand& c) {
             if (!as_json) {
                 fmt::print("{}\n", format_listing_line(c));
-                continue;
+                return;
             }
             json fields = json::object();
             for (const auto& f : c.fields) {
                 if (!f.enum_value.empty()) fields[std::string(f.name)] = f.enum_value;
                 else fields[std::string(f.name)] = f.value;
             }
-            out.push_back({{"stream", s}, {"offset", c.offset}, {"name", c.name}, {"param", c.param},
-                           {"payload", c.payload ? json(*c.payload) : json(nullptr)}, {"fields", fields}});
-        }
+            print_json_array_element({{"stream", s}, {"offset", c.offset}, {"name", c.name}, {"param", c.param},
+                                      {"payload", c.payload ? json(*c.payload) : json(nullptr)}, {"fields", fields}},
+                                     first);
+            first = false;
+        });
     }
-    if (as_json) std::cout << out.dump(1) << "\n";
+    if (as_json) fmt::print("{}\n", first ? "[]" : "\n]");
     return 0;
 }
 
