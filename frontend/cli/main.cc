@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <new>
 #include <optional>
 
 #include "emulator/engine/timing/pmu.h"
@@ -375,6 +376,8 @@ int main(int argc, char** argv) {
     auto* example = app.add_subcommand("example", "write the bundled example model (an ExecuTorch vela_bin_stream)");
     example->add_option("OUTPUT", out_path, "file to write")->required();
     CLI11_PARSE(app, argc, argv);
+    constexpr std::string_view kErrorPrefix = "ethosu-emu: error: ";
+    report_shrunk_mapped_files(kErrorPrefix);
 
     try {
         LoadOptions options;
@@ -392,7 +395,14 @@ int main(int argc, char** argv) {
             return 0;
         }
     } catch (const Error& e) {
-        fmt::print(stderr, "ethosu-emu: error: {}\n", e.what());
+        fmt::print(stderr, "{}{}\n", kErrorPrefix, e.what());
+        return 1;
+    } catch (const std::bad_alloc&) {
+        // The last resort: the loaders and the engine turn the sizes they take from a file into
+        // Errors naming the field; this names at least the file and the command.
+        fmt::print(stderr, "{}{}\n", kErrorPrefix,
+                   format_error({model_path, std::nullopt, app.get_subcommands().front()->get_name()},
+                                "an allocation the host cannot satisfy"));
         return 1;
     }
     return 0;

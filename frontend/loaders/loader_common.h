@@ -14,6 +14,11 @@
 
 namespace ethosu {
 
+// A mapping report_shrunk_mapped_files recognises (mapped_file_guard.cc): the slot to hand to
+// unguard_mapping before the bytes are unmapped, or -1 when the table is full.
+int guard_mapping(const uint8_t* begin, size_t size, const std::string& path);
+void unguard_mapping(int slot);
+
 constexpr int kRegionCount = 8;  // BASEP0..7 on every generation
 // No Vela model needs a region or tensor this large; refusing it keeps consumers from
 // allocating whatever a hostile file claims.

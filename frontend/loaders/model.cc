@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "emulator/isa/error.h"
+#include "frontend/loaders/loader_common.h"
 
 namespace ethosu {
 
@@ -89,7 +90,11 @@ FileBytes map_file(const std::string& path) {
     const int error = errno;
     ::close(fd);  // the mapping stays valid
     if (at == MAP_FAILED) fail(std::string("cannot map: ") + std::strerror(error));
-    std::shared_ptr<const void> owner(at, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+    const int guard = guard_mapping(static_cast<const uint8_t*>(at), size, path);
+    std::shared_ptr<const void> owner(at, [size, guard](const void* p) {
+        unguard_mapping(guard);
+        ::munmap(const_cast<void*>(p), size);
+    });
     return {{static_cast<const uint8_t*>(at), size}, std::move(owner), true};
 }
 
