@@ -30,6 +30,7 @@ CommandStream parse_cop1(ByteReader& r, uint64_t max_stream_words) {
         switch (tag & 0xFF) {
             case kOptimizerConfig:
                 if (cs.config_word) r.fail_at(tag_pos, "OPTIMIZER_CONFIG", "second OPTIMIZER_CONFIG tag");
+                cs.config_word_offset = r.file_offset();
                 cs.config_word = r.u32("OPTIMIZER_CONFIG.CONFIG");
                 cs.id_word = r.u32("OPTIMIZER_CONFIG.ID");
                 break;
@@ -43,8 +44,8 @@ CommandStream parse_cop1(ByteReader& r, uint64_t max_stream_words) {
                     r.fail_at(tag_pos, "COMMAND_STREAM.length",
                               fmt::format("stream of {} words runs past the end of the payload ({} bytes left)", length,
                                           r.remaining()));
-                cs.file_offset = r.file_offset();
                 check_stream_length(r, tag_pos, length, max_stream_words, "COMMAND_STREAM.length");
+                cs.file_offset = r.file_offset();
                 cs.words = r.words(length, "COMMAND_STREAM");
                 have_stream = true;
                 break;
@@ -73,6 +74,7 @@ void parse_cop2_stream_entry(ByteReader entry, CommandStream& cs, uint64_t max_s
     meta.u16("metadata.version.minor");
     const uint32_t data_length = meta.u32("metadata.data_length");
     ByteReader data = meta.sub(data_length, "metadata.data");
+    cs.config_word_offset = data.file_offset();
     cs.config_word = data.u32("metadata.CONFIG");
     cs.id_word = data.u32("metadata.ID");
     const size_t features_pos = data.position();
@@ -83,9 +85,9 @@ void parse_cop2_stream_entry(ByteReader entry, CommandStream& cs, uint64_t max_s
     if (entry.remaining() % 4 != 0)
         entry.fail("COMMAND_STREAM",
                    fmt::format("stream of {} bytes is not a whole number of words", entry.remaining()));
+    check_stream_length(entry, entry.position(), entry.remaining() / 4, max_stream_words, "COMMAND_STREAM");
     cs.file_offset = entry.file_offset();
     cs.words = entry.words(entry.remaining() / 4, "COMMAND_STREAM");
-    check_stream_length(entry, entry.position(), entry.remaining() / 4, max_stream_words, "COMMAND_STREAM");
 }
 
 CommandStream parse_cop2(ByteReader& r, uint64_t max_stream_words) {

@@ -27,14 +27,14 @@ constexpr uint64_t kMaxRegionBytes = uint64_t{1} << 32;
 // Bytes of a tensor: an Error at `where` for a negative dimension or a size over kMaxRegionBytes.
 uint64_t tensor_byte_size(std::span<const int64_t> shape, int element_bytes, const ErrorLocation& where);
 
+// Refuses (at `pos` of `r`, naming `field`) a command stream of more than max_words words.
+void check_stream_length(const ByteReader& r, size_t pos, uint64_t words, uint64_t max_words, std::string_view field);
+
 // A region size read from the file, checked against kMaxRegionBytes.
 uint64_t checked_region_size(int64_t size, const ErrorLocation& where);
 
 // A BASEP index read from the file, checked to be 0..7.
 int checked_region_index(int64_t index, const ErrorLocation& where);
-// Refuses (at `pos` of `r`, naming `field`) a command stream of more than max_words words.
-void check_stream_length(const ByteReader& r, size_t pos, uint64_t words, uint64_t max_words, std::string_view field);
-
 
 // A region whose initial contents are `bytes`: pointing into the file when `bytes` lie inside it
 // and the file has an owner, else a copy the region owns.

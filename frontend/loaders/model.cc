@@ -116,7 +116,7 @@ NpuConfig resolve_npu_config(const std::string& path, const CommandStream& strea
                         fmt::format("unknown NPU configuration '{}'; valid: {}", *options.npu, npu_config_names()));
         const auto product_and_macs = [](uint32_t word) { return word & 0xF000000Fu; };
         if (stream.config_word && product_and_macs(*stream.config_word) != product_and_macs(chosen->config_word))
-            throw Error({path, std::nullopt, "CONFIG"},
+            throw Error({path, stream.config_word_offset, "CONFIG"},
                         fmt::format("--npu {} (CONFIG 0x{:08x}) disagrees with the command stream's CONFIG 0x{:08x} "
                                     "({}) in product or MACs",
                                     chosen->name, chosen->config_word, *stream.config_word,
@@ -128,7 +128,7 @@ NpuConfig resolve_npu_config(const std::string& path, const CommandStream& strea
                     fmt::format("a {} command stream does not name its NPU; --npu is required (one of {})",
                                 stream.payload_kind, npu_config_names()));
     if (!stream_config)
-        throw Error({path, std::nullopt, "CONFIG"},
+        throw Error({path, stream.config_word_offset, "CONFIG"},
                     fmt::format("CONFIG word 0x{:08x} matches no known NPU configuration; give --npu (one of {})",
                                 *stream.config_word, npu_config_names()));
     return *stream_config;

@@ -37,6 +37,7 @@ struct TensorInfo {
 struct CommandStream {
     std::string payload_kind;             // "COP1", "COP2" or "raw"
     std::optional<uint32_t> config_word;  // CONFIG the compiler targeted (absent for raw)
+    uint64_t config_word_offset = 0;      // its byte offset in the source file
     std::optional<uint32_t> id_word;
     std::vector<uint32_t> words;  // the register command stream
     uint64_t file_offset = 0;     // byte offset of words[0] in the source file
@@ -87,7 +88,6 @@ struct FileBytes {
 // Maps a file read-only. Throws ethosu::Error naming the file when it cannot.
 FileBytes map_file(const std::string& path);
 
-struct LoadOptions {
 // For a program that maps model files (the CLI): a file shrunk by someone else while mapped
 // would end the process with SIGBUS; after this call it ends it with status 1 and one line on
 // stderr, "<message_prefix>FILE: offset 0x..: model file: the file shrank ...". Installs a
@@ -99,9 +99,10 @@ void report_shrunk_mapped_files(std::string_view message_prefix);
 // models 400 times larger, while a 71 KB deflated .npz can no longer unpack 16 Mi words.
 constexpr uint64_t kDefaultMaxStreamWords = uint64_t{1} << 22;
 
+struct LoadOptions {
     std::optional<std::string> npu;  // Vela config name; overrides the COP header
-};
     uint64_t max_stream_words = kDefaultMaxStreamWords;  // raised with the CLI's --max-stream-words
+};
 
 // Detects the format from the content (TFL3 identifier, zip magic, ExecuTorch block name)
 // and loads. A raw command stream (anything else) needs options.npu.

@@ -93,7 +93,7 @@ const tflite::Model& VelaTfliteLoader::verified_model() const {
     flatbuffers::Verifier verifier(data_.data(), verified_size, limits);
     if (!tflite::VerifyModelBuffer(verifier))
         throw Error(
-            {path_, std::nullopt, "Model"},
+            {path_, 0, "Model"},  // the verifier does not say where: offset 0, the root
             "flatbuffer verification failed: an offset, vtable or vector lies outside the file or is misaligned");
     return *tflite::GetModel(data_.data());
 }
@@ -269,7 +269,7 @@ NpuConfig VelaTfliteLoader::common_config(const std::vector<NpuInvocation>& invo
 }
 
 std::unique_ptr<LoadedModel> VelaTfliteLoader::load(const LoadOptions& options) {
-    if (count(model_.subgraphs()) == 0) throw Error({path_, std::nullopt, "subgraphs"}, "model has no subgraph");
+    if (count(model_.subgraphs()) == 0) fail(&model_, "subgraphs", "model has no subgraph");
     const OfflinePlan plan = offline_plan();
 
     auto model = std::make_unique<LoadedModel>();
