@@ -198,7 +198,8 @@ void VelaTfliteLoader::place_in_scratch(TensorInfo& info, int32_t tensor, int32_
 }
 
 NpuInvocation VelaTfliteLoader::invocation(const tflite::SubGraph& sg, const tflite::Operator& op,
-                                           const OfflinePlan* plan, const std::string& field, uint64_t max_stream_words) const {
+                                           const OfflinePlan* plan, const std::string& field,
+                                           uint64_t max_stream_words) const {
     const auto* inputs = op.inputs();
     if (count(inputs) < kFirstFeatureMapInput)
         fail(&op, field + ".inputs",

@@ -133,7 +133,8 @@ void inflate_member(const ByteReader& archive, const ZipMember& m, std::vector<u
     try {
         out.assign(static_cast<size_t>(m.size), 0);
     } catch (const std::bad_alloc&) {
-        throw Error({archive.label(), m.data_offset, field}, fmt::format("cannot allocate {} bytes to inflate it", m.size));
+        throw Error({archive.label(), m.data_offset, field},
+                    fmt::format("cannot allocate {} bytes to inflate it", m.size));
     }
     z_stream zs{};
     if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) throw Error({archive.label(), m.data_offset, field}, "zlib init failed");
