@@ -3,9 +3,8 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <fstream>
-#include <iterator>
 
+#include "emulator/isa/bounded_file.h"
 #include "emulator/isa/error.h"
 
 namespace ethosu {
@@ -365,11 +364,16 @@ DebugDatabase DebugDatabase::parse(std::string_view text, const std::string& sou
     return db;
 }
 
-DebugDatabase DebugDatabase::load(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error({path, std::nullopt, {}}, "cannot open file");
-    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    return parse(text, path);
+uint64_t DebugDatabase::max_file_bytes(uint64_t command_stream_bytes) {
+    // Over the corpus model_debug.xml is 5 to 18 times its command stream (rows per op and per
+    // tensor), plus a fixed part under 20 KB.
+    return (uint64_t{1} << 20) + 64 * command_stream_bytes;
+}
+
+DebugDatabase DebugDatabase::load(const std::string& path, uint64_t max_bytes) {
+    return parse(read_bounded_file(path, max_bytes, "--debug-db",
+                                   "a debug database is at most 64 times its command stream, plus 1 MiB"),
+                 path);
 }
 
 const VelaOp* DebugDatabase::op_at(size_t stream, uint32_t offset) const {

@@ -38,7 +38,10 @@ public:
     // (file, byte offset, table or element) for malformed XML or CSV, a missing table or column,
     // a non-numeric id and an id one table refers to but another does not define.
     static DebugDatabase parse(std::string_view text, const std::string& source);
-    static DebugDatabase load(const std::string& path);
+    // Reads and parses the file, refusing one over max_bytes (see max_file_bytes).
+    static DebugDatabase load(const std::string& path, uint64_t max_bytes);
+    // The largest debug database a model with this many command-stream bytes may come with.
+    static uint64_t max_file_bytes(uint64_t command_stream_bytes);
 
     const std::string& source() const { return source_; }
     const std::vector<DebugTable>& tables() const { return tables_; }

@@ -602,16 +602,25 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
 }
 
 DecodedStream decode_stream(const NpuConfig& config, std::span<const uint32_t> words, const std::string& source,
-                            const DecodeOptions& options) {
+                            const std::function<void(DecodedOp&)>& visit, const DecodeOptions& options) {
     DecodedStream result;
     result.generation = config.generation;
     Decoder decoder(config, source, options);
     for_each_command(isa::describe(config.generation), words, source, [&](const RawCommand& command) {
         ++result.command_count;
         DecodedOp op;
-        if (decoder.apply(command, op)) result.ops.push_back(std::move(op));
+        if (decoder.apply(command, op)) visit(op);
     });
     result.warnings = std::move(decoder.warnings());
+    return result;
+}
+
+DecodedStream decode_stream(const NpuConfig& config, std::span<const uint32_t> words, const std::string& source,
+                            const DecodeOptions& options) {
+    std::vector<DecodedOp> ops;
+    DecodedStream result = decode_stream(config, words, source, [&](DecodedOp& op) { ops.push_back(std::move(op)); },
+                                         options);
+    result.ops = std::move(ops);
     return result;
 }
 

@@ -79,5 +79,8 @@ private:
 // The configuration matters beyond the generation: U85 reads one weight stream per decoder.
 DecodedStream decode_stream(const NpuConfig& config, std::span<const uint32_t> words, const std::string& source,
                             const DecodeOptions& options = {});
+// The same walk handing each op to visit instead of keeping it (the result's ops stay empty).
+DecodedStream decode_stream(const NpuConfig& config, std::span<const uint32_t> words, const std::string& source,
+                            const std::function<void(DecodedOp&)>& visit, const DecodeOptions& options = {});
 
 }  // namespace ethosu

@@ -54,25 +54,41 @@ std::string format_listing_line(const DisassembledCommand& c) {
     return line;
 }
 
-std::vector<DisassembledCommand> disassemble_stream(Generation generation, std::span<const uint32_t> words,
-                                                    const std::string& source) {
+void disassemble_stream(Generation generation, std::span<const uint32_t> words, const std::string& source,
+                        const std::function<void(const DisassembledCommand&)>& visit) {
     const auto& gen = isa::describe(generation);
-    std::vector<DisassembledCommand> out;
-    std::vector<std::pair<size_t, uint32_t>> branches;  // (index in out, target)
+    // A first pass finds where commands start and where branches lead, so that the second can
+    // annotate each command as it is printed: memory in the branches, not in the commands.
+    std::vector<bool> command_starts(words.size());
+    std::vector<std::pair<uint32_t, uint32_t>> branches;  // (target, branch offset)
     for_each_command(gen, words, source, [&](const RawCommand& c) {
-        if (c.desc->id == isa::Cmd::OP_BRANCH) branches.emplace_back(out.size(), c.payload());
-        out.push_back(disassemble(gen, c));
+        command_starts[c.offset / 4] = true;
+        if (c.desc->id == isa::Cmd::OP_BRANCH) branches.emplace_back(c.payload(), c.offset);
     });
-    for (const auto& [at, target] : branches) {
-        auto landing = std::lower_bound(out.begin(), out.end(), target,
-                                        [](const DisassembledCommand& c, uint32_t t) { return c.offset < t; });
-        const bool on_command = landing != out.end() && landing->offset == target;
-        out[at].branch_note = fmt::format("-> {:#08x}{}", target,
-                                          on_command                   ? ""
+    std::sort(branches.begin(), branches.end());
+    const auto on_command = [&](uint32_t target) {
+        return target % 4 == 0 && target / 4 < words.size() && command_starts[target / 4];
+    };
+    for_each_command(gen, words, source, [&](const RawCommand& c) {
+        DisassembledCommand out = disassemble(gen, c);
+        if (c.desc->id == isa::Cmd::OP_BRANCH) {
+            const uint32_t target = c.payload();
+            out.branch_note = fmt::format("-> {:#08x}{}", target,
+                                          on_command(target)           ? ""
                                           : target >= words.size() * 4 ? " (past the end of the stream)"
                                                                        : " (not the start of a command)");
-        if (on_command) landing->branched_from.push_back(out[at].offset);
-    }
+        }
+        for (auto it = std::lower_bound(branches.begin(), branches.end(), std::pair{c.offset, uint32_t{0}});
+             it != branches.end() && it->first == c.offset; ++it)
+            out.branched_from.push_back(it->second);
+        visit(out);
+    });
+}
+
+std::vector<DisassembledCommand> disassemble_stream(Generation generation, std::span<const uint32_t> words,
+                                                    const std::string& source) {
+    std::vector<DisassembledCommand> out;
+    disassemble_stream(generation, words, source, [&](const DisassembledCommand& c) { out.push_back(c); });
     return out;
 }
 

@@ -2,6 +2,7 @@
 // Table-driven disassembly: every command's name, parameter, payload and fields, printed
 // in the layout of Vela's register-command-stream listing so the two can be diffed.
 
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,6 +39,9 @@ DisassembledCommand disassemble(const isa::GenerationDesc& gen, const RawCommand
 // "  ; <- branch from 0x000080"); other lines are exactly Vela's layout.
 std::string format_listing_line(const DisassembledCommand& command);
 
+// Hands each command to visit in stream order, its branch notes filled in, keeping none.
+void disassemble_stream(Generation generation, std::span<const uint32_t> words, const std::string& source,
+                        const std::function<void(const DisassembledCommand&)>& visit);
 std::vector<DisassembledCommand> disassemble_stream(Generation generation, std::span<const uint32_t> words,
                                                     const std::string& source);
 

@@ -10,9 +10,11 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <new>
 #include <optional>
 
 #include "emulator/engine/timing/pmu.h"
+#include "emulator/isa/bounded_file.h"
 #include "emulator/isa/disasm.h"
 #include "emulator/isa/error.h"
 #include "frontend/cli/example_model.h"
@@ -51,16 +53,23 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
     for (size_t i = 0; i < model->invocations.size(); ++i) {
         const auto& inv = model->invocations[i];
         // info describes what it is given: never-written registers are warnings here, errors in a run.
-        const auto decoded = decode_stream(model->config, inv.stream.words, path, {.lenient = true});
-        total_commands += decoded.command_count;
-        total_ops += decoded.ops.size();
+        // Ops are counted as they are decoded, not kept: memory stays that of the stream.
         std::map<std::string, int> kinds;
-        for (const auto& op : decoded.ops) ++kinds[std::string(op_kind_name(op.kind))];
+        size_t ops = 0;
+        const auto decoded = decode_stream(
+            model->config, inv.stream.words, path,
+            [&](const DecodedOp& op) {
+                ++kinds[std::string(op_kind_name(op.kind))];
+                ++ops;
+            },
+            {.lenient = true});
+        total_commands += decoded.command_count;
+        total_ops += ops;
         json regions = json::array();
         for (const auto& r : inv.regions)
             regions.push_back({{"index", r.index}, {"role", r.role}, {"size", r.size}, {"initialised", r.bytes.size()}});
         streams.push_back({{"payload", inv.stream.payload_kind}, {"words", inv.stream.words.size()},
-                           {"commands", decoded.command_count}, {"ops", decoded.ops.size()}, {"op_kinds", kinds},
+                           {"commands", decoded.command_count}, {"ops", ops}, {"op_kinds", kinds},
                            {"regions", regions}, {"warnings", decoded.warnings}});
     }
     if (as_json) {
@@ -105,34 +114,56 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
     return 0;
 }
 
+// nlohmann's dump(1) of the whole array, written one element at a time.
+void print_json_array_element(const json& element, bool first) {
+    std::string text = element.dump(1);
+    for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 2)) text.insert(at + 1, " ");
+    fmt::print("{} {}", first ? "[\n" : ",\n", text);
+}
+
 int run_disasm(const std::string& path, const LoadOptions& options, bool as_json) {
     const auto model = load_model(path, options);
-    json out = json::array();
+    bool first = true;
     for (size_t s = 0; s < model->invocations.size(); ++s) {
         const auto& words = model->invocations[s].stream.words;
-        const auto commands = disassemble_stream(model->config.generation, words, path);
         if (!as_json) fmt::print("// stream {}: {} ({} words)\n", s, model->config.name, words.size());
-        for (const auto& c : commands) {
+        // Each command is printed as it is disassembled: memory stays that of the stream.
+        disassemble_stream(model->config.generation, words, path, [&](const DisassembledCommand& c) {
             if (!as_json) {
                 fmt::print("{}\n", format_listing_line(c));
-                continue;
+                return;
             }
             json fields = json::object();
             for (const auto& f : c.fields) {
                 if (!f.enum_value.empty()) fields[std::string(f.name)] = f.enum_value;
                 else fields[std::string(f.name)] = f.value;
             }
-            out.push_back({{"stream", s}, {"offset", c.offset}, {"name", c.name}, {"param", c.param},
-                           {"payload", c.payload ? json(*c.payload) : json(nullptr)}, {"fields", fields}});
-        }
+            print_json_array_element({{"stream", s}, {"offset", c.offset}, {"name", c.name}, {"param", c.param},
+                                      {"payload", c.payload ? json(*c.payload) : json(nullptr)}, {"fields", fields}},
+                                     first);
+            first = false;
+        });
     }
-    if (as_json) std::cout << out.dump(1) << "\n";
+    if (as_json) fmt::print("{}\n", first ? "[]" : "\n]");
     return 0;
 }
 
-std::vector<uint8_t> read_file(const std::string& path) {
-    const FileBytes file = map_file(path);
-    return {file.bytes.begin(), file.bytes.end()};
+// The --input files, each read up to the size of its tensor (a larger one is refused by name);
+// files past the model's inputs are left for run_model to refuse.
+std::vector<std::vector<uint8_t>> read_inputs(const LoadedModel& model, const std::vector<std::string>& files) {
+    std::vector<std::vector<uint8_t>> inputs(files.size());
+    for (size_t i = 0; i < files.size() && i < model.inputs.size(); ++i) {
+        const std::string bytes = read_bounded_file(files[i], model.inputs[i].size_bytes, "--input",
+                                                    fmt::format("the model's input {} has that many bytes", i));
+        inputs[i].assign(bytes.begin(), bytes.end());
+    }
+    return inputs;
+}
+
+uint64_t command_stream_bytes(const LoadedModel& model) {
+    uint64_t bytes = 0;
+    for (const auto& invocation : model.invocations) bytes += invocation.stream.words.size() * 4;
+    return bytes;
 }
 
 json traffic_json(const MemorySystem& memory, const MemoryTraffic& traffic) {
@@ -224,13 +255,13 @@ struct RunCliOptions {
 
 int run_run(const std::string& path, const LoadOptions& options, const RunCliOptions& cli, bool as_json) {
     const auto model = load_model(path, options);
-    std::vector<std::vector<uint8_t>> inputs;
-    for (const auto& f : cli.input_files) inputs.push_back(read_file(f));
+    std::vector<std::vector<uint8_t>> inputs = read_inputs(*model, cli.input_files);
     if (cli.no_timing && (cli.timing_only || !cli.pmu.empty() || !cli.trace_file.empty() || !cli.per_layer_file.empty()))
         throw Error({"--no-timing", std::nullopt, {}}, "--timing-only, --pmu, --trace and --per-layer need the timing model");
     const std::vector<uint32_t> events = pmu_events(model->config, cli.pmu);
     std::optional<DebugDatabase> debug_db;
-    if (!cli.debug_db_file.empty()) debug_db = DebugDatabase::load(cli.debug_db_file);
+    if (!cli.debug_db_file.empty())
+        debug_db = DebugDatabase::load(cli.debug_db_file, DebugDatabase::max_file_bytes(command_stream_bytes(*model)));
     const RunResult result = run_model(*model, std::move(inputs),
                                        {.execute = !cli.timing_only, .system = cli.system, .timing = !cli.no_timing,
                                         .decode = {.lenient = cli.lenient}});
@@ -312,6 +343,7 @@ int main(int argc, char** argv) {
     CLI::App app{"ethosu-emu: emulator of Arm Ethos-U55/U65/U85 NPUs"};
     app.require_subcommand(1);
     std::string model_path, npu, out_path;
+    uint64_t max_stream_words = kDefaultMaxStreamWords;
     bool as_json = false;
     auto add_model_options = [&](CLI::App* cmd) {
         cmd->add_option("MODEL", model_path, "Vela .tflite, Vela raw .npz, ExecuTorch .pte or vela_bin_stream, "
@@ -319,6 +351,9 @@ int main(int argc, char** argv) {
             ->required();
         cmd->add_option("--npu", npu, "NPU configuration (Vela name, e.g. ethos-u55-128); default: the model's");
         cmd->add_flag("--json", as_json, "machine-readable output");
+        cmd->add_option("--max-stream-words", max_stream_words,
+                        fmt::format("refuse command streams longer than this (default {}, 400 times MobileNetV2's)",
+                                    kDefaultMaxStreamWords));
     };
     auto* info = app.add_subcommand("info", "NPU config, tensors, regions, streams, commands and ops");
     add_model_options(info);
@@ -353,10 +388,13 @@ int main(int argc, char** argv) {
     auto* example = app.add_subcommand("example", "write the bundled example model (an ExecuTorch vela_bin_stream)");
     example->add_option("OUTPUT", out_path, "file to write")->required();
     CLI11_PARSE(app, argc, argv);
+    constexpr std::string_view kErrorPrefix = "ethosu-emu: error: ";
+    report_shrunk_mapped_files(kErrorPrefix);
 
     try {
         LoadOptions options;
         if (!npu.empty()) options.npu = npu;
+        options.max_stream_words = max_stream_words;
         if (*info) return run_info(model_path, options, as_json);
         if (*disasm) return run_disasm(model_path, options, as_json);
         if (*run) return run_run(model_path, options, run_options, as_json);
@@ -369,7 +407,14 @@ int main(int argc, char** argv) {
             return 0;
         }
     } catch (const Error& e) {
-        fmt::print(stderr, "ethosu-emu: error: {}\n", e.what());
+        fmt::print(stderr, "{}{}\n", kErrorPrefix, e.what());
+        return 1;
+    } catch (const std::bad_alloc&) {
+        // The last resort: the loaders and the engine turn the sizes they take from a file into
+        // Errors naming the field; this names at least the file and the command.
+        fmt::print(stderr, "{}{}\n", kErrorPrefix,
+                   format_error({model_path, std::nullopt, app.get_subcommands().front()->get_name()},
+                                "an allocation the host cannot satisfy"));
         return 1;
     }
     return 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <new>
 #include <type_traits>
 
 #include "emulator/engine/executor.h"
@@ -59,7 +60,14 @@ std::vector<std::pair<std::span<uint8_t>, std::span<const uint8_t>>> map_regions
             // Constant data (the weights): read where the model holds it, as the NPU reads flash.
             map.map_read_only(base, r.bytes, r.role, kind, r.file_mapped);
         } else {
-            auto bytes = map.allocate(base, std::max<uint64_t>({r.size, r.bytes.size(), 16}), r.role, kind);
+            const uint64_t size = std::max<uint64_t>({r.size, r.bytes.size(), 16});
+            std::span<uint8_t> bytes;
+            try {
+                bytes = map.allocate(base, size, r.role, kind);
+            } catch (const std::bad_alloc&) {
+                throw Error({model.path, std::nullopt, r.role},
+                            fmt::format("cannot allocate the {} bytes of region {}", size, r.index));
+            }
             if (!r.bytes.empty()) std::memcpy(bytes.data(), r.bytes.data(), r.bytes.size());
             writable.emplace_back(bytes, r.bytes);
         }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "frontend/loaders/byte_reader.h"
+#include "frontend/loaders/loader_common.h"
 #include "frontend/loaders/model.h"
 
 namespace ethosu {
@@ -19,7 +20,7 @@ enum Cop1Tag : uint8_t { kOptimizerConfig = 1, kCommandStream = 2, kReadApb = 3,
 constexpr uint32_t kCop2CommandStreamEntry = 1;
 constexpr uint32_t kCop2LocalAddressing = 0x2;  // feature bit: I/O in their own regions
 
-CommandStream parse_cop1(ByteReader& r) {
+CommandStream parse_cop1(ByteReader& r, uint64_t max_stream_words) {
     CommandStream cs;
     cs.payload_kind = "COP1";
     bool have_stream = false;
@@ -29,6 +30,7 @@ CommandStream parse_cop1(ByteReader& r) {
         switch (tag & 0xFF) {
             case kOptimizerConfig:
                 if (cs.config_word) r.fail_at(tag_pos, "OPTIMIZER_CONFIG", "second OPTIMIZER_CONFIG tag");
+                cs.config_word_offset = r.file_offset();
                 cs.config_word = r.u32("OPTIMIZER_CONFIG.CONFIG");
                 cs.id_word = r.u32("OPTIMIZER_CONFIG.ID");
                 break;
@@ -42,6 +44,7 @@ CommandStream parse_cop1(ByteReader& r) {
                     r.fail_at(tag_pos, "COMMAND_STREAM.length",
                               fmt::format("stream of {} words runs past the end of the payload ({} bytes left)", length,
                                           r.remaining()));
+                check_stream_length(r, tag_pos, length, max_stream_words, "COMMAND_STREAM.length");
                 cs.file_offset = r.file_offset();
                 cs.words = r.words(length, "COMMAND_STREAM");
                 have_stream = true;
@@ -62,7 +65,7 @@ CommandStream parse_cop1(ByteReader& r) {
 
 // One COP2 command-stream entry: metadata (header "VEUM", then CONFIG, ID, features,
 // staging usage), padding, then the stream filling the rest of the entry.
-void parse_cop2_stream_entry(ByteReader entry, CommandStream& cs) {
+void parse_cop2_stream_entry(ByteReader entry, CommandStream& cs, uint64_t max_stream_words) {
     const uint32_t metadata_length = entry.u32("metadata.length");  // bytes after this word
     ByteReader meta = entry.sub(metadata_length, "metadata");
     meta.expect(meta.u32("metadata.magic") == kVeumMagic, "metadata.magic", "expected \"VEUM\"");
@@ -71,6 +74,7 @@ void parse_cop2_stream_entry(ByteReader entry, CommandStream& cs) {
     meta.u16("metadata.version.minor");
     const uint32_t data_length = meta.u32("metadata.data_length");
     ByteReader data = meta.sub(data_length, "metadata.data");
+    cs.config_word_offset = data.file_offset();
     cs.config_word = data.u32("metadata.CONFIG");
     cs.id_word = data.u32("metadata.ID");
     const size_t features_pos = data.position();
@@ -81,11 +85,12 @@ void parse_cop2_stream_entry(ByteReader entry, CommandStream& cs) {
     if (entry.remaining() % 4 != 0)
         entry.fail("COMMAND_STREAM",
                    fmt::format("stream of {} bytes is not a whole number of words", entry.remaining()));
+    check_stream_length(entry, entry.position(), entry.remaining() / 4, max_stream_words, "COMMAND_STREAM");
     cs.file_offset = entry.file_offset();
     cs.words = entry.words(entry.remaining() / 4, "COMMAND_STREAM");
 }
 
-CommandStream parse_cop2(ByteReader& r) {
+CommandStream parse_cop2(ByteReader& r, uint64_t max_stream_words) {
     CommandStream cs;
     cs.payload_kind = "COP2";
     const uint16_t major = r.u16("version.major");
@@ -104,7 +109,7 @@ CommandStream parse_cop2(ByteReader& r) {
             r.fail_at(entry_pos, "entry.type", fmt::format("unknown entry type {}", type));
         if (have_stream)
             r.fail_at(entry_pos, "entry.type", "second command-stream entry (one stream per payload is supported)");
-        parse_cop2_stream_entry(entry, cs);
+        parse_cop2_stream_entry(entry, cs, max_stream_words);
         have_stream = true;
     }
     if (!have_stream) r.fail("entry", "payload has no command-stream entry");
@@ -113,12 +118,13 @@ CommandStream parse_cop2(ByteReader& r) {
 
 }  // namespace
 
-CommandStream parse_driver_payload(const std::string& path, const uint8_t* payload, size_t size, uint64_t base_offset) {
+CommandStream parse_driver_payload(const std::string& path, const uint8_t* payload, size_t size, uint64_t base_offset,
+                                   uint64_t max_stream_words) {
     ByteReader r(path, {payload, size}, base_offset);
     if (size % 4 != 0) r.fail("payload", fmt::format("payload of {} bytes is not a whole number of words", size));
     const uint32_t magic = r.u32("magic");
-    if (magic == kCop1Magic) return parse_cop1(r);
-    if (magic == kCop2Magic) return parse_cop2(r);
+    if (magic == kCop1Magic) return parse_cop1(r, max_stream_words);
+    if (magic == kCop2Magic) return parse_cop2(r, max_stream_words);
     r.fail_at(0, "magic", fmt::format("expected \"COP1\" or \"COP2\", found 0x{:08x}", magic));
 }
 

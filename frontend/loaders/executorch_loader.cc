@@ -116,14 +116,16 @@ std::vector<TensorInfo> feature_maps(const Block& block, const std::string& path
 }  // namespace
 
 NpuInvocation vela_bin_stream_invocation(const std::string& path, const FileBytes& file,
-                                         std::span<const uint8_t> stream, uint64_t file_offset) {
+                                         std::span<const uint8_t> stream, uint64_t file_offset,
+                                         uint64_t max_stream_words) {
     ByteReader r(path, stream, file_offset);
     const auto blocks = read_blocks(r);
     const ByteReader& cmd = required(blocks, "cmd_data", r).data;
     const auto weights = required(blocks, "weight_data", r).data.data();
 
     NpuInvocation invocation;
-    invocation.stream = parse_driver_payload(path, cmd.data().data(), cmd.size(), cmd.file_offset());
+    invocation.stream =
+        parse_driver_payload(path, cmd.data().data(), cmd.size(), cmd.file_offset(), max_stream_words);
     invocation.regions.push_back(initialised_region(0, "weights", weights, file));
     invocation.regions.push_back(scratch_region(
         1, "scratch",
@@ -136,7 +138,7 @@ NpuInvocation vela_bin_stream_invocation(const std::string& path, const FileByte
 std::unique_ptr<LoadedModel> load_executorch_bin(const std::string& path, const FileBytes& data,
                                                  const LoadOptions& options) {
     return single_invocation_model(path, ModelFormat::ExecuTorchBin,
-                                   vela_bin_stream_invocation(path, data, data.bytes, 0), options);
+                                   vela_bin_stream_invocation(path, data, data.bytes, 0, options.max_stream_words), options);
 }
 
 }  // namespace ethosu

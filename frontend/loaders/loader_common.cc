@@ -16,6 +16,13 @@ uint64_t tensor_byte_size(std::span<const int64_t> shape, int element_bytes, con
     return bytes;
 }
 
+void check_stream_length(const ByteReader& r, size_t pos, uint64_t words, uint64_t max_words, std::string_view field) {
+    if (words > max_words)
+        r.fail_at(pos, field,
+                  fmt::format("command stream of {} words is over the limit of {} (--max-stream-words raises it)", words,
+                              max_words));
+}
+
 uint64_t checked_region_size(int64_t size, const ErrorLocation& where) {
     if (size < 0 || static_cast<uint64_t>(size) > kMaxRegionBytes)
         throw Error(where, fmt::format("region size {} is outside 0..{}", size, kMaxRegionBytes));

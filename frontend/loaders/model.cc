@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "emulator/isa/error.h"
+#include "frontend/loaders/loader_common.h"
 
 namespace ethosu {
 
@@ -91,7 +92,11 @@ FileBytes map_file(const std::string& path) {
     const int error = errno;
     ::close(fd);  // the mapping stays valid
     if (at == MAP_FAILED) fail(std::string("cannot map: ") + std::strerror(error));
-    std::shared_ptr<const void> owner(at, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+    const int guard = guard_mapping(static_cast<const uint8_t*>(at), size, path);
+    std::shared_ptr<const void> owner(at, [size, guard](const void* p) {
+        unguard_mapping(guard);
+        ::munmap(const_cast<void*>(p), size);
+    });
     return {{static_cast<const uint8_t*>(at), size}, std::move(owner), true};
 }
 
@@ -114,7 +119,7 @@ NpuConfig resolve_npu_config(const std::string& path, const CommandStream& strea
                         fmt::format("unknown NPU configuration '{}'; valid: {}", *options.npu, npu_config_names()));
         const auto product_and_macs = [](uint32_t word) { return word & 0xF000000Fu; };
         if (stream.config_word && product_and_macs(*stream.config_word) != product_and_macs(chosen->config_word))
-            throw Error({path, std::nullopt, "CONFIG"},
+            throw Error({path, stream.config_word_offset, "CONFIG"},
                         fmt::format("--npu {} (CONFIG 0x{:08x}) disagrees with the command stream's CONFIG 0x{:08x} "
                                     "({}) in product or MACs",
                                     chosen->name, chosen->config_word, *stream.config_word,
@@ -126,7 +131,7 @@ NpuConfig resolve_npu_config(const std::string& path, const CommandStream& strea
                     fmt::format("a {} command stream does not name its NPU; --npu is required (one of {})",
                                 stream.payload_kind, npu_config_names()));
     if (!stream_config)
-        throw Error({path, std::nullopt, "CONFIG"},
+        throw Error({path, stream.config_word_offset, "CONFIG"},
                     fmt::format("CONFIG word 0x{:08x} matches no known NPU configuration; give --npu (one of {})",
                                 *stream.config_word, npu_config_names()));
     return *stream_config;

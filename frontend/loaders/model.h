@@ -37,6 +37,7 @@ struct TensorInfo {
 struct CommandStream {
     std::string payload_kind;             // "COP1", "COP2" or "raw"
     std::optional<uint32_t> config_word;  // CONFIG the compiler targeted (absent for raw)
+    uint64_t config_word_offset = 0;      // its byte offset in the source file
     std::optional<uint32_t> id_word;
     std::vector<uint32_t> words;  // the register command stream
     uint64_t file_offset = 0;     // byte offset of words[0] in the source file
@@ -87,8 +88,20 @@ struct FileBytes {
 // Maps a file read-only. Throws ethosu::Error naming the file when it cannot.
 FileBytes map_file(const std::string& path);
 
+// For a program that maps model files (the CLI): a file shrunk by someone else while mapped
+// would end the process with SIGBUS; after this call it ends it with status 1 and one line on
+// stderr, "<message_prefix>FILE: offset 0x..: model file: the file shrank ...". Installs a
+// process-wide SIGBUS handler; SIGBUS elsewhere keeps its default action.
+void report_shrunk_mapped_files(std::string_view message_prefix);
+
+// Command streams longer than this are refused before anything is copied or decoded. The
+// corpus's longest (MobileNetV2 on ethos-u85-1024) is 8.9 Ki words; 4 Mi words leaves room for
+// models 400 times larger, while a 71 KB deflated .npz can no longer unpack 16 Mi words.
+constexpr uint64_t kDefaultMaxStreamWords = uint64_t{1} << 22;
+
 struct LoadOptions {
     std::optional<std::string> npu;  // Vela config name; overrides the COP header
+    uint64_t max_stream_words = kDefaultMaxStreamWords;  // raised with the CLI's --max-stream-words
 };
 
 // Detects the format from the content (TFL3 identifier, zip magic, ExecuTorch block name, ET12)
@@ -110,8 +123,10 @@ std::unique_ptr<LoadedModel> load_raw_command_stream(const std::string& path, co
                                                      const LoadOptions& options);
 
 // Parses a COP1/COP2 driver payload (the bytes of a command-stream tensor or cmd_data).
-// base_offset is where payload[0] sits in the file, for error offsets.
-CommandStream parse_driver_payload(const std::string& path, const uint8_t* payload, size_t size, uint64_t base_offset);
+// base_offset is where payload[0] sits in the file, for error offsets. A stream of more than
+// max_stream_words is refused before it is copied.
+CommandStream parse_driver_payload(const std::string& path, const uint8_t* payload, size_t size, uint64_t base_offset,
+                                   uint64_t max_stream_words = kDefaultMaxStreamWords);
 
 // Resolves the NPU configuration: the override if given (an error if it disagrees with the
 // COP header's product or MACs), else the header's CONFIG word.

@@ -141,7 +141,8 @@ uint64_t item_size(const ByteReader& r, size_t header_pos, const std::string& de
     if (std::string_view("biufcSUV").find(descr[1]) == std::string_view::npos)
         bad("only numbers and byte strings are read (object arrays are pickles)");
     const std::string_view digits = std::string_view(descr).substr(2);
-    if (digits.size() > 9 || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    if (digits.empty() || digits.size() > 9 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
         bad("element size is not a small decimal number");
     const uint64_t size = std::stoull(std::string(digits));
     if (size == 0) bad("element size 0");

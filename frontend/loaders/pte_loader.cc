@@ -183,7 +183,8 @@ std::unique_ptr<LoadedModel> PteLoader::load(const LoadOptions& options) const {
                 continue;
             }
             const auto bytes = delegate_bytes(delegate, field);
-            model->invocations.push_back(vela_bin_stream_invocation(path_, file_, bytes, offset_of(bytes.data())));
+            model->invocations.push_back(
+                vela_bin_stream_invocation(path_, file_, bytes, offset_of(bytes.data()), options.max_stream_words));
             delegate_names.push_back(fmt::format("{}.delegates[{}]", plan.name() ? plan.name()->str() : "", d));
         }
     }

@@ -21,7 +21,7 @@ std::unique_ptr<LoadedModel> load_raw_command_stream(const std::string& path, co
     const std::span<const uint8_t> data = file.bytes;
     NpuInvocation invocation;
     if (is_driver_payload(data)) {
-        invocation.stream = parse_driver_payload(path, data.data(), data.size(), 0);
+        invocation.stream = parse_driver_payload(path, data.data(), data.size(), 0, options.max_stream_words);
     } else {
         ByteReader r(path, data);
         if (!options.npu)
@@ -32,6 +32,7 @@ std::unique_ptr<LoadedModel> load_raw_command_stream(const std::string& path, co
         r.expect(!data.empty(), "command stream", "file is empty");
         r.expect(data.size() % 4 == 0, "command stream",
                  fmt::format("{} bytes is not a whole number of 32-bit words", data.size()));
+        check_stream_length(r, 0, data.size() / 4, options.max_stream_words, "command stream");
         invocation.stream.payload_kind = "raw";
         invocation.stream.words = r.words(data.size() / 4, "command stream");
     }

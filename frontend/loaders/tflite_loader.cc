@@ -71,7 +71,7 @@ private:
     void place_in_scratch(TensorInfo& info, int32_t tensor, int32_t scratch_tensor, const OfflinePlan& plan,
                           const std::string& field) const;
     NpuInvocation invocation(const tflite::SubGraph& sg, const tflite::Operator& op, const OfflinePlan* plan,
-                             const std::string& field) const;
+                             const std::string& field, uint64_t max_stream_words) const;
     std::vector<TensorInfo> model_io(const flatbuffers::Vector<int32_t>* indices, const char* what,
                                      std::optional<int32_t> scratch_tensor, const OfflinePlan& plan) const;
 
@@ -92,7 +92,7 @@ const tflite::Model& VelaTfliteLoader::verified_model() const {
     flatbuffers::Verifier verifier(data_.data(), verified_size, limits);
     if (!tflite::VerifyModelBuffer(verifier))
         throw Error(
-            {path_, std::nullopt, "Model"},
+            {path_, 0, "Model"},  // the verifier does not say where: offset 0, the root
             "flatbuffer verification failed: an offset, vtable or vector lies outside the file or is misaligned");
     return *tflite::GetModel(data_.data());
 }
@@ -197,7 +197,8 @@ void VelaTfliteLoader::place_in_scratch(TensorInfo& info, int32_t tensor, int32_
 }
 
 NpuInvocation VelaTfliteLoader::invocation(const tflite::SubGraph& sg, const tflite::Operator& op,
-                                           const OfflinePlan* plan, const std::string& field) const {
+                                           const OfflinePlan* plan, const std::string& field,
+                                           uint64_t max_stream_words) const {
     const auto* inputs = op.inputs();
     if (count(inputs) < kFirstFeatureMapInput)
         fail(&op, field + ".inputs",
@@ -211,7 +212,8 @@ NpuInvocation VelaTfliteLoader::invocation(const tflite::SubGraph& sg, const tfl
     NpuInvocation inv;
     const auto payload = tensor_data(input(kCommandStreamInput), input_field(kCommandStreamInput));
     inv.stream =
-        parse_driver_payload(path_, payload.data(), payload.size(), payload.empty() ? 0 : offset_of(payload.data()));
+        parse_driver_payload(path_, payload.data(), payload.size(), payload.empty() ? 0 : offset_of(payload.data()),
+                             max_stream_words);
 
     const auto weights = tensor_data(input(kWeightsInput), input_field(kWeightsInput));
     inv.regions.push_back(initialised_region(0, "weights", weights, file_));
@@ -252,13 +254,15 @@ std::vector<TensorInfo> VelaTfliteLoader::model_io(const flatbuffers::Vector<int
 }
 
 std::unique_ptr<LoadedModel> VelaTfliteLoader::load(const LoadOptions& options) {
-    if (count(model_.subgraphs()) == 0) throw Error({path_, std::nullopt, "subgraphs"}, "model has no subgraph");
+    if (count(model_.subgraphs()) == 0) fail(&model_, "subgraphs", "model has no subgraph");
     const OfflinePlan plan = offline_plan();
 
     auto model = std::make_unique<LoadedModel>();
     model->path = path_;
     model->format = ModelFormat::VelaTflite;
     std::optional<int32_t> first_scratch_tensor;  // of subgraph 0: the base of its planned arena
+    // The limit holds for the streams together: many operators may name the same stream buffer.
+    uint64_t stream_words = 0;
     for (size_t s = 0; s < model_.subgraphs()->size(); ++s) {
         const tflite::SubGraph& sg = *model_.subgraphs()->Get(static_cast<flatbuffers::uoffset_t>(s));
         for (size_t i = 0; i < count(sg.operators()); ++i) {
@@ -269,7 +273,9 @@ std::unique_ptr<LoadedModel> VelaTfliteLoader::load(const LoadOptions& options) 
                 continue;
             }
             // The offline plan covers subgraph 0 only.
-            model->invocations.push_back(invocation(sg, op, s == 0 ? &plan : nullptr, field));
+            model->invocations.push_back(
+                invocation(sg, op, s == 0 ? &plan : nullptr, field, options.max_stream_words - stream_words));
+            stream_words += model->invocations.back().stream.words.size();
             if (s == 0 && !first_scratch_tensor) first_scratch_tensor = op.inputs()->Get(kScratchInput);
         }
     }

@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <new>
 
 namespace ethosu {
 namespace {
@@ -129,7 +130,12 @@ void inflate_member(const ByteReader& archive, const ZipMember& m, std::vector<u
         throw Error({archive.label(), m.data_offset, field},
                     fmt::format("claims {} bytes inflated from {} compressed bytes", m.size, m.compressed_size));
     const auto in = archive.data().subspan(static_cast<size_t>(m.data_offset), static_cast<size_t>(m.compressed_size));
-    out.assign(static_cast<size_t>(m.size), 0);
+    try {
+        out.assign(static_cast<size_t>(m.size), 0);
+    } catch (const std::bad_alloc&) {
+        throw Error({archive.label(), m.data_offset, field},
+                    fmt::format("cannot allocate {} bytes to inflate it", m.size));
+    }
     z_stream zs{};
     if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) throw Error({archive.label(), m.data_offset, field}, "zlib init failed");
     zs.next_in = const_cast<Bytef*>(in.data());  // zlib's API is not const-correct; it does not write here
@@ -146,18 +152,18 @@ void inflate_member(const ByteReader& archive, const ZipMember& m, std::vector<u
 
 }  // namespace
 
-std::vector<ZipMember> read_zip_members(const ByteReader& archive) {
+ZipDirectory read_zip_directory(const ByteReader& archive) {
     const Directory d = read_end_of_directory(archive);
     ByteReader r = archive;
     r.seek(d.offset, "central directory");
     ByteReader dir = r.sub(d.size, "central directory");
-    std::vector<ZipMember> members;
+    ZipDirectory directory{d.offset, {}};
     for (uint16_t i = 0; i < d.entries; ++i) {
         ZipMember m = read_directory_entry(dir);
         check_local_header(archive, m);
-        members.push_back(std::move(m));
+        directory.members.push_back(std::move(m));
     }
-    return members;
+    return directory;
 }
 
 ByteReader open_zip_member(const ByteReader& archive, const ZipMember& member, std::vector<uint8_t>& inflated) {

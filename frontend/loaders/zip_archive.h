@@ -20,8 +20,13 @@ struct ZipMember {
     uint64_t data_offset = 0;  // of the (compressed) bytes, in the archive
 };
 
-// The members in central-directory order; each local header is checked against its entry.
-std::vector<ZipMember> read_zip_members(const ByteReader& archive);
+struct ZipDirectory {
+    uint64_t offset = 0;             // of the central directory in the archive
+    std::vector<ZipMember> members;  // in central-directory order
+};
+
+// The central directory; each member's local header is checked against its entry.
+ZipDirectory read_zip_directory(const ByteReader& archive);
 
 // A reader over the member's bytes. STORED members are read in place, so offsets stay
 // archive offsets; DEFLATE members are inflated into `inflated` (which must outlive the

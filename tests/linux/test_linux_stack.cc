@@ -452,7 +452,7 @@ std::optional<Delegate> read_delegate(const fs::path& npz_path) {
     const ethosu::ByteReader archive(npz_path.string(), file);
     Delegate d;
     std::vector<uint8_t> inflated;
-    for (const auto& member : ethosu::read_zip_members(archive)) {
+    for (const auto& member : ethosu::read_zip_directory(archive).members) {
         if (member.name != "cmd_data.npy") continue;
         const auto array = ethosu::parse_npy(ethosu::open_zip_member(archive, member, inflated), member.name);
         d.cmd_data.assign(array.elements.data().begin(), array.elements.data().end());

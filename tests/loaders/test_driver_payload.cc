@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "frontend/loaders/model.h"
 #include "loader_test_util.h"
 
@@ -133,6 +135,44 @@ TEST(ResolveNpuConfig, FromTheHeaderOrTheOverride) {
     raw.payload_kind = "raw";
     EXPECT_THAT(error_of([&] { resolve_npu_config("m", raw, {}); }), HasSubstr("--npu is required"));
     EXPECT_EQ(resolve_npu_config("m", raw, {.npu = "ethos-u85-1024"}).name, "ethos-u85-1024");
+}
+
+TEST(ResolveNpuConfig, ErrorsNameTheConfigWordOffset) {
+    const Bytes payload = cop1_payload(0x70000003, kU55Id, kSomeWords);
+    const CommandStream cs = parse_driver_payload("m", payload.data(), payload.size(), 0x100);
+    EXPECT_EQ(cs.config_word_offset, 0x100u + 8);  // after the magic and the OPTIMIZER_CONFIG tag
+    try {
+        resolve_npu_config("m", cs, {});
+        FAIL() << "expected ethosu::Error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().offset, 0x108u);
+        EXPECT_EQ(e.where().field, "CONFIG");
+    }
+    const Bytes cop2 = cop2_payload(kU55_128Config, kU55Id, 0, kSomeWords);
+    const CommandStream from_cop2 = parse_driver_payload("m", cop2.data(), cop2.size(), 0);
+    uint32_t at_offset = 0;
+    std::memcpy(&at_offset, cop2.data() + from_cop2.config_word_offset, 4);
+    EXPECT_EQ(at_offset, kU55_128Config);
+}
+
+// Streams over the limit are refused before they are copied, in every container.
+TEST(CommandStreamLimit, RefusedWithTheOffsetOfTheLength) {
+    const std::vector<uint32_t> words(100, 0);
+    const Bytes cop1 = cop1_payload(kU55_128Config, kU55Id, words);
+    EXPECT_NO_THROW(parse_driver_payload("m", cop1.data(), cop1.size(), 0, 100));
+    const std::string e = error_of([&] { parse_driver_payload("m", cop1.data(), cop1.size(), 0, 99); });
+    EXPECT_THAT(e, HasSubstr("COMMAND_STREAM.length"));
+    EXPECT_THAT(e, HasSubstr("100 words is over the limit of 99"));
+
+    const Bytes cop2 = cop2_payload(kU55_128Config, kU55Id, 0, words);
+    EXPECT_THAT(error_of([&] { parse_driver_payload("m", cop2.data(), cop2.size(), 0, 99); }),
+                HasSubstr("over the limit of 99"));
+
+    Bytes raw;
+    for (const uint32_t w : words) put_u32(raw, w);
+    const LoadOptions limited{.npu = "ethos-u55-128", .max_stream_words = 99};
+    EXPECT_THAT(error_of([&] { load_raw_command_stream("m.bin", raw, limited); }),
+                HasSubstr("m.bin: offset 0x0: command stream: command stream of 100 words"));
 }
 
 TEST(RawCommandStream, BareWordsNeedNpu) {

@@ -135,6 +135,64 @@ TEST(Npz, BadModelValues) {
     EXPECT_THAT(npz_error(not_bytes), HasSubstr("bytes scalar"));
 }
 
+// Every error about a value names where it lies: a missing member the central directory, a
+// scalar or a row its value's offset, in the archive for STORED members.
+TEST(Npz, ErrorsNameTheOffsetOfTheValue) {
+    const auto where_of = [](const ZipMembers& members) -> ErrorLocation {
+        try {
+            load_vela_npz("model.npz", zip_archive(members), {});
+        } catch (const Error& e) {
+            return e.where();
+        }
+        ADD_FAILURE() << "expected ethosu::Error";
+        return {};
+    };
+    // Where the 8 bytes of a member's only int64 lie: the end of its data in the archive.
+    const auto value_offset = [](const ZipMembers& members, const std::string& name) {
+        const Bytes zip = zip_archive(members);
+        const auto it = std::find_if(members.begin(), members.end(), [&](const auto& m) { return m.first == name; });
+        const auto header = std::search(zip.begin(), zip.end(), name.begin(), name.end());  // its local header
+        const auto at = std::search(header, zip.end(), it->second.begin(), it->second.end());
+        return static_cast<uint64_t>(at - zip.begin()) + it->second.size() - 8;
+    };
+
+    ZipMembers missing = good_members();
+    missing.erase(missing.begin());
+    EXPECT_EQ(where_of(missing).offset, central_directory(zip_archive(missing)));
+
+    ZipMembers region = good_members();
+    replace(region, "weight_region.npy", npy_i64("()", {9}));
+    EXPECT_EQ(where_of(region).offset, value_offset(region, "weight_region.npy"));
+    EXPECT_EQ(where_of(region).field, "weight_region");
+
+    ZipMembers shared = good_members();
+    replace(shared, "scratch_region.npy", npy_i64("()", {0}));
+    EXPECT_EQ(where_of(shared).offset, value_offset(shared, "scratch_region.npy"));
+
+    ZipMembers huge_scratch = good_members();
+    replace(huge_scratch, "scratch_size.npy", npy_i64("()", {int64_t{1} << 40}));
+    EXPECT_EQ(where_of(huge_scratch).offset, value_offset(huge_scratch, "scratch_size.npy"));
+
+    ZipMembers negative = good_members();
+    replace(negative, "output_shape.npy", npy_i64("(1, 4)", {1, -2, 2, 2}));
+    EXPECT_EQ(where_of(negative).offset, value_offset(negative, "output_shape.npy") - 24);  // the row's first value
+    EXPECT_EQ(where_of(negative).field, "output[0]");
+}
+
+// A deflated member is checked against its limit before it is inflated: cmd_data may hold
+// max_stream_words words and its headers, nothing more.
+TEST(Npz, MemberOverItsLimitIsRefusedBeforeInflating) {
+    ZipMembers members = good_members();
+    replace(members, "cmd_data.npy", npy_bytes(cop1_payload(kU55_128Config, kU55Id, std::vector<uint32_t>(1 << 16))));
+    const Bytes zip = zip_archive(members, /*deflate=*/true);
+    EXPECT_NO_THROW(load_vela_npz("model.npz", zip, {}));
+    const std::string e =
+        error_of([&] { load_vela_npz("model.npz", zip, {.npu = std::nullopt, .max_stream_words = 1000}); });
+    EXPECT_THAT(e, HasSubstr("cmd_data.npy"));
+    EXPECT_THAT(e, HasSubstr("over the limit"));
+    EXPECT_THAT(e, HasSubstr("offset 0x"));
+}
+
 TEST(Npz, HostileArrays) {
     ZipMembers huge = good_members();
     replace(huge, "input_shape.npy", npy("<i8", "(4611686018427387904,)", {}));
@@ -179,6 +237,8 @@ TEST(Npy, StrictHeaderGrammar) {
     EXPECT_THAT(npy_error("{'descr': '<i8', 'shape': ()}"), HasSubstr("lacks"));
     EXPECT_THAT(npy_error("{'descr': '<i8', 'descr': '<i8'}"), HasSubstr("twice"));
     EXPECT_THAT(npy_error("{'descr': '>i8', 'fortran_order': False, 'shape': ()}"), HasSubstr("little-endian"));
+    // A descr without its size (found by fuzz_load_npz: std::stoull threw std::invalid_argument).
+    EXPECT_THAT(npy_error("{'descr': '|S', 'fortran_order': False, 'shape': (0), }"), HasSubstr("element size"));
     EXPECT_THAT(npy_error("{'descr': '<i8', 'fortran_order': True, 'shape': (2, 2)}"), HasSubstr("Fortran"));
     EXPECT_THAT(npy_error("{'descr': '<i8', 'fortran_order': False, 'shape': ()} x"), HasSubstr("after the header"));
     EXPECT_THAT(npy_error("{'descr': '<i8', 'fortran_order': Maybe, 'shape': ()}"), HasSubstr("True or False"));
@@ -233,10 +293,20 @@ TEST(Zip, HostileArchives) {
     EXPECT_THAT(error(Bytes(good.begin(), good.end() - 1)), HasSubstr("end-of-central-directory"));
     EXPECT_THAT(error(Bytes(good.begin(), good.begin() + 10)), HasSubstr("too short"));
 
+    // cmd_data claiming 2 GB is over the stream's limit; weight_data (limit 4 GiB) over DEFLATE's ratio.
     Bytes bomb = zip_archive(good_members(), true);
     const size_t bomb_entry = central_directory(bomb);
-    poke_u32(bomb, bomb_entry + 24, 0x7FFFFFF0);  // claims 2 GB inflated
-    EXPECT_THAT(error(bomb), HasSubstr("inflated"));
+    poke_u32(bomb, bomb_entry + 24, 0x7FFFFFF0);
+    EXPECT_THAT(error(bomb), HasSubstr("over the limit"));
+    Bytes weights_bomb = zip_archive(good_members(), true);
+    const std::string weights_name = "weight_data.npy";
+    const size_t weights_entry =
+        static_cast<size_t>(std::search(weights_bomb.begin() + static_cast<ptrdiff_t>(central_directory(weights_bomb)),
+                                        weights_bomb.end(), weights_name.begin(), weights_name.end()) -
+                            weights_bomb.begin()) -
+        46;  // the name follows the 46-byte fixed part of the entry
+    poke_u32(weights_bomb, weights_entry + 24, 0x7FFFFFF0);
+    EXPECT_THAT(error(weights_bomb), HasSubstr("inflated"));
 
     Bytes corrupt = zip_archive(good_members(), true);
     corrupt[50] ^= 0xFF;  // inside cmd_data's deflate stream

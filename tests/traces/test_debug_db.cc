@@ -124,10 +124,22 @@ TEST(DebugDb, EveryTruncationIsAnErrorNamingTheFile) {
 
 TEST(DebugDb, MissingFileIsAnErrorNamingIt) {
     try {
-        DebugDatabase::load("/nonexistent/model_debug.xml");
+        DebugDatabase::load("/nonexistent/model_debug.xml", DebugDatabase::max_file_bytes(0));
         FAIL() << "expected ethosu::Error";
     } catch (const Error& e) {
         EXPECT_EQ(e.where().file, "/nonexistent/model_debug.xml");
+    }
+}
+
+TEST(DebugDb, EndlessFileIsRefusedAtTheLimit) {
+    // /dev/zero never ends: the read must stop one byte past the limit, not exhaust memory.
+    try {
+        DebugDatabase::load("/dev/zero", DebugDatabase::max_file_bytes(100));
+        FAIL() << "expected ethosu::Error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().file, "/dev/zero");
+        EXPECT_EQ(e.where().offset, DebugDatabase::max_file_bytes(100));
+        EXPECT_EQ(e.where().field, "--debug-db");
     }
 }
 
@@ -161,7 +173,10 @@ TEST(DebugDb, CorpusDatabasesMatchVelaCsvAndTheCommandStreams) {
             const fs::path xml = config_dir.path() / "model_debug.xml";
             if (!fs::exists(xml)) continue;
             SCOPED_TRACE(xml.string());
-            const auto db = DebugDatabase::load(xml.string());
+            const auto model = load_model((config_dir.path() / "model_vela.tflite").string(), {});
+            uint64_t stream_bytes = 0;
+            for (const auto& invocation : model->invocations) stream_bytes += invocation.stream.words.size() * 4;
+            const auto db = DebugDatabase::load(xml.string(), DebugDatabase::max_file_bytes(stream_bytes));
             ++databases;
             const auto vela_rows = read_csv_rows(test::read_text(config_dir.path() / "model_per-layer.csv"));
             ASSERT_EQ(vela_rows.size(), db.ops().size() + 1);
@@ -174,7 +189,6 @@ TEST(DebugDb, CorpusDatabasesMatchVelaCsvAndTheCommandStreams) {
                 EXPECT_EQ(row[15], db.ops()[i].name);
             }
 
-            const auto model = load_model((config_dir.path() / "model_vela.tflite").string(), {});
             if (model->invocations.size() != 1) continue;  // the queue's streams are the run's only for one
             std::vector<DecodedStream> streams{
                 decode_stream(model->config, model->invocations[0].stream.words, model->path)};

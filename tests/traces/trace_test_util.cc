@@ -30,7 +30,11 @@ TimedRun run_corpus_model(const std::string& name, const std::string& config, bo
     TimedRun run;
     run.model = load_model((dir / "model_vela.tflite").string(), {});
     run.result = run_model(*run.model, {}, {.execute = false, .system = {}});
-    if (with_debug_db) run.debug_db = DebugDatabase::load((dir / "model_debug.xml").string());
+    if (with_debug_db) {
+        const uint64_t stream_bytes = run.model->invocations.at(0).stream.words.size() * 4;
+        run.debug_db =
+            DebugDatabase::load((dir / "model_debug.xml").string(), DebugDatabase::max_file_bytes(stream_bytes));
+    }
     return run;
 }
 

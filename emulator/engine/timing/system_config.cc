@@ -3,13 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 
+#include "emulator/isa/bounded_file.h"
 #include "emulator/isa/error.h"
 
 namespace ethosu {
 namespace {
+
+// Vela's own vela.ini (config_files/Arm/vela.ini) is 4 KB; a user's adds a handful of sections. A larger file is not a vela.ini (--config /dev/zero would never end).
+constexpr uint64_t kMaxConfigFileBytes = uint64_t{1} << 20;
+constexpr std::string_view kConfigFileLimitReason = "a vela.ini holds a few KB of sections";
 
 // The system configurations and memory modes bundled with Vela 5.1 (config_files/Arm/vela.ini),
 // the numbers Vela compiled the corpus against. Bandwidth follows from them: see bytes_per_cycle.
@@ -445,11 +449,7 @@ int MemorySystem::port_for_role(std::string_view role) const {
 MemorySystem make_memory_system(const NpuConfig& npu, const SystemSelection& selection) {
     VelaIni ini = VelaIni::builtin();
     for (const auto& file : selection.config_files) {
-        std::ifstream in(file);
-        if (!in) throw Error({file, std::nullopt, "--config"}, "cannot open file");
-        std::stringstream text;
-        text << in.rdbuf();
-        ini.add(text.str(), file);
+        ini.add(read_bounded_file(file, kMaxConfigFileBytes, "--config", kConfigFileLimitReason), file);
     }
     MemorySystem ms;
     ms.system = ini.system_config(selection.system_config.empty() ? default_system_config(npu.generation)

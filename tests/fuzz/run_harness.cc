@@ -1,0 +1,63 @@
+#include "tests/fuzz/run_harness.h"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "emulator/isa/error.h"
+#include "frontend/cli/example_model.h"
+#include "frontend/cli/run_model.h"
+
+namespace ethosu::fuzz {
+namespace {
+
+const LoadedModel& example_model() {
+    static const auto model = load_executorch_bin("example.bin", build_example_model(), {});
+    return *model;
+}
+
+}  // namespace
+
+void run_example_with_stream(const uint8_t* data, size_t size) {
+    if (size < 1) return;
+    LoadedModel model = example_model();
+    const auto configs = all_npu_configs();
+    model.config = configs[data[0] % configs.size()];
+    auto& words = model.invocations.at(0).stream.words;
+    words.assign((size - 1) / 4, 0);
+    if (!words.empty()) std::memcpy(words.data(), data + 1, words.size() * 4);
+    try {
+        run_model(model, {});
+    } catch (const Error&) {
+    }
+    try {
+        run_model(model, {}, {.execute = false});
+    } catch (const Error&) {
+    }
+}
+
+std::vector<uint8_t> example_input() {
+    const LoadedModel& model = example_model();
+    const auto configs = all_npu_configs();
+    uint8_t config = 0;
+    while (configs[config].name != model.config.name) ++config;
+    const auto& words = model.invocations.at(0).stream.words;
+    std::vector<uint8_t> out(1 + words.size() * 4, config);
+    std::memcpy(out.data() + 1, words.data(), words.size() * 4);
+    return out;
+}
+
+void seed_empty_corpus(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        if (argv[i][0] == '-') continue;
+        const std::filesystem::path dir(argv[i]);
+        std::error_code ec;
+        if (!std::filesystem::is_directory(dir, ec) || !std::filesystem::is_empty(dir, ec)) return;
+        const auto bytes = example_input();
+        std::ofstream((dir / "example_stream").string(), std::ios::binary)
+            .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+        return;
+    }
+}
+
+}  // namespace ethosu::fuzz

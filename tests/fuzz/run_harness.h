@@ -1,0 +1,23 @@
+#pragma once
+// The fuzz targets of the run path share one harness: the bundled example model (built with the
+// project's CommandStreamBuilder, so no corpus is needed) with its command stream replaced by the
+// fuzz input, executed bit-exactly with timing and then timing only.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace ethosu::fuzz {
+
+// data: byte 0 picks the NPU configuration, the rest are little-endian command words. Only
+// ethosu::Error may escape the run (and is caught); anything else, or a crash, is a finding.
+void run_example_with_stream(const uint8_t* data, size_t size);
+
+// The example's own input in that layout: configuration byte, then its words.
+std::vector<uint8_t> example_input();
+
+// For LLVMFuzzerInitialize: an empty corpus directory (the first non-option argument) gets the
+// example's input as its first file, so that a run without /work/shared starts from a real stream.
+void seed_empty_corpus(int argc, char** argv);
+
+}  // namespace ethosu::fuzz
