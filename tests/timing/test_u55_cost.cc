@@ -146,5 +146,16 @@ INSTANTIATE_TEST_SUITE_P(U55U65, BandwidthRoofline,
                              return name;
                          });
 
+// A 64-bit OFM carries no fused clamp; its type range is not computed (it negated INT64_MIN).
+TEST(ClampActivation, SixtyFourBitOfmsHaveNone) {
+    DecodedOp op;
+    op.ofm.precision = {true, 64};
+    op.output.clip_min = 0;
+    op.output.clip_max = 0;
+    EXPECT_FALSE(has_clamp_activation(op));
+    op.ofm.precision = {true, 8};
+    EXPECT_TRUE(has_clamp_activation(op));
+}
+
 }  // namespace
 }  // namespace ethosu

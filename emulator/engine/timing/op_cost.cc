@@ -44,9 +44,9 @@ Block3 input_extent(const DecodedOp& op) {
 
 bool has_clamp_activation(const DecodedOp& op) {
     const Precision& p = op.ofm.precision;
+    if (p.bits > 16) return false;  // 32- and 64-bit OFMs carry no fused clamp (and their range needs 64 bits)
     const int64_t lo = p.is_signed ? -(int64_t{1} << (p.bits - 1)) : 0;
     const int64_t hi = p.is_signed ? (int64_t{1} << (p.bits - 1)) - 1 : (int64_t{1} << p.bits) - 1;
-    if (p.bits > 16) return false;  // 32-bit OFMs carry no fused clamp
     // A clamp at the OFM zero point is a ReLU even when it is the whole type range (zero point at
     // the type's minimum, common for int8 ReLU outputs).
     return op.output.clip_min > lo || op.output.clip_max < hi || op.output.clip_min == op.ofm.zero_point;
