@@ -199,7 +199,8 @@ TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
     KernelScratch scratch;
     Accumulators accumulators;
     const std::string source = "test";
-    ExecutionContext ctx{config, memory, shram, weights, source, chain, scratch, accumulators};
+    const WorkBudget budget({}, source);
+    ExecutionContext ctx{config, memory, shram, weights, source, chain, scratch, accumulators, budget};
     DecodedOp op;
     op.ofm.precision = {true, 16};
     op.output.activation = Activation::Sigmoid;
