@@ -220,6 +220,7 @@ struct RunCliOptions {
     std::string per_layer_file;  // Vela-style per-layer CSV
     std::string debug_db_file;   // Vela's model_debug.xml, for operator names
     bool lenient = false;        // registers never written read as 0, with a warning
+    WorkLimits limits;
 };
 
 int run_run(const std::string& path, const LoadOptions& options, const RunCliOptions& cli, bool as_json) {
@@ -233,7 +234,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     if (!cli.debug_db_file.empty()) debug_db = DebugDatabase::load(cli.debug_db_file);
     const RunResult result = run_model(*model, std::move(inputs),
                                        {.execute = !cli.timing_only, .system = cli.system, .timing = !cli.no_timing,
-                                        .decode = {.lenient = cli.lenient}});
+                                        .decode = {.lenient = cli.lenient}, .limits = cli.limits});
     for (const auto& stream : result.streams)
         for (const auto& warning : stream.warnings) fmt::print(stderr, "ethosu-emu: warning: {}\n", warning);
     const PmuReading pmu = read_pmu(result.memory, result.timing, events);
@@ -350,6 +351,18 @@ int main(int argc, char** argv) {
     run->add_option("--debug-db", run_options.debug_db_file,
                     "Vela's model_debug.xml (--enable-debug-db): names ops after the original operators and "
                     "groups --per-layer rows by Vela op");
+    run->add_option("--max-op-work", run_options.limits.max_op_work,
+                    fmt::format("refuse an op of more work (elements x taps; DMA: bytes) than this (default {})",
+                                run_options.limits.max_op_work));
+    run->add_option("--max-run-work", run_options.limits.max_run_work,
+                    fmt::format("stop a run whose ops add up to more work than this, e.g. a branch loop (default {})",
+                                run_options.limits.max_run_work));
+    run->add_option("--max-commands", run_options.limits.max_commands,
+                    fmt::format("stop a run that executes more commands than this, e.g. a branch loop (default {})",
+                                run_options.limits.max_commands));
+    run->add_option("--max-allocation", run_options.limits.max_allocation_bytes,
+                    fmt::format("refuse an op needing a buffer of more bytes than this (default {})",
+                                run_options.limits.max_allocation_bytes));
     auto* example = app.add_subcommand("example", "write the bundled example model (an ExecuTorch vela_bin_stream)");
     example->add_option("OUTPUT", out_path, "file to write")->required();
     CLI11_PARSE(app, argc, argv);

@@ -25,6 +25,8 @@ struct RunOptions {
     // nullptr: each run decodes them afresh.
     WeightCache* weight_cache = nullptr;
     DecodeOptions decode;  // lenient: ops may read never-written registers (as 0), with a warning
+    // Work and buffer limits; a timing-only run charges its ops' work as a full run does.
+    WorkLimits limits;
 };
 
 struct RunResult {

@@ -396,6 +396,38 @@ TEST(Branch, ALoopThatNeverEndsIsStoppedAtTheLimit) {
     expect_branch_error(p.words(), 4, "NPU_OP_BRANCH", "the limit");
 }
 
+// The work limits stop a loop in full and timing-only runs alike, at the same op: a one-element
+// ADD (work 1) per pass, and a run limit of 50 refuses its 51st pass; the command limit (its
+// pass is 49 commands: the ADD's 46, KERNEL_WAIT and BRANCH, and from the second pass on the
+// loop re-enters at the ADD's registers) stops it at the branch.
+TEST(Branch, WorkLimitsStopALoopInFullAndTimingOnlyRunsAlike) {
+    Program p;
+    p.label("spin");
+    emit_scalar_op(p.b, kModeAdd, 0x80, 0x81, 1);
+    const uint32_t add_offset = p.here() - 4;
+    p.b.emit(Cmd::OP_KERNEL_WAIT);
+    p.branch(kAlways, "spin");
+    p.b.emit(Cmd::OP_STOP);
+    const LoadedModel model = model_of(p.words());
+    for (const bool execute : {true, false}) {
+        SCOPED_TRACE(execute ? "full run" : "timing only");
+        try {
+            run_model(model, {}, {.execute = execute, .system = {}, .timing = true, .limits = {.max_run_work = 50}});
+            FAIL() << "expected an error";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.where().offset, add_offset);
+            EXPECT_NE(std::string(e.what()).find("the run's work reaches 51"), std::string::npos) << e.what();
+        }
+        try {
+            run_model(model, {}, {.execute = execute, .system = {}, .timing = true, .limits = {.max_commands = 1000}});
+            FAIL() << "expected an error";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.where().field, "NPU_OP_BRANCH");
+            EXPECT_NE(std::string(e.what()).find("after 1000 commands"), std::string::npos) << e.what();
+        }
+    }
+}
+
 TEST(Branch, DisassemblyShowsTargets) {
     Program p;
     p.branch(kAlways, "end");
