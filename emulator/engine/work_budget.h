@@ -30,8 +30,9 @@ struct WorkLimits {
     // of 17; a branch loop over person_detect (1329 commands) stops after 98 passes, about 1 s.
     uint64_t max_commands = uint64_t{1} << 17;
     // One buffer the engine sizes from an op's registers (an upscaled IFM, a chained OFM,
-    // accumulators loaded from IFM2, dense IFM rows, an IFM patch). Corpus ops need at most a few
-    // MiB, so 64 MiB leaves a margin of over 10 and keeps a hostile op's buffers small.
+    // accumulators loaded from IFM2, dense IFM rows, an IFM patch). Every model of vectors/ runs
+    // with a limit of 512 KiB, so 64 MiB leaves a margin of 128 and keeps a hostile op's buffers
+    // far below the memory of a CI machine.
     uint64_t max_allocation_bytes = uint64_t{64} << 20;
 };
 
