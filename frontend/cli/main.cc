@@ -220,7 +220,7 @@ struct RunCliOptions {
     std::string per_layer_file;  // Vela-style per-layer CSV
     std::string debug_db_file;   // Vela's model_debug.xml, for operator names
     bool lenient = false;        // registers never written read as 0, with a warning
-    WorkLimits limits;
+    WorkLimits limits{};
 };
 
 int run_run(const std::string& path, const LoadOptions& options, const RunCliOptions& cli, bool as_json) {

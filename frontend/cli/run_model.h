@@ -26,7 +26,7 @@ struct RunOptions {
     WeightCache* weight_cache = nullptr;
     DecodeOptions decode;  // lenient: ops may read never-written registers (as 0), with a warning
     // Work and buffer limits; a timing-only run charges its ops' work as a full run does.
-    WorkLimits limits;
+    WorkLimits limits{};
 };
 
 struct RunResult {
