@@ -351,18 +351,16 @@ int main(int argc, char** argv) {
     run->add_option("--debug-db", run_options.debug_db_file,
                     "Vela's model_debug.xml (--enable-debug-db): names ops after the original operators and "
                     "groups --per-layer rows by Vela op");
-    run->add_option("--max-op-work", run_options.limits.max_op_work,
-                    fmt::format("refuse an op of more work (elements x taps; DMA: bytes) than this (default {})",
-                                run_options.limits.max_op_work));
-    run->add_option("--max-run-work", run_options.limits.max_run_work,
-                    fmt::format("stop a run whose ops add up to more work than this, e.g. a branch loop (default {})",
-                                run_options.limits.max_run_work));
-    run->add_option("--max-commands", run_options.limits.max_commands,
-                    fmt::format("stop a run that executes more commands than this, e.g. a branch loop (default {})",
-                                run_options.limits.max_commands));
-    run->add_option("--max-allocation", run_options.limits.max_allocation_bytes,
-                    fmt::format("refuse an op needing a buffer of more bytes than this (default {})",
-                                run_options.limits.max_allocation_bytes));
+    // Work limits: a hostile stream ends in an error naming the op instead of running for hours.
+    WorkLimits& limits = run_options.limits;
+    run->add_option("--max-op-work", limits.max_op_work, "refuse an op of more work (elements x taps; DMA: bytes)")
+        ->capture_default_str();
+    run->add_option("--max-run-work", limits.max_run_work, "stop a run whose ops add up to more work (a branch loop)")
+        ->capture_default_str();
+    run->add_option("--max-commands", limits.max_commands, "stop a run that executes more commands (a branch loop)")
+        ->capture_default_str();
+    run->add_option("--max-allocation", limits.max_allocation_bytes, "refuse an op needing a buffer of more bytes")
+        ->capture_default_str();
     auto* example = app.add_subcommand("example", "write the bundled example model (an ExecuTorch vela_bin_stream)");
     example->add_option("OUTPUT", out_path, "file to write")->required();
     CLI11_PARSE(app, argc, argv);
