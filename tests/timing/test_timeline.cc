@@ -141,13 +141,7 @@ TEST_F(Timeline, ADmaBeyondTheCostRangeIsAnError) {
     DecodedOp& op = dma(0x24, 1, 1, uint64_t{1} << 32);
     op.dma.dimensions = 3;
     op.dma.size0 = op.dma.size1 = 65536;
-    try {
-        model.run(stream);
-        FAIL() << "expected an error";
-    } catch (const Error& e) {
-        EXPECT_EQ(e.where().offset, 0x24u);
-        EXPECT_EQ(e.where().field, "dma_start");
-    }
+    expect_error_at([&] { model.run(stream); }, 0x24, "dma_start");
 }
 
 // Ops each within range whose sum is not: 2^12 ops of 2^52 bytes each take the timeline past

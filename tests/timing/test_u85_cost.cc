@@ -420,13 +420,7 @@ TEST(U85Cost, AnOpBeyondTheCostRangeIsAnError) {
     DecodedOp op = timing_test::conv_1x1(65536, 65536, 65536, 65536, {1, 1, 1});
     op.output.microblock = static_cast<int>(kU1x2);
     op.offset = 0x40;
-    try {
-        s.cost(op);
-        FAIL() << "expected an error";
-    } catch (const Error& e) {
-        EXPECT_EQ(e.where().offset, 0x40u);
-        EXPECT_EQ(e.where().field, "conv");
-    }
+    timing_test::expect_error_at([&] { s.cost(op); }, 0x40, "conv");
 }
 
 // DMA on U85 (Vela's memory-to-memory model), DRAM_Mid with Dedicated_Sram_384KB:
