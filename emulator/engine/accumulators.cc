@@ -66,6 +66,7 @@ AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
                                         op.output.acc_format == AccFormat::I48 ? 48 : 32, bits, op.ifm2.precision.bits));
             }
             const FeatureMapView ifm2 = ctx.view(op, op.ifm2, height_, width_, depth_, "IFM2");
+            ctx.budget.check_allocation(op, elements * sizeof(int64_t), "accumulators loaded from IFM2");
             start_.resize(elements);
             for (int y = 0; y < height_; ++y)
                 for (int x = 0; x < width_; ++x)

@@ -267,7 +267,9 @@ void run_conv_ifm2_weights(const DecodedOp& op, ExecutionContext& ctx, const Laz
     const int depth = op.ifm.depth;
     const FeatureMapView ifm = ctx.view(op, op.ifm, geo.height, geo.width, depth, "IFM");
     const FeatureMapView ifm2 = ctx.view(op, op.ifm2, 1, op.ofm.depth, depth, "IFM2 weights");
-    std::vector<int64_t> weights(static_cast<size_t>(op.ofm.depth) * depth);
+    const size_t weight_count = static_cast<size_t>(op.ofm.depth) * depth;
+    ctx.budget.check_allocation(op, weight_count * sizeof(int64_t), "weights from IFM2");
+    std::vector<int64_t> weights(weight_count);
     for (int o = 0; o < op.ofm.depth; ++o)
         for (int i = 0; i < depth; ++i)
             weights[static_cast<size_t>(o) * depth + i] = ifm2.load(0, o, i) - op.ifm2.zero_point;
@@ -308,7 +310,11 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
                                                           std::max(op.ofm.height, 1)));
     const int channels = std::min(w.ofm_depth, op.ofm.depth - first_channel);
     const int chunk = static_cast<int>(std::min<int64_t>(int32_exact_terms(op), INT32_MAX));
-    if (!depthwise) scratch.patches.fit(static_cast<size_t>(w.kernel_height) * w.kernel_width * w.ifm_depth);
+    if (!depthwise) {
+        const size_t patch = static_cast<size_t>(w.kernel_height) * w.kernel_width * w.ifm_depth;
+        ctx.budget.check_allocation(op, patch * sizeof(int16_t), "IFM patch of a kernel");
+        scratch.patches.fit(patch);
+    }
     scratch.accumulators.fit(static_cast<size_t>(channels));
     scratch.results.fit(static_cast<size_t>(channels));
     scratch.wide_sums.fit(static_cast<size_t>(channels));
@@ -318,6 +324,8 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
         const int top = std::clamp(first * k.stride_y - k.padding.top, 0, geo.height);
         const int bottom = std::clamp((last - 1) * k.stride_y - k.padding.top + (w.kernel_height - 1) * step_y + 1,
                                       top, geo.height);
+        ctx.budget.check_allocation(op, static_cast<size_t>(bottom - top) * geo.width * op.ifm.depth * sizeof(int16_t),
+                                    "dense IFM rows of a band");
         load_dense_ifm(ifm, top, bottom, op.ifm.depth, op.ifm.zero_point, scratch.ifm);
         const FastConv fast{op,       w,      ofm,    act,     scratch.ifm,   top,
                             geo.height, geo.width, step_y, step_x, scratch, first_channel,

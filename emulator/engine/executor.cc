@@ -251,6 +251,7 @@ FeatureMapView ExecutionContext::view(const DecodedOp& op, const FeatureMap& fm,
         return FeatureMapView(fm, height, width, depth, memory, access(op, what), is_output);
     const size_t bytes = static_cast<size_t>(height) * width * depth * fm.precision.bytes();
     if (is_output) {
+        budget.check_allocation(op, bytes, "chained OFM");
         chain.pending.assign(bytes, 0);
         chain.pending_slot = fm.region;
         return FeatureMapView(fm, height, width, depth, chain.pending);
@@ -267,7 +268,9 @@ FeatureMapView ExecutionContext::view(const DecodedOp& op, const FeatureMap& fm,
 FeatureMapView ExecutionContext::kernel_ifm(const DecodedOp& op, const IfmGeometry& geo, int depth) {
     const FeatureMapView stored = view(op, op.ifm, geo.stored_height, geo.stored_width, depth, "IFM");
     if (op.kernel.upscale == UpscaleMode::None) return stored;
-    scratch.upscaled_ifm.assign(static_cast<size_t>(geo.height) * geo.width * depth * op.ifm.precision.bytes(), 0);
+    const size_t bytes = static_cast<size_t>(geo.height) * geo.width * depth * op.ifm.precision.bytes();
+    budget.check_allocation(op, bytes, "upscaled IFM");
+    scratch.upscaled_ifm.assign(bytes, 0);
     const FeatureMapView upscaled(op.ifm, geo.height, geo.width, depth, scratch.upscaled_ifm);
     const bool zeros = op.kernel.upscale == UpscaleMode::Zeros;
     std::vector<int64_t> pixel(static_cast<size_t>(depth));
@@ -284,8 +287,9 @@ FeatureMapView ExecutionContext::kernel_ifm(const DecodedOp& op, const IfmGeomet
     return upscaled;
 }
 
-Executor::Executor(const NpuConfig& config, const AddressSpace& memory, std::string source, WeightCache* weights)
-    : config_(config), memory_(memory), source_(std::move(source)), shram_(config),
+Executor::Executor(const NpuConfig& config, const AddressSpace& memory, std::string source, WeightCache* weights,
+                   const WorkLimits& limits)
+    : config_(config), memory_(memory), source_(std::move(source)), budget_(limits, source_), shram_(config),
       shared_weights_(weights) {}
 
 void Executor::prefetch_weights(std::span<const DecodedOp> ahead, const DecodedOp& op) {
@@ -312,6 +316,7 @@ void Executor::reset() {
 }
 
 void Executor::run(const DecodedStream& stream) {
+    budget_.start_run();
     for (const auto& op : stream.ops) {
         if (op.kind == OpKind::Branch) {
             throw Error({source_, op.offset, "NPU_OP_BRANCH"},
@@ -338,7 +343,8 @@ DecodedStream Executor::run(std::span<const uint32_t> words, const FollowOptions
         prefetch_weights(block, op);
         run_op(op);
     };
-    return follow_stream(config_, words, source_, visit, result_flag, options);
+    budget_.start_run();
+    return follow_stream(config_, words, source_, visit, result_flag, budget_.follow_options(options));
 }
 
 void Executor::update_condition(const DecodedOp& op) {
@@ -432,8 +438,9 @@ void check_ofm_order(const DecodedOp& op, const std::string& source) {
 }  // namespace
 
 void Executor::run_op(const DecodedOp& op) {
+    budget_.charge(op);
     ExecutionContext ctx{config_, memory_, shram_, shared_weights_ ? *shared_weights_ : own_weights_, source_, chain_,
-                         scratch_, accumulators_};
+                         scratch_, accumulators_, budget_};
     shram_.check_table(op, source_);
     if (config_.generation == Generation::U85 && is_kernel_op(op.kind)) {
         refuse_unmodelled_u85(op, source_);

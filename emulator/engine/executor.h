@@ -17,6 +17,7 @@
 
 #include "emulator/engine/kernel_geometry.h"
 #include "emulator/engine/weights.h"
+#include "emulator/engine/work_budget.h"
 #include "emulator/isa/control_flow.h"
 #include "emulator/isa/decoder.h"
 #include "emulator/memory/address_space.h"
@@ -242,6 +243,7 @@ struct ExecutionContext {
     ChainBuffers& chain;
     KernelScratch& scratch;
     Accumulators& accumulators;
+    const WorkBudget& budget;  // buffers sized from the op's registers are checked against it
     // A run whose weight cache lives within it (WeightCache::one_run) reads each constant once:
     // kernels that read file-backed constants outside the cache (a DMA's source, a large layer's
     // weight groups) hand them back to the OS (AddressSpace::release) when done.
@@ -263,16 +265,17 @@ public:
     static constexpr uint64_t kDecodeWindowBytes = 64 * 1024;
 
     // weights: a cache that outlives this executor, so that repeated runs of one model decode
-    // its weights once; nullptr gives the executor its own.
+    // its weights once; nullptr gives the executor its own. limits: each run's work and buffers.
     Executor(const NpuConfig& config, const AddressSpace& memory, std::string source,
-             WeightCache* weights = nullptr);
+             WeightCache* weights = nullptr, const WorkLimits& limits = {});
 
     // Runs a straight-line stream (decode_stream); a BRANCH in it is refused, as only the
-    // command words say where a branch leads.
+    // command words say where a branch leads. Each run's work starts from 0 against the limits.
     void run(const DecodedStream& stream);
     // Runs a command stream from its words, following its branches (follow_stream) with
     // RF_TRUE decided by COND_STATUS; returns the ops executed, in order.
     DecodedStream run(std::span<const uint32_t> words, const FollowOptions& options = {});
+    // Charges the op's work to the run (an Error past the limits), then executes it.
     void run_op(const DecodedOp& op);
     // Back to the state an NPU reset leaves (SHRAM and LUTs, chain buffers, kept accumulators,
     // COND_STATUS), keeping what only saves work: decoded weights and kernel scratch.
@@ -286,6 +289,7 @@ private:
     NpuConfig config_;
     const AddressSpace& memory_;
     std::string source_;
+    WorkBudget budget_;
     Shram shram_;
     WeightCache own_weights_{true};
     WeightCache* shared_weights_;  // nullptr: own_weights_

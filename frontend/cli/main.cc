@@ -251,6 +251,7 @@ struct RunCliOptions {
     std::string per_layer_file;  // Vela-style per-layer CSV
     std::string debug_db_file;   // Vela's model_debug.xml, for operator names
     bool lenient = false;        // registers never written read as 0, with a warning
+    WorkLimits limits{};
 };
 
 int run_run(const std::string& path, const LoadOptions& options, const RunCliOptions& cli, bool as_json) {
@@ -264,7 +265,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         debug_db = DebugDatabase::load(cli.debug_db_file, DebugDatabase::max_file_bytes(command_stream_bytes(*model)));
     const RunResult result = run_model(*model, std::move(inputs),
                                        {.execute = !cli.timing_only, .system = cli.system, .timing = !cli.no_timing,
-                                        .decode = {.lenient = cli.lenient}});
+                                        .decode = {.lenient = cli.lenient}, .limits = cli.limits});
     for (const auto& stream : result.streams)
         for (const auto& warning : stream.warnings) fmt::print(stderr, "ethosu-emu: warning: {}\n", warning);
     const PmuReading pmu = read_pmu(result.memory, result.timing, events);
@@ -385,6 +386,16 @@ int main(int argc, char** argv) {
     run->add_option("--debug-db", run_options.debug_db_file,
                     "Vela's model_debug.xml (--enable-debug-db): names ops after the original operators and "
                     "groups --per-layer rows by Vela op");
+    // Work limits: a hostile stream ends in an error naming the op instead of running for hours.
+    WorkLimits& limits = run_options.limits;
+    run->add_option("--max-op-work", limits.max_op_work, "refuse an op of more work (elements x taps; DMA: bytes)")
+        ->capture_default_str();
+    run->add_option("--max-run-work", limits.max_run_work, "stop a run whose ops add up to more work (a branch loop)")
+        ->capture_default_str();
+    run->add_option("--max-commands", limits.max_commands, "stop a run that executes more commands (a branch loop)")
+        ->capture_default_str();
+    run->add_option("--max-allocation", limits.max_allocation_bytes, "refuse an op needing a buffer of more bytes")
+        ->capture_default_str();
     auto* example = app.add_subcommand("example", "write the bundled example model (an ExecuTorch vela_bin_stream)");
     example->add_option("OUTPUT", out_path, "file to write")->required();
     CLI11_PARSE(app, argc, argv);

@@ -129,14 +129,17 @@ RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
             throw Error({model.path, branch.offset, "NPU_OP_BRANCH.branch_cond"},
                         "an RF_TRUE branch depends on the data: a timing-only run cannot follow it");
         };
-        // The data-independent checks a full run makes on the way: which LUTs DMAs have loaded.
+        // The data-independent checks a full run makes on the way, in its order: the op's work
+        // against the limits, which LUTs DMAs have loaded.
+        WorkBudget budget(options.limits, model.path);
         Shram shram(model.config);
         auto check = [&](const DecodedOp& op, std::span<const DecodedOp>) {
+            budget.charge(op);
             if (op.kind == OpKind::DmaStart && op.dma.dst.internal) shram.load(op, model.path);
             shram.check_table(op, model.path);
         };
-        result.streams.push_back(
-            follow_stream(model.config, inv.stream.words, model.path, check, no_data, {.decode = options.decode}));
+        result.streams.push_back(follow_stream(model.config, inv.stream.words, model.path, check, no_data,
+                                               budget.follow_options({.decode = options.decode})));
         time_it();
         return result;
     }
@@ -146,7 +149,7 @@ RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
     place_inputs(model, inv, space, inputs);
     {
         // Gone before the timing model runs: its scratch and decoded weights are not needed then.
-        Executor executor(model.config, space, model.path, options.weight_cache);
+        Executor executor(model.config, space, model.path, options.weight_cache, options.limits);
         result.streams.push_back(executor.run(inv.stream.words, {.decode = options.decode}));
     }
     time_it();

@@ -24,7 +24,9 @@ struct RunOptions {
     // Decoded weights kept across runs of the same model (weights decode once per model);
     // nullptr: each run decodes them afresh.
     WeightCache* weight_cache = nullptr;
-    DecodeOptions decode;  // lenient: ops may read never-written registers (as 0), with a warning
+    DecodeOptions decode{};  // lenient: ops may read never-written registers (as 0), with a warning
+    // Work and buffer limits; a timing-only run charges its ops' work as a full run does.
+    WorkLimits limits{};
 };
 
 struct RunResult {

@@ -303,7 +303,9 @@ void Rig::emit_block(const BlockConfig& block) {
     }
 }
 
-void Rig::run() { run_on_test_memory(config_, stream_, sram_, weights_, luts_, "kernel-test"); }
+void Rig::run(const WorkLimits& limits) {
+    run_on_test_memory(config_, stream_, sram_, weights_, luts_, "kernel-test", limits);
+}
 
 LutOp emit_lut_pool(Rig& rig, int table) {
     constexpr Precision kInt8{true, 8};

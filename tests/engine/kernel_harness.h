@@ -130,7 +130,7 @@ public:
     void emit_block(int ofm_block_depth) { emit_block(BlockConfig{.depth = ofm_block_depth}); }
 
     // Runs the stream (with OP_STOP appended) on a fresh address space; decodes strictly.
-    void run();
+    void run(const WorkLimits& limits = {});
 
     std::vector<uint8_t>& sram() { return sram_; }
     std::vector<uint8_t>& weight_bytes() { return weights_; }

@@ -32,10 +32,11 @@ inline uint64_t append_aligned(std::vector<uint8_t>& image, const std::vector<ui
     return at;
 }
 
-// Runs the stream, with a STOP appended, on an Executor over the test memory; the weight and LUT
-// images are mapped when not empty.
+// Runs the stream, with a STOP appended, on an Executor over the test memory (with `limits`); the
+// weight and LUT images are mapped when not empty.
 inline void run_on_test_memory(const NpuConfig& config, const CommandStreamBuilder& stream, std::vector<uint8_t>& sram,
-                               std::vector<uint8_t>& weights, std::vector<uint8_t>& luts, const std::string& source) {
+                               std::vector<uint8_t>& weights, std::vector<uint8_t>& luts, const std::string& source,
+                               const WorkLimits& limits = {}) {
     CommandStreamBuilder stop(config.generation);
     stop.emit(isa::Cmd::OP_STOP, {{isa::Field::OP_STOP__mask, 0xFFFF}});
     std::vector<uint32_t> words = stream.words();
@@ -49,7 +50,7 @@ inline void run_on_test_memory(const NpuConfig& config, const CommandStreamBuild
     if (!luts.empty()) map.map(kLutAddress, luts, "luts", MemoryKind::OffChipFlash);
     space.set_base(kLutRegion, kLutAddress);
     const DecodedStream decoded = decode_stream(config, words, source);
-    Executor(config, space, source).run(decoded);
+    Executor(config, space, source, nullptr, limits).run(decoded);
 }
 
 }  // namespace ethosu::test_streams

@@ -152,7 +152,7 @@ TEST(Branch, ForwardBranchSkipsAnOp) {
     const TimingResult t = m.time(trace);
     const MemorySystem memory = make_memory_system(m.config, {});
     const CostContext ctx{m.config, memory, region_memories(memory, {})};
-    const int64_t dma = u85_dma_cycles(ctx, ctx.memory_of(kSramRegion), ctx.memory_of(kOutRegion), 16);
+    const int64_t dma = u85_dma_cycles(DecodedOp{}, ctx, ctx.memory_of(kSramRegion), ctx.memory_of(kOutRegion), 16);
     EXPECT_EQ(t.ops[0].start, 9);
     EXPECT_EQ(t.ops[0].end, 9 + dma);
     EXPECT_EQ(t.totals.command_words, 13);
@@ -394,6 +394,38 @@ TEST(Branch, ALoopThatNeverEndsIsStoppedAtTheLimit) {
                         {.decode = {}, .max_commands = 1000, .max_ops = 100});
     // With the default limits too.
     expect_branch_error(p.words(), 4, "NPU_OP_BRANCH", "the limit");
+}
+
+// The work limits stop a loop in full and timing-only runs alike, at the same op: a one-element
+// ADD (work 1) per pass, and a run limit of 50 refuses its 51st pass; the command limit (its
+// pass is 49 commands: the ADD's 46, KERNEL_WAIT and BRANCH, and from the second pass on the
+// loop re-enters at the ADD's registers) stops it at the branch.
+TEST(Branch, WorkLimitsStopALoopInFullAndTimingOnlyRunsAlike) {
+    Program p;
+    p.label("spin");
+    emit_scalar_op(p.b, kModeAdd, 0x80, 0x81, 1);
+    const uint32_t add_offset = p.here() - 4;
+    p.b.emit(Cmd::OP_KERNEL_WAIT);
+    p.branch(kAlways, "spin");
+    p.b.emit(Cmd::OP_STOP);
+    const LoadedModel model = model_of(p.words());
+    for (const bool execute : {true, false}) {
+        SCOPED_TRACE(execute ? "full run" : "timing only");
+        try {
+            run_model(model, {}, {.execute = execute, .system = {}, .timing = true, .limits = {.max_run_work = 50}});
+            FAIL() << "expected an error";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.where().offset, add_offset);
+            EXPECT_NE(std::string(e.what()).find("the run's work reaches 51"), std::string::npos) << e.what();
+        }
+        try {
+            run_model(model, {}, {.execute = execute, .system = {}, .timing = true, .limits = {.max_commands = 1000}});
+            FAIL() << "expected an error";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.where().field, "NPU_OP_BRANCH");
+            EXPECT_NE(std::string(e.what()).find("after 1000 commands"), std::string::npos) << e.what();
+        }
+    }
 }
 
 TEST(Branch, DisassemblyShowsTargets) {

@@ -263,8 +263,8 @@ TEST(DmaIndex, CostAddsTheIndexReadsBeforeTheRows) {
     const NpuConfig npu = *find_npu_config("ethos-u85-256");
     const MemorySystem memory = make_memory_system(npu, {"", "Dedicated_Sram_384KB", {}});
     const CostContext ctx{npu, memory, {}};
-    EXPECT_EQ(u85_dma_cycles(ctx, MemoryKind::Dram, MemoryKind::Sram, 1024, DmaIndexRead{MemoryKind::Dram, 256}), 1480);
-    EXPECT_EQ(u85_dma_cycles(ctx, MemoryKind::Dram, MemoryKind::Sram, 1024), 884);
+    EXPECT_EQ(u85_dma_cycles(DecodedOp{}, ctx, MemoryKind::Dram, MemoryKind::Sram, 1024, DmaIndexRead{MemoryKind::Dram, 256}), 1480);
+    EXPECT_EQ(u85_dma_cycles(DecodedOp{}, ctx, MemoryKind::Dram, MemoryKind::Sram, 1024), 884);
 }
 
 // On the timeline the gather of GatherInt32IndicesTwoBatchesIn3D moves 8 rows of 6 bytes and
@@ -285,7 +285,7 @@ TEST(DmaIndex, TimelineCountsTheIndexTraffic) {
     for (int m = 0; m < kMemoryKinds; ++m) read += t.cost.traffic.read[m], written += t.cost.traffic.write[m];
     EXPECT_EQ(read, 48 + 32);
     EXPECT_EQ(written, 48);
-    EXPECT_EQ(t.end - t.start, u85_dma_cycles(ctx, src, dst, 48, DmaIndexRead{idx, 32}));
+    EXPECT_EQ(t.end - t.start, u85_dma_cycles(DecodedOp{}, ctx, src, dst, 48, DmaIndexRead{idx, 32}));
 }
 
 }  // namespace

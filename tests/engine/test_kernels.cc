@@ -1333,9 +1333,9 @@ uint32_t emit_small_conv(Rig& rig, Placement* ofm_out = nullptr) {
 }
 
 // Runs the rig and returns the error; checks it names the op and the command offset.
-Error run_error(Rig& rig, uint32_t op_offset, const std::string& op_name) {
+Error run_error(Rig& rig, uint32_t op_offset, const std::string& op_name, const WorkLimits& limits = {}) {
     try {
-        rig.run();
+        rig.run(limits);
     } catch (const Error& e) {
         EXPECT_EQ(e.where().offset, op_offset) << e.what();
         const std::string text = e.what();
@@ -1432,7 +1432,8 @@ TEST(HostileRuntime, WeightStreamWithTooFewWeights) {
     rig.stream().emit(Cmd::SET_OFM_DEPTH_M1, {{Field::SET_OFM_DEPTH_M1__depth_m1, 15}});
     const uint32_t at = rig.next_offset();
     rig.stream().emit(Cmd::OP_CONV);
-    const Error e = run_error(rig, at, "conv");
+    // The op is far above the work limits: lifted, so that the weight check is what refuses it.
+    const Error e = run_error(rig, at, "conv", {.max_op_work = UINT64_MAX, .max_run_work = UINT64_MAX});
     EXPECT_EQ(e.where().field, "WEIGHT_BASE") << e.what();
     EXPECT_TRUE(mentions(e, "fewer than the op's traversal needs")) << e.what();
 }
@@ -1446,7 +1447,8 @@ TEST(HostileRuntime, WeightStreamTooShortForTheRegisters) {
     rig.stream().emit(Cmd::SET_IFM_DEPTH_M1, {{Field::SET_IFM_DEPTH_M1__depth_m1, 65535}});
     const uint32_t at = rig.next_offset();
     rig.stream().emit(Cmd::OP_CONV);
-    const Error e = run_error(rig, at, "conv");
+    // The op is far above the work limits: lifted, so that the weight check is what refuses it.
+    const Error e = run_error(rig, at, "conv", {.max_op_work = UINT64_MAX, .max_run_work = UINT64_MAX});
     EXPECT_EQ(e.where().field, "WEIGHT_BASE") << e.what();
     EXPECT_TRUE(mentions(e, "can hold at most")) << e.what();
 }
@@ -1540,6 +1542,60 @@ TEST(HostileRuntime, TableActivationWithAPartlyLoadedLut) {
     const LutOp op = emit_lut_pool(rig, 5);
     const Error e = run_error(rig, op.offset, "pool");
     EXPECT_TRUE(mentions(e, "slot 5")) << e.what();
+}
+
+// A MAX pool of 8192 x 8192 x 32 over maps whose strides are 0 (every element aliases the first
+// 32 bytes): 2^31 steps from a few hundred bytes of SRAM, above the default limit of 2^30 per
+// op. Refused before it starts (it used to run; cpu_dos_pool_stride0.npz asks 2^38).
+TEST(HostileRuntime, AliasedPoolAboveTheWorkLimit) {
+    Rig rig("ethos-u55-128");
+    auto aliased = [](Placement p) {
+        p.height = p.height0 = p.height1 = p.width = p.width0 = 8192;
+        p.stride_x = p.stride_y = 0;
+        return p;
+    };
+    const Placement ifm = aliased(rig.place(random_tensor(1, 1, 32, kInt8, 47), {}));
+    const Placement ofm = aliased(rig.reserve(1, 1, 32, kInt8, {}));
+    rig.emit_ifm(ifm);
+    rig.emit_ofm(ofm, RoundMode::DoubleSymmetric, true);
+    rig.emit_kernel(1, 1, 1, 1, 1, 1, false);
+    rig.emit_padding(0, 0, 0, 0);
+    rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, 1}});
+    rig.emit_activation(0, -128, 127);
+    rig.emit_block(16);
+    const uint32_t at = rig.next_offset();
+    rig.stream().emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 0}});
+    const Error e = run_error(rig, at, "pool");
+    EXPECT_TRUE(mentions(e, "OFM 8192x8192x32 x 1x1 taps = 2.15e+09")) << e.what();
+    EXPECT_TRUE(mentions(e, "--max-op-work")) << e.what();
+}
+
+// An IFM_UPSCALE'd IFM is built in a buffer of the upscaled map's size (here 10 x 12 x 7 bytes):
+// one byte over the allocation limit is refused at the op, the limit itself runs.
+TEST(HostileRuntime, UpscaledIfmAboveTheAllocationLimit) {
+    auto upscaled_pool = [](Rig& rig) {
+        const Placement ifm = rig.place(random_tensor(5, 6, 7, kInt8, 48), {});
+        const Placement ofm = rig.reserve(10, 12, 7, kInt8, {});
+        rig.emit_ifm(ifm);
+        rig.emit_ofm(ofm, RoundMode::Natural, true);
+        rig.emit_kernel(2, 2, 1, 1, 1, 1, false);
+        rig.emit_padding(0, 0, 1, 1, UpscaleMode::Nearest);
+        rig.emit_activation(0, -128, 127);
+        rig.stream().emit(Cmd::SET_OFM_SCALE, {{Field::SET_OFM_SCALE__scale, 1}});
+        rig.emit_block(16);
+        const uint32_t at = rig.next_offset();
+        rig.stream().emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 1}});  // AVERAGE
+        return at;
+    };
+    constexpr uint64_t kUpscaledBytes = 10 * 12 * 7;
+    Rig refused("ethos-u55-128");
+    const uint32_t at = upscaled_pool(refused);
+    const Error e = run_error(refused, at, "pool", {.max_allocation_bytes = kUpscaledBytes - 1});
+    EXPECT_TRUE(mentions(e, "the upscaled IFM needs 840 bytes")) << e.what();
+    EXPECT_TRUE(mentions(e, "--max-allocation")) << e.what();
+    Rig runs("ethos-u55-128");
+    upscaled_pool(runs);
+    EXPECT_NO_THROW(runs.run({.max_allocation_bytes = kUpscaledBytes}));
 }
 
 }  // namespace

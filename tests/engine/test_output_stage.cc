@@ -199,7 +199,8 @@ TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
     KernelScratch scratch;
     Accumulators accumulators;
     const std::string source = "test";
-    ExecutionContext ctx{config, memory, shram, weights, source, chain, scratch, accumulators};
+    const WorkBudget budget({}, source);
+    ExecutionContext ctx{config, memory, shram, weights, source, chain, scratch, accumulators, budget};
     DecodedOp op;
     op.ofm.precision = {true, 16};
     op.output.activation = Activation::Sigmoid;
@@ -224,7 +225,7 @@ TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
     EXPECT_THROW(OutputPipeline(op, ctx), Error);
     op.ofm.zero_point = 0;
     const NpuConfig u85 = *find_npu_config("ethos-u85-256");
-    ExecutionContext u85_ctx{u85, memory, shram, weights, source, chain, scratch, accumulators};
+    ExecutionContext u85_ctx{u85, memory, shram, weights, source, chain, scratch, accumulators, budget};
     EXPECT_THROW(OutputPipeline(op, u85_ctx), Error);
 }
 

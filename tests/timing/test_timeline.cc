@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "emulator/engine/timing/pmu.h"
+#include "emulator/isa/error.h"
 #include "tests/timing/timing_test_util.h"
 
 namespace ethosu {
@@ -130,6 +133,28 @@ TEST(Pmu, EventTablesFollowTheDescription) {
     EXPECT_TRUE(pmu_event_modelled(Generation::U85, 386));
     EXPECT_FALSE(pmu_event_modelled(Generation::U55, *pmu_event_id(Generation::U55, "AXI_LATENCY_ANY")));
     EXPECT_FALSE(pmu_event_id(Generation::U55, "NO_SUCH_EVENT").has_value());
+}
+
+// A 3D DMA of 2^32 bytes x 65536 rows x 65536 planes moves 2^64 bytes: an Error naming it,
+// not an int64 that overflowed.
+TEST_F(Timeline, ADmaBeyondTheCostRangeIsAnError) {
+    DecodedOp& op = dma(0x24, 1, 1, uint64_t{1} << 32);
+    op.dma.dimensions = 3;
+    op.dma.size0 = op.dma.size1 = 65536;
+    expect_error_at([&] { model.run(stream); }, 0x24, "dma_start");
+}
+
+// Ops each within range whose sum is not: 2^12 ops of 2^52 bytes each take the timeline past
+// 2^62, where it stops with an Error at the op that crossed it.
+TEST_F(Timeline, ARunBeyondTheTimelineRangeIsAnError) {
+    for (uint32_t i = 0; i < 4096; ++i) dma(4 * i, 1, 1, uint64_t{1} << 52);
+    try {
+        model.run(stream);
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("2^62"), std::string::npos) << e.what();
+        EXPECT_LT(*e.where().offset, 4u * 4096);
+    }
 }
 
 }  // namespace

@@ -5,7 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "emulator/engine/timing/op_cost.h"
+#include "emulator/isa/error.h"
 #include "tests/timing/timing_test_util.h"
 
 namespace ethosu {
@@ -145,6 +151,50 @@ INSTANTIATE_TEST_SUITE_P(U55U65, BandwidthRoofline,
                                  if (c == '-') c = '_';
                              return name;
                          });
+
+// A 1x1 CONV of 65536 x 65536 x 65536 from 65536 channels in 1x1x1 blocks (registers a hostile
+// stream can write) has 2^80 MACs and cycles to match: an Error naming the op, not a figure that
+// overflowed (undefined behaviour; Release builds printed ~1e15 cycles).
+TEST(U55Cost, AnOpBeyondTheCostRangeIsAnError) {
+    const Npu s("ethos-u55-128");
+    DecodedOp op = conv_1x1(65536, 65536, 65536, 65536, {1, 1, 1});
+    op.offset = 0x40;
+    const std::string error = expect_error_at([&] { s.cost(op); }, 0x40, "conv");
+    EXPECT_NE(error.find("2^53"), std::string::npos) << error;
+}
+
+// An op far larger than any corpus op but within range (2^38 MACs) is costed: its MAC count is
+// exact, and the MAC array's 128 per cycle bound its cycles from below.
+TEST(U55Cost, LargeOpsInRangeKeepTheirCost) {
+    const Npu s("ethos-u55-128");
+    const OpCost c = s.cost(conv_1x1(1024, 2048, 512, 256, {16, 16, 16}));
+    EXPECT_EQ(c.macs, int64_t{1024} * 2048 * 512 * 256);
+    EXPECT_GE(c.compute_cycles, c.macs / 128);
+}
+
+// The hardware's 8x8 sub-kernels, by size: their taps add up to the kernel's, and there are as
+// many of each size as a walk over the kernel in 8x8 steps finds.
+TEST(SubKernels, SizesAndCountsMatchAWalkOverTheKernel) {
+    for (const auto& [h, w] : std::vector<std::pair<int, int>>{{1, 1}, {3, 3}, {8, 8}, {9, 1}, {17, 20}, {64, 7}}) {
+        std::map<int, int64_t> walked;
+        for (int y = 0; y < h; y += 8)
+            for (int x = 0; x < w; x += 8) ++walked[std::min(h - y, 8) * std::min(w - x, 8)];
+        std::map<int, int64_t> grouped;
+        for_each_sub_kernel(Block3{h, w, 1}, [&](int taps, int64_t count) { grouped[taps] += count; });
+        EXPECT_EQ(grouped, walked) << h << "x" << w;
+    }
+}
+
+// A 64-bit OFM carries no fused clamp; its type range is not computed (it negated INT64_MIN).
+TEST(ClampActivation, SixtyFourBitOfmsHaveNone) {
+    DecodedOp op;
+    op.ofm.precision = {true, 64};
+    op.output.clip_min = 0;
+    op.output.clip_max = 0;
+    EXPECT_FALSE(has_clamp_activation(op));
+    op.ofm.precision = {true, 8};
+    EXPECT_TRUE(has_clamp_activation(op));
+}
 
 }  // namespace
 }  // namespace ethosu

@@ -413,6 +413,16 @@ TEST(U85Cost, UnknownMicroblockIsAnError) {
     }
 }
 
+// A 1x1 CONV of 65536 x 65536 x 65536 from 65536 channels in 1x1x1 blocks has 2^80 MACs: an
+// Error naming the op, not a figure that overflowed (Release builds printed ~3e14 cycles).
+TEST(U85Cost, AnOpBeyondTheCostRangeIsAnError) {
+    const Npu s("ethos-u85-256");
+    DecodedOp op = timing_test::conv_1x1(65536, 65536, 65536, 65536, {1, 1, 1});
+    op.output.microblock = static_cast<int>(kU1x2);
+    op.offset = 0x40;
+    timing_test::expect_error_at([&] { s.cost(op); }, 0x40, "conv");
+}
+
 // DMA on U85 (Vela's memory-to-memory model), DRAM_Mid with Dedicated_Sram_384KB:
 //   DRAM reads on the memory-to-memory channel (104-word buffer: 13 bursts of 128 B) run at
 //   128 x 13 / 500 x 0.8 = 2.6624 B/cycle. A 2048-byte LUT load: read 2048 / 2.6624 + 500 =
@@ -422,8 +432,8 @@ TEST(U85Cost, UnknownMicroblockIsAnError) {
 TEST(U85Cost, DmaChannels) {
     const Npu s("ethos-u85-256", "Dedicated_Sram_384KB");
     const CostContext ctx = cost_context(s.npu, s.memory);
-    EXPECT_EQ(u85_dma_cycles(ctx, MemoryKind::Dram, std::nullopt, 2048), 2048);
-    EXPECT_EQ(u85_dma_cycles(ctx, MemoryKind::Dram, MemoryKind::Sram, 1024), 884);
+    EXPECT_EQ(u85_dma_cycles(DecodedOp{}, ctx, MemoryKind::Dram, std::nullopt, 2048), 2048);
+    EXPECT_EQ(u85_dma_cycles(DecodedOp{}, ctx, MemoryKind::Dram, MemoryKind::Sram, 1024), 884);
 }
 
 // Two OFM-depth slices of one 1x1 conv (16x16x128 -> channels 0-31 and 32-63 of a 16x16x64 OFM,

@@ -2,7 +2,12 @@
 // Hand-built decoded ops for timing tests: the cost functions and the timeline read DecodedOp
 // records only, so tests build those directly.
 
+#include <gtest/gtest.h>
+
+#include <string>
+
 #include "emulator/engine/timing/timing_model.h"
+#include "emulator/isa/error.h"
 
 namespace ethosu::timing_test {
 
@@ -69,6 +74,21 @@ inline DecodedOp conv_1x1(int h, int w, int ifm_depth, int ofm_depth, Block3 blo
     op.scales = {{0, static_cast<uint64_t>(ifm_depth) * ofm_depth, static_cast<uint64_t>(ofm_depth) * 10}};
     relu(op);
     return op;
+}
+
+// Runs fn, which must throw an ethosu::Error at the command offset `offset` naming `field`;
+// returns the error's text ("" and a test failure when it does not throw).
+template <typename Fn>
+std::string expect_error_at(Fn&& fn, uint32_t offset, const std::string& field) {
+    try {
+        fn();
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().offset, offset) << e.what();
+        EXPECT_EQ(e.where().field, field) << e.what();
+        return e.what();
+    }
+    ADD_FAILURE() << "expected an error";
+    return "";
 }
 
 inline CostContext cost_context(const NpuConfig& npu, const MemorySystem& memory) {

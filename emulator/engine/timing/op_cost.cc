@@ -1,9 +1,41 @@
 #include "emulator/engine/timing/op_cost.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <string>
+
+#include "emulator/isa/error.h"
 
 namespace ethosu {
+namespace {
+
+[[noreturn]] void figure_too_large(const DecodedOp& op, std::string_view what, const std::string& figure) {
+    throw Error({"<timing>", op.offset, std::string(op_kind_name(op.kind))},
+                fmt::format("its {} ({}) is beyond the timing model's range of 2^53: the op is far larger than any "
+                            "NPU op can be",
+                            what, figure));
+}
+
+}  // namespace
+
+int64_t cost_product(const DecodedOp& op, std::string_view what, std::initializer_list<int64_t> factors) {
+    int64_t product = 1;
+    for (const int64_t f : factors) {
+        if (__builtin_mul_overflow(product, f, &product) || product > kMaxCostFigure)
+            figure_too_large(op, what, fmt::format("a product of {}", fmt::join(factors, " x ")));
+    }
+    return product;
+}
+
+int64_t cost_figure(const DecodedOp& op, std::string_view what, double value) {
+    // Also refuses NaN and infinity (a memory configured with no bandwidth).
+    if (!(value >= 0 && value <= double(kMaxCostFigure))) figure_too_large(op, what, fmt::format("{}", value));
+    return static_cast<int64_t>(value);
+}
 
 Block3 min3(const Block3& a, const Block3& b) {
     return {std::min(a.height, b.height), std::min(a.width, b.width), std::min(a.depth, b.depth)};
@@ -44,17 +76,19 @@ Block3 input_extent(const DecodedOp& op) {
 
 bool has_clamp_activation(const DecodedOp& op) {
     const Precision& p = op.ofm.precision;
+    if (p.bits > 16) return false;  // 32- and 64-bit OFMs carry no fused clamp (and their range needs 64 bits)
     const int64_t lo = p.is_signed ? -(int64_t{1} << (p.bits - 1)) : 0;
     const int64_t hi = p.is_signed ? (int64_t{1} << (p.bits - 1)) - 1 : (int64_t{1} << p.bits) - 1;
-    if (p.bits > 16) return false;  // 32-bit OFMs carry no fused clamp
     // A clamp at the OFM zero point is a ReLU even when it is the whole type range (zero point at
     // the type's minimum, common for int8 ReLU outputs).
     return op.output.clip_min > lo || op.output.clip_max < hi || op.output.clip_min == op.ofm.zero_point;
 }
 
-int64_t dma_cycles(const MemorySystem& memory, MemoryKind from, MemoryKind to, int64_t bytes) {
-    const int64_t read = static_cast<int64_t>(double(bytes) / memory.bytes_per_cycle(from)) + memory.timing(from).read_latency;
-    const int64_t write = static_cast<int64_t>(double(bytes) / memory.bytes_per_cycle(to)) + memory.timing(to).write_latency;
+int64_t dma_cycles(const DecodedOp& op, const MemorySystem& memory, MemoryKind from, MemoryKind to, int64_t bytes) {
+    const int64_t read = cost_figure(op, "read cycles", double(bytes) / memory.bytes_per_cycle(from)) +
+                         memory.timing(from).read_latency;
+    const int64_t write = cost_figure(op, "write cycles", double(bytes) / memory.bytes_per_cycle(to)) +
+                          memory.timing(to).write_latency;
     return std::max(read, write);
 }
 

@@ -5,7 +5,10 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <string_view>
+#include <utility>
 
 #include "emulator/engine/timing/arch_timing.h"
 #include "emulator/engine/timing/system_config.h"
@@ -53,7 +56,7 @@ OpCost u85_kernel_cost(const DecodedOp& op, const CostContext& ctx);
 
 // DMA: cycles to move bytes from one memory to another (read and write overlap; the slower
 // side, plus its latency, bounds the transfer).
-int64_t dma_cycles(const MemorySystem& memory, MemoryKind from, MemoryKind to, int64_t bytes);
+int64_t dma_cycles(const DecodedOp& op, const MemorySystem& memory, MemoryKind from, MemoryKind to, int64_t bytes);
 
 // U85 DMA: the same, with each side limited by its AXI channel (memory-to-memory reads, writes);
 // to = nullopt: a LUT load into the internal LUT RAM. In index mode (gather/scatter) the read
@@ -63,8 +66,37 @@ struct DmaIndexRead {
     MemoryKind memory = MemoryKind::Sram;
     int64_t bytes = 0;
 };
-int64_t u85_dma_cycles(const CostContext& ctx, MemoryKind from, std::optional<MemoryKind> to, int64_t bytes,
+int64_t u85_dma_cycles(const DecodedOp& op, const CostContext& ctx, MemoryKind from, std::optional<MemoryKind> to, int64_t bytes,
                        std::optional<DmaIndexRead> index = std::nullopt);
+
+// Cycle, byte and MAC figures of one op stay at most kMaxCostFigure, 2^53: the estimates compute
+// in double, which holds such figures exactly, and a sum of a few of them fits int64. Only a
+// hostile op comes near it (a 65536 x 65536 OFM in 1x1 blocks under a 65536-tap kernel; the
+// largest corpus op costs about 2^22 cycles); its cost is an Error naming the op instead of
+// undefined behaviour.
+inline constexpr int64_t kMaxCostFigure = int64_t{1} << 53;
+// The product of non-negative factors, checked against kMaxCostFigure; what: the figure's name.
+int64_t cost_product(const DecodedOp& op, std::string_view what, std::initializer_list<int64_t> factors);
+// A figure computed in floating point, truncated toward zero (as the estimates round), checked.
+int64_t cost_figure(const DecodedOp& op, std::string_view what, double value);
+
+// The hardware splits kernels larger than 8x8 into sub-kernels of at most 8x8 taps, row by row
+// from the top left. Calls fn(taps, count) once per distinct sub-kernel size (at most four: the
+// whole ones and those cut at the right and bottom edges), so that costing them takes four
+// steps whatever the kernel's size.
+inline constexpr int kSubKernelMax = 8;
+template <typename Fn>
+void for_each_sub_kernel(const Block3& kernel, Fn fn) {
+    const std::array<std::pair<int, int>, 2> heights = {{{kSubKernelMax, kernel.height / kSubKernelMax},
+                                                         {kernel.height % kSubKernelMax, 1}}};
+    const std::array<std::pair<int, int>, 2> widths = {{{kSubKernelMax, kernel.width / kSubKernelMax},
+                                                        {kernel.width % kSubKernelMax, 1}}};
+    for (const auto& [h, rows] : heights) {
+        for (const auto& [w, columns] : widths) {
+            if (h > 0 && w > 0 && rows > 0 && columns > 0) fn(h * w, int64_t{rows} * columns);
+        }
+    }
+}
 
 // Helpers shared by the cost functions.
 inline int64_t div_round_up(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -1,7 +1,11 @@
 #include "emulator/engine/timing/timing_model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <initializer_list>
 #include <optional>
+#include <string>
 
 #include "emulator/isa/error.h"
 
@@ -21,17 +25,32 @@ int64_t union_length(std::vector<std::pair<int64_t, int64_t>> intervals) {
     return total;
 }
 
-int64_t dma_bytes(const Dma& d) {
+int64_t dma_bytes(const DecodedOp& op) {
+    const Dma& d = op.dma;
     const int64_t rows = d.dimensions >= 2 ? d.size0 : 1;
     const int64_t planes = d.dimensions >= 3 ? d.size1 : 1;
-    return static_cast<int64_t>(d.length) * rows * planes;
+    return cost_product(op, "bytes moved", {static_cast<int64_t>(d.length), rows, planes});
 }
 
 // The indices an index-mode DMA reads: one int32 per row (the skips between planes are not read).
-int64_t index_bytes(const Dma& d) {
+int64_t index_bytes(const DecodedOp& op) {
+    const Dma& d = op.dma;
     const int64_t rows = d.dimensions >= 2 ? d.size0 : 1;
     const int64_t planes = d.dimensions >= 3 ? d.size1 : 1;
-    return rows * planes * static_cast<int64_t>(kDmaIndexBytes);
+    return cost_product(op, "index bytes", {rows, planes, static_cast<int64_t>(kDmaIndexBytes)});
+}
+
+// The timeline's running figures stay below 2^62: each op adds at most a few figures of at most
+// kMaxCostFigure (2^53) to them, so they cannot overflow before the next check.
+void check_timeline(const DecodedOp& op, std::initializer_list<int64_t> figures) {
+    constexpr int64_t kMaxTimeline = int64_t{1} << 62;
+    for (const int64_t f : figures) {
+        if (f > kMaxTimeline) {
+            throw Error({"<timing>", op.offset, std::string(op_kind_name(op.kind))},
+                        fmt::format("the run's cycles or traffic reach {} here, beyond the timing model's range of 2^62",
+                                    f));
+        }
+    }
 }
 
 // Whether b continues a: slices of one operation's OFM depth (Vela slices an op's OFM depth to
@@ -104,7 +123,7 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
                 const auto kind = static_cast<MemoryKind>(m);
                 const int64_t bytes = t.cost.traffic.read[m] + t.cost.traffic.write[m];
                 if (bytes == 0) continue;
-                t.access_cycles[m] = std::max(static_cast<int64_t>(double(bytes) / memory_.bytes_per_cycle(kind)),
+                t.access_cycles[m] = std::max(cost_figure(op, "access cycles", double(bytes) / memory_.bytes_per_cycle(kind)),
                                               t.cost.access_cycles[m]);
                 access = std::max(access, t.access_cycles[m]);
             }
@@ -135,24 +154,24 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
         } else if (op.kind == OpKind::DmaStart) {
             t.unit = Unit::Dma;
             const Dma& d = op.dma;
-            const int64_t bytes = dma_bytes(d);
+            const int64_t bytes = dma_bytes(op);
             const MemoryKind from = ctx_.memory_of(d.src.region);
             t.cost.traffic.add_read(from, bytes);
             std::optional<DmaIndexRead> index;
             if (d.gather || d.scatter) {
-                index = DmaIndexRead{ctx_.memory_of(d.index.region), index_bytes(d)};
+                index = DmaIndexRead{ctx_.memory_of(d.index.region), index_bytes(op)};
                 t.cost.traffic.add_read(index->memory, index->bytes);
             }
             const bool u85 = npu_.generation == Generation::U85;
             int64_t duration = 0;
             if (d.dst.internal) {  // LUT load into SHRAM / LUT RAM: only the read side is external
-                duration = u85 ? u85_dma_cycles(ctx_, from, std::nullopt, bytes, index)
-                               : static_cast<int64_t>(double(bytes) / memory_.bytes_per_cycle(from)) +
+                duration = u85 ? u85_dma_cycles(op, ctx_, from, std::nullopt, bytes, index)
+                               : cost_figure(op, "read cycles", double(bytes) / memory_.bytes_per_cycle(from)) +
                                      memory_.timing(from).read_latency;
             } else {
                 const MemoryKind to = ctx_.memory_of(d.dst.region);
                 t.cost.traffic.add_write(to, bytes);
-                duration = u85 ? u85_dma_cycles(ctx_, from, to, bytes, index) : dma_cycles(memory_, from, to, bytes);
+                duration = u85 ? u85_dma_cycles(op, ctx_, from, to, bytes, index) : dma_cycles(op, memory_, from, to, bytes);
             }
             t.start = std::max(command, dma_free);
             t.end = t.start + duration;
@@ -174,6 +193,9 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
             totals.traffic.read[m] += t.cost.traffic.read[m];
             totals.traffic.write[m] += t.cost.traffic.write[m];
         }
+        check_timeline(op, {command, kernel_free, dma_free, totals.macs, totals.mac_active, totals.output_active,
+                            totals.weight_decode_active, totals.dma_active, totals.command_words});
+        for (int m = 0; m < kMemoryKinds; ++m) check_timeline(op, {totals.traffic.read[m], totals.traffic.write[m]});
         result.ops.push_back(t);
         if (op.kind == OpKind::Stop) break;
     }

@@ -22,9 +22,6 @@ MacOp mac_op(const DecodedOp& op) {
     }
 }
 
-// Sub-kernels of at most 8x8 for kernel ops (the hardware splits larger kernels).
-constexpr int kSubKernelMax = 8;
-
 Block3 shape_of(const FeatureMap& fm) { return {fm.height, fm.width, fm.depth}; }
 
 struct U55Op {
@@ -93,21 +90,21 @@ struct U55Op {
     // channels are not contiguous in memory is fetched a pixel (NHWC) or brick row at a time.
     int64_t transfer(bool read, MemoryKind mem, const FeatureMap& fm, int bits, const Block3& block, int64_t elements) const {
         const int bytes = bits / 8;
-        int burst_bits = 8 * 8;
+        int64_t burst_bits = 8 * 8;  // int64: a hostile block is 65536 wide and deep
         if (fm.format == DataFormat::NHCWB16) {
             const int64_t brick_stride = fm.stride_c > 0 ? fm.stride_c : int64_t{fm.width} * 16 * bytes;
-            if (brick_stride == int64_t{block.depth} * bytes) burst_bits = bits * block.width * block.depth;
-            else burst_bits = 16 * bits * block.width * (read ? 1 : row.cores);
+            if (brick_stride == int64_t{block.depth} * bytes) burst_bits = int64_t{bits} * block.width * block.depth;
+            else burst_bits = int64_t{16} * bits * block.width * (read ? 1 : row.cores);
         } else {
             const int64_t pixel_stride = fm.stride_x > 0 ? fm.stride_x : int64_t{fm.depth} * bytes;
             const bool contiguous = pixel_stride == int64_t{block.depth} * bytes;
-            if (read) burst_bits = contiguous ? bits * block.width * block.depth : bits * block.depth;
-            else if (block.depth <= 16 && contiguous) burst_bits = bits * block.width * block.depth;
+            if (read) burst_bits = contiguous ? int64_t{bits} * block.width * block.depth : bits * block.depth;
+            else if (block.depth <= 16 && contiguous) burst_bits = int64_t{bits} * block.width * block.depth;
             else burst_bits = std::min(std::min(64 * 8, 16 * bits * row.cores), block.depth * bits);
         }
         const int max_burst = timing(mem).burst_length;
-        const int burst = std::max(1, std::min(max_burst, burst_bits / 8));
-        return elements * bytes * max_burst / burst;
+        const int64_t burst = std::max<int64_t>(1, std::min<int64_t>(max_burst, burst_bits / 8));
+        return cost_product(op, "bytes moved", {elements, bytes, max_burst}) / burst;
     }
 
     int64_t block_ifm_cycles() const {
@@ -118,7 +115,7 @@ struct U55Op {
             const MemoryKind mem = ifm_memory(i);
             const int64_t tx =
                 transfer(true, mem, fm, ifm_bits, ifm_block_config, min3(shape, ifm_block_config).elements());
-            worst = std::max(worst, timing(mem).read_latency + static_cast<int64_t>(tx / bandwidth(mem)));
+            worst = std::max(worst, timing(mem).read_latency + cost_figure(op, "IFM block cycles", tx / bandwidth(mem)));
         }
         return worst;
     }
@@ -126,7 +123,7 @@ struct U55Op {
     int64_t block_ofm_cycles() const {
         const MemoryKind mem = ofm_memory();
         const int64_t tx = transfer(false, mem, op.ofm, ofm_bits, ofm_block_config, ofm_block.elements());
-        return timing(mem).write_latency + static_cast<int64_t>(tx / bandwidth(mem));
+        return timing(mem).write_latency + cost_figure(op, "OFM block cycles", tx / bandwidth(mem));
     }
 
     Block3 shape_of_ifm2() const {
@@ -156,47 +153,46 @@ struct U55Op {
         const int64_t writeback = 32 * ublock.depth / 8;
         const bool u55_32 = row.macs == 32;
         int64_t cycles_block = 0;
-        for (int x = 0; x < kernel.width; x += kSubKernelMax) {
-            for (int y = 0; y < kernel.height; y += kSubKernelMax) {
-                const int elements = std::min(kernel.height - y, kSubKernelMax) * std::min(kernel.width - x, kSubKernelMax);
-                int64_t steps = 0, cycles = 0;
-                switch (kind) {
-                    case MacOp::Pooling:
-                        steps = 1;
-                        cycles = std::max(4, elements) * blocks.elements();
-                        if (!u55_32) cycles *= ifm_bits / 2;
-                        break;
-                    case MacOp::Depthwise:
-                        steps = div_round_up(elements, 4);
-                        cycles = std::max<int64_t>(writeback, 4 * blocks.elements_wh() * (ifm_bits / 8)) * steps * blocks.depth;
-                        break;
-                    case MacOp::Conv:
-                    case MacOp::ReduceSum:
-                        steps = elements;
-                        cycles = std::max<int64_t>(writeback, 4 * blocks.elements_wh()) * steps * blocks.depth;
-                        break;
-                    case MacOp::ConvPartKernel:
-                        steps = div_round_up(elements, ifm_bits == 16 ? 2 : 4);
-                        cycles = std::max<int64_t>(writeback, 4 * blocks.elements_wh()) * steps * blocks.depth *
-                                 div_round_up(ifm_block.depth, 8);
-                        break;
-                    case MacOp::Elementwise: break;
-                }
-                // Accumulator pipeline delay when a block has a single micro-block in width/height.
-                int64_t delay = 0;
-                const int per_step = u55_32 ? (acc40 ? 7 : 3) : ((acc40 && row.macs <= 128) ? 3 : 2);
-                if (blocks.elements_wh() == 1) {
-                    if (blocks.depth == 1) delay = per_step * steps;
-                    else if (steps > 1) delay = per_step * (steps - 1) * blocks.depth;
-                }
-                if (u55_32 && (blocks.width == 1 || blocks.height == 1) && blocks.depth > 1 && acc40)
-                    delay += per_step * blocks.depth;
-                if (kind == MacOp::ConvPartKernel) delay *= div_round_up(ifm_block.depth, 8);
-                cycles_block += cycles + delay;
+        for_each_sub_kernel(kernel, [&](int elements, int64_t count) {
+            int64_t steps = 0, cycles = 0;
+            switch (kind) {
+                case MacOp::Pooling:
+                    steps = 1;
+                    cycles = cost_product(op, "MAC cycles", {std::max(4, elements), blocks.elements(),
+                                                             u55_32 ? 1 : ifm_bits / 2});
+                    break;
+                case MacOp::Depthwise:
+                    steps = div_round_up(elements, 4);
+                    cycles = cost_product(op, "MAC cycles", {std::max<int64_t>(writeback, 4 * blocks.elements_wh() * (ifm_bits / 8)),
+                                                             steps, blocks.depth});
+                    break;
+                case MacOp::Conv:
+                case MacOp::ReduceSum:
+                    steps = elements;
+                    cycles = cost_product(op, "MAC cycles",
+                                          {std::max<int64_t>(writeback, 4 * blocks.elements_wh()), steps, blocks.depth});
+                    break;
+                case MacOp::ConvPartKernel:
+                    steps = div_round_up(elements, ifm_bits == 16 ? 2 : 4);
+                    cycles = cost_product(op, "MAC cycles", {std::max<int64_t>(writeback, 4 * blocks.elements_wh()), steps,
+                                                             blocks.depth, div_round_up(ifm_block.depth, 8)});
+                    break;
+                case MacOp::Elementwise: break;
             }
-        }
+            // Accumulator pipeline delay when a block has a single micro-block in width/height.
+            int64_t delay = 0;
+            const int per_step = u55_32 ? (acc40 ? 7 : 3) : ((acc40 && row.macs <= 128) ? 3 : 2);
+            if (blocks.elements_wh() == 1) {
+                if (blocks.depth == 1) delay = per_step * steps;
+                else if (steps > 1) delay = per_step * (steps - 1) * blocks.depth;
+            }
+            if (u55_32 && (blocks.width == 1 || blocks.height == 1) && blocks.depth > 1 && acc40)
+                delay += per_step * blocks.depth;
+            if (kind == MacOp::ConvPartKernel) delay *= div_round_up(ifm_block.depth, 8);
+            cycles_block += cost_product(op, "MAC cycles", {cycles + delay, count});
+        });
         if (kind == MacOp::Conv || kind == MacOp::ConvPartKernel || kind == MacOp::ReduceSum)
-            cycles_block *= div_round_up(ifm_shape.depth, ifm_block.depth);
+            cycles_block = cost_product(op, "MAC cycles", {cycles_block, div_round_up(ifm_shape.depth, ifm_block.depth)});
         return cycles_block / row.cores;
     }
 
@@ -212,15 +208,15 @@ struct U55Op {
         const double mac_block = double(mac_cycles_per_block());
         const int64_t ifm_cycles = block_ifm_cycles(), ofm_cycles = block_ofm_cycles();
         const BlockBalance b = balance_block(mac_block, ao_block, ofm_blocks, ifm_cycles, ofm_cycles);
-        const int64_t body = b.mac_bound() ? static_cast<int64_t>(b.mac * ofm_blocks + b.output)
-                                           : static_cast<int64_t>(b.output * ofm_blocks + b.mac);
+        const int64_t body = cost_figure(op, "compute cycles",
+                                         b.mac_bound() ? b.mac * ofm_blocks + b.output : b.output * ofm_blocks + b.mac);
         // Plus the first IFM block's fetch and the last OFM block's write.
         cost.compute_cycles = body + ofm_cycles + ifm_cycles;
-        cost.mac_cycles = static_cast<int64_t>(mac_block * ofm_blocks + ao_block);
-        cost.output_cycles = static_cast<int64_t>(ao_per_block * ofm_blocks + mac_block);
-        cost.issue_cycles = static_cast<int64_t>(b.issue);
-        cost.macs = kernel.elements_wh() * ofm_shape.elements() *
-                    (kind == MacOp::Depthwise || kind == MacOp::Pooling ? 1 : ifm_shape.depth);
+        cost.mac_cycles = cost_figure(op, "MAC cycles", mac_block * ofm_blocks + ao_block);
+        cost.output_cycles = cost_figure(op, "output cycles", ao_per_block * ofm_blocks + mac_block);
+        cost.issue_cycles = cost_figure(op, "issue cycles", b.issue);
+        cost.macs = cost_product(op, "MACs", {kernel.elements_wh(), ofm_shape.elements(),
+                                              kind == MacOp::Depthwise || kind == MacOp::Pooling ? 1 : ifm_shape.depth});
     }
 
     void elementwise_cycles(OpCost& cost) const {
@@ -230,9 +226,9 @@ struct U55Op {
         const double block = double(std::max(block_ofm_cycles(), block_ifm_cycles()));
         const double issue =
             std::ceil((block / double(ofm_block_config.elements()) + per_element) / 4.0 * double(elements));
-        cost.compute_cycles = static_cast<int64_t>(std::max(issue, ao));
-        cost.output_cycles = static_cast<int64_t>(ao);
-        cost.issue_cycles = static_cast<int64_t>(issue);
+        cost.compute_cycles = cost_figure(op, "compute cycles", std::max(issue, ao));
+        cost.output_cycles = cost_figure(op, "output cycles", ao);
+        cost.issue_cycles = cost_figure(op, "issue cycles", issue);
     }
 
     void traffic(OpCost& cost) const {
@@ -253,14 +249,17 @@ struct U55Op {
             const int64_t sub_kernels =
                 div_round_up(kernel.width, kSubKernelMax) * div_round_up(kernel.height, kSubKernelMax);
             const Block3 fetch_block = storage_rounded(ifm_block, op.ifm.format);
-            const int64_t ifm_elements = fetch_block.elements_wh() * storage_rounded(ifm_shape, op.ifm.format).depth *
-                                         sub_kernels * blocks.elements();
+            const int64_t ifm_elements =
+                cost_product(op, "IFM elements read", {fetch_block.elements_wh(), storage_rounded(ifm_shape, op.ifm.format).depth,
+                                                       sub_kernels, blocks.elements()});
             t.add_read(ifm_memory(0),
                        transfer(true, ifm_memory(0), op.ifm, ifm_bits, ifm_block_config, ifm_elements));
             // Weights and scales are streamed again for every OFM block in height and width.
             const int64_t refetch = blocks.elements_wh();
-            for (const auto& w : op.weights) t.add_read(ctx.memory_of(w.region), refetch * static_cast<int64_t>(w.length));
-            for (const auto& s : op.scales) t.add_read(ctx.memory_of(s.region), refetch * static_cast<int64_t>(s.length));
+            for (const auto& w : op.weights)
+                t.add_read(ctx.memory_of(w.region), cost_product(op, "weight bytes", {refetch, static_cast<int64_t>(w.length)}));
+            for (const auto& s : op.scales)
+                t.add_read(ctx.memory_of(s.region), cost_product(op, "scale bytes", {refetch, static_cast<int64_t>(s.length)}));
         }
         t.add_write(ofm_memory(),
                     transfer(false, ofm_memory(), op.ofm, ofm_bits, ofm_block_config, out.elements()));
@@ -270,7 +269,7 @@ struct U55Op {
         int64_t cycles = 0;
         for (const auto& w : op.weights) {
             const MemoryKind mem = ctx.memory_of(w.region);
-            cycles += static_cast<int64_t>(double(w.length) / bandwidth(mem)) + timing(mem).read_latency;
+            cycles += cost_figure(op, "weight decode cycles", double(w.length) / bandwidth(mem)) + timing(mem).read_latency;
         }
         return cycles;
     }

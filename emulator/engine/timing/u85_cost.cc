@@ -25,8 +25,6 @@
 namespace ethosu {
 namespace {
 
-// The hardware splits kernels larger than 8x8 into 8x8 sub-kernels.
-constexpr int kSubKernelMax = 8;
 // NHCWB16 stores 16-channel bricks; accumulators and the OFM block depth come in the same steps.
 constexpr int kBrickDepth = 16;
 // Vela's channel model keeps 80% of the outstanding transactions busy, at 80% efficiency.
@@ -207,21 +205,21 @@ struct U85Op {
     // compared with the block's channel count.
     int64_t transfer(bool read, MemoryKind mem, const FeatureMap& fm, const Block3& block, int64_t amount) const {
         const int bits = fm.precision.bits;
-        int burst_bits = 8;
+        int64_t burst_bits = 8;  // int64: a hostile block is 65536 wide and deep
         if (fm.format == DataFormat::NHCWB16) {
             const int64_t brick_stride = fm.stride_c > 0 ? fm.stride_c : int64_t{fm.width0} * kBrickDepth * bits / 8;
-            if (brick_stride == block.depth) burst_bits = bits * block.width * block.depth;
-            else burst_bits = kBrickDepth * bits * block.width * (read ? 1 : row.cores);
+            if (brick_stride == block.depth) burst_bits = int64_t{bits} * block.width * block.depth;
+            else burst_bits = int64_t{kBrickDepth} * bits * block.width * (read ? 1 : row.cores);
         } else {
             const int64_t pixel_stride = fm.stride_x > 0 ? fm.stride_x : int64_t{fm.depth} * bits / 8;
             const bool contiguous = pixel_stride == block.depth;
-            if (read) burst_bits = contiguous ? bits * block.width * block.depth : bits * block.depth;
-            else if (block.depth <= 16 && contiguous) burst_bits = bits * block.width * block.depth;
+            if (read) burst_bits = contiguous ? int64_t{bits} * block.width * block.depth : bits * block.depth;
+            else if (block.depth <= 16 && contiguous) burst_bits = int64_t{bits} * block.width * block.depth;
             else burst_bits = std::min(std::min(64 * 8, 16 * bits * row.cores), block.depth * bits);
         }
         const int max_burst = timing(mem).burst_length;
-        const int burst = std::max(1, std::min(max_burst, burst_bits / 8));
-        return amount * max_burst / burst;
+        const int64_t burst = std::max<int64_t>(1, std::min<int64_t>(max_burst, burst_bits / 8));
+        return cost_product(op, "bytes moved", {amount, max_burst}) / burst;
     }
 
     // Fetching the first IFM block (all IFMs in memory), and writing back the last OFM block.
@@ -232,7 +230,7 @@ struct U85Op {
             const MemoryKind mem = memory_of(fm);
             const int64_t bytes = min3(shape, ifm_block).elements() * ifm_bits / 8;
             const int64_t tx = transfer(true, mem, fm, ifm_block, bytes);
-            worst = std::max(worst, timing(mem).read_latency + static_cast<int64_t>(double(tx) / bandwidth(mem)));
+            worst = std::max(worst, timing(mem).read_latency + cost_figure(op, "IFM block cycles", double(tx) / bandwidth(mem)));
         };
         fetch(op.ifm, ifm_shape);
         if (ifm2_read && kind == U85Kind::Elementwise) fetch(op.ifm2, ifm2_shape);
@@ -250,7 +248,7 @@ struct U85Op {
         const MemoryKind mem = memory_of(op.ofm);
         const int64_t bytes = min3(ofm_shape, ofm_block).elements() * ofm_bits / 8;
         const int64_t tx = transfer(false, mem, op.ofm, ofm_block, bytes);
-        return timing(mem).write_latency + static_cast<int64_t>(double(tx) / bandwidth(mem));
+        return timing(mem).write_latency + cost_figure(op, "OFM block cycles", double(tx) / bandwidth(mem));
     }
 
     // NPU_SET_ACTIVATION.activation_function LUT_U8_U8 .. LUT_S16_S32: the LUT's input width.
@@ -290,49 +288,47 @@ struct U85Op {
         const int sparse_divisor = op.sparse_2_4 ? 2 : 1;
         const int delay_per_step = acc48 && row.macs <= 128 ? 3 : 2;
         int64_t total = 0;
-        for (int x = 0; x < kernel.width; x += kSubKernelMax) {
-            for (int y = 0; y < kernel.height; y += kSubKernelMax) {
-                const int elements =
-                    std::min(kernel.height - y, kSubKernelMax) * std::min(kernel.width - x, kSubKernelMax);
-                int64_t steps = 0, cycles = 0;
-                switch (kind) {
-                    case U85Kind::Pooling:
-                        steps = 1;
-                        cycles = std::max(4, elements) * blocks.elements() * (ifm_bits / 2);
-                        break;
-                    case U85Kind::Depthwise:
-                        steps = div_round_up(elements, 4);
-                        cycles = std::max<int64_t>(writeback, 4 * blocks.elements_wh() * (ifm_bits / 8)) * steps *
-                                 blocks.depth;
-                        break;
-                    case U85Kind::Conv:
-                    case U85Kind::ReduceSum:
-                        steps = elements;
-                        cycles = std::max<int64_t>(writeback, ifm_blk.depth / 8 * blocks.elements_wh()) * steps *
-                                 blocks.depth * (ifm_bits / 8) / sparse_divisor;
-                        break;
-                    case U85Kind::ConvPartKernel:
-                        steps = div_round_up(elements, ifm_bits == 16 ? 2 : 4);
-                        cycles = std::max<int64_t>(writeback, 4 * blocks.elements_wh()) * steps * blocks.depth *
-                                 div_round_up(ifm_blk.depth, 8) / sparse_divisor;
-                        break;
-                    case U85Kind::Elementwise:
-                    case U85Kind::Resize: break;
-                }
-                // Accumulator pipeline delay when a block is one micro-block wide and high.
-                int64_t delay = 0;
-                if (blocks.elements_wh() == 1) {
-                    if (blocks.depth == 1) delay = delay_per_step * steps;
-                    else if (steps > 1) delay = delay_per_step * (steps - 1) * blocks.depth;
-                }
-                if (kind == U85Kind::ConvPartKernel) delay *= div_round_up(ifm_blk.depth, 8);
-                total += cycles + delay;
+        for_each_sub_kernel(kernel, [&](int elements, int64_t count) {
+            int64_t steps = 0, cycles = 0;
+            switch (kind) {
+                case U85Kind::Pooling:
+                    steps = 1;
+                    cycles = cost_product(op, "MAC cycles", {std::max(4, elements), blocks.elements(), ifm_bits / 2});
+                    break;
+                case U85Kind::Depthwise:
+                    steps = div_round_up(elements, 4);
+                    cycles = cost_product(op, "MAC cycles", {std::max<int64_t>(writeback, 4 * blocks.elements_wh() * (ifm_bits / 8)),
+                                                             steps, blocks.depth});
+                    break;
+                case U85Kind::Conv:
+                case U85Kind::ReduceSum:
+                    steps = elements;
+                    cycles = cost_product(op, "MAC cycles", {std::max<int64_t>(writeback, ifm_blk.depth / 8 * blocks.elements_wh()),
+                                                             steps, blocks.depth, ifm_bits / 8}) /
+                             sparse_divisor;
+                    break;
+                case U85Kind::ConvPartKernel:
+                    steps = div_round_up(elements, ifm_bits == 16 ? 2 : 4);
+                    cycles = cost_product(op, "MAC cycles", {std::max<int64_t>(writeback, 4 * blocks.elements_wh()), steps,
+                                                             blocks.depth, div_round_up(ifm_blk.depth, 8)}) /
+                             sparse_divisor;
+                    break;
+                case U85Kind::Elementwise:
+                case U85Kind::Resize: break;
             }
-        }
+            // Accumulator pipeline delay when a block is one micro-block wide and high.
+            int64_t delay = 0;
+            if (blocks.elements_wh() == 1) {
+                if (blocks.depth == 1) delay = delay_per_step * steps;
+                else if (steps > 1) delay = delay_per_step * (steps - 1) * blocks.depth;
+            }
+            if (kind == U85Kind::ConvPartKernel) delay *= div_round_up(ifm_blk.depth, 8);
+            total += cost_product(op, "MAC cycles", {cycles + delay, count});
+        });
         if (kind == U85Kind::Conv || kind == U85Kind::ConvPartKernel || kind == U85Kind::ReduceSum) {
             // Vela repeats depth-first and reduce-sum blocks per IFM depth block; part-kernel
             // convolutions are costed the same way (its estimator treats them as convolutions).
-            total *= div_round_up(ifm_shape.depth, ifm_blk.depth);
+            total = cost_product(op, "MAC cycles", {total, div_round_up(ifm_shape.depth, ifm_blk.depth)});
         }
         return total;
     }
@@ -354,16 +350,16 @@ struct U85Op {
         // MAC-bound: every block's MACs, then the last block's output; output-bound: every
         // block's output after the first block's MACs. Around them: the first IFM block's fetch
         // and the last OFM block's write.
-        const int64_t body = b.mac_bound() ? static_cast<int64_t>(b.mac * ofm_blocks)
-                                           : static_cast<int64_t>(b.output * ofm_blocks + b.mac);
+        const int64_t body =
+            cost_figure(op, "compute cycles", b.mac_bound() ? b.mac * ofm_blocks : b.output * ofm_blocks + b.mac);
         cost.fill_cycles = ifm_cycles;
-        cost.drain_cycles = ofm_cycles + (b.mac_bound() ? static_cast<int64_t>(b.output) : 0);
+        cost.drain_cycles = ofm_cycles + (b.mac_bound() ? cost_figure(op, "output cycles", b.output) : 0);
         cost.compute_cycles = cost.fill_cycles + body + cost.drain_cycles;
-        cost.mac_cycles = static_cast<int64_t>(mac_block * ofm_blocks + ao_block);
-        cost.output_cycles = static_cast<int64_t>(ao_compute * ofm_blocks + mac_block);
-        cost.issue_cycles = static_cast<int64_t>(b.issue);
+        cost.mac_cycles = cost_figure(op, "MAC cycles", mac_block * ofm_blocks + ao_block);
+        cost.output_cycles = cost_figure(op, "output cycles", ao_compute * ofm_blocks + mac_block);
+        cost.issue_cycles = cost_figure(op, "issue cycles", b.issue);
         const bool per_channel = kind == U85Kind::Depthwise || kind == U85Kind::Pooling;
-        cost.macs = kernel.elements_wh() * ofm_shape.elements() * (per_channel ? 1 : ifm_shape.depth) /
+        cost.macs = cost_product(op, "MACs", {kernel.elements_wh(), ofm_shape.elements(), per_channel ? 1 : ifm_shape.depth}) /
                     (op.sparse_2_4 ? 2 : 1);
     }
 
@@ -376,9 +372,9 @@ struct U85Op {
         const double ao = std::ceil(per_element * double(elements));
         const double block = double(std::max(block_ofm_cycles(), block_ifm_cycles()));
         const double issue = std::ceil((block / double(ofm_block.elements()) + per_element) / 4.0 * double(elements));
-        cost.compute_cycles = static_cast<int64_t>(std::max(issue, ao));
-        cost.output_cycles = static_cast<int64_t>(ao);
-        cost.issue_cycles = static_cast<int64_t>(issue);
+        cost.compute_cycles = cost_figure(op, "compute cycles", std::max(issue, ao));
+        cost.output_cycles = cost_figure(op, "output cycles", ao);
+        cost.issue_cycles = cost_figure(op, "issue cycles", issue);
     }
 
     // Bytes per memory and channel, as Vela's element-access model counts them.
@@ -403,7 +399,8 @@ struct U85Op {
             if (in_memory(op.ifm)) {
                 const MemoryKind mem = memory_of(op.ifm);
                 out.push_back({mem, ifm_channel,
-                               transfer(true, mem, op.ifm, ifm_block, fetch * sub_kernels * blocks.elements())});
+                               transfer(true, mem, op.ifm, ifm_block,
+                                        cost_product(op, "IFM elements read", {fetch, sub_kernels, blocks.elements()}))});
             }
             // Weights and scales are streamed again for every OFM block in height and width.
             const int64_t refetch = blocks.elements_wh();
@@ -413,13 +410,14 @@ struct U85Op {
                 // Fast weights have their own read buffer when they are read from a staging copy.
                 const bool fast = op.weight_format == 1 && mem != const_memory;
                 out.push_back({mem, fast ? U85ReadChannel::FastWeight : U85ReadChannel::Weight,
-                               refetch * static_cast<int64_t>(w.length)});
+                               cost_product(op, "weight bytes", {refetch, static_cast<int64_t>(w.length)})});
             }
             // Vela charges scale reads to the constant memory even when the stream reads a copy
             // a DMA staged in faster memory; so do we, to track its estimates. Through the
             // scale channel's small read buffer this makes scales from DRAM expensive.
             for (const auto& s : op.scales)
-                out.push_back({const_memory, U85ReadChannel::Scale, refetch * static_cast<int64_t>(s.length)});
+                out.push_back({const_memory, U85ReadChannel::Scale,
+                               cost_product(op, "scale bytes", {refetch, static_cast<int64_t>(s.length)})});
         } else {
             // Each IFM in memory is read once (a scalar operand is in the command stream).
             auto read_whole = [&](const FeatureMap& fm, const Block3& shape) {
@@ -448,11 +446,12 @@ struct U85Op {
             if (a.read_channel) cost.traffic.add_read(a.memory, a.bytes);
             else cost.traffic.add_write(a.memory, a.bytes);
             const int key = a.read_channel ? static_cast<int>(*a.read_channel) : -1;
-            channel_cycles[m][key] += static_cast<int64_t>(double(a.bytes) / channel_bandwidth(a.memory, a.read_channel));
+            channel_cycles[m][key] +=
+                cost_figure(op, "access cycles", double(a.bytes) / channel_bandwidth(a.memory, a.read_channel));
         }
         for (size_t m = 0; m < static_cast<size_t>(kMemoryKinds); ++m) {
             const int64_t bytes = cost.traffic.read[m] + cost.traffic.write[m];
-            int64_t cycles = static_cast<int64_t>(double(bytes) / bandwidth(static_cast<MemoryKind>(m)));
+            int64_t cycles = cost_figure(op, "access cycles", double(bytes) / bandwidth(static_cast<MemoryKind>(m)));
             for (const auto& [channel, c] : channel_cycles[m]) cycles = std::max(cycles, c);
             cost.access_cycles[m] = bytes > 0 ? cycles : 0;
         }
@@ -464,15 +463,16 @@ struct U85Op {
     // assumed.
     int64_t weight_decode_cycles() const {
         if (op.weights.empty()) return 0;
-        int64_t weight_count = kernel.elements_wh() * ofm_shape.depth;
-        if (kind != U85Kind::Depthwise) weight_count *= ifm_shape.depth;
+        const int64_t weight_count = cost_product(op, "weights", {kernel.elements_wh(), ofm_shape.depth,
+                                                                   kind == U85Kind::Depthwise ? 1 : ifm_shape.depth});
         const int per_cycle = op.weight_format == 1 ? 32 : 8 * row.cores;
         const int64_t decode = weight_count / per_cycle;
         int64_t read = 0, bytes = 0;
         const MemoryKind mem = ctx.memory_of(op.weights[0].region);
         for (const auto& w : op.weights) bytes += static_cast<int64_t>(w.length);
-        read = static_cast<int64_t>(double(bytes) / channel_bandwidth(
-                   mem, op.weight_format == 1 ? U85ReadChannel::FastWeight : U85ReadChannel::Weight)) +
+        read = cost_figure(op, "weight read cycles",
+                           double(bytes) / channel_bandwidth(mem, op.weight_format == 1 ? U85ReadChannel::FastWeight
+                                                                                        : U85ReadChannel::Weight)) +
                timing(mem).read_latency;
         return std::max(decode, read);
     }
@@ -480,17 +480,18 @@ struct U85Op {
 
 }  // namespace
 
-int64_t u85_dma_cycles(const CostContext& ctx, MemoryKind from, std::optional<MemoryKind> to, int64_t bytes,
+int64_t u85_dma_cycles(const DecodedOp& op, const CostContext& ctx, MemoryKind from, std::optional<MemoryKind> to, int64_t bytes,
                        std::optional<DmaIndexRead> index) {
     const U85TimingRow& row = u85_timing(ctx.npu);
     auto read_cycles = [&](MemoryKind mem, int64_t amount) {
         const double bandwidth = u85_channel_bandwidth(ctx.memory, row, mem, U85ReadChannel::Mem2Mem);
-        return static_cast<int64_t>(double(amount) / bandwidth) + ctx.memory.timing(mem).read_latency;
+        return cost_figure(op, "read cycles", double(amount) / bandwidth) + ctx.memory.timing(mem).read_latency;
     };
     const int64_t read = read_cycles(from, bytes) + (index ? read_cycles(index->memory, index->bytes) : 0);
-    const int64_t write = to ? static_cast<int64_t>(double(bytes) / u85_channel_bandwidth(ctx.memory, row, *to, std::nullopt)) +
-                                   ctx.memory.timing(*to).write_latency
-                             : static_cast<int64_t>(double(bytes) / kLutRamBytesPerCycle);
+    const int64_t write =
+        to ? cost_figure(op, "write cycles", double(bytes) / u85_channel_bandwidth(ctx.memory, row, *to, std::nullopt)) +
+                 ctx.memory.timing(*to).write_latency
+           : cost_figure(op, "write cycles", double(bytes) / kLutRamBytesPerCycle);
     return std::max(read, write);
 }
 
