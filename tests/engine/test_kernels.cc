@@ -925,8 +925,9 @@ std::string vela_op_name(VelaOp op) {
 class EveryConfiguration : public ::testing::TestWithParam<std::tuple<VelaBlocks, VelaOp>> {};
 
 TEST_P(EveryConfiguration, VelasOpMatchesThePlainReference) {
-    const auto& [blocks, op] = GetParam();
-    switch (op) {
+    // Not a structured binding: clang 14 cannot capture those in the lambdas below.
+    const VelaBlocks& blocks = std::get<0>(GetParam());
+    switch (std::get<1>(GetParam())) {
         case VelaOp::Conv:
             return check_conv(with(conv("conv"), [&](ConvCase& c) {
                 c.config = blocks.config, c.block = blocks.conv;
