@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <new>
 #include <stdexcept>
 
 #include <sys/mman.h>
@@ -33,8 +35,12 @@ void MemoryMap::map_read_only(uint64_t address, std::span<const uint8_t> bytes, 
 }
 
 std::span<uint8_t> MemoryMap::allocate(uint64_t address, uint64_t size, std::string name, MemoryKind kind) {
-    owned_.push_back(std::make_unique<uint8_t[]>(size));  // value-initialised: zero
-    std::span<uint8_t> bytes(owned_.back().get(), size);
+    // calloc, not new[](): a large block comes zeroed from the OS untouched, so a region the stream
+    // never writes (a hostile file can claim an arena of hundreds of MB) costs no resident memory.
+    auto* block = static_cast<uint8_t*>(std::calloc(std::max<uint64_t>(size, 1), 1));
+    if (!block) throw std::bad_alloc();
+    owned_.emplace_back(block);
+    std::span<uint8_t> bytes(block, size);
     map(address, bytes, std::move(name), kind);
     return bytes;
 }

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <span>
@@ -68,7 +69,10 @@ public:
 
 private:
     std::vector<Mapping> mappings_;
-    std::vector<std::unique_ptr<uint8_t[]>> owned_;
+    struct Free {
+        void operator()(uint8_t* p) const { std::free(p); }
+    };
+    std::vector<std::unique_ptr<uint8_t[], Free>> owned_;
 };
 
 class AddressSpace {
