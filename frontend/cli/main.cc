@@ -398,7 +398,16 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     auto* example = app.add_subcommand("example", "write the bundled example model (an ExecuTorch vela_bin_stream)");
     example->add_option("OUTPUT", out_path, "file to write")->required();
-    CLI11_PARSE(app, argc, argv);
+    app.set_version_flag("--version", "ethosu-emu " ETHOSU_EMU_VERSION);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::Success& e) {  // --help, --version
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        // The project's one error format; exit 2 tells a usage error from a refused model (1).
+        fmt::print(stderr, "ethosu-emu: error: {} (see ethosu-emu --help)\n", e.what());
+        return 2;
+    }
     constexpr std::string_view kErrorPrefix = "ethosu-emu: error: ";
     report_shrunk_mapped_files(kErrorPrefix);
 

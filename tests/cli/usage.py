@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""The command line's own contract: --version, and usage errors in the project's error format with
+exit status 2 (a refused model exits 1). Usage: usage.py EMU VERSION."""
+import subprocess
+import sys
+
+emu, version = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def check(args, want_rc, want_out=None, want_err=None):
+    run = subprocess.run([emu, *args], capture_output=True, text=True, timeout=30)
+    what = " ".join(args) or "(no arguments)"
+    if run.returncode != want_rc:
+        failures.append(f"{what}: exit {run.returncode}, expected {want_rc}")
+    if want_out is not None and run.stdout.strip() != want_out:
+        failures.append(f"{what}: stdout {run.stdout.strip()!r}, expected {want_out!r}")
+    if want_err is not None:
+        lines = run.stderr.strip().splitlines()
+        if len(lines) != 1 or not lines[0].startswith("ethosu-emu: error: ") or want_err not in lines[0]:
+            failures.append(f"{what}: stderr {run.stderr.strip()!r}, expected one error line with {want_err!r}")
+
+
+check(["--version"], 0, want_out=f"ethosu-emu {version}")
+check([], 2, want_err="subcommand is required")
+check(["run"], 2, want_err="MODEL is required")
+check(["info", "m.tflite", "--no-such-option"], 2, want_err="--no-such-option")
+check(["run", "/nonexistent/model.tflite"], 1, want_err="/nonexistent/model.tflite")
+for f in failures:
+    print("FAIL", f)
+print(f"{5 - len(failures)} passed, {len(failures)} failed")
+sys.exit(1 if failures else 0)
