@@ -1,0 +1,145 @@
+// The host's reference kernels against plain loops written from TFLite's definitions:
+// QUANTIZE (AffineQuantize: float divide, round half away from zero, zero point, clamp),
+// DEQUANTIZE (double product narrowed to float; for 8- and 16-bit values the double product is
+// exact, so this equals one float rounding), integer QUANTIZE (Requantize with
+// QuantizeMultiplier and the double-rounding MultiplyByQuantizedMultiplier).
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "frontend/graph/reference_kernels.h"
+#include "tests/engine/tflite_math.h"
+
+namespace ethosu {
+namespace {
+
+template <class Out>
+std::vector<Out> plain_quantize(const std::vector<float>& in, float scale, int32_t zero_point) {
+    std::vector<Out> out;
+    for (const float v : in) {
+        const float q = std::round(v / scale);
+        const int32_t r = static_cast<int32_t>(q) + zero_point;
+        out.push_back(static_cast<Out>(std::min<int32_t>(std::max<int32_t>(r, std::numeric_limits<Out>::min()),
+                                                         std::numeric_limits<Out>::max())));
+    }
+    return out;
+}
+
+template <class Out>
+void expect_quantize_matches(const std::vector<float>& in, float scale, int32_t zero_point) {
+    std::vector<Out> got(in.size());
+    reference::affine_quantize<Out>(in, scale, zero_point, got);
+    EXPECT_EQ(got, plain_quantize<Out>(in, scale, zero_point)) << "scale " << scale << " zero point " << zero_point;
+}
+
+TEST(ReferenceKernels, QuantizeFloatToEachIntegerType) {
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> value(-3.0f, 3.0f);
+    std::vector<float> in(4000);
+    for (float& v : in) v = value(rng);
+    // Exact halves round away from zero: 0.5 / 0.25 = 2 exactly; 0.375 / 0.25 = 1.5 -> 2; -1.5 -> -2.
+    in.insert(in.end(), {0.375f, -0.375f, 0.125f, -0.125f, 1e6f, -1e6f, 0.0f, -0.0f});
+    for (const float scale : {0.25f, 0.0078125f, 0.01173f, 3.1e-5f}) {
+        for (const int32_t zp : {0, -128, 5, 127}) expect_quantize_matches<int8_t>(in, scale, zp);
+        for (const int32_t zp : {0, 128, 255}) expect_quantize_matches<uint8_t>(in, scale, zp);
+        for (const int32_t zp : {0, -7}) expect_quantize_matches<int16_t>(in, scale, zp);
+    }
+    // Half away from zero, spelled out.
+    std::vector<int8_t> halves(4);
+    reference::affine_quantize<int8_t>(std::vector<float>{0.375f, -0.375f, 0.125f, -0.125f}, 0.25f, 0, halves);
+    EXPECT_EQ(halves, (std::vector<int8_t>{2, -2, 1, -1}));
+}
+
+TEST(ReferenceKernels, QuantizeOutOfRangeFloatsAsX86Does) {
+    // x86-64's float -> int32 conversion gives INT32_MIN for NaN and out-of-range values; TFLM
+    // then adds the zero point in int32, wrapping: INT32_MIN + (-1) is INT32_MAX -> 127.
+    const std::vector<float> in = {NAN, INFINITY, -INFINITY, 3e9f};
+    std::vector<int8_t> zp0(in.size()), zp_minus1(in.size());
+    reference::affine_quantize<int8_t>(in, 1.0f, 0, zp0);
+    reference::affine_quantize<int8_t>(in, 1.0f, -1, zp_minus1);
+    EXPECT_EQ(zp0, (std::vector<int8_t>{-128, -128, -128, -128}));
+    EXPECT_EQ(zp_minus1, (std::vector<int8_t>{127, 127, 127, 127}));
+}
+
+template <class In>
+void expect_dequantize_matches(float scale, int32_t zero_point) {
+    std::vector<In> in;
+    for (int64_t v = std::numeric_limits<In>::min(); v <= std::numeric_limits<In>::max(); v += sizeof(In) == 1 ? 1 : 7)
+        in.push_back(static_cast<In>(v));
+    std::vector<float> got(in.size());
+    reference::dequantize<In>(in, scale, zero_point, got);
+    const double wide = scale;
+    for (size_t i = 0; i < in.size(); ++i) {
+        const float expected = static_cast<float>(wide * (static_cast<int32_t>(in[i]) - zero_point));
+        ASSERT_EQ(got[i], expected) << static_cast<int>(in[i]) << " scale " << scale;
+    }
+}
+
+TEST(ReferenceKernels, DequantizeEachIntegerType) {
+    for (const float scale : {0.25f, 0.0078125f, 0.01173f, 0.1f}) {
+        expect_dequantize_matches<int8_t>(scale, -128);
+        expect_dequantize_matches<int8_t>(scale, 3);
+        expect_dequantize_matches<uint8_t>(scale, 128);
+        expect_dequantize_matches<int16_t>(scale, 0);
+    }
+    // Values spelled out: (-128 - 3) * 0.25 and 127 - (-128) at 1/128.
+    std::vector<float> got(2);
+    reference::dequantize<int8_t>(std::vector<int8_t>{-128, 127}, 0.25f, 3, got);
+    EXPECT_EQ(got, (std::vector<float>{-32.75f, 31.0f}));
+}
+
+TEST(ReferenceKernels, QuantizeMultiplierAsTflite) {
+    std::mt19937_64 rng(3);
+    std::uniform_real_distribution<double> exponent(-30.0, 30.0);
+    for (int i = 0; i < 10000; ++i) {
+        const double real = std::pow(2.0, exponent(rng));
+        const auto ours = reference::quantize_multiplier(real);
+        const auto theirs = tflite_math::quantize_multiplier(real);
+        ASSERT_EQ(ours.multiplier, theirs.multiplier) << real;
+        ASSERT_EQ(ours.shift, theirs.shift) << real;
+    }
+    EXPECT_EQ(reference::quantize_multiplier(1.0).multiplier, 1 << 30);
+    EXPECT_EQ(reference::quantize_multiplier(1.0).shift, 1);
+    EXPECT_EQ(reference::quantize_multiplier(0.0).multiplier, 0);
+}
+
+template <class In, class Out>
+void expect_requantize_matches(double in_scale, double out_scale, int32_t in_zp, int32_t out_zp) {
+    std::vector<In> in;
+    for (int64_t v = std::numeric_limits<In>::min(); v <= std::numeric_limits<In>::max(); v += sizeof(In) == 1 ? 1 : 13)
+        in.push_back(static_cast<In>(v));
+    const auto m = reference::quantize_multiplier(in_scale / out_scale);
+    std::vector<Out> got(in.size());
+    reference::requantize<In, Out>(in, m, in_zp, out_zp, got);
+    for (size_t i = 0; i < in.size(); ++i) {
+        const int32_t r = tflite_math::multiply(static_cast<int32_t>(in[i]) - in_zp, m.multiplier, m.shift) + out_zp;
+        const int32_t expected = std::min<int32_t>(std::max<int32_t>(r, std::numeric_limits<Out>::min()),
+                                                   std::numeric_limits<Out>::max());
+        ASSERT_EQ(static_cast<int32_t>(got[i]), expected)
+            << static_cast<int>(in[i]) << " scales " << in_scale << " / " << out_scale;
+    }
+}
+
+TEST(ReferenceKernels, RequantizeEachTflmPair) {
+    for (const auto& [si, so] : std::vector<std::pair<double, double>>{{0.5, 0.25}, {0.0123, 0.0456}, {0.3, 0.01}, {1.0, 1.0}}) {
+        expect_requantize_matches<int8_t, int8_t>(si, so, -3, 11);
+        expect_requantize_matches<int8_t, uint8_t>(si, so, 0, 128);
+        expect_requantize_matches<uint8_t, int8_t>(si, so, 128, 0);
+        expect_requantize_matches<int8_t, int16_t>(si, so, 5, 0);
+        expect_requantize_matches<int16_t, int8_t>(si, so, 0, -1);
+        expect_requantize_matches<int16_t, int16_t>(si / 64, so, 0, 0);
+    }
+    // Equal scales, zero points 128 apart: TFLM's XOR-0x80 fast path gives these values.
+    std::vector<uint8_t> got(3);
+    reference::requantize<int8_t, uint8_t>(std::vector<int8_t>{-128, 0, 127}, reference::quantize_multiplier(1.0), 0, 128,
+                                           got);
+    EXPECT_EQ(got, (std::vector<uint8_t>{0x00, 0x80, 0xFF}));
+}
+
+}  // namespace
+}  // namespace ethosu
