@@ -46,7 +46,8 @@ void affine_quantize(std::span<const float> in, float scale, int32_t zero_point,
 }
 
 // DEQUANTIZE integer -> float (reference_ops::Dequantize): the difference from the zero point
-// times the scale widened to double, the product narrowed to float.
+// times the scale widened to double, the product narrowed to float (TFLM's order; for 8- and
+// 16-bit values the double product is exact, so one float rounding).
 template <class In>
 void dequantize(std::span<const In> in, float scale, int32_t zero_point, std::span<float> out) {
     const double wide_scale = scale;
