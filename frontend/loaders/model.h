@@ -68,6 +68,9 @@ struct GraphOperator {
     std::string custom_code;
     int invocation = -1;  // index in LoadedModel::invocations for an ethos-u operator
     std::vector<int32_t> inputs, outputs;  // tensor indices; -1 is an omitted optional input
+    // SVDF's options (SVDFOptions), the only ones a host kernel reads so far.
+    int32_t svdf_rank = 0;
+    int8_t fused_activation = 0;  // TFLite ActivationFunctionType
 };
 
 struct GraphTensor {

@@ -226,6 +226,10 @@ ModelGraph VelaTfliteLoader::graph(const tflite::SubGraph& sg) const {
                           .invocation = is_ethos_u(op, field) ? invocation++ : -1,
                           .inputs = indices(op.inputs()),
                           .outputs = indices(op.outputs())};
+        if (const auto* svdf = op.builtin_options_as_SVDFOptions()) {
+            gop.svdf_rank = svdf->rank();
+            gop.fused_activation = svdf->fused_activation_function();
+        }
         for (size_t k = 0; k < gop.inputs.size(); ++k)
             describe(gop.inputs[k], &op, fmt::format("{}.inputs[{}]", field, k), gop.invocation < 0);
         for (size_t k = 0; k < gop.outputs.size(); ++k)
