@@ -149,6 +149,21 @@ void check_reshape(const OperatorView& v) {
                          fmt::join(out.shape, ",")));
 }
 
+// The host buffers of a graph run by tensor index; constants are read where the model holds them.
+class HostTensors {
+public:
+    explicit HostTensors(const ModelGraph& graph) : graph_(graph), values_(graph.tensors.size()) {}
+    const std::vector<uint8_t>& read(int32_t t) const {
+        const GraphTensor& gt = graph_.tensors[static_cast<size_t>(t)];
+        return gt.constant ? gt.data : values_[static_cast<size_t>(t)];
+    }
+    std::vector<uint8_t>& write(int32_t t) { return values_[static_cast<size_t>(t)]; }
+
+private:
+    const ModelGraph& graph_;
+    std::vector<std::vector<uint8_t>> values_;
+};
+
 template <class T>
 std::span<const T> typed(const std::vector<uint8_t>& bytes) {
     return {reinterpret_cast<const T*>(bytes.data()), bytes.size() / sizeof(T)};
@@ -169,7 +184,9 @@ void with_integer_type(ElementType t, F&& f) {
     }
 }
 
-void run_quantize(const OperatorView& v, const std::vector<uint8_t>& in_bytes, std::vector<uint8_t>& out_bytes) {
+void run_quantize(const OperatorView& v, HostTensors& tensors) {
+    const std::vector<uint8_t>& in_bytes = tensors.read(v.op.inputs[0]);
+    std::vector<uint8_t>& out_bytes = tensors.write(v.op.outputs[0]);
     const TensorInfo &in = v.input(0), &out = v.output(0);
     const auto out_zp = static_cast<int32_t>(out.zero_point[0]);
     with_integer_type(out.type, [&](auto out_value) {
@@ -186,7 +203,9 @@ void run_quantize(const OperatorView& v, const std::vector<uint8_t>& in_bytes, s
     });
 }
 
-void run_dequantize(const OperatorView& v, const std::vector<uint8_t>& in_bytes, std::vector<uint8_t>& out_bytes) {
+void run_dequantize(const OperatorView& v, HostTensors& tensors) {
+    const std::vector<uint8_t>& in_bytes = tensors.read(v.op.inputs[0]);
+    std::vector<uint8_t>& out_bytes = tensors.write(v.op.outputs[0]);
     const TensorInfo& in = v.input(0);
     with_integer_type(in.type, [&](auto in_value) {
         using In = decltype(in_value);
@@ -195,25 +214,103 @@ void run_dequantize(const OperatorView& v, const std::vector<uint8_t>& in_bytes,
     });
 }
 
-// The host's kernels by builtin code: how each checks its operator and runs it on its first
-// input's bytes.
+void run_reshape(const OperatorView& v, HostTensors& tensors) { tensors.write(v.op.outputs[0]) = tensors.read(v.op.inputs[0]); }
+
+// SVDF's inputs (TFLM svdf_common.cc): input, feature weights, time weights, bias (optional),
+// activation state (a variable the operator updates).
+constexpr size_t kSvdfInput = 0, kSvdfFeatureWeights = 1, kSvdfTimeWeights = 2, kSvdfBias = 3, kSvdfState = 4;
+
+reference::SvdfShape svdf_shape(const OperatorView& v) {
+    const auto dim = [](const TensorInfo& t, size_t k) { return k < t.shape.size() ? static_cast<int>(t.shape[k]) : 0; };
+    return {.batches = dim(v.input(kSvdfInput), 0),
+            .input_size = dim(v.input(kSvdfInput), 1),
+            .filters = dim(v.input(kSvdfFeatureWeights), 0),
+            .rank = v.op.svdf_rank,
+            .memory = dim(v.input(kSvdfTimeWeights), 1)};
+}
+
+reference::SvdfQuantization svdf_quantization(const OperatorView& v) {
+    const TensorInfo &in = v.input(kSvdfInput), &features = v.input(kSvdfFeatureWeights),
+                     &time = v.input(kSvdfTimeWeights), &state = v.input(kSvdfState), &out = v.output(0);
+    // TFLM forms both products and quotients in float, then widens (svdf_common.cc PrepareSvdf).
+    return {.input_zero_point = static_cast<int32_t>(in.zero_point[0]),
+            .state_zero_point = static_cast<int32_t>(state.zero_point[0]),
+            .output_zero_point = static_cast<int32_t>(out.zero_point[0]),
+            .feature_scale = reference::quantize_multiplier(
+                static_cast<double>(in.scale[0] * features.scale[0] / state.scale[0])),
+            .output_scale = reference::quantize_multiplier(
+                static_cast<double>(state.scale[0] * time.scale[0] / out.scale[0]))};
+}
+
+// The integer SVDF TFLM runs: int8 input, feature weights and output; int8 or int16 time
+// weights and state of the same type; int32 bias; shapes as its PrepareSvdf requires.
+void check_svdf(const OperatorView& v) {
+    v.expect_arity(5, 1);
+    const TensorInfo &in = v.input(kSvdfInput), &features = v.input(kSvdfFeatureWeights),
+                     &time = v.input(kSvdfTimeWeights), &state = v.input(kSvdfState), &out = v.output(0);
+    v.expect(in.type == ElementType::Int8 && features.type == ElementType::Int8 && out.type == ElementType::Int8,
+             "implemented for int8 input, feature weights and output only");
+    v.expect((time.type == ElementType::Int8 || time.type == ElementType::Int16) && state.type == time.type,
+             "time weights and state must both be int8 or both int16");
+    v.expect(v.tensor(v.op.inputs[kSvdfState]).info.is_variable && !v.tensor(v.op.inputs[kSvdfState]).constant,
+             "its activation state is not a variable tensor");
+    for (const TensorInfo* t : {&in, &features, &time, &state, &out}) v.expect_quantized(*t);
+    v.expect(in.shape.size() == 2 && features.shape.size() == 2 && time.shape.size() == 2 && state.shape.size() == 2 &&
+                 out.shape.size() == 2,
+             "input, weights, state and output must be 2-D");
+    const reference::SvdfShape s = svdf_shape(v);
+    v.expect(s.rank > 0 && s.filters % s.rank == 0,
+             fmt::format("rank {} does not divide the {} filters", s.rank, s.filters));
+    v.expect(features.shape[1] == s.input_size && time.shape[0] == s.filters && state.shape[0] == s.batches &&
+                 state.shape[1] == int64_t{s.memory} * s.filters && out.shape[0] == s.batches && out.shape[1] == s.units(),
+             fmt::format("shapes disagree: input [{}], feature weights [{}], time weights [{}], state [{}], output [{}]",
+                         fmt::join(in.shape, ","), fmt::join(features.shape, ","), fmt::join(time.shape, ","),
+                         fmt::join(state.shape, ","), fmt::join(out.shape, ",")));
+    if (v.op.inputs[kSvdfBias] >= 0) {
+        const TensorInfo& bias = v.input(kSvdfBias);
+        v.expect(bias.type == ElementType::Int32 && bias.shape.size() == 1 && bias.shape[0] == s.units(),
+                 fmt::format("the bias must be int32 of {} units", s.units()));
+    }
+    const auto q = svdf_quantization(v);
+    v.expect(q.feature_scale.shift <= 30 && q.output_scale.shift <= 30, "an effective scale is over 2^30");
+}
+
+void run_svdf(const OperatorView& v, HostTensors& tensors) {
+    const auto s = svdf_shape(v);
+    const auto q = svdf_quantization(v);
+    const int32_t bias = v.op.inputs[kSvdfBias];
+    const std::span<const int32_t> bias_values = bias >= 0 ? typed<int32_t>(tensors.read(bias)) : std::span<const int32_t>{};
+    std::vector<uint8_t>& state = tensors.write(v.op.inputs[kSvdfState]);
+    const auto& in = tensors.read(v.op.inputs[kSvdfInput]);
+    const auto& features = tensors.read(v.op.inputs[kSvdfFeatureWeights]);
+    const auto& time = tensors.read(v.op.inputs[kSvdfTimeWeights]);
+    auto& out = tensors.write(v.op.outputs[0]);
+    if (v.input(kSvdfState).type == ElementType::Int16)
+        reference::svdf<int16_t>(s, q, typed<int8_t>(in), typed<int8_t>(features), typed<int16_t>(time), bias_values,
+                                 typed<int16_t>(state), typed<int8_t>(out));
+    else
+        reference::svdf<int8_t>(s, q, typed<int8_t>(in), typed<int8_t>(features), typed<int8_t>(time), bias_values,
+                                typed<int8_t>(state), typed<int8_t>(out));
+}
+
+// The host's kernels by builtin code: how each checks its operator and runs it.
 struct CpuKernel {
     Builtin code;
     void (*check)(const OperatorView&);
-    void (*run)(const OperatorView&, const std::vector<uint8_t>& input, std::vector<uint8_t>& output);
+    void (*run)(const OperatorView&, HostTensors&);
 };
 
 constexpr CpuKernel kCpuKernels[] = {
     {Builtin::Quantize, check_quantize, run_quantize},
     {Builtin::Dequantize, check_dequantize, run_dequantize},
-    {Builtin::Reshape, check_reshape,
-     [](const OperatorView&, const std::vector<uint8_t>& in, std::vector<uint8_t>& out) { out = in; }},
+    {Builtin::Reshape, check_reshape, run_reshape},
+    {Builtin::Svdf, check_svdf, run_svdf},
 };
 
 const CpuKernel& cpu_kernel(const OperatorView& v) {
     for (const CpuKernel& k : kCpuKernels)
         if (static_cast<int32_t>(k.code) == v.op.builtin_code) return k;
-    v.fail("not implemented on the CPU (implemented: QUANTIZE, DEQUANTIZE, RESHAPE, and ethos-u on the NPU)");
+    v.fail("not implemented on the CPU (implemented: QUANTIZE, DEQUANTIZE, RESHAPE, SVDF, and ethos-u on the NPU)");
 }
 
 // Each feature map of an ethos-u operator must lie inside the region its command stream addresses.
@@ -292,18 +389,14 @@ RunResult run_graph(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
 
     // Host buffers by tensor index: model inputs, variables' initial state (TFLM's allocation
     // gives an int8 variable its zero point, others zeros), then each operator's outputs.
-    std::vector<std::vector<uint8_t>> values(graph.tensors.size());
-    const auto value = [&](int32_t t) -> const std::vector<uint8_t>& {
-        const GraphTensor& gt = graph.tensors[static_cast<size_t>(t)];
-        return gt.constant ? gt.data : values[static_cast<size_t>(t)];
-    };
+    HostTensors tensors(graph);
     const auto zeros_of = [&](int32_t t) { return std::vector<uint8_t>(graph.tensors[static_cast<size_t>(t)].info.size_bytes); };
     if (options.execute) {
         for (size_t t = 0; t < graph.tensors.size(); ++t) {
             const TensorInfo& info = graph.tensors[t].info;
             if (!info.is_variable || graph.tensors[t].constant) continue;
             const bool int8_zero_point = info.type == ElementType::Int8 && !info.zero_point.empty();
-            values[t].assign(info.size_bytes, int8_zero_point ? static_cast<uint8_t>(info.zero_point[0]) : 0);
+            tensors.write(static_cast<int32_t>(t)).assign(info.size_bytes, int8_zero_point ? static_cast<uint8_t>(info.zero_point[0]) : 0);
         }
         for (size_t k = 0; k < graph.inputs.size(); ++k) {
             const int32_t t = graph.inputs[k];
@@ -313,7 +406,7 @@ RunResult run_graph(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
             if (bytes.size() != info.size_bytes)
                 throw Error({model.path, std::nullopt, info.name},
                             fmt::format("input {} has {} bytes, the model expects {}", k, bytes.size(), info.size_bytes));
-            values[static_cast<size_t>(t)] = std::move(bytes);
+            tensors.write(t) = std::move(bytes);
         }
     }
 
@@ -323,20 +416,19 @@ RunResult run_graph(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
             const NpuInvocation& inv = model.invocations[static_cast<size_t>(v.op.invocation)];
             std::vector<std::vector<uint8_t>> npu_inputs;
             if (options.execute)
-                for (size_t k = kEthosUFirstFeatureMap; k < v.op.inputs.size(); ++k) npu_inputs.push_back(value(v.op.inputs[k]));
+                for (size_t k = kEthosUFirstFeatureMap; k < v.op.inputs.size(); ++k) npu_inputs.push_back(tensors.read(v.op.inputs[k]));
             auto npu_outputs = run_invocation(model, inv, inv.inputs, std::move(npu_inputs), inv.outputs, options, result);
             result.stream_operators.push_back(i);
-            for (size_t k = 0; k < npu_outputs.size(); ++k) values[static_cast<size_t>(v.op.outputs[k])] = std::move(npu_outputs[k]);
+            for (size_t k = 0; k < npu_outputs.size(); ++k) tensors.write(v.op.outputs[k]) = std::move(npu_outputs[k]);
             continue;
         }
         result.cpu_operators.push_back({i, v.name(), element_count(v.output(0))});
         if (!options.execute) continue;
-        std::vector<uint8_t>& out = values[static_cast<size_t>(v.op.outputs[0])];
-        out.assign(v.output(0).size_bytes, 0);
-        cpu_kernel(v).run(v, value(v.op.inputs[0]), out);
+        tensors.write(v.op.outputs[0]).assign(v.output(0).size_bytes, 0);
+        cpu_kernel(v).run(v, tensors);
     }
     if (options.execute)
-        for (const int32_t t : graph.outputs) result.outputs.push_back(value(t));
+        for (const int32_t t : graph.outputs) result.outputs.push_back(tensors.read(t));
     return result;
 }
 

@@ -68,4 +68,53 @@ void requantize(std::span<const In> in, QuantizedMultiplier m, int32_t input_zer
     }
 }
 
+// SVDF with int8 input and output and State (int8 or int16) time weights and activation state
+// (TFLM's EvalIntegerSvdfReference, svdf_common.cc): the state shifts one step left, the feature
+// matmul fills each filter's newest state entry, the time matmul, rank reduction and bias give
+// each unit, rescaled to int8. TFLM ignores the fused activation here (the int8 clamp only).
+struct SvdfShape {
+    int batches = 0, input_size = 0, filters = 0, rank = 1, memory = 0;
+    int units() const { return filters / rank; }
+};
+struct SvdfQuantization {
+    int32_t input_zero_point = 0, state_zero_point = 0, output_zero_point = 0;
+    QuantizedMultiplier feature_scale;  // input scale * feature weight scale / state scale
+    QuantizedMultiplier output_scale;   // state scale * time weight scale / output scale
+};
+template <class State>
+void svdf(const SvdfShape& s, const SvdfQuantization& q, std::span<const int8_t> input,
+          std::span<const int8_t> feature_weights, std::span<const State> time_weights,
+          std::span<const int32_t> bias /* empty: none */, std::span<State> state, std::span<int8_t> output) {
+    // TFLM sums in int32, wrapping on overflow: sums kept in 64 bits and narrowed at the end agree.
+    const auto wrap = [](int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); };
+    std::copy(state.begin() + 1, state.end(), state.begin());
+    for (int b = 0; b < s.batches; ++b) {
+        for (int f = 0; f < s.filters; ++f) {
+            int64_t dot = 0;
+            for (int c = 0; c < s.input_size; ++c)
+                dot += int64_t{feature_weights[static_cast<size_t>(f * s.input_size + c)]} *
+                       (input[static_cast<size_t>(b * s.input_size + c)] - q.input_zero_point);
+            // The state's zero point is added before the clamp to the state's type.
+            const int64_t newest = multiply_by_quantized_multiplier(wrap(dot), q.feature_scale) + q.state_zero_point;
+            state[static_cast<size_t>((b * s.filters + f) * s.memory + s.memory - 1)] = static_cast<State>(
+                std::clamp<int64_t>(newest, std::numeric_limits<State>::min(), std::numeric_limits<State>::max()));
+        }
+    }
+    for (int b = 0; b < s.batches; ++b) {
+        for (int u = 0; u < s.units(); ++u) {
+            int64_t sum = bias.empty() ? 0 : bias[static_cast<size_t>(u)];
+            for (int r = 0; r < s.rank; ++r) {
+                const int f = u * s.rank + r;
+                int64_t time_dot = 0;
+                for (int m = 0; m < s.memory; ++m)
+                    time_dot += int64_t{time_weights[static_cast<size_t>(f * s.memory + m)]} *
+                                (state[static_cast<size_t>((b * s.filters + f) * s.memory + m)] - q.state_zero_point);
+                sum += wrap(time_dot);
+            }
+            const int64_t out = multiply_by_quantized_multiplier(wrap(sum), q.output_scale) + q.output_zero_point;
+            output[static_cast<size_t>(b * s.units() + u)] = static_cast<int8_t>(std::clamp<int64_t>(out, INT8_MIN, INT8_MAX));
+        }
+    }
+}
+
 }  // namespace ethosu::reference
