@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -139,6 +140,80 @@ TEST(ReferenceKernels, RequantizeEachTflmPair) {
     reference::requantize<int8_t, uint8_t>(std::vector<int8_t>{-128, 0, 127}, reference::quantize_multiplier(1.0), 0, 128,
                                            got);
     EXPECT_EQ(got, (std::vector<uint8_t>{0x00, 0x80, 0xFF}));
+}
+
+}  // namespace
+}  // namespace ethosu
+
+namespace ethosu {
+namespace {
+
+// SVDF from TFLite's definition, with a 3-D state [batch][filter][memory]: shift every filter's
+// memory one step older, the newest entry the requantized feature dot product (zero point added,
+// clamped), then per unit the bias plus the rank filters' time dot products, requantized to int8.
+template <class State>
+std::vector<int8_t> plain_svdf(const reference::SvdfShape& s, const reference::SvdfQuantization& q,
+                               const std::vector<int8_t>& input, const std::vector<int8_t>& features,
+                               const std::vector<State>& time, const std::vector<int32_t>& bias, std::vector<State>& state) {
+    const auto clamp_to = [](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
+    std::vector<int8_t> out;
+    // TFLM shifts the flat state as one array (a filter's oldest entry takes the next filter's
+    // first); the newest entries are all overwritten below, so a rotation is the same.
+    std::rotate(state.begin(), state.begin() + 1, state.end());
+    for (int b = 0; b < s.batches; ++b)
+        for (int f = 0; f < s.filters; ++f) {
+            int32_t dot = 0;
+            for (int c = 0; c < s.input_size; ++c)
+                dot += features[f * s.input_size + c] * (input[b * s.input_size + c] - q.input_zero_point);
+            const int32_t v = tflite_math::multiply(dot, q.feature_scale.multiplier, q.feature_scale.shift) + q.state_zero_point;
+            state[(b * s.filters + f) * s.memory + s.memory - 1] =
+                static_cast<State>(clamp_to(v, std::numeric_limits<State>::min(), std::numeric_limits<State>::max()));
+        }
+    for (int b = 0; b < s.batches; ++b)
+        for (int u = 0; u < s.units(); ++u) {
+            int32_t acc = bias.empty() ? 0 : bias[u];
+            for (int f = u * s.rank; f < (u + 1) * s.rank; ++f)
+                for (int m = 0; m < s.memory; ++m)
+                    acc += time[f * s.memory + m] * (state[(b * s.filters + f) * s.memory + m] - q.state_zero_point);
+            const int32_t v = tflite_math::multiply(acc, q.output_scale.multiplier, q.output_scale.shift) + q.output_zero_point;
+            out.push_back(static_cast<int8_t>(clamp_to(v, -128, 127)));
+        }
+    return out;
+}
+
+template <class State>
+void expect_svdf_matches(const reference::SvdfShape& s, int steps, bool with_bias, uint32_t seed) {
+    std::mt19937 rng(seed);
+    const auto draw = [&](int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); };
+    const reference::SvdfQuantization q{.input_zero_point = static_cast<int32_t>(draw(-20, 20)),
+                                        .state_zero_point = static_cast<int32_t>(draw(-50, 50)),
+                                        .output_zero_point = static_cast<int32_t>(draw(-128, 0)),
+                                        .feature_scale = reference::quantize_multiplier(0.003 + 0.01 * (seed % 7)),
+                                        .output_scale = reference::quantize_multiplier(0.0007 + 0.001 * (seed % 5))};
+    std::vector<int8_t> features(static_cast<size_t>(s.filters * s.input_size));
+    std::vector<State> time(static_cast<size_t>(s.filters * s.memory));
+    std::vector<int32_t> bias;
+    for (auto& w : features) w = static_cast<int8_t>(draw(-128, 127));
+    for (auto& w : time) w = static_cast<State>(draw(std::numeric_limits<State>::min(), std::numeric_limits<State>::max()));
+    if (with_bias)
+        for (int u = 0; u < s.units(); ++u) bias.push_back(static_cast<int32_t>(draw(-5000, 5000)));
+    std::vector<State> state(static_cast<size_t>(s.batches * s.filters * s.memory), static_cast<State>(q.state_zero_point));
+    std::vector<State> plain_state = state;
+    for (int step = 0; step < steps; ++step) {  // the state carries over from step to step
+        std::vector<int8_t> input(static_cast<size_t>(s.batches * s.input_size));
+        for (auto& v : input) v = static_cast<int8_t>(draw(-128, 127));
+        std::vector<int8_t> got(static_cast<size_t>(s.batches * s.units()));
+        reference::svdf<State>(s, q, input, features, time, bias, state, got);
+        ASSERT_EQ(got, plain_svdf<State>(s, q, input, features, time, bias, plain_state)) << "step " << step;
+        ASSERT_EQ(state, plain_state) << "step " << step;
+    }
+}
+
+TEST(ReferenceKernels, SvdfAgainstPlainLoops) {
+    expect_svdf_matches<int8_t>({.batches = 1, .input_size = 16, .filters = 64, .rank = 1, .memory = 8}, 12, true, 1);
+    expect_svdf_matches<int8_t>({.batches = 2, .input_size = 7, .filters = 12, .rank = 3, .memory = 5}, 9, false, 2);
+    expect_svdf_matches<int16_t>({.batches = 1, .input_size = 10, .filters = 8, .rank = 2, .memory = 4}, 9, true, 3);
+    expect_svdf_matches<int16_t>({.batches = 3, .input_size = 5, .filters = 6, .rank = 1, .memory = 1}, 4, true, 4);
 }
 
 }  // namespace
