@@ -68,9 +68,10 @@ struct GraphOperator {
     std::string custom_code;
     int invocation = -1;  // index in LoadedModel::invocations for an ethos-u operator
     std::vector<int32_t> inputs, outputs;  // tensor indices; -1 is an omitted optional input
-    // SVDF's options (SVDFOptions), the only ones a host kernel reads so far.
+    // The builtin options host kernels read: SVDF's (SVDFOptions) and SOFTMAX's (SoftmaxOptions).
     int32_t svdf_rank = 0;
     int8_t fused_activation = 0;  // TFLite ActivationFunctionType
+    float softmax_beta = 0.0f;
 };
 
 struct GraphTensor {

@@ -230,6 +230,7 @@ ModelGraph VelaTfliteLoader::graph(const tflite::SubGraph& sg) const {
             gop.svdf_rank = svdf->rank();
             gop.fused_activation = svdf->fused_activation_function();
         }
+        if (const auto* softmax = op.builtin_options_as_SoftmaxOptions()) gop.softmax_beta = softmax->beta();
         for (size_t k = 0; k < gop.inputs.size(); ++k)
             describe(gop.inputs[k], &op, fmt::format("{}.inputs[{}]", field, k), gop.invocation < 0);
         for (size_t k = 0; k < gop.outputs.size(); ++k)
