@@ -293,6 +293,47 @@ void run_svdf(const OperatorView& v, HostTensors& tensors) {
                                 typed<int8_t>(state), typed<int8_t>(out));
 }
 
+// TFLM's integer SOFTMAX (softmax_common.cc): int8 input; int8 output at scale 1/256 and zero
+// point -128, or int16 at 1/65536 and -32768.
+reference::SoftmaxParameters softmax_parameters(const OperatorView& v) {
+    const auto p = reference::softmax_parameters(v.op.softmax_beta, v.input(0).scale[0]);
+    // TFLite requires beta * scale * 2^26 above one; a left shift of 31 would overflow its int32.
+    v.expect(p.input_left_shift >= 0 && p.input_left_shift <= 30,
+             fmt::format("beta {} times input scale {} is outside what TFLite's integer softmax takes", v.op.softmax_beta,
+                         v.input(0).scale[0]));
+    return p;
+}
+
+void check_softmax(const OperatorView& v) {
+    v.expect_arity(1, 1);
+    const TensorInfo &in = v.input(0), &out = v.output(0);
+    v.expect_same_shape(in, out);
+    v.expect(!in.shape.empty() && in.shape.back() > 0, "needs a last dimension to normalise over");
+    v.expect(in.type == ElementType::Int8 && (out.type == ElementType::Int8 || out.type == ElementType::Int16),
+             fmt::format("takes {} to {}; implemented: int8 to int8 or int16", element_type_name(in.type),
+                         element_type_name(out.type)));
+    v.expect_quantized(in);
+    v.expect_quantized(out);
+    const bool wide = out.type == ElementType::Int16;
+    const float unit = wide ? 1.0f / 65536 : 1.0f / 256;
+    const int64_t zero_point = wide ? -32768 : -128;
+    // TFLM: int16 within 0.1% of 1/65536, int8 exactly 1/256.
+    v.expect(out.zero_point[0] == zero_point && (wide ? std::abs(out.scale[0] - unit) <= 0.001f * unit : out.scale[0] == unit),
+             fmt::format("output '{}' must have zero point {} and scale 1/{}", out.name, zero_point, wide ? 65536 : 256));
+    softmax_parameters(v);
+}
+
+void run_softmax(const OperatorView& v, HostTensors& tensors) {
+    const auto p = softmax_parameters(v);
+    const auto depth = static_cast<size_t>(v.input(0).shape.back());
+    const auto in = typed<int8_t>(tensors.read(v.op.inputs[0]));
+    auto& out = tensors.write(v.op.outputs[0]);
+    if (v.output(0).type == ElementType::Int16)
+        reference::softmax<int8_t, int16_t>(p, depth, in, typed<int16_t>(out));
+    else
+        reference::softmax<int8_t, int8_t>(p, depth, in, typed<int8_t>(out));
+}
+
 // The host's kernels by builtin code: how each checks its operator and runs it.
 struct CpuKernel {
     Builtin code;
@@ -305,12 +346,13 @@ constexpr CpuKernel kCpuKernels[] = {
     {Builtin::Dequantize, check_dequantize, run_dequantize},
     {Builtin::Reshape, check_reshape, run_reshape},
     {Builtin::Svdf, check_svdf, run_svdf},
+    {Builtin::Softmax, check_softmax, run_softmax},
 };
 
 const CpuKernel& cpu_kernel(const OperatorView& v) {
     for (const CpuKernel& k : kCpuKernels)
         if (static_cast<int32_t>(k.code) == v.op.builtin_code) return k;
-    v.fail("not implemented on the CPU (implemented: QUANTIZE, DEQUANTIZE, RESHAPE, SVDF, and ethos-u on the NPU)");
+    v.fail("not implemented on the CPU (implemented: QUANTIZE, DEQUANTIZE, RESHAPE, SOFTMAX, SVDF, and ethos-u on the NPU)");
 }
 
 // Each feature map of an ethos-u operator must lie inside the region its command stream addresses.

@@ -23,4 +23,17 @@ int64_t multiply_by_quantized_multiplier(int32_t x, QuantizedMultiplier m) {
     return scale_value(x, static_cast<uint32_t>(m.multiplier), 31 - m.shift, RoundMode::DoubleSymmetric);
 }
 
+SoftmaxParameters softmax_parameters(double beta, double input_scale) {
+    const double real = std::min<double>(beta * input_scale * (1 << (31 - kSoftmaxScaledDiffIntegerBits)),
+                                         static_cast<double>((int64_t{1} << 31) - 1));
+    const QuantizedMultiplier m = real > 1.0 ? quantize_multiplier(real) : QuantizedMultiplier{0, -1};
+    SoftmaxParameters p{m.multiplier, m.shift, 0};
+    if (m.shift < 0) return p;
+    const double radius = 1.0 * ((1 << kSoftmaxScaledDiffIntegerBits) - 1) *
+                          static_cast<double>(int64_t{1} << (31 - kSoftmaxScaledDiffIntegerBits)) /
+                          static_cast<double>(int64_t{1} << m.shift);
+    p.diff_min = -static_cast<int32_t>(std::floor(radius));
+    return p;
+}
+
 }  // namespace ethosu::reference

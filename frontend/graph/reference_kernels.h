@@ -4,10 +4,13 @@
 // same order), so a whole model's outputs match TFLM's byte for byte.
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <span>
+
+#include "frontend/graph/fixed_point.h"
 
 namespace ethosu::reference {
 
@@ -113,6 +116,60 @@ void svdf(const SvdfShape& s, const SvdfQuantization& q, std::span<const int8_t>
             }
             const int64_t out = multiply_by_quantized_multiplier(wrap(sum), q.output_scale) + q.output_zero_point;
             output[static_cast<size_t>(b * s.units() + u)] = static_cast<int8_t>(std::clamp<int64_t>(out, INT8_MIN, INT8_MAX));
+        }
+    }
+}
+
+// Integer SOFTMAX over the last dimension (TFLM's softmax_common.cc and reference_ops::Softmax):
+// each input's difference from its row's maximum, scaled by beta * input scale into Q5.26, goes
+// through gemmlowp's exp; the sum of exps (Q12.19) is inverted with gemmlowp's 1/(1+x), and each
+// exp times that reciprocal is the output, offset to start at the type's minimum. Differences
+// below diff_min give the minimum.
+struct SoftmaxParameters {
+    int32_t input_multiplier = 0;
+    int input_left_shift = 0;
+    int32_t diff_min = 0;
+};
+constexpr int kSoftmaxScaledDiffIntegerBits = 5, kSoftmaxAccumulationIntegerBits = 12;
+// PreprocessSoftmaxScaling (beta * input scale * 2^26, capped below 2^31, as a multiplier over one)
+// and CalculateInputRadius, as TFLM computes them. Throws nothing; left_shift < 0 means the
+// scaling is one TFLite refuses (a multiplier not above one).
+SoftmaxParameters softmax_parameters(double beta, double input_scale);
+
+template <class In, class Out>
+void softmax(const SoftmaxParameters& p, size_t depth, std::span<const In> in, std::span<Out> out) {
+    namespace fp = fixed_point;
+    const auto scaled_diff = [&](int32_t diff) {  // MultiplyByQuantizedMultiplierGreaterThanOne
+        return fp::doubling_high_mul(diff * (1 << p.input_left_shift), p.input_multiplier);
+    };
+    for (size_t row = 0; row + depth <= in.size(); row += depth) {
+        const In max_in_row = *std::max_element(in.begin() + static_cast<ptrdiff_t>(row),
+                                                in.begin() + static_cast<ptrdiff_t>(row + depth));
+        int32_t sum_of_exps = 0;  // Q12.19, wrapping as gemmlowp's sum does
+        for (size_t c = 0; c < depth; ++c) {
+            const int32_t diff = static_cast<int32_t>(in[row + c]) - max_in_row;
+            if (diff < p.diff_min) continue;
+            const int32_t e = fp::exp_on_negative_values(scaled_diff(diff), kSoftmaxScaledDiffIntegerBits);
+            sum_of_exps = static_cast<int32_t>(static_cast<uint32_t>(sum_of_exps) +
+                                               static_cast<uint32_t>(fp::rounding_divide_by_pot(e, kSoftmaxAccumulationIntegerBits)));
+        }
+        // GetReciprocal: normalise the sum to [1, 2) and invert it.
+        const int headroom_plus_one = std::countl_zero(static_cast<uint32_t>(sum_of_exps));
+        const int bits_over_unit = kSoftmaxAccumulationIntegerBits - headroom_plus_one;
+        const auto shifted_sum_minus_one =
+            static_cast<int32_t>((static_cast<uint32_t>(sum_of_exps) << headroom_plus_one) - (uint32_t{1} << 31));
+        const int32_t reciprocal = fp::one_over_one_plus_x(shifted_sum_minus_one);
+        const int exponent = bits_over_unit + 31 - static_cast<int>(sizeof(Out) * 8);
+        for (size_t c = 0; c < depth; ++c) {
+            const int32_t diff = static_cast<int32_t>(in[row + c]) - max_in_row;
+            if (diff < p.diff_min) {
+                out[row + c] = std::numeric_limits<Out>::min();
+                continue;
+            }
+            const int32_t e = fp::exp_on_negative_values(scaled_diff(diff), kSoftmaxScaledDiffIntegerBits);
+            const int64_t v = int64_t{fp::rounding_divide_by_pot(fp::doubling_high_mul(reciprocal, e), exponent)} +
+                              std::numeric_limits<Out>::min();
+            out[row + c] = static_cast<Out>(std::clamp<int64_t>(v, std::numeric_limits<Out>::min(), std::numeric_limits<Out>::max()));
         }
     }
 }
