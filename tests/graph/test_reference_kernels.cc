@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "frontend/graph/fixed_point.h"
 #include "frontend/graph/reference_kernels.h"
 #include "tests/engine/tflite_math.h"
 
@@ -214,6 +215,73 @@ TEST(ReferenceKernels, SvdfAgainstPlainLoops) {
     expect_svdf_matches<int8_t>({.batches = 2, .input_size = 7, .filters = 12, .rank = 3, .memory = 5}, 9, false, 2);
     expect_svdf_matches<int16_t>({.batches = 1, .input_size = 10, .filters = 8, .rank = 2, .memory = 4}, 9, true, 3);
     expect_svdf_matches<int16_t>({.batches = 3, .input_size = 5, .filters = 6, .rank = 1, .memory = 1}, 4, true, 4);
+}
+
+}  // namespace
+}  // namespace ethosu
+
+namespace ethosu {
+namespace {
+
+// gemmlowp's exp and reciprocal approximations against the real functions, over their domains.
+TEST(ReferenceKernels, FixedPointExpAndReciprocal) {
+    constexpr double kQ31 = 2147483648.0;
+    for (int integer_bits : {0, 5, 12}) {
+        const double unit = std::ldexp(1.0, 31 - integer_bits);  // raw value of 1.0
+        for (int64_t raw = 0; raw >= std::numeric_limits<int32_t>::min(); raw -= 9973) {
+            const double a = static_cast<double>(raw) / unit;
+            const double got = fixed_point::exp_on_negative_values(static_cast<int32_t>(raw), integer_bits) / kQ31;
+            ASSERT_NEAR(got, std::exp(a), 1e-6) << "a = " << a << " with " << integer_bits << " integer bits";
+        }
+    }
+    EXPECT_EQ(fixed_point::exp_on_negative_values(0, 5), std::numeric_limits<int32_t>::max());
+    for (int64_t raw = 0; raw <= std::numeric_limits<int32_t>::max(); raw += 7919) {
+        const double x = static_cast<double>(raw) / kQ31;
+        ASSERT_NEAR(fixed_point::one_over_one_plus_x(static_cast<int32_t>(raw)) / kQ31, 1.0 / (1.0 + x), 2e-8) << x;
+    }
+}
+
+// SOFTMAX against float softmax (TFLite's definition) to one output step, and exactly where the
+// result is exact: equal inputs share the unit, a lone maximum far above the rest takes it all.
+template <class Out>
+void expect_softmax_near_float(double beta, double input_scale, uint32_t seed) {
+    std::mt19937 rng(seed);
+    const size_t depth = 1 + rng() % 40, rows = 1 + rng() % 4;
+    std::vector<int8_t> in(depth * rows);
+    for (auto& v : in) v = static_cast<int8_t>(static_cast<int>(rng() % 256) - 128);
+    std::vector<Out> out(in.size());
+    const auto p = reference::softmax_parameters(beta, input_scale);
+    reference::softmax<int8_t, Out>(p, depth, in, out);
+    const double steps = sizeof(Out) == 1 ? 256.0 : 65536.0;
+    for (size_t r = 0; r < rows; ++r) {
+        const int8_t max = *std::max_element(in.begin() + r * depth, in.begin() + (r + 1) * depth);
+        double sum = 0;
+        for (size_t c = 0; c < depth; ++c) sum += std::exp(beta * input_scale * (in[r * depth + c] - max));
+        for (size_t c = 0; c < depth; ++c) {
+            const double expected = std::exp(beta * input_scale * (in[r * depth + c] - max)) / sum * steps;
+            const double got = static_cast<double>(out[r * depth + c]) - std::numeric_limits<Out>::min();
+            ASSERT_NEAR(got, std::min(expected, steps - 1), 1.01) << "depth " << depth << " scale " << input_scale;
+        }
+    }
+}
+
+TEST(ReferenceKernels, SoftmaxAgainstFloatAndExactCases) {
+    for (uint32_t seed = 1; seed <= 60; ++seed) {
+        const double scale = 0.01 + 0.02 * (seed % 9);
+        expect_softmax_near_float<int8_t>(1.0, scale, seed);
+        expect_softmax_near_float<int16_t>(1.0, scale, seed);
+    }
+    const auto p = reference::softmax_parameters(1.0, 0.0699627);
+    std::vector<int8_t> equal(4, 17);
+    std::vector<int8_t> quarter8(4);
+    std::vector<int16_t> quarter16(4);
+    reference::softmax<int8_t, int8_t>(p, 4, equal, quarter8);
+    reference::softmax<int8_t, int16_t>(p, 4, equal, quarter16);
+    EXPECT_EQ(quarter8, (std::vector<int8_t>(4, 64 - 128)));
+    EXPECT_EQ(quarter16, (std::vector<int16_t>(4, 16384 - 32768)));
+    std::vector<int16_t> winner(2);
+    reference::softmax<int8_t, int16_t>(p, 2, std::vector<int8_t>{-128, 127}, winner);
+    EXPECT_EQ(winner, (std::vector<int16_t>{-32768, 32767}));
 }
 
 }  // namespace
