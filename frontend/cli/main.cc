@@ -19,6 +19,7 @@
 #include "emulator/isa/error.h"
 #include "frontend/cli/example_model.h"
 #include "frontend/cli/run_model.h"
+#include "frontend/graph/graph_runner.h"
 #include "frontend/loaders/model.h"
 #include "traces/chrome_trace.h"
 #include "traces/per_layer_csv.h"
@@ -254,8 +255,32 @@ struct RunCliOptions {
     WorkLimits limits{};
 };
 
+// Per operator of a graph run: an ethos-u one's NPU cycles, a CPU one's element count (no cycle
+// model prices the CPU).
+json operators_json(const RunResult& result, bool timed) {
+    json ops = json::array();
+    size_t stream = 0, cpu = 0;
+    while (stream < result.stream_operators.size() || cpu < result.cpu_operators.size()) {
+        const bool npu_next = cpu == result.cpu_operators.size() ||
+                              (stream < result.stream_operators.size() &&
+                               result.stream_operators[stream] < result.cpu_operators[cpu].operator_index);
+        if (npu_next) {
+            json op = {{"index", result.stream_operators[stream]}, {"name", "ethos-u"}, {"on", "npu"}};
+            if (timed) op["cycles"] = result.timing[stream].totals.cycles;
+            ops.push_back(op);
+            ++stream;
+        } else {
+            const CpuOperatorRun& c = result.cpu_operators[cpu++];
+            ops.push_back({{"index", c.operator_index}, {"name", c.name}, {"on", "cpu"}, {"elements", c.elements}});
+        }
+    }
+    return ops;
+}
+
 int run_run(const std::string& path, const LoadOptions& options, const RunCliOptions& cli, bool as_json) {
     const auto model = load_model(path, options);
+    // An operator the host cannot run is reported now, before any input is read or op run.
+    if (runs_as_graph(*model)) check_graph(*model);
     std::vector<std::vector<uint8_t>> inputs = read_inputs(*model, cli.input_files);
     if (cli.no_timing && (cli.timing_only || !cli.pmu.empty() || !cli.trace_file.empty() || !cli.per_layer_file.empty()))
         throw Error({"--no-timing", std::nullopt, {}}, "--timing-only, --pmu, --trace and --per-layer need the timing model");
@@ -263,7 +288,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     std::optional<DebugDatabase> debug_db;
     if (!cli.debug_db_file.empty())
         debug_db = DebugDatabase::load(cli.debug_db_file, DebugDatabase::max_file_bytes(command_stream_bytes(*model)));
-    const RunResult result = run_model(*model, std::move(inputs),
+    const RunResult result = run_whole_model(*model, std::move(inputs),
                                        {.execute = !cli.timing_only, .system = cli.system, .timing = !cli.no_timing,
                                         .decode = {.lenient = cli.lenient}, .limits = cli.limits});
     for (const auto& stream : result.streams)
@@ -298,6 +323,17 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
                        timing["inference_seconds"].get<double>() * 1e3, result.memory.system.core_clock / 1e6,
                        result.memory.system.name, result.memory.mode.name);
         }
+        if (runs_as_graph(*model)) {
+            for (const auto& op : operators_json(result, !cli.no_timing)) {
+                if (op["on"] == "npu")
+                    fmt::print("  operator {} ethos-u on the NPU{}\n", op["index"].get<size_t>(),
+                               op.contains("cycles") ? fmt::format(": {} cycles", op["cycles"].get<int64_t>()) : "");
+                else
+                    fmt::print("  operator {} {} on the CPU: {} elements\n", op["index"].get<size_t>(),
+                               op["name"].get<std::string>(), op["elements"].get<uint64_t>());
+            }
+            if (!result.cpu_operators.empty()) fmt::print("  (CPU operators have no cycle model: the cycles are the NPU's)\n");
+        }
         if (!cli.pmu.empty()) {
             fmt::print("ethosu_pmu_cycle_cntr : {}\n", pmu.cycle_counter);
             for (size_t i = 0; i < events.size(); ++i) {
@@ -327,6 +363,10 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     out.update(timing);
     if (!cli.pmu.empty()) out["pmu"] = pmu_json(model->config, events, pmu);
     out["ops"] = ops;
+    if (runs_as_graph(*model)) {
+        out["operators"] = operators_json(result, !cli.no_timing);
+        out["cpu_cycle_model"] = false;  // CPU operators are listed, not timed
+    }
     std::cout << out.dump(2) << "\n";
     return 0;
 }

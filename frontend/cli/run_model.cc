@@ -76,9 +76,11 @@ std::vector<std::pair<std::span<uint8_t>, std::span<const uint8_t>>> map_regions
     return writable;
 }
 
-// Places the inputs (and the variable tensors' initial state) in the model's memory.
+// Places the inputs (and the variable tensors' initial state) in the model's memory: inputs[i]
+// is the bytes of tensors[i].
 template <typename Inputs>
-void place_inputs(const LoadedModel& model, const NpuInvocation& inv, const AddressSpace& space, Inputs& inputs) {
+void place_inputs(const LoadedModel& model, const NpuInvocation& inv, const std::vector<TensorInfo>& tensors,
+                  const AddressSpace& space, Inputs& inputs) {
     auto tensor_bytes = [&](const TensorInfo& t, std::string_view what) {
         return space.write(t.region, t.offset, t.size_bytes, {&model.path, std::nullopt, t.name, what});
     };
@@ -92,10 +94,10 @@ void place_inputs(const LoadedModel& model, const NpuInvocation& inv, const Addr
     for (size_t i = 0; i < inputs.size(); ++i) {
         // An input Vela planned no memory for (TRANSPOSE_CONV's output shape, folded into the
         // command stream) is one the command stream cannot address.
-        if (inputs[i].empty() || model.inputs[i].region < 0) continue;
-        auto dst = tensor_bytes(model.inputs[i], "input tensor");
+        if (inputs[i].empty() || tensors[i].region < 0) continue;
+        auto dst = tensor_bytes(tensors[i], "input tensor");
         if (inputs[i].size() != dst.size()) {
-            throw Error({model.path, std::nullopt, model.inputs[i].name},
+            throw Error({model.path, std::nullopt, tensors[i].name},
                         fmt::format("input {} has {} bytes, the model expects {}", i, inputs[i].size(), dst.size()));
         }
         std::memcpy(dst.data(), inputs[i].data(), dst.size());
@@ -103,11 +105,12 @@ void place_inputs(const LoadedModel& model, const NpuInvocation& inv, const Addr
     }
 }
 
-// Copies the model's outputs into `outputs`, reusing its buffers.
-void read_outputs(const LoadedModel& model, const AddressSpace& space, std::vector<std::vector<uint8_t>>& outputs) {
-    outputs.resize(model.outputs.size());
-    for (size_t k = 0; k < model.outputs.size(); ++k) {
-        const TensorInfo& t = model.outputs[k];
+// Copies the tensors (the model's outputs) into `outputs`, reusing its buffers.
+void read_outputs(const LoadedModel& model, const std::vector<TensorInfo>& tensors, const AddressSpace& space,
+                  std::vector<std::vector<uint8_t>>& outputs) {
+    outputs.resize(tensors.size());
+    for (size_t k = 0; k < tensors.size(); ++k) {
+        const TensorInfo& t = tensors[k];
         const auto bytes = space.read(t.region, t.offset, t.size_bytes, {&model.path, std::nullopt, t.name, "output tensor"});
         outputs[k].assign(bytes.begin(), bytes.end());
     }
@@ -119,6 +122,15 @@ RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
     const NpuInvocation& inv = runnable_invocation(model, inputs.size());
     RunResult result;
     result.memory = make_memory_system(model.config, options.system);
+    result.outputs = run_invocation(model, inv, model.inputs, std::move(inputs), model.outputs, options, result);
+    return result;
+}
+
+std::vector<std::vector<uint8_t>> run_invocation(const LoadedModel& model, const NpuInvocation& inv,
+                                                 const std::vector<TensorInfo>& input_tensors,
+                                                 std::vector<std::vector<uint8_t>> inputs,
+                                                 const std::vector<TensorInfo>& output_tensors,
+                                                 const RunOptions& options, RunResult& result) {
     const auto memories = invocation_memories(result.memory, inv);
     auto time_it = [&] {
         if (options.timing) result.timing.push_back(TimingModel(model.config, result.memory, memories).run(result.streams.back()));
@@ -141,20 +153,21 @@ RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
         result.streams.push_back(follow_stream(model.config, inv.stream.words, model.path, check, no_data,
                                                budget.follow_options({.decode = options.decode})));
         time_it();
-        return result;
+        return {};
     }
     MemoryMap map;
     AddressSpace space(map);
     map_regions(model, inv, memories, map, space);
-    place_inputs(model, inv, space, inputs);
+    place_inputs(model, inv, input_tensors, space, inputs);
     {
         // Gone before the timing model runs: its scratch and decoded weights are not needed then.
         Executor executor(model.config, space, model.path, options.weight_cache, options.limits);
         result.streams.push_back(executor.run(inv.stream.words, {.decode = options.decode}));
     }
     time_it();
-    read_outputs(model, space, result.outputs);
-    return result;
+    std::vector<std::vector<uint8_t>> outputs;
+    read_outputs(model, output_tensors, space, outputs);
+    return outputs;
 }
 
 ModelSession::ModelSession(const LoadedModel& model, const SystemSelection& system, bool timing)
@@ -174,7 +187,7 @@ void ModelSession::run(const std::vector<std::vector<uint8_t>>& inputs) {
         std::fill(bytes.begin() + static_cast<ptrdiff_t>(initial.size()), bytes.end(), uint8_t{0});
     }
     executor_->reset();
-    place_inputs(model_, invocation_, space_, inputs);
+    place_inputs(model_, invocation_, model_.inputs, space_, inputs);
     if (replay_) {
         executor_->run(stream_);
     } else {
@@ -184,7 +197,7 @@ void ModelSession::run(const std::vector<std::vector<uint8_t>>& inputs) {
         replay_ = std::ranges::none_of(stream_.ops, [](const DecodedOp& op) { return op.kind == OpKind::Branch; });
         if (timing_enabled_) timing_ = TimingModel(model_.config, memory_, memories_).run(stream_);
     }
-    read_outputs(model_, space_, outputs_);
+    read_outputs(model_, model_.outputs, space_, outputs_);
 }
 
 }  // namespace ethosu

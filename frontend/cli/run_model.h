@@ -29,16 +29,35 @@ struct RunOptions {
     WorkLimits limits{};
 };
 
+// A graph operator run on the host (frontend/graph): no cycle model prices it.
+struct CpuOperatorRun {
+    size_t operator_index = 0;  // in subgraph 0
+    std::string name;           // TFLite builtin name, e.g. "QUANTIZE"
+    uint64_t elements = 0;      // of its output
+};
+
 struct RunResult {
     std::vector<std::vector<uint8_t>> outputs;  // raw bytes, model output order (empty when timing only)
     std::vector<DecodedStream> streams;         // what was executed (branches followed)
     MemorySystem memory;                        // the system the streams were timed on
     std::vector<TimingResult> timing;           // one per stream
+    std::vector<size_t> stream_operators;       // per stream: its ethos-u operator's index in subgraph 0
+    std::vector<CpuOperatorRun> cpu_operators;  // in graph order (graph runs only)
 };
 
 // inputs: raw bytes per model input (empty vector = zeros), each freed once placed in the
 // model's memory so that it is not held through the run. Throws ethosu::Error.
 RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> inputs, const RunOptions& options = {});
+
+// One NPU invocation of `model` on memory of its own (its regions mapped afresh, zeroed
+// scratch): inputs[i] (empty = left as is) holds input_tensors[i]; returns the bytes of
+// output_tensors (none when timing only). Appends its stream and timing to `result`, whose
+// memory system it runs on.
+std::vector<std::vector<uint8_t>> run_invocation(const LoadedModel& model, const NpuInvocation& inv,
+                                                 const std::vector<TensorInfo>& input_tensors,
+                                                 std::vector<std::vector<uint8_t>> inputs,
+                                                 const std::vector<TensorInfo>& output_tensors,
+                                                 const RunOptions& options, RunResult& result);
 
 // A model set up once for many inferences (a benchmark loop, a driver's network): its regions
 // mapped and its arena allocated once, its weights decoded once, the executor's scratch kept.

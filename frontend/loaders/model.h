@@ -61,6 +61,31 @@ struct NpuInvocation {
     std::vector<TensorInfo> outputs;  // feature maps written by it
 };
 
+// A .tflite's subgraph 0 as the file describes it, for running its operators in order: the
+// ethos-u ones on the NPU (by their invocation), the others on the host.
+struct GraphOperator {
+    int32_t builtin_code = 0;  // TFLite BuiltinOperator (32: CUSTOM)
+    std::string custom_code;
+    int invocation = -1;  // index in LoadedModel::invocations for an ethos-u operator
+    std::vector<int32_t> inputs, outputs;  // tensor indices; -1 is an omitted optional input
+    // The builtin options host kernels read: SVDF's (SVDFOptions) and SOFTMAX's (SoftmaxOptions).
+    int32_t svdf_rank = 0;
+    int8_t fused_activation = 0;  // TFLite ActivationFunctionType
+    float softmax_beta = 0.0f;
+};
+
+struct GraphTensor {
+    TensorInfo info;             // placement (region, offset) unused: the graph runs on host buffers
+    bool constant = false;       // has a buffer of data in the file
+    std::vector<uint8_t> data;   // a constant's bytes, copied only where a CPU operator reads it
+};
+
+struct ModelGraph {
+    std::vector<GraphTensor> tensors;  // by TFLite tensor index
+    std::vector<GraphOperator> operators;
+    std::vector<int32_t> inputs, outputs;
+};
+
 struct LoadedModel {
     std::string path;
     ModelFormat format = ModelFormat::VelaTflite;
@@ -69,6 +94,7 @@ struct LoadedModel {
     std::vector<TensorInfo> inputs;   // model inputs in model order
     std::vector<TensorInfo> outputs;  // model outputs in model order
     int cpu_operators = 0;            // operators left on the CPU (.tflite only)
+    std::optional<ModelGraph> graph;  // .tflite only: subgraph 0's operators and tensors
 };
 
 // A model file's bytes as a loader reads them. With an owner (a file loaded by path is mapped,

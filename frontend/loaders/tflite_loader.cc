@@ -67,7 +67,9 @@ private:
     TensorInfo tensor_info(const tflite::Tensor& t, const std::string& field) const;
     std::span<const uint8_t> tensor_data(const tflite::Tensor& t, const std::string& field) const;
     OfflinePlan offline_plan() const;
+    const tflite::OperatorCode& operator_code(const tflite::Operator& op, const std::string& field) const;
     bool is_ethos_u(const tflite::Operator& op, const std::string& field) const;
+    ModelGraph graph(const tflite::SubGraph& sg) const;
     void place_in_scratch(TensorInfo& info, int32_t tensor, int32_t scratch_tensor, const OfflinePlan& plan,
                           const std::string& field) const;
     NpuInvocation invocation(const tflite::SubGraph& sg, const tflite::Operator& op, const OfflinePlan* plan,
@@ -172,15 +174,76 @@ OfflinePlan VelaTfliteLoader::offline_plan() const {
     return {};
 }
 
-bool VelaTfliteLoader::is_ethos_u(const tflite::Operator& op, const std::string& field) const {
+const tflite::OperatorCode& VelaTfliteLoader::operator_code(const tflite::Operator& op, const std::string& field) const {
     const auto* codes = model_.operator_codes();
     if (op.opcode_index() >= count(codes))
         fail(&op, field + ".opcode_index",
              fmt::format("operator code {} does not exist ({} codes)", op.opcode_index(), count(codes)));
-    const tflite::OperatorCode& code = *codes->Get(op.opcode_index());
-    // Newer files keep the code in builtin_code; older ones only in the deprecated byte.
-    const int32_t builtin = std::max<int32_t>(code.deprecated_builtin_code(), code.builtin_code());
-    return builtin == kBuiltinCustom && code.custom_code() && code.custom_code()->string_view() == kEthosUCustomCode;
+    return *codes->Get(op.opcode_index());
+}
+
+// Newer files keep the code in builtin_code; older ones only in the deprecated byte.
+int32_t builtin_code(const tflite::OperatorCode& code) {
+    return std::max<int32_t>(code.deprecated_builtin_code(), code.builtin_code());
+}
+
+bool VelaTfliteLoader::is_ethos_u(const tflite::Operator& op, const std::string& field) const {
+    const tflite::OperatorCode& code = operator_code(op, field);
+    return builtin_code(code) == kBuiltinCustom && code.custom_code() &&
+           code.custom_code()->string_view() == kEthosUCustomCode;
+}
+
+ModelGraph VelaTfliteLoader::graph(const tflite::SubGraph& sg) const {
+    ModelGraph g;
+    g.tensors.resize(count(sg.tensors()));
+    std::vector<bool> described(g.tensors.size(), false);
+    // Only the tensors something refers to are described: the others may hold shapes no
+    // runtime needs to size. A constant's bytes are copied where a CPU operator reads them.
+    const auto describe = [&](int32_t index, const void* where, const std::string& field, bool copy_data) {
+        if (index == -1) return;  // an omitted optional input
+        const tflite::Tensor& t = tensor_at(sg, index, where, field);
+        GraphTensor& gt = g.tensors[static_cast<size_t>(index)];
+        if (!described[static_cast<size_t>(index)]) {
+            gt.info = tensor_info(t, field);
+            gt.constant = !buffer_bytes(t.buffer(), &t, field + ".buffer").empty();
+            described[static_cast<size_t>(index)] = true;
+        }
+        if (copy_data && gt.constant && gt.data.empty()) {
+            const auto bytes = tensor_data(t, field);
+            gt.data.assign(bytes.begin(), bytes.end());
+        }
+    };
+    const auto indices = [](const flatbuffers::Vector<int32_t>* v) {
+        return v ? std::vector<int32_t>(v->begin(), v->end()) : std::vector<int32_t>{};
+    };
+    int invocation = 0;
+    for (size_t i = 0; i < count(sg.operators()); ++i) {
+        const tflite::Operator& op = *sg.operators()->Get(static_cast<flatbuffers::uoffset_t>(i));
+        const std::string field = fmt::format("subgraphs[0].operators[{}]", i);
+        const tflite::OperatorCode& code = operator_code(op, field);
+        GraphOperator gop{.builtin_code = builtin_code(code),
+                          .custom_code = code.custom_code() ? code.custom_code()->str() : std::string{},
+                          .invocation = is_ethos_u(op, field) ? invocation++ : -1,
+                          .inputs = indices(op.inputs()),
+                          .outputs = indices(op.outputs())};
+        if (const auto* svdf = op.builtin_options_as_SVDFOptions()) {
+            gop.svdf_rank = svdf->rank();
+            gop.fused_activation = svdf->fused_activation_function();
+        }
+        if (const auto* softmax = op.builtin_options_as_SoftmaxOptions()) gop.softmax_beta = softmax->beta();
+        for (size_t k = 0; k < gop.inputs.size(); ++k)
+            describe(gop.inputs[k], &op, fmt::format("{}.inputs[{}]", field, k), gop.invocation < 0);
+        for (size_t k = 0; k < gop.outputs.size(); ++k)
+            describe(gop.outputs[k], &op, fmt::format("{}.outputs[{}]", field, k), false);
+        g.operators.push_back(std::move(gop));
+    }
+    g.inputs = indices(sg.inputs());
+    g.outputs = indices(sg.outputs());
+    for (size_t k = 0; k < g.inputs.size(); ++k)
+        describe(g.inputs[k], sg.inputs(), fmt::format("subgraphs[0].inputs[{}]", k), false);
+    for (size_t k = 0; k < g.outputs.size(); ++k)
+        describe(g.outputs[k], sg.outputs(), fmt::format("subgraphs[0].outputs[{}]", k), false);
+    return g;
 }
 
 void VelaTfliteLoader::place_in_scratch(TensorInfo& info, int32_t tensor, int32_t scratch_tensor,
@@ -285,6 +348,7 @@ std::unique_ptr<LoadedModel> VelaTfliteLoader::load(const LoadOptions& options) 
     const tflite::SubGraph& main = *model_.subgraphs()->Get(0);
     model->inputs = model_io(main.inputs(), "inputs", first_scratch_tensor, plan);
     model->outputs = model_io(main.outputs(), "outputs", first_scratch_tensor, plan);
+    model->graph = graph(main);
     return model;
 }
 
