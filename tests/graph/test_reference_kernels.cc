@@ -25,7 +25,10 @@ std::vector<Out> plain_quantize(const std::vector<float>& in, float scale, int32
     std::vector<Out> out;
     for (const float v : in) {
         const float q = std::round(v / scale);
-        const int32_t r = static_cast<int32_t>(q) + zero_point;
+        // x86 converts a float outside int32's range (or NaN) to INT32_MIN, which C++ leaves
+        // undefined; TFLM then adds the zero point in int32, wrapping.
+        const int32_t t = q >= -2147483648.0f && q < 2147483648.0f ? static_cast<int32_t>(q) : INT32_MIN;
+        const int32_t r = static_cast<int32_t>(static_cast<uint32_t>(t) + static_cast<uint32_t>(zero_point));
         out.push_back(static_cast<Out>(std::min<int32_t>(std::max<int32_t>(r, std::numeric_limits<Out>::min()),
                                                          std::numeric_limits<Out>::max())));
     }

@@ -111,7 +111,7 @@ public:
     int fd() const { return fd_; }
     std::span<uint8_t> bytes() const { return {data_, size_}; }
     void write(std::span<const uint8_t> bytes, size_t offset = 0) const {
-        std::memcpy(data_ + offset, bytes.data(), bytes.size());
+        if (!bytes.empty()) std::memcpy(data_ + offset, bytes.data(), bytes.size());  // memcpy of null is UB
     }
 
 private:
