@@ -10,11 +10,11 @@
 
 namespace ethosu {
 
-Shram::Shram(const NpuConfig& config) : tables_checked_(config.shram_kb > 0), core_masks_(config.shram_kb > 0) {
+Shram::Shram(const NpuConfig& config) : per_core_shram_(config.shram_kb > 0) {
     // U85 has no SHRAM; its 2 KB LUT RAM is modelled by one core's LUT area. On U55/U65 `cores`
     // counts the cores, which share CONFIG.shram_size equally.
-    const int cores = config.shram_kb > 0 ? config.cores : 1;
-    const size_t bytes = config.shram_kb > 0 ? static_cast<size_t>(config.shram_kb) * 1024 / cores : kLutBytes;
+    const int cores = per_core_shram_ ? config.cores : 1;
+    const size_t bytes = per_core_shram_ ? static_cast<size_t>(config.shram_kb) * 1024 / cores : kLutBytes;
     cores_.assign(static_cast<size_t>(cores), Core{std::vector<uint8_t>(bytes)});
 }
 
@@ -39,7 +39,7 @@ uint32_t Shram::load(const DecodedOp& dma, const std::string& source) {
                     fmt::format("DMA writes internal memory [0x{:x}, 0x{:x}), which holds {} bytes{}", dst,
                                 dst + d.length, size, cores() > 1 ? " per core" : ""));
     }
-    const uint32_t core_mask = core_masks_ ? static_cast<uint32_t>(d.dst.region) & ((1u << cores()) - 1) : 1;
+    const uint32_t core_mask = per_core_shram_ ? static_cast<uint32_t>(d.dst.region) & ((1u << cores()) - 1) : 1;
     if (!core_mask) {
         throw Error({source, dma.offset, "NPU_SET_DMA0_DST_REGION.region"},
                     fmt::format("internal-mode DMA with core mask {} selects none of the {} core{} (Vela writes mask 3)",
@@ -65,7 +65,7 @@ std::span<const uint8_t> Shram::lut(int slot) const {
 // A TABLE activation reads its slot and, for entries wider than a byte, the slots after it; reading
 // SHRAM no DMA has written would silently use zeros. The decoder refuses TABLE_n past the last slot.
 void Shram::check_table(const DecodedOp& op, const std::string& source) const {
-    if (!tables_checked_ || !is_kernel_op(op.kind) || op.output.activation != Activation::Table) return;
+    if (!per_core_shram_ || !is_kernel_op(op.kind) || op.output.activation != Activation::Table) return;
     constexpr int kSlots = kLutBytes / kLutSlotBytes;
     const int slot = op.output.lut_index;
     const int slots = std::clamp(op.ofm.precision.bits / 8, 1, kSlots - slot);

@@ -63,8 +63,9 @@ private:
         std::vector<bool> lut_written = std::vector<bool>(kLutBytes);
     };
     std::vector<Core> cores_;
-    bool tables_checked_;  // U55/U65: TABLE_n reads SHRAM slots; U85's LUT RAM is not tracked
-    bool core_masks_;      // U55/U65: an internal DMA's region field is a core mask
+    // U55/U65: TABLE_n reads SHRAM slots and an internal DMA's region field is a core mask; U85's
+    // LUT RAM is neither tracked nor masked.
+    bool per_core_shram_;
 };
 
 // Decoded weights, cached per op and the streams it reads: a model's weights decode once.
