@@ -47,6 +47,12 @@ bool is_operation(Cmd c) {
     }
 }
 
+// The engine enumerator a defined value of `e` means; E must be the engine enum its [meaning] names.
+template <class E> E engine_meaning(const isa::EnumDesc& e, uint64_t value) {
+    if (e.meaning_type != EngineEnum<E>::name) throw std::logic_error("enum read as another engine enum");
+    return static_cast<E>(e.meaning_of(value));
+}
+
 int64_t sign_extend(uint64_t value, int bits) {
     const uint64_t sign = 1ull << (bits - 1);
     return static_cast<int64_t>((value ^ sign) - sign);
@@ -126,14 +132,8 @@ struct Decoder::Reader {
     template <class E> E meaning(Field f) {
         const uint64_t value = get(f);
         const isa::EnumDesc& e = *decoder.gen_.field(f)->enumeration;
-        if (e.meaning_type != EngineEnum<E>::name) throw std::logic_error("field read as another engine enum");
         // A never-written register read leniently as 0 may hold no defined value: its first.
-        return static_cast<E>(e.meaning_of(e.value_name(value).empty() ? e.values.front().value : value));
-    }
-    // An operation command's parameter field (validated when the command was applied).
-    template <class E> static E param_meaning(const isa::FieldDesc& f, uint64_t command) {
-        if (f.enumeration->meaning_type != EngineEnum<E>::name) throw std::logic_error("param read as another engine enum");
-        return static_cast<E>(f.enumeration->meaning_of(f.extract(command)));
+        return engine_meaning<E>(e, e.value_name(value).empty() ? e.values.front().value : value);
     }
     int geti(Field f) { return static_cast<int>(get(f)); }
     // Fields a generation lacks read as their hardware-neutral default.
@@ -415,7 +415,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             break;
         }
         case OpKind::Pool: {
-            op.pool = Reader::param_meaning<PoolMode>(*param, command.value);
+            op.pool = engine_meaning<PoolMode>(*param->enumeration, param->extract(command.value));
             read_ifm(op.ifm);
             if (accumulators_from_ifm2()) {
                 op.has_ifm2 = true;
@@ -430,7 +430,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         }
         case OpKind::Elementwise: {
             auto& e = op.elementwise;
-            e.mode = Reader::param_meaning<ElementwiseMode>(*param, command.value);
+            e.mode = engine_meaning<ElementwiseMode>(*param->enumeration, param->extract(command.value));
             read_ifm(op.ifm);
             read_ofm(op.ofm);
             if (u85) {
