@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 
@@ -40,6 +41,11 @@ constexpr std::array<std::string_view, 162> kBuiltinNames = {
 std::string builtin_operator_name(int32_t code) {
     if (code >= 0 && static_cast<size_t>(code) < kBuiltinNames.size()) return std::string(kBuiltinNames[static_cast<size_t>(code)]);
     return fmt::format("builtin operator {}", code);
+}
+
+int32_t builtin_code(std::string_view name) {
+    const auto it = std::find(kBuiltinNames.begin(), kBuiltinNames.end(), name);
+    return it == kBuiltinNames.end() ? -1 : static_cast<int32_t>(it - kBuiltinNames.begin());
 }
 
 }  // namespace ethosu
