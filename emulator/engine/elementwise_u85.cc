@@ -57,21 +57,6 @@ int64_t scale_input(int64_t v, const Scale& s) {
     return scale_value(shift_left(v, s.double_round), s.scale, s.shift + s.double_round, s.round);
 }
 
-bool is_comparison(ElementwiseMode m) {
-    return m == ElementwiseMode::CmpEq || m == ElementwiseMode::CmpNe || m == ElementwiseMode::CmpGe ||
-           m == ElementwiseMode::CmpGt;
-}
-
-bool is_bitwise(ElementwiseMode m) {
-    return m == ElementwiseMode::And || m == ElementwiseMode::Or || m == ElementwiseMode::Xor ||
-           m == ElementwiseMode::Not || m == ElementwiseMode::AndNot;
-}
-
-// Whether the op is one of the integer modes this file checks before running.
-bool is_integer_mode(ElementwiseMode m) {
-    return is_comparison(m) || is_bitwise(m) || m == ElementwiseMode::Lsr || m == ElementwiseMode::Div;
-}
-
 bool is_unit(const Scale& s) { return s.scale == 1 && s.shift == 0 && s.double_round == 0; }
 
 // v taken as a two's complement value of the IFM's width and read back as that type: bitwise
@@ -83,16 +68,17 @@ int64_t in_width(int64_t v, const Precision& p) {
     return static_cast<int64_t>(bits | ~mask);
 }
 
-// The comparisons, bitwise modes, LSR and DIV as Vela 5.1 programs them (graph optimisers and
-// ethos_u85_register_cs_generator.cpp): IFM and IFM2 of one type (8, 16 or 32 bits), OFM_SCALE
-// unit; the bitwise modes, LSR and DIV also with unit input scales and zero points 0; LSR and DIV
-// with the OFM rounding mode Vela writes (DOUBLE_SYMMETRIC, from AUTO) or TRUNCATE_TO_ZERO.
-// Anything else has no reference to be checked against and is refused.
+// The modes the description marks same_type, unscaled and truncating (comparisons, bitwise
+// modes, LSR, DIV) as Vela 5.1 programs them (graph optimisers and
+// ethos_u85_register_cs_generator.cpp): same_type, IFM and IFM2 of one type (8, 16 or 32 bits)
+// and OFM_SCALE unit; unscaled, also unit input scales and zero points 0; truncating, also the
+// OFM rounding mode Vela writes (DOUBLE_SYMMETRIC, from AUTO) or TRUNCATE_TO_ZERO. Anything else
+// has no reference to be checked against and is refused.
 void check_integer_mode(const DecodedOp& op, const ExecutionContext& ctx) {
     const ElementwiseMode m = op.elementwise.mode;
     auto refuse = [&](const char* field, const std::string& why) {
         throw Error({ctx.source, op.offset, field},
-                    fmt::format("elementwise mode {}: {}", static_cast<int>(m), why));
+                    fmt::format("elementwise mode {}: {}", EngineEnum<ElementwiseMode>::names[static_cast<size_t>(m)], why));
     };
     const Precision& p = op.ifm.precision;
     if (p.bits > 32) refuse("NPU_SET_IFM_PRECISION.activation_precision", "64-bit operands are undefined");
@@ -103,14 +89,14 @@ void check_integer_mode(const DecodedOp& op, const ExecutionContext& ctx) {
     if (!is_unit(op.output.global_scale) || op.output.per_channel_scale) {
         refuse("NPU_SET_OFM_SCALE", "only a unit global OFM scale is defined (Vela writes no other)");
     }
-    if (is_comparison(m)) return;
+    if (!unscaled(m)) return;
     if (!is_unit(op.elementwise.opa)) refuse("NPU_SET_IFM_SCALE", "only a unit IFM scale is defined");
     if (op.has_ifm2 && !is_unit(op.elementwise.opb)) refuse("NPU_SET_IFM2_SCALE", "only a unit IFM2 scale is defined");
     if (op.ifm.zero_point) refuse("NPU_SET_IFM_ZERO_POINT", "only zero point 0 is defined");
     if (op.has_ifm2 && op.ifm2.zero_point) refuse("NPU_SET_IFM2_ZERO_POINT", "only zero point 0 is defined");
     if (op.ofm.zero_point) refuse("NPU_SET_OFM_ZERO_POINT", "only zero point 0 is defined");
     const RoundMode round = op.output.round;
-    if ((m == ElementwiseMode::Lsr || m == ElementwiseMode::Div) && round != RoundMode::DoubleSymmetric &&
+    if (truncating(m) && round != RoundMode::DoubleSymmetric &&
         round != RoundMode::Truncate) {
         refuse("NPU_SET_OFM_SCALE.round_mode", "only DOUBLE_SYMMETRIC and TRUNCATE_TO_ZERO are defined");
     }
@@ -255,7 +241,7 @@ void run_elementwise_u85(const DecodedOp& op, ExecutionContext& ctx) {
     if (op.has_ifm2) ifm2.emplace(op, op.ifm2, "IFM2", ctx);
     const OutputPipeline out(op, ctx);
     const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
-    if (is_integer_mode(op.elementwise.mode)) check_integer_mode(op, ctx);
+    if (same_type(op.elementwise.mode)) check_integer_mode(op, ctx);
     const Elementwise85 job{op, ctx, ifm, ifm2, ofm, out};
     ctx.scratch.operands.fit(OperandRows::kRows * static_cast<size_t>(op.ofm.depth));
     const auto run_rows = [&](const tbb::blocked_range<int>& rows) {

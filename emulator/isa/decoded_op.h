@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "emulator/isa/isa_generated.h"
+#include "emulator/isa/isa_generated.h"  // the engine enums the descriptions define (RoundMode, ...)
 #include "emulator/isa/npu_config.h"
 
 namespace ethosu {
@@ -97,15 +97,6 @@ struct Stream {
     uint64_t length = 0;
 };
 
-enum class RoundMode : uint8_t {
-    DoubleSymmetric,   // U55/U65 "DBL" (TFLite rounding), U85 DOUBLE_SYMMETRIC
-    Truncate,          // U55/U65 TRUNCATE, U85 TRUNCATE_TO_ZERO
-    Natural,           // round half up
-    DoubleAsymmetric,  // U85 only
-    Symmetric,         // U85 only
-    TruncateToLower,   // U85 only
-};
-
 struct Scale {
     uint32_t scale = 0;
     int shift = 0;
@@ -114,14 +105,6 @@ struct Scale {
 };
 
 enum class Activation : uint8_t { None, Tanh, Sigmoid, Table };
-
-// The accumulators' width and kind (U55/U65 ACC_FORMAT I32/I40/F16, U85 I32/I48).
-enum class AccFormat : uint8_t { I32, I40, I48, F16 };
-
-// The engine enums the descriptions' [meaning] tables map register values to, by name.
-template <class E> struct EngineEnum;
-template <> struct EngineEnum<RoundMode> { static constexpr std::string_view name = "RoundMode"; };
-template <> struct EngineEnum<AccFormat> { static constexpr std::string_view name = "AccFormat"; };
 
 struct OutputStage {
     bool per_channel_scale = true;  // scale/bias stream, else global_scale
@@ -137,16 +120,6 @@ struct OutputStage {
     int acc_output = 0;     // U85: ENABLE/DISABLE
     int microblock = 0;     // U85
 };
-
-enum class PoolMode : uint8_t { Max, Average, ReduceSum, Sum, None, Min, ArgMaxX, ArgMaxY };
-template <> struct EngineEnum<PoolMode> { static constexpr std::string_view name = "PoolMode"; };
-
-enum class ElementwiseMode : uint8_t {
-    Mul, Add, Sub, Min, Max, LRelu, Abs, Clz, Shr, Shl,  // U55/U65 and U85
-    Lsr, Div, CmpEq, CmpNe, CmpGe, CmpGt, And, Or, Xor, Not, AndNot,  // U85
-};
-template <> struct EngineEnum<ElementwiseMode> { static constexpr std::string_view name = "ElementwiseMode"; };
-bool is_unary(ElementwiseMode m);
 
 struct Elementwise {
     ElementwiseMode mode = ElementwiseMode::Add;

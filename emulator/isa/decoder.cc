@@ -68,11 +68,6 @@ std::string_view op_kind_name(OpKind k) {
 
 bool is_kernel_op(OpKind k) { return k <= OpKind::Resize; }
 
-bool is_unary(ElementwiseMode m) {
-    return m == ElementwiseMode::LRelu || m == ElementwiseMode::Abs || m == ElementwiseMode::Clz ||
-           m == ElementwiseMode::Not;
-}
-
 void for_each_command(const isa::GenerationDesc& gen, std::span<const uint32_t> words, const std::string& source,
                       const std::function<void(const RawCommand&)>& visit) {
     size_t i = 0;
@@ -441,7 +436,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                     op.ifm.storage = Storage::None;
                     e.scalar = static_cast<int32_t>(r.get(Field::SET_OP_SCALAR__scalar));
                 }
-                if (!is_unary(e.mode)) {
+                if (operands(e.mode) == 2) {
                     op.has_ifm2 = true;
                     e.ifm2_scalar = (r.get(Field::SET_IFM2_BROADCAST__broadcast_mode) & kScalar) != 0;
                     read_ifm2(op.ifm2);
@@ -456,7 +451,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                 }
             } else {
                 e.ifm_scale_mode = r.geti(Field::SET_IFM_PRECISION__scale_mode);
-                if (!is_unary(e.mode)) {
+                if (operands(e.mode) == 2) {
                     op.has_ifm2 = true;
                     e.broadcast_h = r.get(Field::SET_IFM2_BROADCAST__broadcast_h) != 0;
                     e.broadcast_w = r.get(Field::SET_IFM2_BROADCAST__broadcast_w) != 0;

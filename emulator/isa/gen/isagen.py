@@ -19,7 +19,7 @@ COMMAND_KEYS = {"name", "kind", "opcode", "fields"}
 FIELD_KEYS = {"name", "bits", "enum", "signed", "format"}
 REGISTER_KEYS = {"name", "offset", "count", "width", "reset", "access", "fields"}
 REG_FIELD_KEYS = {"name", "bits"}
-TOP_KEYS = {"generation", "enums", "meaning", "command", "register"}
+TOP_KEYS = {"generation", "enums", "command", "register"}
 
 
 class DescriptionError(Exception):
@@ -72,40 +72,53 @@ def load(path):
         if key not in gen:
             fail(path, "generation", f"missing key '{key}'")
 
+    # [enums.<name>]: the values Arm's interface header defines. An enum the engine reads declares
+    # `means = "<EngineEnum>"` and gives each value as { value = N, means = "<Enumerator>", ... }:
+    # the engine enumerator it means and that enumerator's attributes (integers or booleans, the
+    # same wherever the enumerator appears). isagen generates the engine enums from these rows, so
+    # a value, its meaning and its attributes are one row and the decoder maps no code by hand.
     enums = {}
-    for ename, values in sorted(doc.get("enums", {}).items()):
-        if not values:
-            fail(path, f"enums.{ename}", "an enum needs at least one value")
-        seen = {}
-        for vname, value in values.items():
-            if not isinstance(value, int) or value < 0:
-                fail(path, f"enums.{ename}.{vname}", "value must be a non-negative integer")
-            if value in seen:
-                fail(path, f"enums.{ename}", f"'{vname}' and '{seen[value]}' share value {value}")
-            seen[value] = vname
-        enums[ename] = sorted(((v, n) for n, v in values.items()))
-
-    # [meaning.<enum>]: the engine enum (decoded_op.h) each value means: `type` and one entry per
-    # value, none missing and none extra, so that the decoder never maps a raw code by hand.
     meanings = {}
-    for ename, table in sorted(doc.get("meaning", {}).items()):
-        where = f"meaning.{ename}"
-        if ename not in enums:
-            fail(path, where, f"unknown enum '{ename}'")
-        mtype = table.get("type")
-        if not isinstance(mtype, str) or not mtype.isidentifier():
-            fail(path, where, "needs 'type', the engine enum's name")
-        names = {n for _, n in enums[ename]}
-        mapped = {k: v for k, v in table.items() if k != "type"}
-        for vname, target in mapped.items():
-            if vname not in names:
-                fail(path, f"{where}.{vname}", f"'{vname}' is not a value of enum '{ename}'")
-            if not isinstance(target, str) or not target.isidentifier():
-                fail(path, f"{where}.{vname}", "the meaning must be an engine enumerator's name")
-        missing = sorted(names - set(mapped))
-        if missing:
-            fail(path, where, f"value '{missing[0]}' has no meaning")
-        meanings[ename] = (mtype, mapped)
+    for ename, table in sorted(doc.get("enums", {}).items()):
+        where = f"enums.{ename}"
+        engine = table.get("means")
+        if engine is not None and (not isinstance(engine, str) or not engine.isidentifier()):
+            fail(path, f"{where}.means", "must name the engine enum")
+        rows = {k: v for k, v in table.items() if k != "means"}
+        if not rows:
+            fail(path, where, "an enum needs at least one value")
+        seen = {}
+        values = {}
+        mapped = {}
+        for vname, row in rows.items():
+            vwhere = f"{where}.{vname}"
+            if engine is None:
+                if isinstance(row, dict):
+                    fail(path, vwhere, "a value with a meaning needs the enum's 'means' (the engine enum)")
+                value = row
+            else:
+                if not isinstance(row, dict):
+                    fail(path, vwhere, f"value has no meaning (write {{ value = N, means = \"...\" }})")
+                if "value" not in row or "means" not in row:
+                    fail(path, vwhere, "needs 'value' and 'means'")
+                value = row["value"]
+                target = row["means"]
+                if not isinstance(target, str) or not target.isidentifier():
+                    fail(path, vwhere, "'means' must be an engine enumerator's name")
+                attrs = {k: v for k, v in row.items() if k not in ("value", "means")}
+                for k, v in attrs.items():
+                    if not k.isidentifier() or not isinstance(v, (int, bool)):
+                        fail(path, f"{vwhere}.{k}", "an attribute is an integer or a boolean")
+                mapped[vname] = (target, attrs)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                fail(path, vwhere, "value must be a non-negative integer")
+            if value in seen:
+                fail(path, where, f"'{vname}' and '{seen[value]}' share value {value}")
+            seen[value] = vname
+            values[vname] = value
+        enums[ename] = sorted(((v, n) for n, v in values.items()))
+        if engine is not None:
+            meanings[ename] = (engine, mapped)
 
     commands = []
     names = set()
@@ -214,7 +227,60 @@ def short(gen_name):
     return gen_name.replace("ethos-", "")  # "u55"
 
 
+def engine_enums(descs):
+    """The engine enums the descriptions' meanings name, with their enumerators in order of first
+    appearance (U55, U65, U85) and one constexpr function per attribute."""
+    order = sorted(descs, key=lambda d: d["gen"]["name"])
+    enumerators = {}  # engine enum -> {enumerator: (attrs, where)}
+    for d in order:
+        for ename, (engine, mapped) in d["meanings"].items():
+            values = dict((n, v) for v, n in d["enums"][ename])
+            known = enumerators.setdefault(engine, {})
+            for vname in sorted(mapped, key=lambda n: values[n]):
+                target, attrs = mapped[vname]
+                where = f"{d['path']}: enums.{ename}.{vname}"
+                if target in known and known[target][0] != attrs:
+                    raise DescriptionError(f"{where}: {engine}::{target} has attributes {attrs}, "
+                                           f"but {known[target][1]} gives {known[target][0]}")
+                known.setdefault(target, (attrs, where))
+    out = ["namespace ethosu {", "",
+           "// The engine enums the descriptions' value rows mean (`means`), and their attributes.",
+           "template <class E> struct EngineEnum;", ""]
+    for engine in sorted(enumerators):
+        known = enumerators[engine]
+        names = list(known)
+        keys = {k for attrs, _ in known.values() for k in attrs}
+        # A boolean attribute is false where a row leaves it out; an integer one is on every row.
+        flags = {k for k in keys if all(isinstance(a[k], bool) for a, _ in known.values() if k in a)}
+        for target, (attrs, where) in known.items():
+            for k in flags:
+                attrs.setdefault(k, False)
+            missing = sorted(keys - set(attrs))
+            if missing:
+                raise DescriptionError(f"{where}: {engine}::{target} lacks attribute '{missing[0]}' "
+                                       f"that other {engine} values have")
+        out.append(f"enum class {engine} : uint8_t {{ {', '.join(names)} }};")
+        quoted = ", ".join(f'"{n}"' for n in names)
+        out.append(f"template <> struct EngineEnum<{engine}> {{")
+        out.append(f'    static constexpr std::string_view name = "{engine}";')
+        out.append(f"    static constexpr std::array<std::string_view, {len(names)}> names = {{{quoted}}};")
+        out.append("};")
+        for key in sorted(keys):
+            is_bool = all(isinstance(known[n][0][key], bool) for n in names)
+            ctype = "bool" if is_bool else "int"
+            vals = ", ".join((str(known[n][0][key]).lower() if is_bool else str(known[n][0][key])) for n in names)
+            out.append(f"constexpr {ctype} {key}({engine} v) {{")
+            out.append(f"    constexpr {ctype} table[] = {{{vals}}};")
+            out.append("    return table[static_cast<size_t>(v)];")
+            out.append("}")
+        out.append("")
+    out.append("}  // namespace ethosu")
+    out.append("")
+    return out
+
+
 def generate(descs):
+    engine = engine_enums(descs)  # checks the meanings across descriptions first
     gens = {short(d["gen"]["name"]): d for d in descs}
     for required in ("u55", "u65", "u85"):
         if required not in gens:
@@ -228,8 +294,10 @@ def generate(descs):
     h = []
     h.append("// Generated by emulator/isa/gen/isagen.py from emulator/isa/desc/*.toml. Do not edit.")
     h.append("#pragma once")
+    h.append("#include <array>")
     h.append("#include <cstddef>")
     h.append("#include <cstdint>")
+    h.append("#include <string_view>")
     h.append("")
     h.append("namespace ethosu::isa {")
     h.append("")
@@ -258,6 +326,7 @@ def generate(descs):
         h.append("")
     h.append("}  // namespace ethosu::isa")
     h.append("")
+    h.extend(engine)
 
     c = []
     c.append("// Generated by emulator/isa/gen/isagen.py from emulator/isa/desc/*.toml. Do not edit.")
@@ -275,7 +344,7 @@ def generate(descs):
             c.append(f"constexpr EnumValue {g}_enum_{ename}_values[] = {{{vals}}};")
             if ename in d["meanings"]:
                 mtype, mapped = d["meanings"][ename]
-                codes = ", ".join(f"static_cast<uint8_t>({mtype}::{mapped[n]})" for _, n in values)
+                codes = ", ".join(f"static_cast<uint8_t>({mtype}::{mapped[n][0]})" for _, n in values)
                 c.append(f"constexpr uint8_t {g}_enum_{ename}_meaning[] = {{{codes}}};")
             enum_pos[ename] = k
         c.append(f"constexpr EnumDesc {g}_enums[] = {{")
