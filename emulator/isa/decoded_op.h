@@ -23,17 +23,11 @@ enum class OpKind : uint8_t {
 std::string_view op_kind_name(OpKind k);
 bool is_kernel_op(OpKind k);
 
-enum class DataFormat : uint8_t { NHWC, NHCWB16 };
 
-// U85 activation storage; U55/U65 always use Tile2x2.
-enum class Storage : uint8_t { Tile2x2, Tile3x1, Chained, None };
-
-// U85 OFM activation_transpose: the order of the stored axes, outermost first, in terms of the
-// axes the op computes (its OFM_HEIGHT/WIDTH/DEPTH). WHC stores computed W as rows, H as columns.
-enum class OfmTranspose : uint8_t { HWC = 0, WHC = 1, HCW = 2, WCH = 3, CHW = 6, CWH = 7 };
-// U85 OFM activation_reverse: the computed axis written back to front.
-enum class OfmReverse : uint8_t { None = 0, H = 1, W = 2, C = 3 };
-
+// U85 OFM activation_transpose (OfmTranspose) names the order of the stored axes, outermost
+// first, in terms of the axes the op computes (its OFM_HEIGHT/WIDTH/DEPTH): WHC stores computed W
+// as rows, H as columns. activation_reverse (OfmReverse) writes one computed axis back to front.
+// U55/U65 feature maps are always Storage::Tile2x2.
 // For each stored axis (height, width, depth), the computed axis it holds (0 H, 1 W, 2 C).
 constexpr std::array<int, 3> stored_axes(OfmTranspose t) {
     switch (t) {
@@ -75,7 +69,6 @@ struct Padding {
     int top = 0, left = 0, bottom = 0, right = 0;
 };
 
-enum class UpscaleMode : uint8_t { None, Nearest, Zeros };
 
 struct Kernel {
     int width = 1, height = 1;  // dilated size, as programmed
@@ -104,7 +97,6 @@ struct Scale {
     RoundMode round = RoundMode::DoubleSymmetric;
 };
 
-enum class Activation : uint8_t { None, Tanh, Sigmoid, Table };
 
 struct OutputStage {
     bool per_channel_scale = true;  // scale/bias stream, else global_scale
@@ -139,7 +131,6 @@ struct BlockConfig {
     int blockdep = 0;
 };
 
-enum class ResizeMode : uint8_t { Bilinear, Replicate, Nearest };
 
 // U85 NPU_OP_RESIZE. Along each axis OFM element o samples the IFM at (o * step + offset) / n
 // IFM elements, step = one_step_int * n + one_step_mod; blk_step is the same walk over one OFM
@@ -178,7 +169,6 @@ struct Dma {
 };
 constexpr uint64_t kDmaIndexBytes = 4;
 
-enum class BranchCondition : uint8_t { Always = 0, ResultFlag = 1 };  // branch_cond ALWAYS, RF_TRUE
 
 struct DecodedOp {
     OpKind kind = OpKind::Stop;

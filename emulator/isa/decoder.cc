@@ -16,7 +16,8 @@ using isa::Field;
 namespace {
 
 constexpr uint32_t kControlShift = 14;
-constexpr uint64_t kU55Table0 = 16;  // U55/U65 activation_function TABLE_0; TABLE_n is 16 + n
+// U55/U65 activation_function TABLE_n is TABLE_0 + n (the same code on U65).
+constexpr auto kU55Table0 = static_cast<uint64_t>(isa::u55::activation_function::TABLE_0);
 
 OpKind op_kind_of(Cmd c) {
     switch (c) {
@@ -223,11 +224,11 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
     // SHR/SUB/SHL/MUL/CLZ/REDUCE_SUM outputs (5.1 and every U85 stream write 0), and Arm's published
     // expected outputs of those networks and the TFLM goldens of ../shared/vectors-vela hold only if it
     // is not added. The register description is silent on it.
-    auto table_activation = [&] { return r.get(Field::SET_ACTIVATION__activation_function) >= kU55Table0; };
+    auto table_activation = [&] { return r.meaning<Activation>(Field::SET_ACTIVATION__activation_function) == Activation::Table; };
     // U85 feature maps in the chaining buffer (or absent) have no address registers.
     auto in_memory = [](const FeatureMap& fm) { return fm.storage == Storage::Tile2x2 || fm.storage == Storage::Tile3x1; };
     auto read_feature_map = [&](FeatureMap& fm, const FeatureMapFields& f) {
-        fm.format = r.get(f.format) ? DataFormat::NHCWB16 : DataFormat::NHWC;
+        fm.format = r.meaning<DataFormat>(f.format);
         fm.precision = precision(r.get(f.type), r.get(f.precision));
         // The U55/U65 data path is 8, 16 or 32 bits wide; the interface's B64 code exists for U85's
         // 64-bit maps only (Vela 2.x-5.x never program it on U55/U65).
@@ -239,7 +240,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         const bool zero_point_unused = !u85 && &f == &kOfmFields && fm.precision.bits == 32 && !table_activation();
         if (!zero_point_unused) fm.zero_point = static_cast<int32_t>(r.get_signed(f.zero_point, 16));
         if (u85) {
-            fm.storage = static_cast<Storage>(r.get(f.storage));
+            fm.storage = r.meaning<Storage>(f.storage);
             if (f.broadcast) {
                 fm.broadcast = r.geti(*f.broadcast);
                 if (fm.broadcast & 8) fm.storage = Storage::None;  // SCALAR: the operand is OP_SCALAR
@@ -269,10 +270,9 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         fm.depth = r.geti(Field::SET_OFM_DEPTH_M1__depth_m1) + 1;
         read_feature_map(fm, kOfmFields);
         if (u85) {
-            fm.reverse = static_cast<OfmReverse>(r.get(Field::SET_OFM_PRECISION__activation_reverse));
+            fm.reverse = r.meaning<OfmReverse>(Field::SET_OFM_PRECISION__activation_reverse);
             // Codes 4 and 5 name no axis order: a malformed stream.
-            fm.transpose = static_cast<OfmTranspose>(
-                r.get(Field::SET_OFM_PRECISION__activation_transpose));
+            fm.transpose = r.meaning<OfmTranspose>(Field::SET_OFM_PRECISION__activation_transpose);
         }
     };
     auto read_kernel = [&](Kernel& k) {
@@ -289,7 +289,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
     };
     // IFM_UPSCALE: a mode the generation does not define is malformed.
     auto read_upscale = [&] {
-        return static_cast<UpscaleMode>(r.get(Field::SET_IFM_UPSCALE__mode));
+        return r.meaning<UpscaleMode>(Field::SET_IFM_UPSCALE__mode);
     };
     auto read_padding = [&](Kernel& k) {
         k.padding = {r.geti(Field::SET_IFM_PAD_TOP__pad), r.geti(Field::SET_IFM_PAD_LEFT__pad),
@@ -324,21 +324,13 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         }
         // U85 takes the rounding from OFM_SCALE, which Vela writes for per-channel ops too.
         o.round = r.meaning<RoundMode>(u85 ? Field::SET_OFM_SCALE__round_mode : Field::SET_OFM_PRECISION__round_mode);
-        const uint64_t function = r.get(Field::SET_ACTIVATION__activation_function);
+        o.activation = r.meaning<Activation>(Field::SET_ACTIVATION__activation_function);
         o.clip_range = r.geti(Field::SET_ACTIVATION__activation_clip_range);
         if (u85) {
-            o.lut_type = static_cast<int>(function);
+            o.lut_type = r.geti(Field::SET_ACTIVATION__activation_function);
             o.lut_index = r.geti(Field::SET_ACTIVATION__table);
-            o.activation = function == 10 ? Activation::Tanh
-                         : function == 11 ? Activation::Sigmoid
-                         : function == 0  ? Activation::None
-                                          : Activation::Table;
-        } else {
-            o.activation = function == 3 ? Activation::Tanh
-                         : function == 4 ? Activation::Sigmoid
-                         : function >= kU55Table0 ? Activation::Table
-                                          : Activation::None;
-            o.lut_index = function >= kU55Table0 ? static_cast<int>(function - kU55Table0) : 0;
+        } else if (o.activation == Activation::Table) {
+            o.lut_index = static_cast<int>(r.get(Field::SET_ACTIVATION__activation_function) - kU55Table0);
         }
         o.clip_min = static_cast<int32_t>(r.get_signed(Field::SET_ACTIVATION_MIN__clip_boundary, 16));
         o.clip_max = static_cast<int32_t>(r.get_signed(Field::SET_ACTIVATION_MAX__clip_boundary, 16));
@@ -481,7 +473,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             break;
         }
         case OpKind::Resize: {
-            op.resize.mode = static_cast<ResizeMode>(param->extract(command.value));
+            op.resize.mode = engine_meaning<ResizeMode>(*param->enumeration, param->extract(command.value));
             read_ifm(op.ifm);
             read_ofm(op.ofm);
             auto& z = op.resize;
@@ -575,7 +567,8 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             op.mask = static_cast<uint32_t>(param->extract(command.value));
             break;
         case OpKind::Branch:
-            op.branch_condition = static_cast<BranchCondition>(command.desc->fields[0].extract(command.value));
+            op.branch_condition = engine_meaning<BranchCondition>(*command.desc->fields[0].enumeration,
+                                                                 command.desc->fields[0].extract(command.value));
             op.branch_target = static_cast<uint32_t>(command.desc->fields[1].extract(command.value));
             break;
     }
