@@ -123,7 +123,12 @@ struct Decoder::Reader {
         }
         return value;
     }
-    int64_t get_signed(Field f, int bits) { return sign_extend(get(f), bits); }
+    // The field as the description declares the number (sign, `_m1`): FieldDesc::value.
+    int64_t value(Field f) {
+        const isa::FieldDesc& desc = *decoder.gen_.field(f);
+        return desc.value(desc.insert(0, get(f)));
+    }
+    int valuei(Field f) { return static_cast<int>(value(f)); }
     // What an enumerated field's value means to the engine (the description's [meaning] table).
     template <class E> E meaning(Field f) {
         const uint64_t value = get(f);
@@ -238,7 +243,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                         fmt::format("64-bit feature maps do not exist on {}", gen_.name));
         }
         const bool zero_point_unused = !u85 && &f == &kOfmFields && fm.precision.bits == 32 && !table_activation();
-        if (!zero_point_unused) fm.zero_point = static_cast<int32_t>(r.get_signed(f.zero_point, 16));
+        if (!zero_point_unused) fm.zero_point = static_cast<int32_t>(r.value(f.zero_point));
         if (u85) {
             fm.storage = r.meaning<Storage>(f.storage);
             if (f.broadcast) {
@@ -250,24 +255,24 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         if (!in_memory(fm)) return;
         fm.region = r.geti(f.region);
         for (size_t t = 0; t < 4; ++t) fm.tile_base[t] = r.get(f.base[t]);
-        fm.width0 = r.geti(f.width0) + 1;
-        fm.height0 = r.geti(f.height0) + 1;
-        fm.height1 = r.geti(f.height1) + 1;
+        fm.width0 = r.valuei(f.width0);
+        fm.height0 = r.valuei(f.height0);
+        fm.height1 = r.valuei(f.height1);
         fm.stride_x = static_cast<int64_t>(r.get(f.stride_x));
         fm.stride_y = static_cast<int64_t>(r.get(f.stride_y));
         fm.stride_c = static_cast<int64_t>(r.get(f.stride_c));
     };
     auto read_ifm = [&](FeatureMap& fm) {
-        fm.depth = r.geti(Field::SET_IFM_DEPTH_M1__depth_m1) + 1;
+        fm.depth = r.valuei(Field::SET_IFM_DEPTH_M1__depth_m1);
         read_feature_map(fm, kIfmFields);
     };
     auto read_ifm2 = [&](FeatureMap& fm) { read_feature_map(fm, kIfm2Fields); };
     // U85 ACC_FORMAT.acc_input IFM2: the accumulators start from the IFM2 map.
     auto accumulators_from_ifm2 = [&] { return u85 && r.get(Field::SET_ACC_FORMAT__acc_input) == 2; };
     auto read_ofm = [&](FeatureMap& fm) {
-        fm.width = r.geti(Field::SET_OFM_WIDTH_M1__width_m1) + 1;
-        fm.height = r.geti(Field::SET_OFM_HEIGHT_M1__height_m1) + 1;
-        fm.depth = r.geti(Field::SET_OFM_DEPTH_M1__depth_m1) + 1;
+        fm.width = r.valuei(Field::SET_OFM_WIDTH_M1__width_m1);
+        fm.height = r.valuei(Field::SET_OFM_HEIGHT_M1__height_m1);
+        fm.depth = r.valuei(Field::SET_OFM_DEPTH_M1__depth_m1);
         read_feature_map(fm, kOfmFields);
         if (u85) {
             fm.reverse = r.meaning<OfmReverse>(Field::SET_OFM_PRECISION__activation_reverse);
@@ -276,8 +281,10 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         }
     };
     auto read_kernel = [&](Kernel& k) {
-        k.width = r.geti(Field::SET_KERNEL_WIDTH_M1__width_m1) + 1;
-        k.height = r.geti(Field::SET_KERNEL_HEIGHT_M1__height_m1) + 1;
+        k.width = r.valuei(Field::SET_KERNEL_WIDTH_M1__width_m1);
+        k.height = r.valuei(Field::SET_KERNEL_HEIGHT_M1__height_m1);
+        // Arm's layout splits each stride minus one into an lsb and an msb field; a dilation is
+        // NONE (1) or X2 (2).
         k.stride_x = ((r.geti(Field::SET_KERNEL_STRIDE__stride_x_msb) << 1) |
                       r.geti(Field::SET_KERNEL_STRIDE__stride_x_lsb)) + 1;
         k.stride_y = ((r.geti(Field::SET_KERNEL_STRIDE__stride_y_msb) << 1) |
@@ -332,8 +339,8 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         } else if (o.activation == Activation::Table) {
             o.lut_index = static_cast<int>(r.get(Field::SET_ACTIVATION__activation_function) - kU55Table0);
         }
-        o.clip_min = static_cast<int32_t>(r.get_signed(Field::SET_ACTIVATION_MIN__clip_boundary, 16));
-        o.clip_max = static_cast<int32_t>(r.get_signed(Field::SET_ACTIVATION_MAX__clip_boundary, 16));
+        o.clip_min = static_cast<int32_t>(r.value(Field::SET_ACTIVATION_MIN__clip_boundary));
+        o.clip_max = static_cast<int32_t>(r.value(Field::SET_ACTIVATION_MAX__clip_boundary));
         o.acc_format = r.meaning<AccFormat>(Field::SET_ACC_FORMAT__acc_format);
         if (u85) {
             o.acc_input = r.geti(Field::SET_ACC_FORMAT__acc_input);
@@ -342,9 +349,9 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         }
     };
     auto read_block = [&](BlockConfig& b, bool uses_ifm2) {
-        b.ofm_width = r.geti(Field::SET_OFM_BLK_WIDTH_M1__width_m1) + 1;
-        b.ofm_height = r.geti(Field::SET_OFM_BLK_HEIGHT_M1__height_m1) + 1;
-        b.ofm_depth = r.geti(Field::SET_OFM_BLK_DEPTH_M1__depth_m1) + 1;
+        b.ofm_width = r.valuei(Field::SET_OFM_BLK_WIDTH_M1__width_m1);
+        b.ofm_height = r.valuei(Field::SET_OFM_BLK_HEIGHT_M1__height_m1);
+        b.ofm_depth = r.valuei(Field::SET_OFM_BLK_DEPTH_M1__depth_m1);
         b.blockdep = r.geti(Field::SET_BLOCKDEP__blockdep);
         if (!u85) {
             b.ib_end_kb = r.geti(Field::SET_IFM_IB_END__ib_end);
@@ -454,7 +461,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                         op.ifm2.precision = precision(r.get(Field::SET_IFM2_PRECISION__activation_type),
                                                       r.get(Field::SET_IFM2_PRECISION__activation_precision));
                         op.ifm2.zero_point =
-                            static_cast<int32_t>(r.get_signed(Field::SET_IFM2_ZERO_POINT__zero_point, 16));
+                            static_cast<int32_t>(r.value(Field::SET_IFM2_ZERO_POINT__zero_point));
                         const uint64_t raw = r.get(Field::SET_IFM2_SCALAR__scalar);
                         e.scalar = op.ifm2.precision.is_signed ? static_cast<int32_t>(sign_extend(raw, 16))
                                                                : static_cast<int32_t>(raw);
@@ -477,18 +484,18 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             read_ifm(op.ifm);
             read_ofm(op.ofm);
             auto& z = op.resize;
-            z.x_scale_n = r.geti(Field::SET_RESIZE_X_SCALE_N_M1__resize_x_scale_n_m1) + 1;
-            z.y_scale_n = r.geti(Field::SET_RESIZE_Y_SCALE_N_M1__resize_y_scale_n_m1) + 1;
-            z.x_offset = static_cast<int>(r.get_signed(Field::SET_RESIZE_X_OFFSET__resize_x_offset, 12));
-            z.y_offset = static_cast<int>(r.get_signed(Field::SET_RESIZE_Y_OFFSET__resize_y_offset, 12));
+            z.x_scale_n = r.valuei(Field::SET_RESIZE_X_SCALE_N_M1__resize_x_scale_n_m1);
+            z.y_scale_n = r.valuei(Field::SET_RESIZE_Y_SCALE_N_M1__resize_y_scale_n_m1);
+            z.x_offset = r.valuei(Field::SET_RESIZE_X_OFFSET__resize_x_offset);
+            z.y_offset = r.valuei(Field::SET_RESIZE_Y_OFFSET__resize_y_offset);
             z.x_step = {r.geti(Field::SET_RESIZE_X__one_step_int), r.geti(Field::SET_RESIZE_X__blk_step_int),
                         r.geti(Field::SET_RESIZE_X__one_step_mod), r.geti(Field::SET_RESIZE_X__blk_step_mod)};
             z.y_step = {r.geti(Field::SET_RESIZE_Y__one_step_int), r.geti(Field::SET_RESIZE_Y__blk_step_int),
                         r.geti(Field::SET_RESIZE_Y__one_step_mod), r.geti(Field::SET_RESIZE_Y__blk_step_mod)};
             // The kernel registers hold the IFM area a resize reads (Vela 5.1 writes the IFM height and
             // the width up to the last column interpolation needs); OFM positions clamp to it.
-            op.ifm.height = r.geti(Field::SET_KERNEL_HEIGHT_M1__height_m1) + 1;
-            op.ifm.width = r.geti(Field::SET_KERNEL_WIDTH_M1__width_m1) + 1;
+            op.ifm.height = r.valuei(Field::SET_KERNEL_HEIGHT_M1__height_m1);
+            op.ifm.width = r.valuei(Field::SET_KERNEL_WIDTH_M1__width_m1);
             op.kernel.upscale = read_upscale();
             read_output_stage(op.output, false);
             read_block(op.block, false);
@@ -523,9 +530,9 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                 // A side in D1 mode is contiguous.
                 const int64_t row = static_cast<int64_t>(d.length);
                 const int64_t plane = row * d.size0;
-                const int64_t row_stride = row + r.get_signed(Field::SET_DMA0_SKIP0__addr, 40);
+                const int64_t row_stride = row + r.value(Field::SET_DMA0_SKIP0__addr);
                 const int64_t plane_stride =
-                    d.dimensions >= 3 ? plane + r.get_signed(Field::SET_DMA0_SKIP1__addr, 40) : plane;
+                    d.dimensions >= 3 ? plane + r.value(Field::SET_DMA0_SKIP1__addr) : plane;
                 d.src_stride0 = src_dims > 1 ? row_stride : row;
                 d.src_stride1 = src_dims > 1 ? plane_stride : plane;
                 d.dst_stride0 = dst_dims > 1 ? row_stride : row;
@@ -533,19 +540,19 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             }
             if (u85) {
                 if (d.dimensions >= 2) {
-                    d.src_stride0 = sign_extend(r.get(Field::SET_DMA0_SRC_STRIDE0__addr), 40);
-                    d.dst_stride0 = sign_extend(r.get(Field::SET_DMA0_DST_STRIDE0__addr), 40);
+                    d.src_stride0 = r.value(Field::SET_DMA0_SRC_STRIDE0__addr);
+                    d.dst_stride0 = r.value(Field::SET_DMA0_DST_STRIDE0__addr);
                 }
                 if (d.dimensions >= 3) {
-                    d.src_stride1 = sign_extend(r.get(Field::SET_DMA0_SRC_STRIDE1__addr), 40);
-                    d.dst_stride1 = sign_extend(r.get(Field::SET_DMA0_DST_STRIDE1__addr), 40);
+                    d.src_stride1 = r.value(Field::SET_DMA0_SRC_STRIDE1__addr);
+                    d.dst_stride1 = r.value(Field::SET_DMA0_DST_STRIDE1__addr);
                 }
                 d.gather = r.get(Field::SET_DMA0_SRC_REGION__idx_mode) == 1;
                 d.scatter = r.get(Field::SET_DMA0_DST_REGION__idx_mode) == 1;
                 if (d.gather || d.scatter) {
                     // The indexed side steps STRIDE0 per index even in 1D mode (Vela writes it then).
-                    if (d.dimensions == 1 && d.gather) d.src_stride0 = sign_extend(r.get(Field::SET_DMA0_SRC_STRIDE0__addr), 40);
-                    if (d.dimensions == 1 && d.scatter) d.dst_stride0 = sign_extend(r.get(Field::SET_DMA0_DST_STRIDE0__addr), 40);
+                    if (d.dimensions == 1 && d.gather) d.src_stride0 = r.value(Field::SET_DMA0_SRC_STRIDE0__addr);
+                    if (d.dimensions == 1 && d.scatter) d.dst_stride0 = r.value(Field::SET_DMA0_DST_STRIDE0__addr);
                     const uint64_t rows = d.dimensions >= 2 ? d.size0 : 1, planes = d.dimensions >= 3 ? d.size1 : 1;
                     if (d.dimensions >= 3) d.index_skip1 = r.get(Field::SET_DMA0_IDX_SKIP1__addr);
                     d.index = {r.geti(Field::SET_DMA0_IDX_REGION__region), r.get(Field::SET_DMA0_IDX__addr),

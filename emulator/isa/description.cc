@@ -48,6 +48,13 @@ int64_t FieldDesc::extract_signed(uint64_t command) const {
     return static_cast<int64_t>((raw ^ sign) - sign);
 }
 
+int64_t FieldDesc::value(uint64_t command) const {
+    const uint64_t raw = extract(command);
+    const int w = width();
+    const uint64_t sign = (is_signed || reads_signed) && w < 64 ? 1ull << (w - 1) : 0;
+    return static_cast<int64_t>((raw ^ sign) - sign) + (stored_minus_one ? 1 : 0);
+}
+
 uint64_t FieldDesc::insert(uint64_t command, uint64_t value) const {
     int shift = 0;
     for (int i = 0; i < part_count; ++i) {

@@ -52,10 +52,15 @@ struct FieldDesc {
     const EnumDesc* enumeration;  // nullptr for plain numbers
     bool is_signed;
     bool hex;
+    bool reads_signed;      // the NPU reads it as two's complement though Arm's header types it unsigned
+    bool stored_minus_one;  // a `*_m1` field (Arm's naming) holds the value minus one
 
     int width() const;
     uint64_t extract(uint64_t command) const;           // raw, zero-extended
     int64_t extract_signed(uint64_t command) const;     // sign-extended when is_signed
+    // What the field means to the NPU as a number: sign-extended when is_signed or reads_signed,
+    // plus one when stored_minus_one.
+    int64_t value(uint64_t command) const;
     uint64_t insert(uint64_t command, uint64_t value) const;  // value truncated to width
     bool fits(uint64_t value) const;
 };

@@ -16,7 +16,7 @@ CMD_KINDS = ("cmd0", "cmd1")
 ACCESS = ("RW", "RO", "WO")
 GEN_KEYS = {"name", "product", "arch", "address_bits"}
 COMMAND_KEYS = {"name", "kind", "opcode", "fields"}
-FIELD_KEYS = {"name", "bits", "enum", "signed", "format"}
+FIELD_KEYS = {"name", "bits", "enum", "signed", "format", "reads_as"}
 REGISTER_KEYS = {"name", "offset", "count", "width", "reset", "access", "fields"}
 REG_FIELD_KEYS = {"name", "bits"}
 TOP_KEYS = {"generation", "enums", "command", "register"}
@@ -162,10 +162,17 @@ def load(path):
                 biggest = enums[enum][-1][0]
                 if biggest >= (1 << total):
                     fail(path, fwhere, f"enum '{enum}' value {biggest} does not fit in {total} bits")
+            # reads_as = "signed": the NPU reads the bits as two's complement where Arm's header types
+            # the field unsigned (the listing shows it unsigned, as Vela prints it).
+            if f.get("reads_as", "signed") != "signed":
+                fail(path, fwhere, f"reads_as '{f['reads_as']}' (valid: signed)")
+            if f["name"].endswith("_m1") and (enum is not None or f.get("signed") or "reads_as" in f):
+                fail(path, fwhere, "a *_m1 field (stored minus one) is an unsigned number")
             if f.get("format", "dec") not in ("dec", "hex"):
                 fail(path, fwhere, f"format '{f['format']}' (valid: dec, hex)")
             fields.append({"name": f["name"], "parts": parts, "enum": enum,
-                           "signed": bool(f.get("signed", False)), "hex": f.get("format") == "hex"})
+                           "signed": bool(f.get("signed", False)), "hex": f.get("format") == "hex",
+                           "reads_signed": "reads_as" in f})
         if len({f["name"] for f in fields}) != len(fields):
             fail(path, where, "duplicate field name")
         commands.append({"name": c["name"], "kind": c["kind"], "opcode": c["opcode"], "fields": fields})
@@ -364,7 +371,8 @@ def generate(descs):
                 enum = f"&{g}_enums[{enum_pos[f['enum']]}]" if f["enum"] else "nullptr"
                 c.append(f'    {{Field::{field_id(cmd["name"], f["name"])}, Cmd::{cpp_id(cmd["name"])}, "{f["name"]}", '
                          f'{{{{{{{parts[0][0]}, {parts[0][1]}}}, {{{parts[1][0]}, {parts[1][1]}}}}}}}, '
-                         f'{len(f["parts"])}, {enum}, {str(f["signed"]).lower()}, {str(f["hex"]).lower()}}},')
+                         f'{len(f["parts"])}, {enum}, {str(f["signed"]).lower()}, {str(f["hex"]).lower()}, '
+                         f'{str(f["reads_signed"]).lower()}, {str(f["name"].endswith("_m1")).lower()}}},')
             c.append("};")
         c.append(f"constexpr CommandDesc {g}_commands[] = {{")
         for cmd in d["commands"]:
