@@ -17,6 +17,7 @@
 #include "emulator/isa/bounded_file.h"
 #include "emulator/isa/disasm.h"
 #include "emulator/isa/error.h"
+#include "frontend/cli/check.h"
 #include "frontend/cli/example_model.h"
 #include "frontend/cli/run_model.h"
 #include "frontend/cli/run_figures.h"
@@ -385,6 +386,7 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     auto* example = app.add_subcommand("example", "write the bundled example model (an ExecuTorch vela_bin_stream)");
     example->add_option("OUTPUT", out_path, "file to write")->required();
+    const CheckCommands check_commands(app);
     app.set_version_flag("--version", "ethosu-emu " ETHOSU_EMU_VERSION);
     try {
         app.parse(argc, argv);
@@ -402,6 +404,7 @@ int main(int argc, char** argv) {
         LoadOptions options;
         if (!npu.empty()) options.npu = npu;
         options.max_stream_words = max_stream_words;
+        if (check_commands.selected()) return check_commands.run();
         if (*info) return run_info(model_path, options, as_json);
         if (*disasm) return run_disasm(model_path, options, as_json);
         if (*run) return run_run(model_path, options, run_options, as_json);
@@ -413,6 +416,9 @@ int main(int argc, char** argv) {
             fmt::print("wrote {} ({} bytes): {}\n", out_path, bytes.size(), kExampleDescription);
             return 0;
         }
+    } catch (const UsageError& e) {
+        fmt::print(stderr, "{}{}\n", kErrorPrefix, e.what());
+        return 2;
     } catch (const Error& e) {
         fmt::print(stderr, "{}{}\n", kErrorPrefix, e.what());
         return 1;
