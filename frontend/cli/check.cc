@@ -504,6 +504,8 @@ int add_baseline_entry(const CheckCommands::Options& o) {
     const fs::path folder = fs::path(o.manifest).parent_path();
     std::error_code ec;
     json document = fs::exists(o.manifest, ec) ? read_manifest(o.manifest).document : empty_manifest_document();
+    // The manifest's paths resolve through its folder; a write below names it if this failed.
+    if (!folder.empty()) fs::create_directories(folder, ec);
     json entry = entry_json(o, folder);
     const std::string name = entry.value("name", entry["model"].get<std::string>());
     json one = empty_manifest_document();
