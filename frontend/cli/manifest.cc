@@ -18,6 +18,9 @@ using json = nlohmann::ordered_json;
 // A manifest of every corpus model, configuration and seed takes about 1 MB; 64 times that is
 // room for any real suite and keeps /dev/zero given as a manifest from filling the memory.
 constexpr uint64_t kMaxManifestBytes = 64ull << 20;
+// A manifest nests 7 levels deep (entries, baseline, traffic, memories); deeper JSON is refused
+// while it is parsed, before anything recurses over it.
+constexpr int kMaxManifestDepth = 32;
 
 enum class KeyType { String, Strings, Count, Number, Array, Object, Outputs };
 
@@ -65,6 +68,13 @@ std::string_view type_text(KeyType type) {
     return "";
 }
 
+// A value for an error message: numbers and short strings as written, anything else by its type.
+std::string describe(const json& value) {
+    if (value.is_number() || value.is_boolean() || value.is_null()) return value.dump();
+    if (value.is_string() && value.get<std::string>().size() <= 64) return value.dump();
+    return std::string(value.is_array() ? "a list" : value.is_object() ? "an object" : "a long string");
+}
+
 bool has_type(const json& value, KeyType type) {
     switch (type) {
         case KeyType::String: return value.is_string();
@@ -94,7 +104,7 @@ struct Place {
 
 // The object's keys against their declaration: each known, of its type, the required ones there.
 void check_keys(const json& object, const Place& at, std::span<const Key> keys) {
-    if (!object.is_object()) at.fail(fmt::format("must be an object, not {}", object.dump()));
+    if (!object.is_object()) at.fail(fmt::format("must be an object, not {}", describe(object)));
     for (const auto& [name, value] : object.items()) {
         const auto key = std::find_if(keys.begin(), keys.end(), [&](const Key& k) { return k.name == name; });
         if (key == keys.end()) {
@@ -102,7 +112,7 @@ void check_keys(const json& object, const Place& at, std::span<const Key> keys) 
             for (const Key& k : keys) valid += fmt::format("{}{}", valid.empty() ? "" : ", ", k.name);
             (at / name).fail(fmt::format("unknown key; valid keys: {}", valid));
         }
-        if (!has_type(value, key->type)) (at / name).fail(fmt::format("must be {}, not {}", type_text(key->type), value.dump()));
+        if (!has_type(value, key->type)) (at / name).fail(fmt::format("must be {}, not {}", type_text(key->type), describe(value)));
     }
     for (const Key& k : keys)
         if (k.required && !object.contains(k.name)) (at / k.name).fail("missing");
@@ -228,8 +238,13 @@ Manifest read_manifest(const std::string& path) {
         throw UsageError(e.where(), e.reason());
     }
     json document;
+    const auto limit_depth = [&](int depth, json::parse_event_t, json&) {
+        if (depth > kMaxManifestDepth)
+            throw UsageError({path, std::nullopt, "JSON"}, fmt::format("nested deeper than {} levels", kMaxManifestDepth));
+        return true;
+    };
     try {
-        document = json::parse(text);
+        document = json::parse(text, limit_depth);
     } catch (const json::parse_error& e) {
         throw UsageError({path, e.byte ? std::optional<uint64_t>(e.byte - 1) : std::nullopt, "JSON"}, e.what());
     }
