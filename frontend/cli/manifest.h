@@ -28,11 +28,11 @@ public:
 };
 
 struct OutputExpectation {
-    std::string file;  // empty: the output is not compared
+    std::string file{};  // empty: the output is not compared
     // Limits on the elements that differ: the largest |difference| and how many may differ. With
     // neither, the output must equal the file byte for byte; each one given is a limit of its own.
-    std::optional<double> max_abs_diff;
-    std::optional<uint64_t> max_differing;
+    std::optional<double> max_abs_diff{};
+    std::optional<uint64_t> max_differing{};
 };
 
 struct Baseline {

@@ -208,6 +208,7 @@ with tempfile.TemporaryDirectory() as tmp:
     bad("unknown top-level key", {"format": "ethosu-emu-manifest", "version": 1, "entries": [], "entry": []},
         "entry: unknown key; valid keys: format, version, comment, entries")
     bad("malformed JSON", None, "JSON", text='{"format": "ethosu-emu-manifest",')
+    bad("JSON nested too deep", None, "JSON: nested deeper than", text='{"entries": ' + "[" * 100000 + "]" * 100000 + "}")
     bad("duplicate names", {"format": "ethosu-emu-manifest", "version": 1, "entries": [good, good]},
         "entries[1].name: \"e\" names an earlier entry too")
     bad("nothing to check", with_entry(outputs=None), "entries[0]: nothing to check")
