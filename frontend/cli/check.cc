@@ -64,7 +64,8 @@ OutputComparison compare_output(std::span<const uint8_t> actual, std::span<const
         // A NaN on one side only is as far off as can be.
         c.max_abs_diff = std::max(c.max_abs_diff, std::isnan(diff) ? INFINITY : diff);
     }
-    const auto& [abs_limit, count_limit] = std::pair(expectation.max_abs_diff, expectation.max_differing);
+    const auto& abs_limit = expectation.max_abs_diff;
+    const auto& count_limit = expectation.max_differing;
     if (!abs_limit && !count_limit) c.pass = c.differing == 0;
     else c.pass = (!abs_limit || c.max_abs_diff <= *abs_limit) && (!count_limit || c.differing <= *count_limit);
     return c;
