@@ -17,8 +17,10 @@
 #include "emulator/isa/bounded_file.h"
 #include "emulator/isa/disasm.h"
 #include "emulator/isa/error.h"
+#include "frontend/cli/check.h"
 #include "frontend/cli/example_model.h"
 #include "frontend/cli/run_model.h"
+#include "frontend/cli/run_figures.h"
 #include "frontend/graph/graph_runner.h"
 #include "frontend/loaders/model.h"
 #include "traces/chrome_trace.h"
@@ -149,64 +151,10 @@ int run_disasm(const std::string& path, const LoadOptions& options, bool as_json
     return 0;
 }
 
-// The --input files, each read up to the size of its tensor (a larger one is refused by name);
-// files past the model's inputs are left for run_model to refuse.
-std::vector<std::vector<uint8_t>> read_inputs(const LoadedModel& model, const std::vector<std::string>& files) {
-    std::vector<std::vector<uint8_t>> inputs(files.size());
-    for (size_t i = 0; i < files.size() && i < model.inputs.size(); ++i) {
-        const std::string bytes = read_bounded_file(files[i], model.inputs[i].size_bytes, "--input",
-                                                    fmt::format("the model's input {} has that many bytes", i));
-        inputs[i].assign(bytes.begin(), bytes.end());
-    }
-    return inputs;
-}
-
 uint64_t command_stream_bytes(const LoadedModel& model) {
     uint64_t bytes = 0;
     for (const auto& invocation : model.invocations) bytes += invocation.stream.words.size() * 4;
     return bytes;
-}
-
-json traffic_json(const MemorySystem& memory, const MemoryTraffic& traffic) {
-    json per_memory = json::object();
-    for (int m = 0; m < kMemoryKinds; ++m) {
-        if (traffic.read[m] == 0 && traffic.write[m] == 0) continue;
-        per_memory[std::string(memory_kind_name(static_cast<MemoryKind>(m)))] = {{"read_bytes", traffic.read[m]},
-                                                                                 {"write_bytes", traffic.write[m]}};
-    }
-    const PortBeats beats = port_beats(memory, traffic);
-    json ports = json::array();
-    for (size_t p = 0; p < 2; ++p) {
-        ports.push_back({{"port", fmt::format("AXI{}", p)},
-                         {"memory", memory_kind_name(memory.port_memory(static_cast<int>(p)))},
-                         {"read_beats", beats.read[p]},
-                         {"write_beats", beats.write[p]}});
-    }
-    return {{"memories", per_memory}, {"axi", ports}};
-}
-
-json timing_json(const RunResult& result) {
-    TimingTotals sum;
-    MemoryTraffic traffic;
-    for (const auto& t : result.timing) {
-        sum.cycles += t.totals.cycles;
-        sum.npu_active += t.totals.npu_active;
-        sum.idle += t.totals.idle;
-        sum.macs += t.totals.macs;
-        for (int m = 0; m < kMemoryKinds; ++m) {
-            traffic.read[m] += t.totals.traffic.read[m];
-            traffic.write[m] += t.totals.traffic.write[m];
-        }
-    }
-    const auto& sys = result.memory.system;
-    json out = {{"total", sum.cycles}, {"npu_active", sum.npu_active}, {"idle", sum.idle}};
-    return {{"system_config", sys.name},
-            {"memory_mode", result.memory.mode.name},
-            {"core_clock_hz", sys.core_clock},
-            {"cycles", out},
-            {"inference_seconds", double(sum.cycles) / sys.core_clock},
-            {"macs", sum.macs},
-            {"traffic", traffic_json(result.memory, traffic)}};
 }
 
 // --pmu NAME,...: the events' numbers, refused with the valid names when unknown or too many.
@@ -281,7 +229,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     const auto model = load_model(path, options);
     // An operator the host cannot run is reported now, before any input is read or op run.
     if (runs_as_graph(*model)) check_graph(*model);
-    std::vector<std::vector<uint8_t>> inputs = read_inputs(*model, cli.input_files);
+    std::vector<std::vector<uint8_t>> inputs = read_input_files(*model, cli.input_files);
     if (cli.no_timing && (cli.timing_only || !cli.pmu.empty() || !cli.trace_file.empty() || !cli.per_layer_file.empty()))
         throw Error({"--no-timing", std::nullopt, {}}, "--timing-only, --pmu, --trace and --per-layer need the timing model");
     const std::vector<uint32_t> events = pmu_events(model->config, cli.pmu);
@@ -438,6 +386,7 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     auto* example = app.add_subcommand("example", "write the bundled example model (an ExecuTorch vela_bin_stream)");
     example->add_option("OUTPUT", out_path, "file to write")->required();
+    const CheckCommands check_commands(app);
     app.set_version_flag("--version", "ethosu-emu " ETHOSU_EMU_VERSION);
     try {
         app.parse(argc, argv);
@@ -455,6 +404,7 @@ int main(int argc, char** argv) {
         LoadOptions options;
         if (!npu.empty()) options.npu = npu;
         options.max_stream_words = max_stream_words;
+        if (check_commands.selected()) return check_commands.run();
         if (*info) return run_info(model_path, options, as_json);
         if (*disasm) return run_disasm(model_path, options, as_json);
         if (*run) return run_run(model_path, options, run_options, as_json);
@@ -466,6 +416,9 @@ int main(int argc, char** argv) {
             fmt::print("wrote {} ({} bytes): {}\n", out_path, bytes.size(), kExampleDescription);
             return 0;
         }
+    } catch (const UsageError& e) {
+        fmt::print(stderr, "{}{}\n", kErrorPrefix, e.what());
+        return 2;
     } catch (const Error& e) {
         fmt::print(stderr, "{}{}\n", kErrorPrefix, e.what());
         return 1;

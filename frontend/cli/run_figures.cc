@@ -1,0 +1,63 @@
+#include "frontend/cli/run_figures.h"
+
+#include <fmt/format.h>
+
+#include "emulator/isa/bounded_file.h"
+
+namespace ethosu {
+
+using json = nlohmann::ordered_json;
+
+std::vector<std::vector<uint8_t>> read_input_files(const LoadedModel& model, const std::vector<std::string>& files) {
+    std::vector<std::vector<uint8_t>> inputs(files.size());
+    for (size_t i = 0; i < files.size() && i < model.inputs.size(); ++i) {
+        const std::string bytes = read_bounded_file(files[i], model.inputs[i].size_bytes, "--input",
+                                                    fmt::format("the model's input {} has that many bytes", i));
+        inputs[i].assign(bytes.begin(), bytes.end());
+    }
+    return inputs;
+}
+
+json traffic_json(const MemorySystem& memory, const MemoryTraffic& traffic) {
+    json per_memory = json::object();
+    for (int m = 0; m < kMemoryKinds; ++m) {
+        if (traffic.read[m] == 0 && traffic.write[m] == 0) continue;
+        per_memory[std::string(memory_kind_name(static_cast<MemoryKind>(m)))] = {{"read_bytes", traffic.read[m]},
+                                                                                 {"write_bytes", traffic.write[m]}};
+    }
+    const PortBeats beats = port_beats(memory, traffic);
+    json ports = json::array();
+    for (size_t p = 0; p < 2; ++p) {
+        ports.push_back({{"port", fmt::format("AXI{}", p)},
+                         {"memory", memory_kind_name(memory.port_memory(static_cast<int>(p)))},
+                         {"read_beats", beats.read[p]},
+                         {"write_beats", beats.write[p]}});
+    }
+    return {{"memories", per_memory}, {"axi", ports}};
+}
+
+json timing_json(const RunResult& result) {
+    TimingTotals sum;
+    MemoryTraffic traffic;
+    for (const auto& t : result.timing) {
+        sum.cycles += t.totals.cycles;
+        sum.npu_active += t.totals.npu_active;
+        sum.idle += t.totals.idle;
+        sum.macs += t.totals.macs;
+        for (int m = 0; m < kMemoryKinds; ++m) {
+            traffic.read[m] += t.totals.traffic.read[m];
+            traffic.write[m] += t.totals.traffic.write[m];
+        }
+    }
+    const auto& sys = result.memory.system;
+    json out = {{"total", sum.cycles}, {"npu_active", sum.npu_active}, {"idle", sum.idle}};
+    return {{"system_config", sys.name},
+            {"memory_mode", result.memory.mode.name},
+            {"core_clock_hz", sys.core_clock},
+            {"cycles", out},
+            {"inference_seconds", double(sum.cycles) / sys.core_clock},
+            {"macs", sum.macs},
+            {"traffic", traffic_json(result.memory, traffic)}};
+}
+
+}  // namespace ethosu

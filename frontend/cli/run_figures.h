@@ -1,0 +1,27 @@
+#pragma once
+// What `run`, `check` and `baseline` share: the --input files read as a run takes them, and a
+// run's timing figures in the JSON layout `run --json` prints (and manifests hold as baselines).
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "frontend/cli/run_model.h"
+#include "frontend/loaders/model.h"
+
+namespace ethosu {
+
+// The input files in the model's input order, each read up to the size of its tensor (a larger
+// one is refused by name); files past the model's inputs are left for run_model to refuse.
+std::vector<std::vector<uint8_t>> read_input_files(const LoadedModel& model, const std::vector<std::string>& files);
+
+// {"memories": {NAME: {"read_bytes", "write_bytes"}} for each memory with traffic,
+//  "axi": [{"port": "AXI0", "memory", "read_beats", "write_beats"}, AXI1]}.
+nlohmann::ordered_json traffic_json(const MemorySystem& memory, const MemoryTraffic& traffic);
+
+// The run's totals over its streams: system config, memory mode, clock, cycles {total,
+// npu_active, idle}, inference seconds, MACs and traffic_json.
+nlohmann::ordered_json timing_json(const RunResult& result);
+
+}  // namespace ethosu

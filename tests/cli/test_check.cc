@@ -1,0 +1,136 @@
+// check's output comparison against a plain loop over typed elements, and its tolerance rules;
+// the manifest's declaration-driven validation on documents built here.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "frontend/cli/check.h"
+
+namespace ethosu {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// The figures compare_output must give, from typed arrays.
+template <typename T>
+std::pair<uint64_t, double> plain_differences(const std::vector<T>& a, const std::vector<T>& b) {
+    uint64_t differing = 0;
+    double max_diff = 0;
+    for (size_t i = 0; i < a.size(); ++i) {
+        if (std::memcmp(&a[i], &b[i], sizeof(T)) == 0) continue;
+        ++differing;
+        const double d = std::fabs(static_cast<double>(a[i]) - static_cast<double>(b[i]));
+        max_diff = std::max(max_diff, std::isnan(d) ? INFINITY : d);
+    }
+    return {differing, max_diff};
+}
+
+template <typename T>
+std::span<const uint8_t> bytes_of(const std::vector<T>& v) {
+    return {reinterpret_cast<const uint8_t*>(v.data()), v.size() * sizeof(T)};
+}
+
+template <typename T>
+void check_type(ElementType type) {
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int64_t> value(std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+    for (int trial = 0; trial < 20; ++trial) {
+        std::vector<T> a(257), b;
+        for (auto& x : a) x = static_cast<T>(value(rng));
+        b = a;
+        for (int changes = trial; changes > 0; --changes) b[rng() % b.size()] = static_cast<T>(value(rng));
+        const auto [differing, max_diff] = plain_differences(a, b);
+        const OutputComparison c = compare_output(bytes_of(a), bytes_of(b), type, {});
+        EXPECT_EQ(c.elements, a.size());
+        EXPECT_EQ(c.differing, differing);
+        EXPECT_EQ(c.max_abs_diff, max_diff);
+        EXPECT_EQ(c.pass, differing == 0);
+    }
+}
+
+TEST(CompareOutput, IntegerTypesAgainstAPlainLoop) {
+    check_type<int8_t>(ElementType::Int8);
+    check_type<uint8_t>(ElementType::UInt8);
+    check_type<int16_t>(ElementType::Int16);
+    check_type<uint16_t>(ElementType::UInt16);
+    check_type<int32_t>(ElementType::Int32);
+}
+
+TEST(CompareOutput, Float32AndNaN) {
+    const std::vector<float> a = {1.0f, 2.0f, NAN, 4.0f}, b = {1.0f, 2.5f, NAN, 4.0f};
+    // The same NaN bits compare equal; a NaN against a number is infinitely far off.
+    OutputComparison c = compare_output(bytes_of(a), bytes_of(b), ElementType::Float32, {});
+    EXPECT_EQ(c.differing, 1u);
+    EXPECT_EQ(c.max_abs_diff, 0.5);
+    const std::vector<float> d = {1.0f, 2.0f, 3.0f, 4.0f};
+    c = compare_output(bytes_of(a), bytes_of(d), ElementType::Float32, {.max_abs_diff = 1e30});
+    EXPECT_TRUE(std::isinf(c.max_abs_diff));
+    EXPECT_FALSE(c.pass);
+}
+
+TEST(CompareOutput, EachGivenLimitHolds) {
+    const std::vector<int8_t> a = {0, 10, 20, 30}, b = {1, 10, 22, 30};  // 2 differ, max 2
+    const auto pass = [&](OutputExpectation e) { return compare_output(bytes_of(a), bytes_of(b), ElementType::Int8, e).pass; };
+    EXPECT_FALSE(pass({}));
+    EXPECT_TRUE(pass({.max_abs_diff = 2}));
+    EXPECT_FALSE(pass({.max_abs_diff = 1}));
+    EXPECT_TRUE(pass({.max_differing = 2}));
+    EXPECT_FALSE(pass({.max_differing = 1}));
+    EXPECT_TRUE(pass({.max_abs_diff = 2, .max_differing = 2}));
+    EXPECT_FALSE(pass({.max_abs_diff = 2, .max_differing = 1}));
+    const std::vector<int8_t> shorter = {0, 10, 20};
+    const OutputComparison c = compare_output(bytes_of(a), bytes_of(shorter), ElementType::Int8, {.max_differing = 9});
+    EXPECT_FALSE(c.pass);
+    EXPECT_EQ(c.size_mismatch, "4 bytes, the expected file has 3");
+}
+
+json manifest_with(const json& baseline) {
+    return {{"format", "ethosu-emu-manifest"},
+            {"version", 1},
+            {"entries", json::array({{{"model", "/proc/self/exe"}, {"baseline", baseline}}})}};
+}
+
+TEST(Manifest, BaselineFiguresOfARunAndOfAManifestLineUp) {
+    const json timing = {{"cycles", {{"total", 1000}, {"npu_active", 990}, {"idle", 10}}},
+                         {"traffic",
+                          {{"memories", {{"Sram", {{"read_bytes", 64}, {"write_bytes", 32}}}}},
+                           {"axi", json::array({{{"port", "AXI0"}, {"memory", "Sram"}, {"read_beats", 4}, {"write_beats", 2}}})}}}};
+    json baseline = baseline_json(timing);
+    baseline["drift_percent"] = 5;
+    const Manifest m = parse_manifest(manifest_with(baseline), "m.json", {});
+    const auto from_manifest = baseline_figures(m.entries.at(0).baseline->figures);
+    const auto from_run = baseline_figures(baseline_json(timing));
+    ASSERT_EQ(from_manifest.size(), from_run.size());
+    for (size_t i = 0; i < from_run.size(); ++i) {
+        EXPECT_EQ(from_manifest[i].name, from_run[i].name);
+        EXPECT_EQ(from_manifest[i].value, from_run[i].value);
+    }
+    EXPECT_EQ(m.entries[0].baseline->drift_percent, 5);
+    EXPECT_EQ(from_run.front().name, "cycles");
+    EXPECT_EQ(from_run.front().value, 1000);
+}
+
+TEST(Manifest, RefusalsNameTheEntryAndKey) {
+    const auto refusal = [](const json& document) -> std::string {
+        try {
+            parse_manifest(document, "m.json", {});
+        } catch (const UsageError& e) {
+            return e.what();
+        }
+        return "accepted";
+    };
+    EXPECT_EQ(refusal(manifest_with({{"cycles", 1}, {"drift_percent", -1}})),
+              "m.json: entries[0].baseline.drift_percent: must be a non-negative number, not -1");
+    EXPECT_EQ(refusal(manifest_with({{"cycles", 1}, {"traffic", {{"axi", json::array({{{"port", "AXI2"}, {"memory", "Sram"},
+                                                                                        {"read_beats", 0}, {"write_beats", 0}}})}}}})),
+              "m.json: entries[0].baseline.traffic.axi[0].port: \"AXI2\": the ports are AXI0 and AXI1");
+    EXPECT_EQ(refusal(manifest_with({{"cycles", json::array()}})),
+              "m.json: entries[0].baseline.cycles: must be a non-negative integer, not a list");
+}
+
+}  // namespace
+}  // namespace ethosu
