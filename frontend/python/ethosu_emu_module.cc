@@ -48,7 +48,7 @@ std::vector<py::ssize_t> array_shape(const LoadedModel& model, const TensorInfo&
     uint64_t bytes = static_cast<uint64_t>(element_size(t.type));
     std::vector<py::ssize_t> shape;
     for (int64_t d : t.shape) {
-        if (d < 0 || (d > 0 && bytes > std::numeric_limits<uint32_t>::max() / static_cast<uint64_t>(d))) {
+        if (d < 0 || (d > 0 && bytes > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d))) {
             bytes = UINT64_MAX;
             break;
         }
