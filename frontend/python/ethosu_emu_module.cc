@@ -295,6 +295,16 @@ PYBIND11_MODULE(ethosu_emu, m) {
     using namespace ethosu;
     m.doc() = "ethosu-emu: an emulator of Arm's Ethos-U55/U65/U85 NPUs; numpy arrays in and out";
     m.attr("__version__") = ETHOSU_EMU_VERSION;
+    // Another interpreter of the same ABI (a pyenv build next to Debian's) imports the module but
+    // may lack numpy: say so at import rather than at the first array.
+    try {
+        py::module_::import("numpy");
+    } catch (py::error_already_set& e) {
+        throw py::import_error(fmt::format(
+            "ethosu_emu needs numpy, which {} cannot import ({}); use the interpreter the module was built for "
+            "(CMake names it: 'ETHOSU_BUILD_PYTHON: module ethosu_emu for ...')",
+            py::module_::import("sys").attr("executable").cast<std::string>(), e.what()));
+    }
 
     // ethosu::Error -> ethosu_emu.Error: str() is "file: offset 0x..: field: reason", and the
     // parts are attributes. The class lives as long as the module (a reference is kept here).

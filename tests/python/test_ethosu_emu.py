@@ -63,6 +63,13 @@ class Module(unittest.TestCase):
     def test_version(self):
         self.assertEqual(ethosu_emu.__version__, os.environ["ETHOSU_EMU_VERSION"])
 
+    def test_import_without_numpy_names_the_interpreter(self):
+        # As under an interpreter of the same ABI without numpy (pyenv's next to Debian's).
+        code = "import sys; sys.modules['numpy'] = None; import ethosu_emu"
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn(f"ImportError: ethosu_emu needs numpy, which {sys.executable} cannot import", run.stderr)
+
     def test_error_is_an_exception_class(self):
         self.assertTrue(issubclass(ethosu_emu.Error, Exception))
 
