@@ -8,7 +8,6 @@
 #include <pybind11/stl.h>
 
 #include <cstring>
-#include <limits>
 #include <memory>
 #include <mutex>
 
@@ -41,26 +40,12 @@ py::dtype element_dtype(ElementType type) {
     return py::dtype::of<uint8_t>();
 }
 
-// The numpy shape of a tensor's bytes: its shape when that holds exactly its bytes (a file's
-// shape is hostile input), a flat byte array for an element type the loaders do not name.
-std::vector<py::ssize_t> array_shape(const LoadedModel& model, const TensorInfo& t) {
+// The numpy shape of a tensor's bytes. The loaders made its size from its shape
+// (tensor_byte_size: no negative dimension, no overflow), so the shape holds exactly its bytes; a
+// type they do not name has no element size and is a flat array of its (zero) bytes.
+std::vector<py::ssize_t> array_shape(const TensorInfo& t) {
     if (t.type == ElementType::Other) return {static_cast<py::ssize_t>(t.size_bytes)};
-    uint64_t bytes = static_cast<uint64_t>(element_size(t.type));
-    std::vector<py::ssize_t> shape;
-    for (int64_t d : t.shape) {
-        if (d < 0 || (d > 0 && bytes > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d))) {
-            bytes = UINT64_MAX;
-            break;
-        }
-        bytes *= static_cast<uint64_t>(d);
-        shape.push_back(static_cast<py::ssize_t>(d));
-    }
-    if (bytes != t.size_bytes) {
-        throw Error({model.path, std::nullopt, t.name},
-                    fmt::format("shape [{}] of {} does not hold the tensor's {} bytes", fmt::join(t.shape, "x"),
-                                element_type_name(t.type), t.size_bytes));
-    }
-    return shape;
+    return {t.shape.begin(), t.shape.end()};
 }
 
 // A shape as Python prints a tuple: (9216,), (1, 96, 96, 1).
@@ -94,7 +79,7 @@ std::vector<std::vector<uint8_t>> input_bytes(const LoadedModel& model, const py
             throw py::type_error(
                 fmt::format("{}: dtype {} given, the model expects {}", which, str(array.dtype()), str(dtype)));
         }
-        const std::vector<py::ssize_t> shape = array_shape(model, t);
+        const std::vector<py::ssize_t> shape = array_shape(t);
         const std::vector<py::ssize_t> given_shape(array.shape(), array.shape() + array.ndim());
         if (given_shape != shape) {
             throw py::value_error(fmt::format("{}: shape {} given, the model expects {}", which, shape_text(given_shape),
@@ -127,7 +112,7 @@ public:
         for (size_t k = 0; k < run_.outputs.size(); ++k) {
             const TensorInfo& t = model_->outputs[k];
             // py::array copies the bytes: the array owns its data.
-            outputs_.append(py::array(element_dtype(t.type), array_shape(*model_, t), run_.outputs[k].data()));
+            outputs_.append(py::array(element_dtype(t.type), array_shape(t), run_.outputs[k].data()));
         }
     }
 
