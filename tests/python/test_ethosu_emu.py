@@ -272,6 +272,16 @@ class Refusals(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "a numpy array or None, not <class 'list'>"):
             self.model.run([self.inputs[0].tolist(), self.inputs[1]])
 
+    def test_npz_shapes_padded_to_six_dimensions(self):
+        # Vela's raw .npz pads shapes with leading 1s; the .tflite's shape is accepted as well.
+        model = ethosu_emu.load(str(VECTORS / "add_8x8x32" / "ethos-u55-128" / "model_vela.npz"))
+        self.assertEqual(model.inputs[0].shape, (1, 1, 1, 8, 8, 32))
+        outputs = model.run(self.inputs).outputs
+        self.assertEqual(outputs[0].shape, (1, 1, 1, 8, 8, 32))
+        self.assertEqual(outputs[0].tobytes(), self.model.run(self.inputs).outputs[0].tobytes())
+        with self.assertRaisesRegex(ValueError, r"shape \(8, 32\) given, the model expects \(1, 1, 1, 8, 8, 32\)"):
+            model.run([x[0, 0] for x in self.inputs])
+
     def test_none_is_zeros(self):
         zeros = [np.zeros_like(x) for x in self.inputs]
         self.assertEqual(self.model.run([None, None]).outputs[0].tobytes(), self.model.run(zeros).outputs[0].tobytes())
