@@ -346,6 +346,12 @@ PYBIND11_MODULE(ethosu_emu, m) {
         .def_property_readonly("system_config", [](const Result& r) { return r.run().memory.system.name; })
         .def_property_readonly("memory_mode", [](const Result& r) { return r.run().memory.mode.name; })
         .def_property_readonly("core_clock_hz", [](const Result& r) { return r.run().memory.system.core_clock; })
+        .def("__repr__",
+             [](const Result& r) {
+                 const auto cycles = r.npu_cycles();
+                 return fmt::format("Result(outputs={}, npu_cycles={})", r.outputs().size(),
+                                    cycles ? std::to_string(*cycles) : "None");
+             })
         .def("write_trace", &Result::write_trace, py::arg("path"),
              "writes the Chrome/Perfetto trace `ethosu-emu run --trace` writes")
         .def("write_per_layer_csv", &Result::write_per_layer_csv, py::arg("path"),
@@ -359,6 +365,11 @@ PYBIND11_MODULE(ethosu_emu, m) {
         .def_property_readonly("macs_per_cycle", [](const Model& s) { return s.model().config.macs; })
         .def_property_readonly("inputs", [](const Model& s) { return s.model().inputs; })
         .def_property_readonly("outputs", [](const Model& s) { return s.model().outputs; })
+        .def("__repr__",
+             [](const Model& s) {
+                 return fmt::format("Model('{}', npu_config='{}', inputs={}, outputs={})", s.model().path,
+                                    s.model().config.name, s.model().inputs.size(), s.model().outputs.size());
+             })
         .def("run", [](Model& s, const py::object& inputs, bool timing) { return s.run(inputs, timing, true); },
              py::arg("inputs") = py::none(), py::arg("timing") = true,
              "runs the model: inputs is a list of numpy arrays in model input order (None: zeros), or one "

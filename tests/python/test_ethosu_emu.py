@@ -242,6 +242,10 @@ class Sessions(unittest.TestCase):
         self.assertEqual(tensor.zero_point, [-1])
         self.assertAlmostEqual(tensor.scale[0], 1 / 127.5, places=6)
         self.assertEqual(model.outputs[0].shape, (1, 2))
+        self.assertEqual(repr(model), f"Model('{model_path('person_detect')}', npu_config='ethos-u55-128', inputs=1, outputs=1)")
+        self.assertEqual(repr(tensor), "Tensor(name='input', shape=(1, 96, 96, 1), dtype=int8, scale=[0.007843138], "
+                                       "zero_point=[-1])")
+        self.assertEqual(repr(model.run(timing=False)), "Result(outputs=1, npu_cycles=None)")
 
     def test_system_config(self):
         model = ethosu_emu.load(str(model_path("person_detect")), system_config="Ethos_U55_Deep_Embedded")
