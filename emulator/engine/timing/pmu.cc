@@ -77,6 +77,13 @@ bool pmu_event_modelled(Generation g, uint32_t event) {
     return !pmu_event_name(g, event).empty() && std::find(std::begin(kModelled), std::end(kModelled), event) != std::end(kModelled);
 }
 
+std::vector<uint32_t> pmu_modelled_events(Generation g) {
+    std::vector<uint32_t> events;
+    for (uint32_t e : kModelled)
+        if (pmu_event_modelled(g, e)) events.push_back(e);
+    return events;
+}
+
 PmuReading read_pmu(const MemorySystem& memory, const std::vector<TimingResult>& streams,
                     const std::vector<uint32_t>& events, bool honour_pmu_mask) {
     std::vector<double> counts(events.size(), 0.0);

@@ -22,6 +22,8 @@ std::optional<uint32_t> pmu_event_id(Generation g, std::string_view name);
 std::string_view pmu_event_name(Generation g, uint32_t event);  // empty if unknown
 // Whether the model counts the event (else it reads zero).
 bool pmu_event_modelled(Generation g, uint32_t event);
+// Every event the model counts on this generation, by number.
+std::vector<uint32_t> pmu_modelled_events(Generation g);
 
 struct PmuReading {
     uint64_t cycle_counter = 0;     // PMCCNTR: cycles in the PMU windows

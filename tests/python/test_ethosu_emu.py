@@ -1,0 +1,337 @@
+"""The Python module ethosu_emu on corpus models: outputs against the TFLite Micro goldens, figures
+against the CLI's `run --json`, repeated and interleaved runs, errors and refused inputs.
+
+Run by ctest (tests/python/CMakeLists.txt) with the interpreter the module was built for; the
+environment names the module's directory (PYTHONPATH), the CLI, the corpus and the version.
+"""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+
+import numpy as np
+
+import ethosu_emu
+
+VECTORS = pathlib.Path(os.environ.get("ETHOSU_VECTORS_DIR", "../shared/vectors"))
+HOSTILE = pathlib.Path(os.environ.get("ETHOSU_HOSTILE_DIR", "../shared/hostile"))
+CLI = os.environ.get("ETHOSU_EMU_CLI", "")
+
+# Elements where TFLM's SUB and the NPU differ by one LSB on the golden inputs, as
+# tests/engine/test_conformance.cc lists them (kKnownDifferences): model -> seed -> indices.
+KNOWN_DIFFERENCES = {"sub_8x8x32_i16": {1: {1118}, 2: {361, 782, 889}}}
+
+
+def needs_vectors(test):
+    return unittest.skipUnless(VECTORS.is_dir(), f"corpus absent: {VECTORS} (set ETHOSU_VECTORS_DIR)")(test)
+
+
+def model_path(name, config="ethos-u55-128"):
+    return VECTORS / name / config / "model_vela.tflite"
+
+
+def golden_inputs(model, name, seed):
+    """The golden input files of a seed as arrays of the model's input dtypes and shapes."""
+    return [np.fromfile(VECTORS / name / "golden" / f"seed{seed}.in{k}.bin", dtype=t.dtype).reshape(t.shape)
+            for k, t in enumerate(model.inputs)]
+
+
+def cli_run(path, inputs, *options):
+    """`ethosu-emu run --json` on the same inputs, written as raw files: its JSON and output bytes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        files = []
+        for k, array in enumerate(inputs):
+            files += ["--input", os.path.join(tmp, f"in{k}.bin")]
+            array.tofile(files[-1])
+        out = subprocess.run([CLI, "run", str(path), "--json", "--output-prefix", os.path.join(tmp, "out"), *files,
+                              *options], check=True, capture_output=True, text=True)
+        figures = json.loads(out.stdout)
+        return figures, [pathlib.Path(o["file"]).read_bytes() for o in figures["outputs"]]
+
+
+class Module(unittest.TestCase):
+    def test_imported_from_the_build_tree(self):
+        # PYTHONPATH names the module ctest built: not an installed one.
+        built = pathlib.Path(os.environ["PYTHONPATH"].split(os.pathsep)[0]).resolve()
+        self.assertEqual(pathlib.Path(ethosu_emu.__file__).resolve().parent, built)
+
+    def test_version(self):
+        self.assertEqual(ethosu_emu.__version__, os.environ["ETHOSU_EMU_VERSION"])
+
+    def test_import_without_numpy_names_the_interpreter(self):
+        # As under an interpreter of the same ABI without numpy (pyenv's next to Debian's).
+        code = "import sys; sys.modules['numpy'] = None; import ethosu_emu"
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        self.assertNotEqual(run.returncode, 0)
+        self.assertIn(f"ImportError: ethosu_emu needs numpy, which {sys.executable} cannot import", run.stderr)
+
+    def test_error_is_an_exception_class(self):
+        self.assertTrue(issubclass(ethosu_emu.Error, Exception))
+
+
+@needs_vectors
+class Goldens(unittest.TestCase):
+    def check_config(self, config):
+        ran, refused = [], []
+        for meta in sorted(VECTORS.glob("*/golden/meta.json")):
+            name = meta.parent.parent.name
+            path = model_path(name, config)
+            if not path.exists():
+                continue
+            try:
+                model = ethosu_emu.load(str(path))
+            except ethosu_emu.Error as e:
+                # A graph operator the host does not implement is refused at load, by name.
+                self.assertIn("operator", str(e))
+                refused.append(name)
+                continue
+            seeds = json.loads(meta.read_text())["seeds"]
+            for seed in (1, 2):
+                if f"seed{seed}" not in seeds:
+                    continue
+                result = model.run(golden_inputs(model, name, seed), timing=False)
+                self.assertEqual(len(result.outputs), len(model.outputs))
+                for k, (output, tensor) in enumerate(zip(result.outputs, model.outputs)):
+                    with self.subTest(model=name, config=config, seed=seed, output=k):
+                        self.assertEqual(output.dtype, tensor.dtype)
+                        self.assertEqual(output.shape, tensor.shape)
+                        golden = np.fromfile(meta.parent / f"seed{seed}.out{k}.bin", dtype=tensor.dtype)
+                        differing = set(np.flatnonzero(output.reshape(-1) != golden).tolist())
+                        self.assertEqual(differing, KNOWN_DIFFERENCES.get(name, {}).get(seed, set()) if k == 0 else set())
+            ran.append(name)
+        print(f"\n{config}: {len(ran)} models to their goldens, {len(refused)} refused at load: {refused}",
+              file=sys.stderr)
+        self.assertGreater(len(ran), 50)
+
+    def test_u55_128(self):
+        self.check_config("ethos-u55-128")
+
+    def test_u85_256(self):
+        self.check_config("ethos-u85-256")
+
+
+@needs_vectors
+@unittest.skipUnless(CLI, "ETHOSU_EMU_CLI not set")
+class AgainstTheCli(unittest.TestCase):
+    # A fully-NPU network, a graph with float I/O and CPU operators, int16, two inputs; U55 and U85.
+    CASES = [("person_detect", "ethos-u55-128"), ("arm_kws_cnn_s", "ethos-u55-128"),
+             ("conv_k3s1_same_12x12x16to24_i16", "ethos-u65-256"), ("add_8x8x32", "ethos-u85-256"),
+             ("person_detect", "ethos-u85-1024")]
+
+    def test_outputs_cycles_ops_traffic_pmu(self):
+        for name, config in self.CASES:
+            with self.subTest(model=name, config=config):
+                path = model_path(name, config)
+                model = ethosu_emu.load(str(path))
+                inputs = golden_inputs(model, name, 1)
+                result = model.run(inputs)
+                cli, cli_outputs = cli_run(path, inputs)
+                self.assertEqual(result.npu_cycles, cli["cycles"]["total"])
+                self.assertEqual(result.macs, cli["macs"])
+                self.assertEqual(result.traffic, cli["traffic"]["memories"])
+                self.assertEqual(result.system_config, cli["system_config"])
+                self.assertEqual(result.memory_mode, cli["memory_mode"])
+                # Every modelled event, four at a time (the U55/U65 PMU's counters).
+                events = [e for e in result.pmu if e != "cycle_counter"]
+                for first in range(0, len(events), 4):
+                    pmu = cli_run(path, inputs, "--pmu", ",".join(events[first:first + 4]))[0]["pmu"]
+                    self.assertEqual(result.pmu["cycle_counter"], pmu["cycle_counter"])
+                    for counter in pmu["event_counters"]:
+                        self.assertEqual(result.pmu[counter["event"]], counter["count"], counter["event"])
+                self.assertEqual(len(result.ops), len(cli["ops"]))
+                for ours, theirs in zip(result.ops, cli["ops"]):
+                    self.assertEqual(ours["cycles"], theirs["end"] - theirs["start"])
+                    for key in ("offset", "kind", "start", "end", "compute_cycles", "macs", "traffic"):
+                        self.assertEqual(ours.get(key), theirs.get(key), key)
+                self.assertEqual([o.tobytes() for o in result.outputs], cli_outputs)
+                self.assertEqual(model.time().npu_cycles, result.npu_cycles)
+
+    def test_trace_and_per_layer_csv_as_the_cli_writes_them(self):
+        path = model_path("person_detect")
+        model = ethosu_emu.load(str(path))
+        inputs = golden_inputs(model, "person_detect", 1)
+        with tempfile.TemporaryDirectory() as tmp:
+            model.run(inputs).write_trace(os.path.join(tmp, "py.json"))
+            model.run(inputs).write_per_layer_csv(os.path.join(tmp, "py.csv"))
+            cli_run(path, inputs, "--trace", os.path.join(tmp, "cli.json"), "--per-layer", os.path.join(tmp, "cli.csv"))
+            trace = json.loads(pathlib.Path(tmp, "py.json").read_text())
+            self.assertEqual(trace, json.loads(pathlib.Path(tmp, "cli.json").read_text()))
+            self.assertTrue(trace["traceEvents"])
+            self.assertEqual(pathlib.Path(tmp, "py.csv").read_text(), pathlib.Path(tmp, "cli.csv").read_text())
+
+    def test_tensors_as_info_json(self):
+        path = model_path("arm_kws_cnn_s")
+        model = ethosu_emu.load(str(path))
+        info = json.loads(subprocess.run([CLI, "info", str(path), "--json"], check=True, capture_output=True,
+                                         text=True).stdout)
+        self.assertEqual(model.npu_config, info["npu"])
+        for ours, theirs in zip(model.inputs + model.outputs, info["inputs"] + info["outputs"]):
+            self.assertEqual(ours.name, theirs["name"])
+            self.assertEqual(list(ours.shape), theirs["shape"])
+            self.assertEqual(str(ours.dtype), theirs["type"])
+            self.assertEqual(ours.size_bytes, theirs["bytes"])
+
+
+@needs_vectors
+class Sessions(unittest.TestCase):
+    def figures(self, result):
+        return [o.tobytes() for o in result.outputs], result.npu_cycles, result.ops, result.pmu
+
+    def test_repeated_runs_are_identical(self):
+        model = ethosu_emu.load(str(model_path("person_detect")))
+        first = golden_inputs(model, "person_detect", 1)
+        second = golden_inputs(model, "person_detect", 2)
+        expected = self.figures(model.run(first))
+        for _ in range(5):
+            self.assertEqual(self.figures(model.run(first)), expected)
+            other = model.run(second)  # another input between runs leaves no trace in the next
+            self.assertNotEqual(other.outputs[0].tobytes(), expected[0][0])
+
+    def test_two_models_interleaved(self):
+        names = ["person_detect", "mlperftiny_kws_dscnn_int8"]
+        models = [ethosu_emu.load(str(model_path(n))) for n in names]
+        inputs = [golden_inputs(m, n, 1) for m, n in zip(models, names)]
+        expected = [self.figures(m.run(x)) for m, x in zip(models, inputs)]
+        for _ in range(3):
+            for m, x, e in zip(models, inputs, expected):
+                self.assertEqual(self.figures(m.run(x)), e)
+
+    def test_runs_on_threads(self):
+        # Runs release the GIL; one model's runs take turns, two models run at once.
+        names = ["person_detect", "mlperftiny_kws_dscnn_int8"]
+        models = [ethosu_emu.load(str(model_path(n))) for n in names]
+        inputs = [golden_inputs(m, n, 1) for m, n in zip(models, names)]
+        expected = [self.figures(m.run(x)) for m, x in zip(models, inputs)]
+        failures = []
+
+        def work(i):
+            for _ in range(4):
+                if self.figures(models[i % 2].run(inputs[i % 2])) != expected[i % 2]:
+                    failures.append(i)
+
+        threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(failures, [])
+
+    def test_timing_only_and_untimed_runs(self):
+        model = ethosu_emu.load(str(model_path("person_detect")))
+        full = model.run(golden_inputs(model, "person_detect", 1))
+        timed = model.time()
+        self.assertEqual(timed.outputs, [])
+        self.assertEqual(timed.npu_cycles, full.npu_cycles)
+        self.assertEqual(timed.ops, full.ops)
+        untimed = model.run(golden_inputs(model, "person_detect", 1), timing=False)
+        self.assertIsNone(untimed.npu_cycles)
+        self.assertEqual(untimed.outputs[0].tobytes(), full.outputs[0].tobytes())
+        with self.assertRaisesRegex(ethosu_emu.Error, "timing=True"):
+            untimed.ops
+
+    def test_tensor_description(self):
+        model = ethosu_emu.load(str(model_path("person_detect")))
+        self.assertEqual(model.npu_config, "ethos-u55-128")
+        (tensor,) = model.inputs
+        self.assertEqual((tensor.name, tensor.shape, tensor.dtype), ("input", (1, 96, 96, 1), np.dtype(np.int8)))
+        self.assertEqual(tensor.zero_point, [-1])
+        self.assertAlmostEqual(tensor.scale[0], 1 / 127.5, places=6)
+        self.assertEqual(model.outputs[0].shape, (1, 2))
+        self.assertEqual(repr(model), f"Model('{model_path('person_detect')}', npu_config='ethos-u55-128', inputs=1, outputs=1)")
+        self.assertEqual(repr(tensor), "Tensor(name='input', shape=(1, 96, 96, 1), dtype=int8, scale=[0.007843138], "
+                                       "zero_point=[-1])")
+        self.assertEqual(repr(model.run(timing=False)), "Result(outputs=1, npu_cycles=None)")
+
+    def test_system_config(self):
+        model = ethosu_emu.load(str(model_path("person_detect")), system_config="Ethos_U55_Deep_Embedded")
+        self.assertEqual(model.time().system_config, "Ethos_U55_Deep_Embedded")
+        with self.assertRaisesRegex(ethosu_emu.Error, "No_Such_Config"):
+            ethosu_emu.load(str(model_path("person_detect")), system_config="No_Such_Config")
+
+
+@needs_vectors
+class Refusals(unittest.TestCase):
+    def setUp(self):
+        self.model = ethosu_emu.load(str(model_path("add_8x8x32")))
+        self.inputs = golden_inputs(self.model, "add_8x8x32", 1)
+
+    def test_wrong_dtype(self):
+        with self.assertRaisesRegex(TypeError, r"input 1 \(.*\): dtype int16 given, the model expects int8"):
+            self.model.run([self.inputs[0], self.inputs[1].astype(np.int16)])
+
+    def test_wrong_shape(self):
+        with self.assertRaisesRegex(ValueError, r"input 0 \(.*\): shape \(2048,\) given, the model expects \(1, 8, 8, 32\)"):
+            self.model.run([self.inputs[0].reshape(-1), self.inputs[1]])
+
+    def test_wrong_count(self):
+        with self.assertRaisesRegex(ValueError, "1 inputs given, the model has 2"):
+            self.model.run([self.inputs[0]])
+
+    def test_not_an_array(self):
+        with self.assertRaisesRegex(TypeError, "a numpy array or None, not <class 'list'>"):
+            self.model.run([self.inputs[0].tolist(), self.inputs[1]])
+
+    def test_npz_shapes_padded_to_six_dimensions(self):
+        # Vela's raw .npz pads shapes with leading 1s; the .tflite's shape is accepted as well.
+        model = ethosu_emu.load(str(VECTORS / "add_8x8x32" / "ethos-u55-128" / "model_vela.npz"))
+        self.assertEqual(model.inputs[0].shape, (1, 1, 1, 8, 8, 32))
+        outputs = model.run(self.inputs).outputs
+        self.assertEqual(outputs[0].shape, (1, 1, 1, 8, 8, 32))
+        self.assertEqual(outputs[0].tobytes(), self.model.run(self.inputs).outputs[0].tobytes())
+        with self.assertRaisesRegex(ValueError, r"shape \(8, 32\) given, the model expects \(1, 1, 1, 8, 8, 32\)"):
+            model.run([x[0, 0] for x in self.inputs])
+
+    def test_none_is_zeros(self):
+        zeros = [np.zeros_like(x) for x in self.inputs]
+        self.assertEqual(self.model.run([None, None]).outputs[0].tobytes(), self.model.run(zeros).outputs[0].tobytes())
+
+    def test_non_contiguous_input(self):
+        flipped = np.ascontiguousarray(self.inputs[0][:, ::-1])
+        view = flipped[:, ::-1]  # the golden input again, as a strided view
+        self.assertFalse(view.flags["C_CONTIGUOUS"])
+        self.assertEqual(self.model.run([view, self.inputs[1]]).outputs[0].tobytes(),
+                         self.model.run(self.inputs).outputs[0].tobytes())
+
+
+@needs_vectors
+class Errors(unittest.TestCase):
+    def test_truncated_model(self):
+        data = model_path("person_detect").read_bytes()
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "truncated.tflite")
+            pathlib.Path(path).write_bytes(data[:len(data) // 3])
+            with self.assertRaises(ethosu_emu.Error) as raised:
+                ethosu_emu.load(path)
+        error = raised.exception
+        self.assertEqual(error.file, path)
+        self.assertTrue(str(error).startswith(path + ": "), str(error))
+        self.assertTrue(error.reason)
+
+    def test_not_a_model(self):
+        with tempfile.NamedTemporaryFile(suffix=".bin") as f:
+            f.write(b"not a model at all")
+            f.flush()
+            with self.assertRaisesRegex(ethosu_emu.Error, "not a model"):
+                ethosu_emu.load(f.name)
+
+    def test_missing_file(self):
+        with self.assertRaises(ethosu_emu.Error):
+            ethosu_emu.load("/nonexistent/model.tflite")
+
+    @unittest.skipUnless((HOSTILE / "ub_op_cost_47.tflite").exists(), f"reproducer absent: {HOSTILE}")
+    def test_hostile_stream(self):
+        model = ethosu_emu.load(str(HOSTILE / "ub_op_cost_47.tflite"))
+        with self.assertRaises(ethosu_emu.Error) as raised:
+            model.run()
+        self.assertEqual(raised.exception.offset, 0x4c)
+        self.assertEqual(raised.exception.field, "NPU_SET_IFM_DEPTH_M1")
+        self.assertIn("never wrote", raised.exception.reason)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
