@@ -10,6 +10,7 @@
 #include "emulator/engine/timing/timing_model.h"
 #include "emulator/isa/decoder.h"
 #include "traces/debug_db.h"
+#include "traces/vela_per_layer.h"
 
 namespace ethosu {
 
@@ -20,6 +21,7 @@ struct TracedRun {
     const std::vector<DecodedStream>& streams;
     const std::vector<TimingResult>& timing;  // one per stream, same order
     const DebugDatabase* debug_db = nullptr;
+    const VelaPerLayer* vela_per_layer = nullptr;  // Vela's per-layer report, to line rows up with and compare
 
     // Streams run one after the other: the cycle each starts at on the run's timeline, and the
     // run's total (the sum of the streams' cycles, as `run` reports it).

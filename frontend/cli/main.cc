@@ -7,6 +7,7 @@
 #include <malloc.h>
 #endif
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -251,6 +252,7 @@ struct RunCliOptions {
     std::string trace_file;      // Chrome/Perfetto trace
     std::string per_layer_file;  // Vela-style per-layer CSV
     std::string debug_db_file;   // Vela's model_debug.xml, for operator names
+    std::string vela_per_layer_file;  // Vela's per-layer report; default: the one beside the model
     bool lenient = false;        // registers never written read as 0, with a warning
     WorkLimits limits{};
 };
@@ -288,6 +290,15 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     std::optional<DebugDatabase> debug_db;
     if (!cli.debug_db_file.empty())
         debug_db = DebugDatabase::load(cli.debug_db_file, DebugDatabase::max_file_bytes(command_stream_bytes(*model)));
+    // Vela's per-layer report lines the CSV's rows up with Vela's when no debug database does.
+    std::optional<VelaPerLayer> vela_per_layer;
+    const auto beside_model = vela_per_layer_path(path);
+    const bool report_given = !cli.vela_per_layer_file.empty();
+    if (!cli.per_layer_file.empty() &&
+        (report_given || (beside_model && std::filesystem::is_regular_file(*beside_model)))) {
+        vela_per_layer = VelaPerLayer::load(report_given ? cli.vela_per_layer_file : *beside_model,
+                                            VelaPerLayer::max_file_bytes(command_stream_bytes(*model)));
+    }
     const RunResult result = run_whole_model(*model, std::move(inputs),
                                        {.execute = !cli.timing_only, .system = cli.system, .timing = !cli.no_timing,
                                         .decode = {.lenient = cli.lenient}, .limits = cli.limits});
@@ -295,7 +306,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         for (const auto& warning : stream.warnings) fmt::print(stderr, "ethosu-emu: warning: {}\n", warning);
     const PmuReading pmu = read_pmu(result.memory, result.timing, events);
     const TracedRun traced{path, model->config, result.memory, result.streams, result.timing,
-                           debug_db ? &*debug_db : nullptr};
+                           debug_db ? &*debug_db : nullptr, vela_per_layer ? &*vela_per_layer : nullptr};
     traced.check_debug_db();
     if (!cli.trace_file.empty()) write_chrome_trace(traced, cli.trace_file);
     if (!cli.per_layer_file.empty()) write_per_layer_csv(traced, cli.per_layer_file);
@@ -426,6 +437,9 @@ int main(int argc, char** argv) {
     run->add_option("--debug-db", run_options.debug_db_file,
                     "Vela's model_debug.xml (--enable-debug-db): names ops after the original operators and "
                     "groups --per-layer rows by Vela op");
+    run->add_option("--vela-per-layer", run_options.vela_per_layer_file,
+                    "Vela's per-layer CSV (--verbose-performance) to line --per-layer rows up with; default: "
+                    "<stem>_per-layer.csv beside <stem>_vela.tflite, when there");
     // Work limits: a hostile stream ends in an error naming the op instead of running for hours.
     WorkLimits& limits = run_options.limits;
     run->add_option("--max-op-work", limits.max_op_work, "refuse an op of more work (elements x taps; DMA: bytes)")
