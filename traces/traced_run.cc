@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "emulator/isa/error.h"
@@ -72,6 +73,51 @@ std::string op_label(const TracedRun& run, size_t stream, const DecodedOp& op) {
             return fmt::format("{} {}", vela->original_operator, vela->name);
     }
     return fmt::format("{} @0x{:06x}", op_description(op), op.offset);
+}
+
+int memory_port(const MemorySystem& memory, MemoryKind kind) {
+    for (int port = 0; port < 2; ++port) {
+        if (memory.port_memory(port) == kind) return port;
+    }
+    return -1;
+}
+
+Bandwidth bandwidth_over_time(const TracedRun& run) {
+    struct Flow {
+        int64_t start, end;
+        const MemoryTraffic* traffic;
+    };
+    Bandwidth out;
+    std::vector<Flow> flows;
+    const auto starts = run.stream_starts();
+    for (size_t s = 0; s < run.timing.size(); ++s) {
+        for (const OpTiming& t : run.timing[s].ops) {
+            if (t.unit == Unit::Command || t.end <= t.start) continue;
+            flows.push_back({starts[s] + t.start, starts[s] + t.end, &t.cost.traffic});
+            for (int m = 0; m < kMemoryKinds; ++m)
+                out.used[m] = out.used[m] || t.cost.traffic.read[m] || t.cost.traffic.write[m];
+        }
+    }
+    std::vector<int64_t> cycles;
+    for (const auto& f : flows) {
+        cycles.push_back(f.start);
+        cycles.push_back(f.end);
+    }
+    std::sort(cycles.begin(), cycles.end());
+    cycles.erase(std::unique(cycles.begin(), cycles.end()), cycles.end());
+    for (const int64_t at : cycles) {
+        BandwidthStep step{.cycle = at};
+        for (const auto& f : flows) {
+            if (f.start > at || f.end <= at) continue;
+            const double duration = double(f.end - f.start);
+            for (int m = 0; m < kMemoryKinds; ++m) {
+                step.read[m] += double(f.traffic->read[m]) / duration;
+                step.write[m] += double(f.traffic->write[m]) / duration;
+            }
+        }
+        out.steps.push_back(step);
+    }
+    return out;
 }
 
 int64_t command_release(const OpTiming& t) {

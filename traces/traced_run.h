@@ -3,6 +3,7 @@
 // memory system they were timed on, and optionally Vela's debug database for operator names.
 // Traces are written from this after the run; the timing model knows nothing about them.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,6 +41,23 @@ std::string op_description(const DecodedOp& op);
 // The label of an op in traces: with a debug database and an entry in its queue,
 // "<original operator> <layer name>"; otherwise "<description> @0x<offset>".
 std::string op_label(const TracedRun& run, size_t stream, const DecodedOp& op);
+
+// The AXI port a memory is reached through, as the port-beat accounting assigns it: the first
+// port behind which it sits; -1 when neither.
+int memory_port(const MemorySystem& memory, MemoryKind kind);
+
+// The bytes per NPU cycle each memory carries over the run's timeline: each kernel op and DMA is
+// taken to move its bytes evenly over its duration; a step per op start and end holds the sum of
+// the rates of the ops running from that cycle on (zero after the last).
+struct BandwidthStep {
+    int64_t cycle = 0;
+    std::array<double, kMemoryKinds> read{}, write{};  // by MemoryKind
+};
+struct Bandwidth {
+    std::array<bool, kMemoryKinds> used{};  // the memories any op moves bytes on
+    std::vector<BandwidthStep> steps;
+};
+Bandwidth bandwidth_over_time(const TracedRun& run);
 
 // When the command processor finished with an op and moved on to the next command: a kernel
 // op when its pipeline took it, a wait when it was satisfied, anything else once issued.
