@@ -23,6 +23,7 @@
 #include "frontend/graph/graph_runner.h"
 #include "frontend/loaders/model.h"
 #include "traces/chrome_trace.h"
+#include "traces/html_report.h"
 #include "traces/per_layer_csv.h"
 
 namespace ethosu {
@@ -253,6 +254,7 @@ struct RunCliOptions {
     std::string per_layer_file;  // Vela-style per-layer CSV
     std::string debug_db_file;   // Vela's model_debug.xml, for operator names
     std::string vela_per_layer_file;  // Vela's per-layer report; default: the one beside the model
+    std::string report_file;          // HTML report
     bool lenient = false;        // registers never written read as 0, with a warning
     WorkLimits limits{};
 };
@@ -284,8 +286,10 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     // An operator the host cannot run is reported now, before any input is read or op run.
     if (runs_as_graph(*model)) check_graph(*model);
     std::vector<std::vector<uint8_t>> inputs = read_inputs(*model, cli.input_files);
-    if (cli.no_timing && (cli.timing_only || !cli.pmu.empty() || !cli.trace_file.empty() || !cli.per_layer_file.empty()))
-        throw Error({"--no-timing", std::nullopt, {}}, "--timing-only, --pmu, --trace and --per-layer need the timing model");
+    if (cli.no_timing && (cli.timing_only || !cli.pmu.empty() || !cli.trace_file.empty() || !cli.per_layer_file.empty() ||
+                          !cli.report_file.empty()))
+        throw Error({"--no-timing", std::nullopt, {}},
+                    "--timing-only, --pmu, --trace, --per-layer and --report need the timing model");
     const std::vector<uint32_t> events = pmu_events(model->config, cli.pmu);
     std::optional<DebugDatabase> debug_db;
     if (!cli.debug_db_file.empty())
@@ -294,7 +298,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     std::optional<VelaPerLayer> vela_per_layer;
     const auto beside_model = vela_per_layer_path(path);
     const bool report_given = !cli.vela_per_layer_file.empty();
-    if (!cli.per_layer_file.empty() &&
+    if ((!cli.per_layer_file.empty() || !cli.report_file.empty()) &&
         (report_given || (beside_model && std::filesystem::is_regular_file(*beside_model)))) {
         vela_per_layer = VelaPerLayer::load(report_given ? cli.vela_per_layer_file : *beside_model,
                                             VelaPerLayer::max_file_bytes(command_stream_bytes(*model)));
@@ -310,6 +314,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     traced.check_debug_db();
     if (!cli.trace_file.empty()) write_chrome_trace(traced, cli.trace_file);
     if (!cli.per_layer_file.empty()) write_per_layer_csv(traced, cli.per_layer_file);
+    if (!cli.report_file.empty()) write_html_report(traced, cli.report_file);
     const std::string& output_prefix = cli.output_prefix;
     json outputs = json::array();
     for (size_t i = 0; i < result.outputs.size(); ++i) {
@@ -345,6 +350,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
             }
             if (!result.cpu_operators.empty()) fmt::print("  (CPU operators have no cycle model: the cycles are the NPU's)\n");
         }
+        if (!cli.report_file.empty()) fmt::print("report: {}\n", cli.report_file);
         if (!cli.pmu.empty()) {
             fmt::print("ethosu_pmu_cycle_cntr : {}\n", pmu.cycle_counter);
             for (size_t i = 0; i < events.size(); ++i) {
@@ -411,45 +417,57 @@ int main(int argc, char** argv) {
     add_model_options(info);
     auto* disasm = app.add_subcommand("disasm", "one line per command, in the layout of Vela's listing");
     add_model_options(disasm);
-    auto* run = app.add_subcommand("run", "execute the model's NPU work bit-exactly; write its outputs");
-    add_model_options(run);
     RunCliOptions run_options;
-    run->add_option("--input", run_options.input_files,
-                    "raw input tensor file, in the model's input order (omitted: zeros)");
+    // What run and report share: the inputs, the system, the decoding, the traces and the limits.
+    auto add_run_options = [&](CLI::App* cmd) {
+        add_model_options(cmd);
+        cmd->add_option("--input", run_options.input_files,
+                        "raw input tensor file, in the model's input order (omitted: zeros, with a warning)");
+        cmd->add_flag("--lenient", run_options.lenient,
+                      "run ops that read registers the stream never wrote, reading them as 0 (a warning each); "
+                      "by default such a stream is refused");
+        cmd->add_option("--pmu", run_options.pmu,
+                        "PMU events to count, e.g. NPU_ACTIVE,MAC_ACTIVE or the driver's ETHOSU_PMU_NPU_ACTIVE "
+                        "(4 on U55/U65, 8 on U85)")
+            ->delimiter(',');
+        cmd->add_option("--system-config", run_options.system.system_config,
+                        "Vela system configuration (default: Vela's for the NPU, e.g. Ethos_U55_High_End_Embedded)");
+        cmd->add_option("--memory-mode", run_options.system.memory_mode,
+                        "Vela memory mode (default: Shared_Sram on U55, Dedicated_Sram_384KB on U65/U85)");
+        cmd->add_option("--config", run_options.system.config_files,
+                        "vela.ini-format file with more System_Config/Memory_Mode sections");
+        cmd->add_option("--trace", run_options.trace_file,
+                        "write a Chrome/Perfetto trace (Trace Event JSON): one track per NPU unit, bandwidth counters");
+        cmd->add_option("--per-layer", run_options.per_layer_file,
+                        "write per-layer cycles, access cycles and MACs as CSV in the columns of Vela's per-layer CSV");
+        cmd->add_option("--debug-db", run_options.debug_db_file,
+                        "Vela's model_debug.xml (--enable-debug-db): names ops after the original operators and "
+                        "groups --per-layer rows by Vela op");
+        cmd->add_option("--vela-per-layer", run_options.vela_per_layer_file,
+                        "Vela's per-layer CSV (--verbose-performance) to line --per-layer rows up with and compare; "
+                        "default: <stem>_per-layer.csv beside <stem>_vela.tflite, when there");
+        // Work limits: a hostile stream ends in an error naming the op instead of running for hours.
+        WorkLimits& limits = run_options.limits;
+        cmd->add_option("--max-op-work", limits.max_op_work, "refuse an op of more work (elements x taps; DMA: bytes)")
+            ->capture_default_str();
+        cmd->add_option("--max-run-work", limits.max_run_work, "stop a run whose ops add up to more work (a branch loop)")
+            ->capture_default_str();
+        cmd->add_option("--max-commands", limits.max_commands, "stop a run that executes more commands (a branch loop)")
+            ->capture_default_str();
+        cmd->add_option("--max-allocation", limits.max_allocation_bytes, "refuse an op needing a buffer of more bytes")
+            ->capture_default_str();
+    };
+    auto* run = app.add_subcommand("run", "execute the model's NPU work bit-exactly; write its outputs");
+    add_run_options(run);
     run->add_option("--output-prefix", run_options.output_prefix, "outputs are written to PREFIX.out<k>.bin");
     run->add_flag("--timing-only", run_options.timing_only, "cycles, traffic and traces without computing data");
     run->add_flag("--no-timing", run_options.no_timing, "outputs only, without the cycle estimate");
-    run->add_flag("--lenient", run_options.lenient,
-                  "run ops that read registers the stream never wrote, reading them as 0 (a warning each); "
-                  "by default such a stream is refused");
-    run->add_option("--pmu", run_options.pmu, "PMU events to count, e.g. NPU_ACTIVE,MAC_ACTIVE (4 on U55/U65, 8 on U85)")
-        ->delimiter(',');
-    run->add_option("--system-config", run_options.system.system_config,
-                    "Vela system configuration (default: Vela's for the NPU, e.g. Ethos_U55_High_End_Embedded)");
-    run->add_option("--memory-mode", run_options.system.memory_mode,
-                    "Vela memory mode (default: Shared_Sram on U55, Dedicated_Sram_384KB on U65/U85)");
-    run->add_option("--config", run_options.system.config_files,
-                    "vela.ini-format file with more System_Config/Memory_Mode sections");
-    run->add_option("--trace", run_options.trace_file,
-                    "write a Chrome/Perfetto trace (Trace Event JSON): one track per NPU unit, bandwidth counters");
-    run->add_option("--per-layer", run_options.per_layer_file,
-                    "write per-layer cycles, access cycles and MACs as CSV in the columns of Vela's per-layer CSV");
-    run->add_option("--debug-db", run_options.debug_db_file,
-                    "Vela's model_debug.xml (--enable-debug-db): names ops after the original operators and "
-                    "groups --per-layer rows by Vela op");
-    run->add_option("--vela-per-layer", run_options.vela_per_layer_file,
-                    "Vela's per-layer CSV (--verbose-performance) to line --per-layer rows up with; default: "
-                    "<stem>_per-layer.csv beside <stem>_vela.tflite, when there");
-    // Work limits: a hostile stream ends in an error naming the op instead of running for hours.
-    WorkLimits& limits = run_options.limits;
-    run->add_option("--max-op-work", limits.max_op_work, "refuse an op of more work (elements x taps; DMA: bytes)")
-        ->capture_default_str();
-    run->add_option("--max-run-work", limits.max_run_work, "stop a run whose ops add up to more work (a branch loop)")
-        ->capture_default_str();
-    run->add_option("--max-commands", limits.max_commands, "stop a run that executes more commands (a branch loop)")
-        ->capture_default_str();
-    run->add_option("--max-allocation", limits.max_allocation_bytes, "refuse an op needing a buffer of more bytes")
-        ->capture_default_str();
+    run->add_option("--report", run_options.report_file,
+                    "write an HTML report: timeline, bandwidth, per-layer table beside Vela's figures, charts");
+    auto* report = app.add_subcommand(
+        "report", "time the model and write a self-contained HTML report (timeline, per-layer table, charts)");
+    add_run_options(report);
+    report->add_option("-o,--output", run_options.report_file, "the HTML file to write")->required();
     auto* example = app.add_subcommand("example", "write the bundled example model (an ExecuTorch vela_bin_stream)");
     example->add_option("OUTPUT", out_path, "file to write")->required();
     app.set_version_flag("--version", "ethosu-emu " ETHOSU_EMU_VERSION);
@@ -472,6 +490,11 @@ int main(int argc, char** argv) {
         if (*info) return run_info(model_path, options, as_json);
         if (*disasm) return run_disasm(model_path, options, as_json);
         if (*run) return run_run(model_path, options, run_options, as_json);
+        if (*report) {
+            // The timing model never reads data: the report's figures are those of a full run.
+            run_options.timing_only = true;
+            return run_run(model_path, options, run_options, as_json);
+        }
         if (*example) {
             const auto bytes = build_example_model();
             std::ofstream out(out_path, std::ios::binary);
