@@ -97,7 +97,7 @@ h2 { font-size: 17px; margin: 32px 0 8px; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(200px, 1fr)); gap: 10px; }
 .card { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 10px 14px; }
 .card .k { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
-.card .v { font-size: 20px; font-weight: 600; margin-top: 2px; }
+.card .v { font-size: 19px; font-weight: 600; margin-top: 2px; overflow-wrap: anywhere; }
 .card .d { color: var(--muted); font-size: 12px; }
 .note { color: var(--muted); font-size: 12px; margin: 4px 0 0; max-width: 1200px; }
 svg { display: block; max-width: 100%; height: auto; }
@@ -232,7 +232,12 @@ private:
                              bytes_text(double(traffic.write[m]))));
         }
         out_ += "</div>\n";
-        if (!have_vela_) {
+        if (run_.vela_per_layer && !have_vela_) {
+            out_ += fmt::format("<p class=\"note\">Vela's per-layer report {} does not line up with this run's kernel "
+                                "ops (see <code>Alignment</code> in traces/README.md): the rows below are our kernel "
+                                "ops, without Vela's figures.</p>\n",
+                                escape(run_.vela_per_layer->source()));
+        } else if (!have_vela_) {
             out_ += "<p class=\"note\">No Vela figures: give <code>--vela-per-layer</code> (Vela's "
                     "<code>&lt;model&gt;_per-layer.csv</code>, found beside <code>&lt;model&gt;_vela.tflite</code> "
                     "by default) or <code>--debug-db</code> to compare with Vela's estimate.</p>\n";
@@ -263,10 +268,12 @@ private:
             const double x = x_of(int64_t(at));
             out_ += fmt::format("<line x1=\"{0:.2f}\" x2=\"{0:.2f}\" y1=\"{1}\" y2=\"{2:.1f}\" stroke=\"#e5e7eb\"/>\n", x,
                                 kTop, height - 30);
-            out_ += fmt::format("<text class=\"axis\" x=\"{:.2f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", x,
-                                height - 17, short_count(at));
-            out_ += fmt::format("<text class=\"axis\" x=\"{:.2f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", x,
-                                height - 4, seconds_text(at / clock_));
+            // The first label starts at its tick, clear of the axis titles.
+            const char* anchor = at == 0 ? "start" : "middle";
+            out_ += fmt::format("<text class=\"axis\" x=\"{:.2f}\" y=\"{:.1f}\" text-anchor=\"{}\">{}</text>\n", x,
+                                height - 17, anchor, short_count(at));
+            out_ += fmt::format("<text class=\"axis\" x=\"{:.2f}\" y=\"{:.1f}\" text-anchor=\"{}\">{}</text>\n", x,
+                                height - 4, anchor, seconds_text(at / clock_));
         }
         out_ += fmt::format("<text class=\"axis\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">cycles</text>\n", kLeft - 8,
                             height - 17);
@@ -350,7 +357,7 @@ private:
                                 y + 14, port < 0 ? "" : fmt::format("AXI{} ", port), memory_kind_name(kind));
             out_ += fmt::format("<text class=\"axis\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">peak {:.2f} GB/s</text>\n",
                                 kLeft - 8, y + 28, capacity * clock_ / 1e9);
-            out_ += fmt::format("<text class=\"axis\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">busiest {:.0f}%</text>\n",
+            out_ += fmt::format("<text class=\"axis\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">busiest {:.0f}% of it</text>\n",
                                 kLeft - 8, y + 42, 100.0 * peak / capacity);
             y += kChart + kGap + 8;
         }
