@@ -234,6 +234,36 @@ std::vector<uint32_t> pmu_events(const NpuConfig& npu, const std::vector<std::st
     return events;
 }
 
+// The PMU counts as ML embedded evaluation kit's profiler prints them after an inference (its
+// ethosu_profiler.c names an event "NPU " and the event without "NPU_"; its Profiler.cc prints
+// "NPU <name> <unit>: <count>", then the NPU's active, idle and total cycles), so that scripts
+// parsing FVP logs read ours: (name, unit, count) per line.
+struct ProfilerLine {
+    std::string name, unit;
+    uint64_t count;
+};
+std::vector<ProfilerLine> mlek_profile(const MemorySystem& memory, const std::vector<TimingResult>& timing,
+                                       const NpuConfig& npu, const std::vector<uint32_t>& events,
+                                       const PmuReading& reading) {
+    const uint32_t active = *pmu_event_id(npu.generation, "NPU_ACTIVE");
+    const uint32_t idle = *pmu_event_id(npu.generation, "NPU_IDLE");
+    std::vector<ProfilerLine> lines;
+    for (size_t i = 0; i < events.size(); ++i) {
+        if (events[i] == active || events[i] == idle) continue;  // among the closing lines
+        std::string_view name = pmu_event_name(npu.generation, events[i]);
+        if (name.starts_with("NPU_")) name.remove_prefix(4);
+        const char* unit = name.find("BEAT") != std::string_view::npos    ? "beats"
+                           : name.find("TRANS") != std::string_view::npos ? "transactions"
+                                                                         : "cycles";
+        lines.push_back({fmt::format("NPU {}", name), unit, reading.counters[i]});
+    }
+    const PmuReading activity = read_pmu(memory, timing, {active, idle});
+    lines.push_back({"NPU ACTIVE", "cycles", activity.counters[0]});
+    lines.push_back({"NPU IDLE", "cycles", activity.counters[1]});
+    lines.push_back({"NPU TOTAL", "cycles", reading.cycle_counter});
+    return lines;
+}
+
 json pmu_json(const NpuConfig& npu, const std::vector<uint32_t>& events, const PmuReading& reading) {
     json counters = json::array();
     for (size_t i = 0; i < events.size(); ++i) {
@@ -357,6 +387,9 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
                 fmt::print("ethosu_pmu_cntr{} : {} ({})\n", i, pmu.counters[i],
                            pmu_event_name(model->config.generation, events[i]));
             }
+            fmt::print("Profile for Inference:\n");
+            for (const auto& line : mlek_profile(result.memory, result.timing, model->config, events, pmu))
+                fmt::print("{} {}: {}\n", line.name, line.unit, line.count);
         }
         return 0;
     }
@@ -378,7 +411,17 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     }
     json out = {{"model", path}, {"npu", model->config.name}, {"timing_only", cli.timing_only}, {"outputs", outputs}};
     out.update(timing);
-    if (!cli.pmu.empty()) out["pmu"] = pmu_json(model->config, events, pmu);
+    if (!cli.pmu.empty()) {
+        out["pmu"] = pmu_json(model->config, events, pmu);
+        // The keys MLEK's log parsers give these lines: npu_active_cycles, npu_axi0_rd_data_beat_received, ...
+        json profile = json::object();
+        for (const auto& line : mlek_profile(result.memory, result.timing, model->config, events, pmu)) {
+            std::string key = line.name + (line.unit == "cycles" ? "_cycles" : "");
+            for (char& c : key) c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            profile[key] = line.count;
+        }
+        out["pmu"]["profile"] = profile;
+    }
     out["ops"] = ops;
     if (runs_as_graph(*model)) {
         out["operators"] = operators_json(result, !cli.no_timing);
