@@ -35,17 +35,33 @@ std::string shape_text(const std::vector<int64_t>& shape) {
     return fmt::format("[{}]", fmt::join(shape, "x"));
 }
 
+// A tensor's quantisation as TFLite gives it: a scale and zero point per tensor, or per channel.
+json quantization_json(const TensorInfo& t) {
+    if (t.scale.empty() && t.zero_point.empty()) return nullptr;
+    return {{"scale", t.scale}, {"zero_point", t.zero_point}};
+}
+
+std::string quantization_text(const TensorInfo& t) {
+    if (t.scale.empty() && t.zero_point.empty()) return "";
+    if (t.scale.size() <= 1 && t.zero_point.size() <= 1)
+        return fmt::format("  scale {} zero point {}", t.scale.empty() ? 0.0f : t.scale[0],
+                           t.zero_point.empty() ? 0 : t.zero_point[0]);
+    return fmt::format("  scale [{}] zero point [{}] (per channel)", fmt::join(t.scale, ", "), fmt::join(t.zero_point, ", "));
+}
+
 json tensor_json(const TensorInfo& t) {
-    return {{"name", t.name}, {"shape", t.shape}, {"type", element_type_name(t.type)}, {"region", t.region},
-            {"offset", t.offset}, {"bytes", t.size_bytes}};
+    return {{"name", t.name},     {"shape", t.shape},   {"type", element_type_name(t.type)},
+            {"region", t.region}, {"offset", t.offset}, {"bytes", t.size_bytes},
+            {"quantization", quantization_json(t)}};
 }
 
 void print_tensors(const char* title, const std::vector<TensorInfo>& tensors) {
     fmt::print("{}:\n", title);
     for (size_t i = 0; i < tensors.size(); ++i) {
         const auto& t = tensors[i];
-        fmt::print("  [{}] {} {} {}  region {} offset 0x{:x} ({} bytes)\n", i, t.name.empty() ? "-" : t.name,
-                   shape_text(t.shape), element_type_name(t.type), t.region, t.offset, t.size_bytes);
+        fmt::print("  [{}] {} {} {}  region {} offset 0x{:x} ({} bytes){}\n", i, t.name.empty() ? "-" : t.name,
+                   shape_text(t.shape), element_type_name(t.type), t.region, t.offset, t.size_bytes,
+                   quantization_text(t));
     }
 }
 
