@@ -369,6 +369,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     if (!cli.report_file.empty()) write_html_report(traced, cli.report_file);
     const std::string& output_prefix = cli.output_prefix;
     json outputs = json::array();
+    std::vector<std::string> output_files;
     for (size_t i = 0; i < result.outputs.size(); ++i) {
         const std::string file = fmt::format("{}.out{}.bin", output_prefix, i);
         std::ofstream out(file, std::ios::binary);
@@ -378,13 +379,14 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         json t = tensor_json(model->outputs[i]);
         t["file"] = file;
         outputs.push_back(t);
+        output_files.push_back(file);
     }
     const json timing = cli.no_timing ? json::object() : timing_json(result);
     if (!as_json) {
         size_t ops = 0;
         for (const auto& s : result.streams) ops += s.ops.size();
         fmt::print("{}: {} ops on {}", path, ops, model->config.name);
-        if (!cli.timing_only) fmt::print("; wrote {} outputs to {}.out<k>.bin", result.outputs.size(), output_prefix);
+        if (!output_files.empty()) fmt::print("; wrote {}", fmt::join(output_files, ", "));
         fmt::print("\n");
         if (!cli.no_timing) {
             fmt::print("{} cycles ({:.3f} ms at {:g} MHz, {}, {})\n", timing["cycles"]["total"].get<int64_t>(),
