@@ -3,9 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-
-#include "emulator/isa/error.h"
 
 namespace ethosu {
 namespace {
@@ -179,9 +176,7 @@ private:
 json chrome_trace(const TracedRun& run) { return TraceWriter(run).write(); }
 
 void write_chrome_trace(const TracedRun& run, const std::string& path) {
-    std::ofstream out(path);
-    out << chrome_trace(run).dump() << "\n";
-    if (!out) throw Error({path, std::nullopt, "--trace"}, "cannot write file");
+    write_trace_file(path, chrome_trace(run).dump() + "\n", "--trace");
 }
 
 }  // namespace ethosu

@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 
-#include "emulator/isa/error.h"
 #include "traces/per_layer_csv.h"
 
 namespace ethosu {
@@ -539,10 +537,7 @@ private:
 std::string html_report(const TracedRun& run) { return ReportWriter(run).write(); }
 
 void write_html_report(const TracedRun& run, const std::string& path) {
-    const std::string text = html_report(run);
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    if (!out) throw Error({path, std::nullopt, "--report"}, "cannot write file");
+    write_trace_file(path, html_report(run), "--report");
 }
 
 }  // namespace ethosu

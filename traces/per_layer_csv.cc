@@ -3,11 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <optional>
-
-#include "emulator/isa/error.h"
 
 namespace ethosu {
 namespace {
@@ -170,10 +167,7 @@ std::string per_layer_csv(const TracedRun& run) {
 }
 
 void write_per_layer_csv(const TracedRun& run, const std::string& path) {
-    const std::string text = per_layer_csv(run);
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    if (!out) throw Error({path, std::nullopt, "--per-layer"}, "cannot write file");
+    write_trace_file(path, per_layer_csv(run), "--per-layer");
 }
 
 }  // namespace ethosu

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 
 #include "emulator/isa/error.h"
@@ -118,6 +119,12 @@ Bandwidth bandwidth_over_time(const TracedRun& run) {
         out.steps.push_back(step);
     }
     return out;
+}
+
+void write_trace_file(const std::string& path, const std::string& text, std::string_view option) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    if (!out) throw Error({path, std::nullopt, std::string(option)}, "cannot write file");
 }
 
 int64_t command_release(const OpTiming& t) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "emulator/engine/timing/timing_model.h"
@@ -58,6 +59,9 @@ struct Bandwidth {
     std::vector<BandwidthStep> steps;
 };
 Bandwidth bandwidth_over_time(const TracedRun& run);
+
+// Writes a trace file whole; throws ethosu::Error naming the file and the option that asked for it.
+void write_trace_file(const std::string& path, const std::string& text, std::string_view option);
 
 // When the command processor finished with an op and moved on to the next command: a kernel
 // op when its pipeline took it, a wait when it was satisfied, anything else once issued.
