@@ -9,6 +9,7 @@
 #include "emulator/isa/bounded_file.h"
 #include "emulator/isa/error.h"
 #include "traces/csv_table.h"
+#include "traces/debug_db.h"
 
 namespace ethosu {
 namespace {
@@ -94,12 +95,14 @@ VelaPerLayer VelaPerLayer::parse(std::string_view text, const std::string& sourc
 }
 
 uint64_t VelaPerLayer::max_file_bytes(uint64_t command_stream_bytes) {
-    return (uint64_t{1} << 20) + 64 * command_stream_bytes;
+    // A row per op is less than the debug database holds (rows per op and per tensor, and the
+    // per-layer table again): its bound holds (on the corpus the report is under a tenth of it).
+    return DebugDatabase::max_file_bytes(command_stream_bytes);
 }
 
 VelaPerLayer VelaPerLayer::load(const std::string& path, uint64_t max_bytes) {
     return parse(read_bounded_file(path, max_bytes, "--vela-per-layer",
-                                   "a per-layer report is at most 64 times its command stream, plus 1 MiB"),
+                                   "a per-layer report is smaller than the debug database: at most 64 times its command stream, plus 1 MiB"),
                  path);
 }
 

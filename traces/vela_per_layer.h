@@ -33,8 +33,8 @@ public:
     // column or a field that is not a number.
     static VelaPerLayer parse(std::string_view text, const std::string& source);
     static VelaPerLayer load(const std::string& path, uint64_t max_bytes);
-    // The largest report a model with this many command-stream bytes may come with: a row of at
-    // most a few hundred bytes per op, and an op takes at least a dozen command words.
+    // The largest report a model with this many command-stream bytes may come with: the debug
+    // database's bound.
     static uint64_t max_file_bytes(uint64_t command_stream_bytes);
 
     const std::string& source() const { return source_; }
