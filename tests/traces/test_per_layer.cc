@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "tests/traces/trace_test_util.h"
-#include "frontend/loaders/model.h"
 #include "traces/per_layer_csv.h"
 #include "traces/vela_per_layer.h"
 
@@ -137,21 +136,14 @@ namespace {
 // that line up are Vela's, named as Vela names them, with the MACs Vela counts.
 TEST(PerLayer, CorpusRowsLineUpWithoutTheDebugDatabase) {
     if (!test::have_vectors()) GTEST_SKIP() << "no Vela corpus at " << test::vectors_dir() << " (ETHOSU_VECTORS_DIR)";
-    int compilations = 0, aligned = 0, as_the_queue = 0;
+    int aligned = 0, as_the_queue = 0;
     size_t rows_total = 0, rows_placed = 0;
     std::vector<std::string> unaligned;
-    for (const auto& model_dir : std::filesystem::directory_iterator(test::vectors_dir())) {
-        for (const char* config : {"ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u85-256", "ethos-u85-1024"}) {
-            const auto dir = model_dir.path() / config;
-            if (!std::filesystem::exists(dir / "model_per-layer.csv")) continue;
-            const auto model = load_model((dir / "model_vela.tflite").string(), {});
-            if (model->invocations.size() != 1 || model->cpu_operators) continue;
-            const std::string name = model_dir.path().filename().string();
-            SCOPED_TRACE(name + " " + config);
-            ++compilations;
-            TimedRun with_db = test::run_corpus_model(name, config, true);
+    const int compilations = test::for_each_runnable_compilation(
+        [&](const std::string& name, const std::string& config, const TimedRun& with_db) {
+            const auto dir = test::vectors_dir() / name / config;
             const VelaPerLayer report = VelaPerLayer::load((dir / "model_per-layer.csv").string(), 1 << 24);
-            TimedRun plain = test::run_corpus_model(name, config, false);
+            const TimedRun plain = test::run_corpus_model(name, config, false);
             TracedRun traced = plain.traced();
             traced.vela_per_layer = &report;
             const auto rows = per_layer_rows(traced);
@@ -160,7 +152,7 @@ TEST(PerLayer, CorpusRowsLineUpWithoutTheDebugDatabase) {
             if (rows[0].alignment != kAlignmentVelaReport) {
                 EXPECT_EQ(rows[0].alignment, kAlignmentUnaligned);
                 unaligned.push_back(name + " " + config);
-                continue;
+                return;
             }
             ++aligned;
             ASSERT_EQ(rows.size(), vela.size() - 1);
@@ -178,8 +170,8 @@ TEST(PerLayer, CorpusRowsLineUpWithoutTheDebugDatabase) {
             }
             as_the_queue += same;
             check_csv(plain);
-        }
-    }
+        },
+        {"ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u85-256", "ethos-u85-1024"});
     std::cout << aligned << " of " << compilations << " compilations line up with Vela's per-layer report without "
               << "the debug database, " << as_the_queue << " exactly as its queue places the ops; " << rows_placed
               << " of " << rows_total << " rows of all compilations placed as the queue does; not aligned:";
