@@ -471,7 +471,16 @@ private:
     }
 
     void utilisation_chart() {
-        bar_chart("MAC utilisation per layer", 100, "%", [&](size_t r, double x, double slot, auto y_of) {
+        // Scaled to the busiest layer (at least 1%), so that models far from the array's peak
+        // (recurrent and elementwise networks) still show their shape.
+        double peak = 1;
+        for (const auto& row : rows_) {
+            peak = std::max(peak, utilisation(row.macs, row.op_cycles));
+            if (row.vela) peak = std::max(peak, utilisation(row.vela->macs, row.vela->op_cycles));
+        }
+        const double step = tick_step(peak, 5);
+        const double top = std::min(std::ceil(peak / step) * step, std::max(100.0, peak));
+        bar_chart("MAC utilisation per layer", top, "%", [&](size_t r, double x, double slot, auto y_of) {
             const PerLayerRow& row = rows_[r];
             const double util = utilisation(row.macs, row.op_cycles);
             const double width = std::max(slot * (have_vela_ ? 0.42 : 0.8), 0.6);
