@@ -84,39 +84,43 @@ int memory_port(const MemorySystem& memory, MemoryKind kind) {
 }
 
 Bandwidth bandwidth_over_time(const TracedRun& run) {
-    struct Flow {
-        int64_t start, end;
-        const MemoryTraffic* traffic;
+    // A sweep over the ops' starts and ends: each adds or removes its rate, so a run of many ops
+    // (up to --max-commands) costs n log n, not n^2.
+    struct Edge {
+        int64_t cycle;
+        int sign;  // +1 at the op's start, -1 at its end
+        const OpTiming* op;
+        double duration;
     };
     Bandwidth out;
-    std::vector<Flow> flows;
+    std::vector<Edge> edges;
     const auto starts = run.stream_starts();
     for (size_t s = 0; s < run.timing.size(); ++s) {
         for (const OpTiming& t : run.timing[s].ops) {
             if (t.unit == Unit::Command || t.end <= t.start) continue;
-            flows.push_back({starts[s] + t.start, starts[s] + t.end, &t.cost.traffic});
+            const double duration = double(t.end - t.start);
+            edges.push_back({starts[s] + t.start, +1, &t, duration});
+            edges.push_back({starts[s] + t.end, -1, &t, duration});
             for (int m = 0; m < kMemoryKinds; ++m)
                 out.used[m] = out.used[m] || t.cost.traffic.read[m] || t.cost.traffic.write[m];
         }
     }
-    std::vector<int64_t> cycles;
-    for (const auto& f : flows) {
-        cycles.push_back(f.start);
-        cycles.push_back(f.end);
-    }
-    std::sort(cycles.begin(), cycles.end());
-    cycles.erase(std::unique(cycles.begin(), cycles.end()), cycles.end());
-    for (const int64_t at : cycles) {
-        BandwidthStep step{.cycle = at};
-        for (const auto& f : flows) {
-            if (f.start > at || f.end <= at) continue;
-            const double duration = double(f.end - f.start);
+    std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.cycle < b.cycle; });
+    BandwidthStep running;
+    int64_t active = 0;
+    for (size_t i = 0; i < edges.size();) {
+        running.cycle = edges[i].cycle;
+        for (; i < edges.size() && edges[i].cycle == running.cycle; ++i) {
+            const Edge& e = edges[i];
+            active += e.sign;
             for (int m = 0; m < kMemoryKinds; ++m) {
-                step.read[m] += double(f.traffic->read[m]) / duration;
-                step.write[m] += double(f.traffic->write[m]) / duration;
+                running.read[m] += e.sign * double(e.op->cost.traffic.read[m]) / e.duration;
+                running.write[m] += e.sign * double(e.op->cost.traffic.write[m]) / e.duration;
             }
         }
-        out.steps.push_back(step);
+        // Nothing running moves nothing: no rounding left over from the sums.
+        if (active == 0) running = {.cycle = running.cycle};
+        out.steps.push_back(running);
     }
     return out;
 }
