@@ -332,12 +332,6 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     // An operator the host cannot run is reported now, before any input is read or op run.
     if (runs_as_graph(*model)) check_graph(*model);
     std::vector<std::vector<uint8_t>> inputs = read_inputs(*model, cli.input_files);
-    // A forgotten --input would otherwise pass unnoticed: the run is as valid on zeros.
-    for (size_t i = cli.input_files.size(); i < model->inputs.size() && !cli.timing_only; ++i) {
-        const TensorInfo& t = model->inputs[i];
-        fmt::print(stderr, "ethosu-emu: warning: no --input for input {} ({} {} {}): it holds zeros\n", i,
-                   t.name.empty() ? "-" : t.name, shape_text(t.shape), element_type_name(t.type));
-    }
     if (cli.no_timing && (cli.timing_only || !cli.pmu.empty() || !cli.trace_file.empty() || !cli.per_layer_file.empty() ||
                           !cli.report_file.empty()))
         throw Error({"--no-timing", std::nullopt, {}},
@@ -354,6 +348,12 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         (report_given || (beside_model && std::filesystem::is_regular_file(*beside_model)))) {
         vela_per_layer = VelaPerLayer::load(report_given ? cli.vela_per_layer_file : *beside_model,
                                             VelaPerLayer::max_file_bytes(command_stream_bytes(*model)));
+    }
+    // A forgotten --input would otherwise pass unnoticed: the run is as valid on zeros.
+    for (size_t i = cli.input_files.size(); i < model->inputs.size() && !cli.timing_only; ++i) {
+        const TensorInfo& t = model->inputs[i];
+        fmt::print(stderr, "ethosu-emu: warning: no --input for input {} ({} {} {}): it holds zeros\n", i,
+                   t.name.empty() ? "-" : t.name, shape_text(t.shape), element_type_name(t.type));
     }
     const RunResult result = run_whole_model(*model, std::move(inputs),
                                        {.execute = !cli.timing_only, .system = cli.system, .timing = !cli.no_timing,
