@@ -3,9 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-
-#include "emulator/isa/error.h"
 
 namespace ethosu {
 namespace {
@@ -36,7 +33,7 @@ public:
                 released = command_release(timed[i]);
             }
         }
-        bandwidth_counters(starts);
+        bandwidth_counters();
         return {{"traceEvents", std::move(events_)}, {"displayTimeUnit", "ns"}, {"metadata", metadata()}};
     }
 
@@ -124,59 +121,20 @@ private:
         }
     }
 
-    // The port a memory is reached through, as the port-beat accounting assigns it: the first
-    // port behind which it sits; -1 when neither.
-    int port_of(MemoryKind kind) const {
-        for (int port = 0; port < 2; ++port) {
-            if (run_.memory.port_memory(port) == kind) return port;
-        }
-        return -1;
-    }
-
     std::string counter_name(int memory) const {
         const auto kind = static_cast<MemoryKind>(memory);
-        const int port = port_of(kind);
+        const int port = memory_port(run_.memory, kind);
         return port < 0 ? fmt::format("{} bytes/cycle", memory_kind_name(kind))
                         : fmt::format("AXI{} {} bytes/cycle", port, memory_kind_name(kind));
     }
 
-    // Each kernel op and DMA moves its bytes evenly over its duration; a counter per memory
-    // gives the sum of the rates of the ops running, stepping at every op start and end.
-    void bandwidth_counters(const std::vector<int64_t>& starts) {
-        struct Flow {
-            int64_t start, end;
-            const MemoryTraffic* traffic;
-        };
-        std::vector<Flow> flows;
-        std::array<bool, kMemoryKinds> used{};
-        for (size_t s = 0; s < run_.timing.size(); ++s) {
-            for (const OpTiming& t : run_.timing[s].ops) {
-                if (t.unit == Unit::Command || t.end <= t.start) continue;
-                flows.push_back({starts[s] + t.start, starts[s] + t.end, &t.cost.traffic});
-                for (int m = 0; m < kMemoryKinds; ++m) used[m] = used[m] || t.cost.traffic.read[m] || t.cost.traffic.write[m];
-            }
-        }
-        std::vector<int64_t> steps;
-        for (const auto& f : flows) {
-            steps.push_back(f.start);
-            steps.push_back(f.end);
-        }
-        std::sort(steps.begin(), steps.end());
-        steps.erase(std::unique(steps.begin(), steps.end()), steps.end());
-        for (const int64_t at : steps) {
-            std::array<double, kMemoryKinds> read{}, write{};
-            for (const auto& f : flows) {
-                if (f.start > at || f.end <= at) continue;
-                const double cycles = double(f.end - f.start);
-                for (int m = 0; m < kMemoryKinds; ++m) {
-                    read[m] += double(f.traffic->read[m]) / cycles;
-                    write[m] += double(f.traffic->write[m]) / cycles;
-                }
-            }
+    void bandwidth_counters() {
+        const Bandwidth bandwidth = bandwidth_over_time(run_);
+        for (const BandwidthStep& step : bandwidth.steps) {
             for (int m = 0; m < kMemoryKinds; ++m) {
-                if (!used[m]) continue;
-                events_.push_back({{"name", counter_name(m)}, {"cat", "bandwidth"}, {"ph", "C"}, {"ts", us(at)},
-                                   {"pid", kPid}, {"tid", 0}, {"args", {{"read", read[m]}, {"write", write[m]}}}});
+                if (!bandwidth.used[m]) continue;
+                events_.push_back({{"name", counter_name(m)}, {"cat", "bandwidth"}, {"ph", "C"}, {"ts", us(step.cycle)},
+                                   {"pid", kPid}, {"tid", 0}, {"args", {{"read", step.read[m]}, {"write", step.write[m]}}}});
             }
         }
     }
@@ -218,9 +176,7 @@ private:
 json chrome_trace(const TracedRun& run) { return TraceWriter(run).write(); }
 
 void write_chrome_trace(const TracedRun& run, const std::string& path) {
-    std::ofstream out(path);
-    out << chrome_trace(run).dump() << "\n";
-    if (!out) throw Error({path, std::nullopt, "--trace"}, "cannot write file");
+    write_trace_file(path, chrome_trace(run).dump() + "\n", "--trace");
 }
 
 }  // namespace ethosu

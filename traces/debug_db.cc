@@ -6,6 +6,7 @@
 
 #include "emulator/isa/bounded_file.h"
 #include "emulator/isa/error.h"
+#include "traces/csv_table.h"
 
 namespace ethosu {
 namespace {
@@ -196,105 +197,6 @@ private:
     std::string_view text_;
     const std::string& source_;
     size_t pos_ = 0;
-};
-
-// CSV as Vela writes it: comma-separated, strings in double quotes (a doubled quote inside is
-// one quote), one record per line; blank lines are skipped.
-DebugTable read_csv_table(const std::string& name, std::string_view text, uint64_t base, const std::string& source) {
-    DebugTable table;
-    table.name = name;
-    size_t i = 0;
-    while (i < text.size()) {
-        if (text[i] == '\n' || text[i] == '\r') {
-            ++i;
-            continue;
-        }
-        const size_t record_start = i;
-        std::vector<std::string> fields;
-        std::string field;
-        while (true) {
-            if (i < text.size() && text[i] == '"') {
-                ++i;
-                while (true) {
-                    if (i >= text.size())
-                        throw Error({source, base + record_start, name}, "truncated: quoted field never ends");
-                    if (text[i] == '"') {
-                        if (i + 1 < text.size() && text[i + 1] == '"') {
-                            field += '"';
-                            i += 2;
-                            continue;
-                        }
-                        ++i;
-                        break;
-                    }
-                    field += text[i++];
-                }
-                if (i < text.size() && text[i] != ',' && text[i] != '\n' && text[i] != '\r')
-                    throw Error({source, base + i, name}, "text after a closing quote");
-            } else {
-                while (i < text.size() && text[i] != ',' && text[i] != '\n' && text[i] != '\r') field += text[i++];
-            }
-            fields.push_back(std::move(field));
-            field.clear();
-            if (i < text.size() && text[i] == ',') {
-                ++i;
-                continue;
-            }
-            break;
-        }
-        if (table.header.empty()) {
-            table.header = std::move(fields);
-            continue;
-        }
-        if (fields.size() != table.header.size()) {
-            throw Error({source, base + record_start, name},
-                        fmt::format("row has {} fields, the header {}", fields.size(), table.header.size()));
-        }
-        table.rows.push_back(std::move(fields));
-        table.row_offsets.push_back(base + record_start);
-    }
-    if (table.header.empty()) throw Error({source, base, name}, "table has no header row");
-    return table;
-}
-
-// Column access by name with errors that name file, table, row and column.
-class TableView {
-public:
-    TableView(const DebugTable& table, const std::string& source, uint64_t offset,
-              std::initializer_list<std::string_view> required)
-        : table_(table), source_(source) {
-        for (const auto column : required) {
-            size_t i = 0;
-            while (i < table.header.size() && table.header[i] != column) ++i;
-            if (i == table.header.size())
-                throw Error({source, offset, table.name}, fmt::format("no column \"{}\"", column));
-            columns_[std::string(column)] = i;
-        }
-    }
-
-    size_t size() const { return table_.rows.size(); }
-    uint64_t row_offset(size_t row) const { return table_.row_offsets[row]; }
-    const std::string& text(size_t row, const std::string& column) const { return table_.rows[row][columns_.at(column)]; }
-
-    int64_t number(size_t row, const std::string& column) const {
-        const std::string& s = text(row, column);
-        int64_t value = 0;
-        const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-        if (s.empty() || ec != std::errc() || p != s.data() + s.size()) {
-            throw Error({source_, row_offset(row), fmt::format("{}.{}", table_.name, column)},
-                        fmt::format("\"{}\" is not an integer", s));
-        }
-        return value;
-    }
-
-    [[noreturn]] void fail(size_t row, const std::string& column, const std::string& what) const {
-        throw Error({source_, row_offset(row), fmt::format("{}.{}", table_.name, column)}, what);
-    }
-
-private:
-    const DebugTable& table_;
-    const std::string& source_;
-    std::map<std::string, size_t> columns_;
 };
 
 }  // namespace

@@ -13,14 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "traces/csv_table.h"
+
 namespace ethosu {
 
-struct DebugTable {
-    std::string name;
-    std::vector<std::string> header;
-    std::vector<std::vector<std::string>> rows;
-    std::vector<uint64_t> row_offsets;  // byte offset of each row in the file, for errors
-};
 
 // One scheduled operation of Vela's `perf` table.
 struct VelaOp {
@@ -44,7 +40,7 @@ public:
     static uint64_t max_file_bytes(uint64_t command_stream_bytes);
 
     const std::string& source() const { return source_; }
-    const std::vector<DebugTable>& tables() const { return tables_; }
+    const std::vector<CsvTable>& tables() const { return tables_; }
     const std::vector<VelaOp>& ops() const { return ops_; }  // `perf` order
 
     // The scheduled op an NPU_OP_* at this byte offset of the run's stream-th command stream
@@ -55,7 +51,7 @@ public:
 
 private:
     std::string source_;
-    std::vector<DebugTable> tables_;
+    std::vector<CsvTable> tables_;
     std::vector<VelaOp> ops_;
     std::map<std::pair<size_t, uint32_t>, size_t> queue_;  // (stream, offset) -> index in ops_
 };

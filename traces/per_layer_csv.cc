@@ -2,11 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
+#include <algorithm>
 #include <map>
 #include <optional>
-
-#include "emulator/isa/error.h"
 
 namespace ethosu {
 namespace {
@@ -34,21 +32,67 @@ const std::vector<std::string>& per_layer_header() {
     static const std::vector<std::string> header = {
         "Original Operator", "NNG Operator",  "Target",    "Staging Usage",  "Peak% (Staging)", "Op Cycles",
         "Network% (cycles)", "NPU",           "SRAM AC",   "DRAM AC",        "OnFlash AC",      "OffFlash AC",
-        "MAC Count",         "Network% (MAC)", "Util% (MAC)", "Name"};
+        "MAC Count",         "Network% (MAC)", "Util% (MAC)", "Name",     "Alignment"};
     return header;
 }
 
 std::vector<PerLayerRow> per_layer_rows(const TracedRun& run) {
     run.check_debug_db();
-    std::vector<PerLayerRow> rows;
-    std::map<const VelaOp*, size_t> row_of;
-    if (run.debug_db) {
-        for (const VelaOp& vela : run.debug_db->ops()) {
-            row_of[&vela] = rows.size();
-            rows.push_back({vela.original_operator, vela.op, vela.op == "Passthrough" ? "CPU" : "NPU", 0, 0,
-                            {}, 0, vela.name});
+    struct KernelOp {
+        size_t stream, index;
+    };
+    std::vector<KernelOp> kernel_ops;
+    std::vector<KernelOpSummary> summaries;
+    for (size_t s = 0; s < run.timing.size(); ++s) {
+        for (size_t i = 0; i < run.timing[s].ops.size(); ++i) {
+            if (run.timing[s].ops[i].unit != Unit::Kernel) continue;
+            kernel_ops.push_back({s, i});
+            summaries.push_back({op_description(run.streams.at(s).ops.at(i)), run.timing[s].ops[i].cost.macs});
         }
     }
+
+    // The rows, and the row of each kernel op.
+    std::vector<PerLayerRow> rows;
+    std::vector<size_t> row_of(kernel_ops.size());
+    const auto* vela_layers = run.vela_per_layer ? &run.vela_per_layer->layers() : nullptr;
+    const auto aligned = vela_layers && !run.debug_db ? align_with_vela(summaries, *vela_layers) : std::nullopt;
+    if (run.debug_db) {
+        std::map<const VelaOp*, size_t> index;
+        const auto& ops = run.debug_db->ops();
+        // The report and the database list the same ops in the same order when they come from
+        // one compilation: Vela's figures go beside ours only then.
+        const bool same_rows = vela_layers && vela_layers->size() == ops.size() &&
+                               std::equal(ops.begin(), ops.end(), vela_layers->begin(),
+                                          [](const VelaOp& op, const VelaLayer& layer) { return op.name == layer.name; });
+        for (size_t r = 0; r < ops.size(); ++r) {
+            const VelaOp& vela = ops[r];
+            index[&vela] = r;
+            rows.push_back({.original_operator = vela.original_operator, .op = vela.op,
+                            .target = vela.op == "Passthrough" ? "CPU" : "NPU", .name = vela.name,
+                            .traffic = {}, .alignment = std::string(kAlignmentDebugDb),
+                            .vela = same_rows ? &(*vela_layers)[r] : nullptr});
+        }
+        for (size_t k = 0; k < kernel_ops.size(); ++k) {
+            const auto [s, i] = kernel_ops[k];
+            row_of[k] = index.at(run.debug_db->op_at(s, run.streams.at(s).ops.at(i).offset));
+        }
+    } else if (aligned) {
+        for (const VelaLayer& layer : *vela_layers) {
+            rows.push_back({.original_operator = layer.original_operator, .op = layer.op, .target = layer.target,
+                            .name = layer.name, .traffic = {}, .alignment = std::string(kAlignmentVelaReport), .vela = &layer});
+        }
+        row_of = *aligned;
+    } else {
+        const std::string_view alignment = vela_layers ? kAlignmentUnaligned : kAlignmentNone;
+        for (size_t k = 0; k < kernel_ops.size(); ++k) {
+            const auto [s, i] = kernel_ops[k];
+            const DecodedOp& op = run.streams.at(s).ops.at(i);
+            row_of[k] = rows.size();
+            rows.push_back({.original_operator = summaries[k].description, .op = summaries[k].description,
+                            .target = "NPU", .name = op_label(run, s, op), .traffic = {}, .alignment = std::string(alignment)});
+        }
+    }
+
     // Each kernel op's share of the timeline runs from the end of the previous kernel op (or
     // the start of the run) to its own end: the commands, DMA waits and stalls before it count
     // as its cost. The last one also takes whatever runs after it, so the shares sum to the run.
@@ -57,37 +101,41 @@ std::vector<PerLayerRow> per_layer_rows(const TracedRun& run) {
     const auto starts = run.stream_starts();
     int64_t accounted_to = 0;
     std::array<int64_t, kMemoryKinds> dma_access{};
+    MemoryTraffic dma_traffic;
+    auto add_traffic = [](MemoryTraffic& to, const MemoryTraffic& from) {
+        for (int m = 0; m < kMemoryKinds; ++m) {
+            to.read[m] += from.read[m];
+            to.write[m] += from.write[m];
+        }
+    };
+    size_t next_kernel = 0;
     std::optional<size_t> last;  // the row of the latest kernel op
     for (size_t s = 0; s < run.timing.size(); ++s) {
-        const auto& timed = run.timing[s].ops;
-        for (size_t i = 0; i < timed.size(); ++i) {
-            const OpTiming& t = timed[i];
+        for (const OpTiming& t : run.timing[s].ops) {
             if (t.unit == Unit::Dma) {
                 for (int m = 0; m < kMemoryKinds; ++m) dma_access[m] += access_cycles(run.memory, t.cost.traffic, m);
+                add_traffic(dma_traffic, t.cost.traffic);
                 continue;
             }
             if (t.unit != Unit::Kernel) continue;
-            const DecodedOp& op = run.streams.at(s).ops.at(i);
-            if (run.debug_db) {
-                last = row_of.at(run.debug_db->op_at(s, op.offset));
-            } else {
-                const std::string description = op_description(op);
-                last = rows.size();
-                rows.push_back({description, description, "NPU", 0, 0, {}, 0, op_label(run, s, op)});
-            }
+            last = row_of[next_kernel++];
             PerLayerRow& row = rows[*last];
             const int64_t end = starts[s] + t.end;
             row.op_cycles += end - accounted_to;
             accounted_to = end;
             row.npu_cycles += t.cost.compute_cycles;
             for (int m = 0; m < kMemoryKinds; ++m) row.access_cycles[m] += t.access_cycles[m] + dma_access[m];
+            add_traffic(row.traffic, t.cost.traffic);
+            add_traffic(row.traffic, dma_traffic);
             dma_access = {};
+            dma_traffic = {};
             row.macs += t.cost.macs;
         }
     }
     if (last) {
         rows[*last].op_cycles += run.total_cycles() - accounted_to;
         for (int m = 0; m < kMemoryKinds; ++m) rows[*last].access_cycles[m] += dma_access[m];
+        add_traffic(rows[*last].traffic, dma_traffic);
     }
     return rows;
 }
@@ -109,20 +157,17 @@ std::string per_layer_csv(const TracedRun& run) {
     const double macs_per_cycle = run.npu.macs;
     for (const auto& r : rows) {
         const auto ac = [&](MemoryKind k) { return r.access_cycles[static_cast<size_t>(k)]; };
-        out += fmt::format("{},{},{},,,{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.original_operator),
+        out += fmt::format("{},{},{},,,{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(r.original_operator),
                            csv_field(r.op), r.target, r.op_cycles, percentage(double(r.op_cycles), double(total_cycles)),
                            r.npu_cycles, ac(MemoryKind::Sram), ac(MemoryKind::Dram), ac(MemoryKind::OnChipFlash),
                            ac(MemoryKind::OffChipFlash), r.macs, percentage(double(r.macs), double(total_macs)),
-                           percentage(double(r.macs), double(r.op_cycles) * macs_per_cycle), csv_field(r.name));
+                           percentage(double(r.macs), double(r.op_cycles) * macs_per_cycle), csv_field(r.name), r.alignment);
     }
     return out;
 }
 
 void write_per_layer_csv(const TracedRun& run, const std::string& path) {
-    const std::string text = per_layer_csv(run);
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    if (!out) throw Error({path, std::nullopt, "--per-layer"}, "cannot write file");
+    write_trace_file(path, per_layer_csv(run), "--per-layer");
 }
 
 }  // namespace ethosu

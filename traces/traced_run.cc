@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <fstream>
 #include <set>
 
 #include "emulator/isa/error.h"
@@ -72,6 +74,61 @@ std::string op_label(const TracedRun& run, size_t stream, const DecodedOp& op) {
             return fmt::format("{} {}", vela->original_operator, vela->name);
     }
     return fmt::format("{} @0x{:06x}", op_description(op), op.offset);
+}
+
+int memory_port(const MemorySystem& memory, MemoryKind kind) {
+    for (int port = 0; port < 2; ++port) {
+        if (memory.port_memory(port) == kind) return port;
+    }
+    return -1;
+}
+
+Bandwidth bandwidth_over_time(const TracedRun& run) {
+    // A sweep over the ops' starts and ends: each adds or removes its rate, so a run of many ops
+    // (up to --max-commands) costs n log n, not n^2.
+    struct Edge {
+        int64_t cycle;
+        int sign;  // +1 at the op's start, -1 at its end
+        const OpTiming* op;
+        double duration;
+    };
+    Bandwidth out;
+    std::vector<Edge> edges;
+    const auto starts = run.stream_starts();
+    for (size_t s = 0; s < run.timing.size(); ++s) {
+        for (const OpTiming& t : run.timing[s].ops) {
+            if (t.unit == Unit::Command || t.end <= t.start) continue;
+            const double duration = double(t.end - t.start);
+            edges.push_back({starts[s] + t.start, +1, &t, duration});
+            edges.push_back({starts[s] + t.end, -1, &t, duration});
+            for (int m = 0; m < kMemoryKinds; ++m)
+                out.used[m] = out.used[m] || t.cost.traffic.read[m] || t.cost.traffic.write[m];
+        }
+    }
+    std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& b) { return a.cycle < b.cycle; });
+    BandwidthStep running;
+    int64_t active = 0;
+    for (size_t i = 0; i < edges.size();) {
+        running.cycle = edges[i].cycle;
+        for (; i < edges.size() && edges[i].cycle == running.cycle; ++i) {
+            const Edge& e = edges[i];
+            active += e.sign;
+            for (int m = 0; m < kMemoryKinds; ++m) {
+                running.read[m] += e.sign * double(e.op->cost.traffic.read[m]) / e.duration;
+                running.write[m] += e.sign * double(e.op->cost.traffic.write[m]) / e.duration;
+            }
+        }
+        // Nothing running moves nothing: no rounding left over from the sums.
+        if (active == 0) running = {.cycle = running.cycle};
+        out.steps.push_back(running);
+    }
+    return out;
+}
+
+void write_trace_file(const std::string& path, const std::string& text, std::string_view option) {
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    if (!out) throw Error({path, std::nullopt, std::string(option)}, "cannot write file");
 }
 
 int64_t command_release(const OpTiming& t) {

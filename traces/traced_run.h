@@ -3,13 +3,16 @@
 // memory system they were timed on, and optionally Vela's debug database for operator names.
 // Traces are written from this after the run; the timing model knows nothing about them.
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "emulator/engine/timing/timing_model.h"
 #include "emulator/isa/decoder.h"
 #include "traces/debug_db.h"
+#include "traces/vela_per_layer.h"
 
 namespace ethosu {
 
@@ -20,6 +23,7 @@ struct TracedRun {
     const std::vector<DecodedStream>& streams;
     const std::vector<TimingResult>& timing;  // one per stream, same order
     const DebugDatabase* debug_db = nullptr;
+    const VelaPerLayer* vela_per_layer = nullptr;  // Vela's per-layer report, to line rows up with and compare
 
     // Streams run one after the other: the cycle each starts at on the run's timeline, and the
     // run's total (the sum of the streams' cycles, as `run` reports it).
@@ -38,6 +42,26 @@ std::string op_description(const DecodedOp& op);
 // The label of an op in traces: with a debug database and an entry in its queue,
 // "<original operator> <layer name>"; otherwise "<description> @0x<offset>".
 std::string op_label(const TracedRun& run, size_t stream, const DecodedOp& op);
+
+// The AXI port a memory is reached through, as the port-beat accounting assigns it: the first
+// port behind which it sits; -1 when neither.
+int memory_port(const MemorySystem& memory, MemoryKind kind);
+
+// The bytes per NPU cycle each memory carries over the run's timeline: each kernel op and DMA is
+// taken to move its bytes evenly over its duration; a step per op start and end holds the sum of
+// the rates of the ops running from that cycle on (zero after the last).
+struct BandwidthStep {
+    int64_t cycle = 0;
+    std::array<double, kMemoryKinds> read{}, write{};  // by MemoryKind
+};
+struct Bandwidth {
+    std::array<bool, kMemoryKinds> used{};  // the memories any op moves bytes on
+    std::vector<BandwidthStep> steps;
+};
+Bandwidth bandwidth_over_time(const TracedRun& run);
+
+// Writes a trace file whole; throws ethosu::Error naming the file and the option that asked for it.
+void write_trace_file(const std::string& path, const std::string& text, std::string_view option);
 
 // When the command processor finished with an op and moved on to the next command: a kernel
 // op when its pipeline took it, a wait when it was satisfied, anything else once issued.

@@ -7,6 +7,7 @@
 #include <malloc.h>
 #endif
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -24,6 +25,7 @@
 #include "frontend/graph/graph_runner.h"
 #include "frontend/loaders/model.h"
 #include "traces/chrome_trace.h"
+#include "traces/html_report.h"
 #include "traces/per_layer_csv.h"
 
 namespace ethosu {
@@ -35,17 +37,33 @@ std::string shape_text(const std::vector<int64_t>& shape) {
     return fmt::format("[{}]", fmt::join(shape, "x"));
 }
 
+// A tensor's quantisation as TFLite gives it: a scale and zero point per tensor, or per channel.
+json quantization_json(const TensorInfo& t) {
+    if (t.scale.empty() && t.zero_point.empty()) return nullptr;
+    return {{"scale", t.scale}, {"zero_point", t.zero_point}};
+}
+
+std::string quantization_text(const TensorInfo& t) {
+    if (t.scale.empty() && t.zero_point.empty()) return "";
+    if (t.scale.size() <= 1 && t.zero_point.size() <= 1)
+        return fmt::format("  scale {} zero point {}", t.scale.empty() ? 0.0f : t.scale[0],
+                           t.zero_point.empty() ? 0 : t.zero_point[0]);
+    return fmt::format("  scale [{}] zero point [{}] (per channel)", fmt::join(t.scale, ", "), fmt::join(t.zero_point, ", "));
+}
+
 json tensor_json(const TensorInfo& t) {
-    return {{"name", t.name}, {"shape", t.shape}, {"type", element_type_name(t.type)}, {"region", t.region},
-            {"offset", t.offset}, {"bytes", t.size_bytes}};
+    return {{"name", t.name},     {"shape", t.shape},   {"type", element_type_name(t.type)},
+            {"region", t.region}, {"offset", t.offset}, {"bytes", t.size_bytes},
+            {"quantization", quantization_json(t)}};
 }
 
 void print_tensors(const char* title, const std::vector<TensorInfo>& tensors) {
     fmt::print("{}:\n", title);
     for (size_t i = 0; i < tensors.size(); ++i) {
         const auto& t = tensors[i];
-        fmt::print("  [{}] {} {} {}  region {} offset 0x{:x} ({} bytes)\n", i, t.name.empty() ? "-" : t.name,
-                   shape_text(t.shape), element_type_name(t.type), t.region, t.offset, t.size_bytes);
+        fmt::print("  [{}] {} {} {}  region {} offset 0x{:x} ({} bytes){}\n", i, t.name.empty() ? "-" : t.name,
+                   shape_text(t.shape), element_type_name(t.type), t.region, t.offset, t.size_bytes,
+                   quantization_text(t));
     }
 }
 
@@ -180,6 +198,36 @@ std::vector<uint32_t> pmu_events(const NpuConfig& npu, const std::vector<std::st
     return events;
 }
 
+// The PMU counts as ML embedded evaluation kit's profiler prints them after an inference (its
+// ethosu_profiler.c names an event "NPU " and the event without "NPU_"; its Profiler.cc prints
+// "NPU <name> <unit>: <count>", then the NPU's active, idle and total cycles), so that scripts
+// parsing FVP logs read ours: (name, unit, count) per line.
+struct ProfilerLine {
+    std::string name, unit;
+    uint64_t count;
+};
+std::vector<ProfilerLine> mlek_profile(const MemorySystem& memory, const std::vector<TimingResult>& timing,
+                                       const NpuConfig& npu, const std::vector<uint32_t>& events,
+                                       const PmuReading& reading) {
+    const uint32_t active = *pmu_event_id(npu.generation, "NPU_ACTIVE");
+    const uint32_t idle = *pmu_event_id(npu.generation, "NPU_IDLE");
+    std::vector<ProfilerLine> lines;
+    for (size_t i = 0; i < events.size(); ++i) {
+        if (events[i] == active || events[i] == idle) continue;  // among the closing lines
+        std::string_view name = pmu_event_name(npu.generation, events[i]);
+        if (name.starts_with("NPU_")) name.remove_prefix(4);
+        const char* unit = name.find("BEAT") != std::string_view::npos    ? "beats"
+                           : name.find("TRANS") != std::string_view::npos ? "transactions"
+                                                                         : "cycles";
+        lines.push_back({fmt::format("NPU {}", name), unit, reading.counters[i]});
+    }
+    const PmuReading activity = read_pmu(memory, timing, {active, idle});
+    lines.push_back({"NPU ACTIVE", "cycles", activity.counters[0]});
+    lines.push_back({"NPU IDLE", "cycles", activity.counters[1]});
+    lines.push_back({"NPU TOTAL", "cycles", reading.cycle_counter});
+    return lines;
+}
+
 json pmu_json(const NpuConfig& npu, const std::vector<uint32_t>& events, const PmuReading& reading) {
     json counters = json::array();
     for (size_t i = 0; i < events.size(); ++i) {
@@ -199,6 +247,8 @@ struct RunCliOptions {
     std::string trace_file;      // Chrome/Perfetto trace
     std::string per_layer_file;  // Vela-style per-layer CSV
     std::string debug_db_file;   // Vela's model_debug.xml, for operator names
+    std::string vela_per_layer_file;  // Vela's per-layer report; default: the one beside the model
+    std::string report_file;          // HTML report
     bool lenient = false;        // registers never written read as 0, with a warning
     WorkLimits limits{};
 };
@@ -230,12 +280,24 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     // An operator the host cannot run is reported now, before any input is read or op run.
     if (runs_as_graph(*model)) check_graph(*model);
     std::vector<std::vector<uint8_t>> inputs = read_input_files(*model, cli.input_files);
-    if (cli.no_timing && (cli.timing_only || !cli.pmu.empty() || !cli.trace_file.empty() || !cli.per_layer_file.empty()))
-        throw Error({"--no-timing", std::nullopt, {}}, "--timing-only, --pmu, --trace and --per-layer need the timing model");
+    if (cli.no_timing && (cli.timing_only || !cli.pmu.empty() || !cli.trace_file.empty() || !cli.per_layer_file.empty() ||
+                          !cli.report_file.empty()))
+        throw Error({"--no-timing", std::nullopt, {}},
+                    "--timing-only, --pmu, --trace, --per-layer and --report need the timing model");
     const std::vector<uint32_t> events = pmu_events(model->config, cli.pmu);
     std::optional<DebugDatabase> debug_db;
     if (!cli.debug_db_file.empty())
         debug_db = DebugDatabase::load(cli.debug_db_file, DebugDatabase::max_file_bytes(command_stream_bytes(*model)));
+    // Vela's per-layer report lines the CSV's rows up with Vela's when no debug database does.
+    std::optional<VelaPerLayer> vela_per_layer;
+    if (!cli.per_layer_file.empty() || !cli.report_file.empty())
+        vela_per_layer = find_vela_per_layer(path, cli.vela_per_layer_file, command_stream_bytes(*model));
+    // A forgotten --input would otherwise pass unnoticed: the run is as valid on zeros.
+    for (size_t i = cli.input_files.size(); i < model->inputs.size() && !cli.timing_only; ++i) {
+        const TensorInfo& t = model->inputs[i];
+        fmt::print(stderr, "ethosu-emu: warning: no --input for input {} ({} {} {}): it holds zeros\n", i,
+                   t.name.empty() ? "-" : t.name, shape_text(t.shape), element_type_name(t.type));
+    }
     const RunResult result = run_whole_model(*model, std::move(inputs),
                                        {.execute = !cli.timing_only, .system = cli.system, .timing = !cli.no_timing,
                                         .decode = {.lenient = cli.lenient}, .limits = cli.limits});
@@ -243,12 +305,14 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         for (const auto& warning : stream.warnings) fmt::print(stderr, "ethosu-emu: warning: {}\n", warning);
     const PmuReading pmu = read_pmu(result.memory, result.timing, events);
     const TracedRun traced{path, model->config, result.memory, result.streams, result.timing,
-                           debug_db ? &*debug_db : nullptr};
+                           debug_db ? &*debug_db : nullptr, vela_per_layer ? &*vela_per_layer : nullptr};
     traced.check_debug_db();
     if (!cli.trace_file.empty()) write_chrome_trace(traced, cli.trace_file);
     if (!cli.per_layer_file.empty()) write_per_layer_csv(traced, cli.per_layer_file);
+    if (!cli.report_file.empty()) write_html_report(traced, cli.report_file);
     const std::string& output_prefix = cli.output_prefix;
     json outputs = json::array();
+    std::vector<std::string> output_files;
     for (size_t i = 0; i < result.outputs.size(); ++i) {
         const std::string file = fmt::format("{}.out{}.bin", output_prefix, i);
         std::ofstream out(file, std::ios::binary);
@@ -258,13 +322,14 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         json t = tensor_json(model->outputs[i]);
         t["file"] = file;
         outputs.push_back(t);
+        output_files.push_back(file);
     }
     const json timing = cli.no_timing ? json::object() : timing_json(result);
     if (!as_json) {
         size_t ops = 0;
         for (const auto& s : result.streams) ops += s.ops.size();
         fmt::print("{}: {} ops on {}", path, ops, model->config.name);
-        if (!cli.timing_only) fmt::print("; wrote {} outputs to {}.out<k>.bin", result.outputs.size(), output_prefix);
+        if (!output_files.empty()) fmt::print("; wrote {}", fmt::join(output_files, ", "));
         fmt::print("\n");
         if (!cli.no_timing) {
             fmt::print("{} cycles ({:.3f} ms at {:g} MHz, {}, {})\n", timing["cycles"]["total"].get<int64_t>(),
@@ -282,12 +347,16 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
             }
             if (!result.cpu_operators.empty()) fmt::print("  (CPU operators have no cycle model: the cycles are the NPU's)\n");
         }
+        if (!cli.report_file.empty()) fmt::print("report: {}\n", cli.report_file);
         if (!cli.pmu.empty()) {
             fmt::print("ethosu_pmu_cycle_cntr : {}\n", pmu.cycle_counter);
             for (size_t i = 0; i < events.size(); ++i) {
                 fmt::print("ethosu_pmu_cntr{} : {} ({})\n", i, pmu.counters[i],
                            pmu_event_name(model->config.generation, events[i]));
             }
+            fmt::print("Profile for Inference:\n");
+            for (const auto& line : mlek_profile(result.memory, result.timing, model->config, events, pmu))
+                fmt::print("{} {}: {}\n", line.name, line.unit, line.count);
         }
         return 0;
     }
@@ -309,7 +378,17 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     }
     json out = {{"model", path}, {"npu", model->config.name}, {"timing_only", cli.timing_only}, {"outputs", outputs}};
     out.update(timing);
-    if (!cli.pmu.empty()) out["pmu"] = pmu_json(model->config, events, pmu);
+    if (!cli.pmu.empty()) {
+        out["pmu"] = pmu_json(model->config, events, pmu);
+        // The keys MLEK's log parsers give these lines: npu_active_cycles, npu_axi0_rd_data_beat_received, ...
+        json profile = json::object();
+        for (const auto& line : mlek_profile(result.memory, result.timing, model->config, events, pmu)) {
+            std::string key = line.name + (line.unit == "cycles" ? "_cycles" : "");
+            for (char& c : key) c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            profile[key] = line.count;
+        }
+        out["pmu"]["profile"] = profile;
+    }
     out["ops"] = ops;
     if (runs_as_graph(*model)) {
         out["operators"] = operators_json(result, !cli.no_timing);
@@ -348,42 +427,57 @@ int main(int argc, char** argv) {
     add_model_options(info);
     auto* disasm = app.add_subcommand("disasm", "one line per command, in the layout of Vela's listing");
     add_model_options(disasm);
-    auto* run = app.add_subcommand("run", "execute the model's NPU work bit-exactly; write its outputs");
-    add_model_options(run);
     RunCliOptions run_options;
-    run->add_option("--input", run_options.input_files,
-                    "raw input tensor file, in the model's input order (omitted: zeros)");
+    // What run and report share: the inputs, the system, the decoding, the traces and the limits.
+    auto add_run_options = [&](CLI::App* cmd) {
+        add_model_options(cmd);
+        cmd->add_option("--input", run_options.input_files,
+                        "raw input tensor file, in the model's input order (omitted: zeros, with a warning)");
+        cmd->add_flag("--lenient", run_options.lenient,
+                      "run ops that read registers the stream never wrote, reading them as 0 (a warning each); "
+                      "by default such a stream is refused");
+        cmd->add_option("--pmu", run_options.pmu,
+                        "PMU events to count, e.g. NPU_ACTIVE,MAC_ACTIVE or the driver's ETHOSU_PMU_NPU_ACTIVE "
+                        "(4 on U55/U65, 8 on U85)")
+            ->delimiter(',');
+        cmd->add_option("--system-config", run_options.system.system_config,
+                        "Vela system configuration (default: Vela's for the NPU, e.g. Ethos_U55_High_End_Embedded)");
+        cmd->add_option("--memory-mode", run_options.system.memory_mode,
+                        "Vela memory mode (default: Shared_Sram on U55, Dedicated_Sram_384KB on U65/U85)");
+        cmd->add_option("--config", run_options.system.config_files,
+                        "vela.ini-format file with more System_Config/Memory_Mode sections");
+        cmd->add_option("--trace", run_options.trace_file,
+                        "write a Chrome/Perfetto trace (Trace Event JSON): one track per NPU unit, bandwidth counters");
+        cmd->add_option("--per-layer", run_options.per_layer_file,
+                        "write per-layer cycles, access cycles and MACs as CSV in the columns of Vela's per-layer CSV");
+        cmd->add_option("--debug-db", run_options.debug_db_file,
+                        "Vela's model_debug.xml (--enable-debug-db): names ops after the original operators and "
+                        "groups --per-layer rows by Vela op");
+        cmd->add_option("--vela-per-layer", run_options.vela_per_layer_file,
+                        "Vela's per-layer CSV (--verbose-performance) to line --per-layer rows up with and compare; "
+                        "default: <stem>_per-layer.csv beside <stem>_vela.tflite, when there");
+        // Work limits: a hostile stream ends in an error naming the op instead of running for hours.
+        WorkLimits& limits = run_options.limits;
+        cmd->add_option("--max-op-work", limits.max_op_work, "refuse an op of more work (elements x taps; DMA: bytes)")
+            ->capture_default_str();
+        cmd->add_option("--max-run-work", limits.max_run_work, "stop a run whose ops add up to more work (a branch loop)")
+            ->capture_default_str();
+        cmd->add_option("--max-commands", limits.max_commands, "stop a run that executes more commands (a branch loop)")
+            ->capture_default_str();
+        cmd->add_option("--max-allocation", limits.max_allocation_bytes, "refuse an op needing a buffer of more bytes")
+            ->capture_default_str();
+    };
+    auto* run = app.add_subcommand("run", "execute the model's NPU work bit-exactly; write its outputs");
+    add_run_options(run);
     run->add_option("--output-prefix", run_options.output_prefix, "outputs are written to PREFIX.out<k>.bin");
     run->add_flag("--timing-only", run_options.timing_only, "cycles, traffic and traces without computing data");
     run->add_flag("--no-timing", run_options.no_timing, "outputs only, without the cycle estimate");
-    run->add_flag("--lenient", run_options.lenient,
-                  "run ops that read registers the stream never wrote, reading them as 0 (a warning each); "
-                  "by default such a stream is refused");
-    run->add_option("--pmu", run_options.pmu, "PMU events to count, e.g. NPU_ACTIVE,MAC_ACTIVE (4 on U55/U65, 8 on U85)")
-        ->delimiter(',');
-    run->add_option("--system-config", run_options.system.system_config,
-                    "Vela system configuration (default: Vela's for the NPU, e.g. Ethos_U55_High_End_Embedded)");
-    run->add_option("--memory-mode", run_options.system.memory_mode,
-                    "Vela memory mode (default: Shared_Sram on U55, Dedicated_Sram_384KB on U65/U85)");
-    run->add_option("--config", run_options.system.config_files,
-                    "vela.ini-format file with more System_Config/Memory_Mode sections");
-    run->add_option("--trace", run_options.trace_file,
-                    "write a Chrome/Perfetto trace (Trace Event JSON): one track per NPU unit, bandwidth counters");
-    run->add_option("--per-layer", run_options.per_layer_file,
-                    "write per-layer cycles, access cycles and MACs as CSV in the columns of Vela's per-layer CSV");
-    run->add_option("--debug-db", run_options.debug_db_file,
-                    "Vela's model_debug.xml (--enable-debug-db): names ops after the original operators and "
-                    "groups --per-layer rows by Vela op");
-    // Work limits: a hostile stream ends in an error naming the op instead of running for hours.
-    WorkLimits& limits = run_options.limits;
-    run->add_option("--max-op-work", limits.max_op_work, "refuse an op of more work (elements x taps; DMA: bytes)")
-        ->capture_default_str();
-    run->add_option("--max-run-work", limits.max_run_work, "stop a run whose ops add up to more work (a branch loop)")
-        ->capture_default_str();
-    run->add_option("--max-commands", limits.max_commands, "stop a run that executes more commands (a branch loop)")
-        ->capture_default_str();
-    run->add_option("--max-allocation", limits.max_allocation_bytes, "refuse an op needing a buffer of more bytes")
-        ->capture_default_str();
+    run->add_option("--report", run_options.report_file,
+                    "write an HTML report: timeline, bandwidth, per-layer table beside Vela's figures, charts");
+    auto* report = app.add_subcommand(
+        "report", "time the model and write a self-contained HTML report (timeline, per-layer table, charts)");
+    add_run_options(report);
+    report->add_option("-o,--output", run_options.report_file, "the HTML file to write")->required();
     auto* example = app.add_subcommand("example", "write the bundled example model (an ExecuTorch vela_bin_stream)");
     example->add_option("OUTPUT", out_path, "file to write")->required();
     const CheckCommands check_commands(app);
@@ -408,6 +502,11 @@ int main(int argc, char** argv) {
         if (*info) return run_info(model_path, options, as_json);
         if (*disasm) return run_disasm(model_path, options, as_json);
         if (*run) return run_run(model_path, options, run_options, as_json);
+        if (*report) {
+            // The timing model never reads data: the report's figures are those of a full run.
+            run_options.timing_only = true;
+            return run_run(model_path, options, run_options, as_json);
+        }
         if (*example) {
             const auto bytes = build_example_model();
             std::ofstream out(out_path, std::ios::binary);

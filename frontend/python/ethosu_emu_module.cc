@@ -20,6 +20,7 @@
 #include "frontend/loaders/model.h"
 #include "traces/chrome_trace.h"
 #include "traces/per_layer_csv.h"
+#include "traces/vela_per_layer.h"
 
 namespace py = pybind11;
 
@@ -220,7 +221,13 @@ public:
 
     void write_per_layer_csv(const std::string& path) const {
         require_timing("a per-layer CSV");
-        ethosu::write_per_layer_csv(traced(), path);
+        // As the CLI does: rows lined up with Vela's per-layer report beside the model, if any.
+        uint64_t stream_bytes = 0;
+        for (const auto& invocation : model_->invocations) stream_bytes += invocation.stream.words.size() * 4;
+        const std::optional<VelaPerLayer> vela = find_vela_per_layer(model_->path, {}, stream_bytes);
+        TracedRun run = traced();
+        if (vela) run.vela_per_layer = &*vela;
+        ethosu::write_per_layer_csv(run, path);
     }
 
 private:

@@ -91,5 +91,24 @@ TEST(SystemConfig, RefusalsNameTheKeyAndTheValidValues) {
     EXPECT_NE(e.find("outside any section"), std::string::npos) << e;
 }
 
+// Vela's bundled configurations name the generation they were set for; another generation's is
+// refused with this NPU's, a configuration of the user's (any other name) is taken on any NPU.
+TEST(SystemConfig, AnotherGenerationsConfigurationIsRefused) {
+    const NpuConfig u85 = *find_npu_config("ethos-u85-256");
+    const std::string e = error_of([&] { make_memory_system(u85, {"Ethos_U55_High_End_Embedded", "", {}}); });
+    EXPECT_NE(e.find("--system-config"), std::string::npos) << e;
+    EXPECT_NE(e.find("another NPU generation than ethos-u85-256"), std::string::npos) << e;
+    EXPECT_NE(e.find("Ethos_U85_SYS_DRAM_Mid"), std::string::npos) << e;
+    EXPECT_EQ(e.find("Ethos_U65"), std::string::npos) << e;
+    EXPECT_NE(error_of([&] { make_memory_system(*find_npu_config("ethos-u55-128"), {"Ethos_U65_High_End", "", {}}); }),
+              "no error");
+    EXPECT_EQ(error_of([&] { make_memory_system(*find_npu_config("ethos-u65-512"), {"Ethos_U65_High_End", "", {}}); }),
+              "no error");
+    const auto path = std::filesystem::temp_directory_path() / "ethosu_emu_test_board.ini";
+    std::ofstream(path) << "[System_Config.Board]\ncore_clock=1e9\naxi0_port=Sram\naxi1_port=Dram\n";
+    EXPECT_EQ(error_of([&] { make_memory_system(u85, {"Board", "", {path.string()}}); }), "no error");
+    std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace ethosu

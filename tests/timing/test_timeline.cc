@@ -128,6 +128,9 @@ TEST(Pmu, EventTablesFollowTheDescription) {
     EXPECT_EQ(pmu_event_counters(Generation::U55), 4);
     EXPECT_EQ(pmu_event_counters(Generation::U85), 8);
     EXPECT_EQ(pmu_event_id(Generation::U55, "NPU_ACTIVE"), 35u);
+    EXPECT_EQ(pmu_event_id(Generation::U55, "ETHOSU_PMU_NPU_ACTIVE"), 35u);  // the core driver's name
+    EXPECT_EQ(pmu_event_id(Generation::U85, "ETHOSU_PMU_EXT_RD_DATA_BEAT_RECEIVED"), 386u);
+    EXPECT_FALSE(pmu_event_id(Generation::U55, "ETHOSU_PMU_").has_value());
     EXPECT_EQ(pmu_event_name(Generation::U55, 386), "AXI1_RD_DATA_BEAT_RECEIVED");
     EXPECT_EQ(pmu_event_name(Generation::U85, 386), "EXT_RD_DATA_BEAT_RECEIVED");
     EXPECT_TRUE(pmu_event_modelled(Generation::U85, 386));

@@ -39,10 +39,11 @@ TimedRun run_corpus_model(const std::string& name, const std::string& config, bo
 }
 
 int for_each_runnable_compilation(
-    const std::function<void(const std::string& name, const std::string& config, const TimedRun& run)>& check) {
+    const std::function<void(const std::string& name, const std::string& config, const TimedRun& run)>& check,
+    const std::vector<std::string>& configs) {
     int compilations = 0;
     for (const auto& model_dir : std::filesystem::directory_iterator(vectors_dir())) {
-        for (const char* config : {"ethos-u55-128", "ethos-u55-256", "ethos-u65-256"}) {
+        for (const std::string& config : configs) {
             const auto dir = model_dir.path() / config;
             if (!std::filesystem::exists(dir / "model_debug.xml")) continue;
             const auto model = load_model((dir / "model_vela.tflite").string(), {});

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "frontend/cli/run_model.h"
 #include "frontend/loaders/model.h"
@@ -34,9 +35,10 @@ TimedRun run_example();
 // <vectors>/<name>/<config>/model_vela.tflite, with its model_debug.xml when with_debug_db.
 TimedRun run_corpus_model(const std::string& name, const std::string& config, bool with_debug_db);
 
-// Calls check(name, config, run with its debug database) for every corpus compilation `run`
-// takes (one NPU graph, no CPU operators) on the U55/U65 configurations; returns how many.
+// Calls check(name, config, run with its debug database) for every corpus compilation of one NPU
+// graph without CPU operators on the given configurations; returns how many.
 int for_each_runnable_compilation(
-    const std::function<void(const std::string& name, const std::string& config, const TimedRun& run)>& check);
+    const std::function<void(const std::string& name, const std::string& config, const TimedRun& run)>& check,
+    const std::vector<std::string>& configs = {"ethos-u55-128", "ethos-u55-256", "ethos-u65-256"});
 
 }  // namespace ethosu::test

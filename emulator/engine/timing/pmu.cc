@@ -62,6 +62,8 @@ double window_share(int64_t start, int64_t end, const std::vector<std::pair<int6
 int pmu_event_counters(Generation g) { return g == Generation::U85 ? 8 : 4; }
 
 std::optional<uint32_t> pmu_event_id(Generation g, std::string_view name) {
+    // Arm's core driver (hal_ethos_u's pmu_ethosu.h) names each event ETHOSU_PMU_<register name>.
+    if (name.starts_with("ETHOSU_PMU_")) name.remove_prefix(std::string_view("ETHOSU_PMU_").size());
     if (const auto* e = event_enum(g))
         for (const auto& v : e->values)
             if (v.name == name) return v.value;

@@ -17,7 +17,8 @@ namespace ethosu {
 // Event counters per generation: 4 on U55/U65, 8 on U85.
 int pmu_event_counters(Generation g);
 
-// The event's number by its name (e.g. "NPU_ACTIVE"); nullopt if this generation lacks it.
+// The event's number by its name (e.g. "NPU_ACTIVE", or the core driver's "ETHOSU_PMU_NPU_ACTIVE");
+// nullopt if this generation lacks it.
 std::optional<uint32_t> pmu_event_id(Generation g, std::string_view name);
 std::string_view pmu_event_name(Generation g, uint32_t event);  // empty if unknown
 // Whether the model counts the event (else it reads zero).

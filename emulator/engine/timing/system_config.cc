@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "emulator/isa/bounded_file.h"
@@ -446,10 +447,37 @@ int MemorySystem::port_for_role(std::string_view role) const {
     return mode.arena_port;
 }
 
+namespace {
+
+// The generation a system configuration is named for: Vela's bundled ones say it in their name
+// (Ethos_U55_..., Ethos_U65_..., Ethos_U85_...), and were set for that NPU's AXI width and
+// memories; nullopt for a name that does not say (one of the user's own).
+std::optional<Generation> named_generation(std::string_view name) {
+    constexpr std::pair<std::string_view, Generation> prefixes[] = {
+        {"Ethos_U55_", Generation::U55}, {"Ethos_U65_", Generation::U65}, {"Ethos_U85_", Generation::U85}};
+    for (const auto& [prefix, generation] : prefixes) {
+        if (name.starts_with(prefix)) return generation;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
 MemorySystem make_memory_system(const NpuConfig& npu, const SystemSelection& selection) {
     VelaIni ini = VelaIni::builtin();
     for (const auto& file : selection.config_files) {
         ini.add(read_bounded_file(file, kMaxConfigFileBytes, "--config", kConfigFileLimitReason), file);
+    }
+    const auto generation = named_generation(selection.system_config);
+    if (generation && *generation != npu.generation) {
+        std::string own;
+        for (const auto& name : ini.names("System_Config")) {
+            const auto g = named_generation(name);
+            if (!g || *g == npu.generation) own += (own.empty() ? "" : ", ") + name;
+        }
+        throw Error({"--system-config", std::nullopt, selection.system_config},
+                    fmt::format("named for another NPU generation than {}'s; the configurations for it: {}", npu.name,
+                                own));
     }
     MemorySystem ms;
     ms.system = ini.system_config(selection.system_config.empty() ? default_system_config(npu.generation)
