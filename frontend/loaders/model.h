@@ -17,9 +17,9 @@ namespace ethosu {
 enum class ModelFormat : uint8_t { VelaTflite, VelaNpz, ExecuTorchBin, ExecuTorchProgram, RawCommandStream };
 std::string_view model_format_name(ModelFormat f);
 
-enum class ElementType : uint8_t { Int8, UInt8, Int16, UInt16, Int32, Int64, Float32, Bool, Other };
+enum class ElementType : uint8_t { Int8, UInt8, Int16, UInt16, Int32, Int64, Float32, Bool, Int4, Other };
 std::string_view element_type_name(ElementType t);
-int element_size(ElementType t);  // bytes; 0 for Other
+int element_size(ElementType t);  // bytes; 0 for Other and Int4 (packed two to a byte)
 
 struct TensorInfo {
     std::string name;

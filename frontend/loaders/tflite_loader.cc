@@ -38,6 +38,7 @@ ElementType element_type_from_tflite(int8_t type) {
         case 7: return ElementType::Int16;
         case 9: return ElementType::Int8;
         case 16: return ElementType::UInt16;
+        case 17: return ElementType::Int4;
         default: return ElementType::Other;
     }
 }
@@ -129,7 +130,11 @@ TensorInfo VelaTfliteLoader::tensor_info(const tflite::Tensor& t, const std::str
     if (t.shape()) info.shape.assign(t.shape()->begin(), t.shape()->end());
     info.type = element_type_from_tflite(t.type());
     info.is_variable = t.is_variable();
-    info.size_bytes = tensor_byte_size(info.shape, element_size(info.type), {path_, offset_of(&t), field});
+    // INT4 packs two elements to a byte, the last byte half-filled for an odd count (TFLite's
+    // dense int4 layout, which TFLM's UnpackDenseInt4IntoInt8 reads).
+    info.size_bytes = info.type == ElementType::Int4
+                          ? (tensor_byte_size(info.shape, 1, {path_, offset_of(&t), field}) + 1) / 2
+                          : tensor_byte_size(info.shape, element_size(info.type), {path_, offset_of(&t), field});
     if (const auto* q = t.quantization()) {
         if (q->scale()) info.scale.assign(q->scale()->begin(), q->scale()->end());
         if (const auto* zp = q->zero_point()) {
