@@ -1,5 +1,5 @@
-// FULLY_CONNECTED on the host, as TFLM's fully_connected.cc runs it (reference_conv.h holds the
-// arithmetic).
+// FULLY_CONNECTED and BATCH_MATMUL on the host, as TFLM's fully_connected.cc and batch_matmul.cc
+// run them (reference_conv.h holds the arithmetic).
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -69,11 +69,99 @@ void run_fully_connected(const OperatorView& v, HostTensors& tensors) {
                  });
 }
 
+// --- BATCH_MATMUL: lhs [..., rows, depth] x rhs [..., depth, cols] (each with its last two
+// dimensions swapped when adjoint) -> [batch..., rows, cols]; ranks 2 to 5, batch dimensions
+// broadcast where one side has 1 (batch_matmul.cc BatchMatMulPrepare).
+
+reference::MatMulShape matmul_shape(const OperatorView& v) {
+    const TensorInfo &lhs = v.input(0), &rhs = v.input(1), &out = v.output(0);
+    for (const TensorInfo* t : {&lhs, &rhs}) {
+        v.expect(t->shape.size() >= 2 && t->shape.size() <= 5,
+                 fmt::format("'{}' is [{}]; BATCH_MATMUL takes ranks 2 to 5", t->name, fmt::join(t->shape, ",")));
+        expect_rank(v, *t, t->shape.size());
+    }
+    const auto& o = v.op.batch_matmul;
+    const size_t rank = std::max(lhs.shape.size(), rhs.shape.size());
+    // A dimension of the shape right-aligned to `rank` (1 where it is missing).
+    const auto dim = [&](const TensorInfo& t, size_t k) {
+        return k + t.shape.size() < rank ? 1 : static_cast<int>(t.shape[k + t.shape.size() - rank]);
+    };
+    reference::MatMulShape s{.rows = o.adj_x ? dim(lhs, rank - 1) : dim(lhs, rank - 2),
+                             .cols = o.adj_y ? dim(rhs, rank - 2) : dim(rhs, rank - 1),
+                             .depth = o.adj_x ? dim(lhs, rank - 2) : dim(lhs, rank - 1),
+                             .adj_x = o.adj_x,
+                             .adj_y = o.adj_y};
+    const int rhs_depth = o.adj_y ? dim(rhs, rank - 1) : dim(rhs, rank - 2);
+    v.expect(rhs_depth == s.depth, fmt::format("'{}' [{}] and '{}' [{}] disagree on the summed dimension ({} and {})",
+                                               lhs.name, fmt::join(lhs.shape, ","), rhs.name, fmt::join(rhs.shape, ","),
+                                               s.depth, rhs_depth));
+    std::vector<int64_t> expected;
+    for (size_t k = 0; k + 2 < rank; ++k) {
+        const int a = dim(lhs, k), b = dim(rhs, k);
+        v.expect(a == b || a == 1 || b == 1, fmt::format("batch dimensions {} and {} do not broadcast", a, b));
+        expected.push_back(std::max(a, b));
+        // Batch dimensions right-aligned into the reference's three.
+        const size_t slot = k + 5 - rank;
+        s.lhs_batch[slot] = a, s.rhs_batch[slot] = b, s.out_batch[slot] = std::max(a, b);
+    }
+    expected.push_back(s.rows);
+    expected.push_back(s.cols);
+    v.expect(out.shape == expected, fmt::format("output '{}' is [{}]; the product is [{}]", out.name, fmt::join(out.shape, ","),
+                                                fmt::join(expected, ",")));
+    return s;
+}
+
+// TFLM's multiplier from the float product of the two scales (GetQuantizedConvolutionMultipler).
+reference::IntegerOutputStage matmul_stage(const OperatorView& v) {
+    const TensorInfo &lhs = v.input(0), &rhs = v.input(1), &out = v.output(0);
+    const bool wide = lhs.type == E::Int16;  // int64 sums
+    const double real = static_cast<double>(lhs.scale[0] * rhs.scale[0]) / static_cast<double>(out.scale[0]);
+    reference::IntegerOutputStage stage{.multipliers = {reference::quantize_multiplier(real)},
+                                        .wide = wide,
+                                        .output_offset = static_cast<int32_t>(out.zero_point[0]),
+                                        .clamp = wide ? reference::QuantizedRange{INT16_MIN, INT16_MAX}
+                                                      : reference::QuantizedRange{INT8_MIN, INT8_MAX}};
+    v.expect(stage.multipliers[0].shift <= (wide ? 7 : 30),
+             fmt::format("the effective scale {} is beyond what TFLite's rescaling takes", real));
+    return stage;
+}
+
+void check_batch_matmul(const OperatorView& v) {
+    v.expect_arity(2, 1);
+    const TensorInfo &lhs = v.input(0), &rhs = v.input(1), &out = v.output(0);
+    v.expect((lhs.type == E::Float32 || lhs.type == E::Int8 || lhs.type == E::Int16) && rhs.type == lhs.type &&
+                 out.type == lhs.type,
+             fmt::format("multiplies {} by {} into {}; TFLM takes float32, int8 or int16, all alike",
+                         element_type_name(lhs.type), element_type_name(rhs.type), element_type_name(out.type)));
+    const reference::MatMulShape s = matmul_shape(v);
+    if (lhs.type != E::Float32) {
+        for (const TensorInfo* t : {&lhs, &rhs, &out}) {
+            v.expect_quantized(*t);
+            expect_symmetric_int16(v, *t);
+        }
+        matmul_stage(v);
+    }
+    expect_bounded_work(v, element_count(out) * uint64_t(s.depth));
+}
+
+void run_batch_matmul(const OperatorView& v, HostTensors& tensors) {
+    const reference::MatMulShape s = matmul_shape(v);
+    const auto &lhs = tensors.read(v.op.inputs[0]), &rhs = tensors.read(v.op.inputs[1]);
+    auto& out = tensors.write(v.op.outputs[0]);
+    const auto offset = [&](size_t k) { return -static_cast<int32_t>(v.input(k).zero_point[0]); };
+    switch (v.input(0).type) {
+        case E::Float32: return reference::batch_matmul(s, typed<float>(lhs), 0, typed<float>(rhs), 0, reference::FloatRange{}, typed<float>(out));
+        case E::Int16: return reference::batch_matmul(s, typed<int16_t>(lhs), 0, typed<int16_t>(rhs), 0, matmul_stage(v), typed<int16_t>(out));
+        default: return reference::batch_matmul(s, typed<int8_t>(lhs), offset(0), typed<int8_t>(rhs), offset(1), matmul_stage(v), typed<int8_t>(out));
+    }
+}
+
 }  // namespace
 
 std::span<const CpuKernel> fully_connected_kernels() {
     static constexpr CpuKernel kernels[] = {
         {"FULLY_CONNECTED", check_fully_connected, run_fully_connected},
+        {"BATCH_MATMUL", check_batch_matmul, run_batch_matmul},
     };
     return kernels;
 }

@@ -1,12 +1,14 @@
 #pragma once
 // The convolution family's reference arithmetic, computing exactly as TensorFlow Lite Micro's
-// reference kernels do: CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, FULLY_CONNECTED and the 2-D
-// pools (TFLite's reference_ops / reference_integer_ops conv.h, depthwise_conv.h,
-// transpose_conv.h, fully_connected.h, pooling.h). Integer sums are formed in 64 bits: where TFLM
-// sums in int32 (wrapping), the sum is narrowed to int32 before the bias, which agrees mod 2^32.
+// reference kernels do: CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV, FULLY_CONNECTED, BATCH_MATMUL
+// and the 2-D pools (TFLite's reference_ops / reference_integer_ops conv.h, depthwise_conv.h,
+// transpose_conv.h, fully_connected.h, pooling.h, batch_matmul.h). Integer sums are formed in 64
+// bits: where TFLM sums in int32 (wrapping), the sum is narrowed to int32 before the bias, which
+// agrees mod 2^32.
 // Float sums are formed in TFLM's order (this file's loops are its loops).
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -209,6 +211,51 @@ void fully_connected(int batches, int accum_depth, int out_depth, std::span<cons
                 sum += product<Sum>(input[size_t(b) * accum_depth + d], input_offset, weights[size_t(oc) * accum_depth + d]);
             output[size_t(b) * out_depth + oc] = output_of<Out>(sum, bias, size_t(oc), stage);
         }
+}
+
+// BATCH_MATMUL (reference BatchMatMul, which TFLM feeds the right-hand side first and transposed:
+// the same sums). Per batch, out[r][c] = the sum over k, in order, of x[r][k] * y[k][c] with x the
+// left-hand side and y the right-hand one, each stored with its last two dimensions swapped when
+// adjoint; the three batch dimensions broadcast where one side has 1. Integer sums take each side
+// minus its zero point; floats are stored unclamped.
+struct MatMulShape {
+    std::array<int, 3> lhs_batch{1, 1, 1}, rhs_batch{1, 1, 1}, out_batch{1, 1, 1};
+    int rows = 0, cols = 0, depth = 0;
+    bool adj_x = false, adj_y = false;
+};
+template <class T, class Stage>
+void batch_matmul(const MatMulShape& s, std::span<const T> lhs, int32_t lhs_offset, std::span<const T> rhs,
+                  int32_t rhs_offset, const Stage& stage, std::span<T> output) {
+    using Sum = SumOf<Stage>;
+    const size_t lhs_matrix = size_t(s.rows) * s.depth, rhs_matrix = size_t(s.depth) * s.cols;
+    // The offset of a batch's matrix on a side whose broadcast dimensions repeat it.
+    const auto matrix_offset = [](const std::array<int, 3>& dims, int b0, int b1, int b2, size_t matrix) {
+        const auto at = [&](int k, int b) { return dims[size_t(k)] == 1 ? 0 : b; };
+        return ((size_t(at(0, b0)) * dims[1] + at(1, b1)) * dims[2] + at(2, b2)) * matrix;
+    };
+    size_t out_index = 0;
+    for (int b0 = 0; b0 < s.out_batch[0]; ++b0)
+        for (int b1 = 0; b1 < s.out_batch[1]; ++b1)
+            for (int b2 = 0; b2 < s.out_batch[2]; ++b2) {
+                const size_t x0 = matrix_offset(s.lhs_batch, b0, b1, b2, lhs_matrix);
+                const size_t y0 = matrix_offset(s.rhs_batch, b0, b1, b2, rhs_matrix);
+                for (int r = 0; r < s.rows; ++r)
+                    for (int c = 0; c < s.cols; ++c, ++out_index) {
+                        Sum sum = 0;
+                        for (int k = 0; k < s.depth; ++k) {
+                            const T x = lhs[x0 + (s.adj_x ? size_t(k) * s.rows + r : size_t(r) * s.depth + k)];
+                            const T y = rhs[y0 + (s.adj_y ? size_t(c) * s.depth + k : size_t(k) * s.cols + c)];
+                            if constexpr (std::is_floating_point_v<Sum>)
+                                sum += y * x;
+                            else
+                                sum += (int64_t{y} + rhs_offset) * (int64_t{x} + lhs_offset);
+                        }
+                        if constexpr (std::is_floating_point_v<Sum>)
+                            output[out_index] = sum;
+                        else
+                            output[out_index] = requantize_sum<T>(sum, {}, 0, stage);
+                    }
+            }
 }
 
 // The window of a pool at one output point, clipped to the input (pooling.h).
