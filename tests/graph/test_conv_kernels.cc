@@ -419,5 +419,56 @@ TEST(ConvKernels, FloatPoolsDivideInFloatAndSkipNaN) {
     EXPECT_EQ(out[0], -1.0f);
 }
 
+// BATCH_MATMUL written as the definition: lhs [2,1,R,D] (or [2,1,D,R] adjoint) times rhs [3,D,C]
+// (or [3,C,D]), batch dimensions broadcast to [2,3].
+TEST(ConvKernels, BatchMatMulBroadcastsAndTransposes) {
+    const int rows = 3, cols = 4, depth = 5;
+    for (const bool adj_x : {false, true})
+        for (const bool adj_y : {false, true})
+            for (const bool wide : {false, true}) {
+                reference::MatMulShape s{.lhs_batch = {1, 2, 1}, .rhs_batch = {1, 1, 3}, .out_batch = {1, 2, 3},
+                                         .rows = rows, .cols = cols, .depth = depth, .adj_x = adj_x, .adj_y = adj_y};
+                const auto lhs = wide ? random_values<int16_t>(2 * rows * depth, -32768, 32767) : random_values<int16_t>(2 * rows * depth, -128, 127);
+                const auto rhs = wide ? random_values<int16_t>(3 * depth * cols, -32768, 32767) : random_values<int16_t>(3 * depth * cols, -128, 127);
+                Quantization q = wide ? random_quantization(1, true, 0, 0, -32768, 32767) : random_quantization(1, false, 9, -4, -128, 127);
+                const int32_t rhs_zero_point = wide ? 0 : -3;
+                std::vector<int32_t> expected;
+                for (int b1 = 0; b1 < 2; ++b1)
+                    for (int b2 = 0; b2 < 3; ++b2)
+                        for (int r = 0; r < rows; ++r)
+                            for (int c = 0; c < cols; ++c) {
+                                int64_t sum = 0;
+                                for (int k = 0; k < depth; ++k) {
+                                    const int x = lhs[size_t(b1) * rows * depth + (adj_x ? k * rows + r : r * depth + k)];
+                                    const int y = rhs[size_t(b2) * depth * cols + (adj_y ? c * depth + k : k * cols + c)];
+                                    sum += int64_t{x - q.input_zero_point} * (y - rhs_zero_point);
+                                }
+                                expected.push_back(plain_output(sum, 0, 0, q));
+                            }
+                std::vector<int32_t> got;
+                if (wide) {
+                    std::vector<int16_t> out(expected.size());
+                    reference::batch_matmul(s, std::span<const int16_t>(lhs), 0, std::span<const int16_t>(rhs), 0, stage_of(q),
+                                            std::span<int16_t>(out));
+                    got.assign(out.begin(), out.end());
+                } else {
+                    const std::vector<int8_t> lhs8(lhs.begin(), lhs.end()), rhs8(rhs.begin(), rhs.end());
+                    std::vector<int8_t> out(expected.size());
+                    reference::batch_matmul(s, std::span<const int8_t>(lhs8), -q.input_zero_point, std::span<const int8_t>(rhs8),
+                                            -rhs_zero_point, stage_of(q), std::span<int8_t>(out));
+                    got.assign(out.begin(), out.end());
+                }
+                EXPECT_EQ(got, expected) << "adj_x " << adj_x << " adj_y " << adj_y << " wide " << wide;
+            }
+    // Floats: the sum over k in order, stored without a clamp (an infinity stays one).
+    reference::MatMulShape s{.rows = 1, .cols = 2, .depth = 3};
+    const std::vector<float> lhs = {1e38f, 1e38f, 0.5f}, rhs = {4.0f, 1.0f, 1.0f, 1.0f, 2.0f, 0.25f};
+    std::vector<float> out(2);
+    reference::batch_matmul(s, std::span<const float>(lhs), 0, std::span<const float>(rhs), 0, reference::FloatRange{},
+                            std::span<float>(out));
+    EXPECT_EQ(out[0], INFINITY);
+    EXPECT_EQ(out[1], (1e38f * 1.0f + 1e38f * 1.0f) + 0.5f * 0.25f);
+}
+
 }  // namespace
 }  // namespace ethosu
