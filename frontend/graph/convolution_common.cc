@@ -128,9 +128,11 @@ std::vector<int8_t> int8_weights(const OperatorView& v, const HostTensors& tenso
     return {values.begin(), values.end()};
 }
 
-void expect_weighted_types(const OperatorView& v, const WeightedInputs& k, int64_t channels,
-                           std::initializer_list<ElementType> int16_bias_types) {
+void expect_weighted_operator(const OperatorView& v, const WeightedInputs& k, int64_t channels,
+                              std::initializer_list<ElementType> int16_bias_types, bool wide, uint64_t macs) {
     using E = ElementType;
+    expect_fused_activation(v);
+    expect_bounded_work(v, macs);
     const TensorInfo &in = v.input(k.input), &weights = v.input(k.filter), &out = v.output(0);
     const bool int8_weights = weights.type == E::Int8 || (k.int4_weights && weights.type == E::Int4);
     const bool runs = (in.type == E::Float32 && weights.type == E::Float32 && out.type == E::Float32) ||
@@ -146,6 +148,7 @@ void expect_weighted_types(const OperatorView& v, const WeightedInputs& k, int64
     v.expect_quantized(out);
     expect_symmetric_int16(v, in);
     expect_symmetric_int16(v, out);
+    integer_output_stage(v, k.input, k.filter, k.channel_dimension, wide, k.per_tensor_product_in_float);
 }
 
 bool int16_sums_wide(const OperatorView& v, const WeightedInputs& k, int8_t quantized_bias_type) {

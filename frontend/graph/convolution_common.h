@@ -58,11 +58,13 @@ struct WeightedInputs {
     bool int4_weights = true;  // TFLM unpacks int4 filters for int8 inputs
 };
 
-// The types TFLM runs (float32 with float32 weights and bias; int8 with int8 or int4 weights and
-// int32 bias; int16 with int8 weights and a bias of `int16_bias_types`) and the quantization of
-// input and output.
-void expect_weighted_types(const OperatorView& v, const WeightedInputs& k, int64_t channels,
-                           std::initializer_list<ElementType> int16_bias_types);
+// What a weighted operator's check shares, once its shapes are checked: the fused activation; the
+// types TFLM runs (float32 with float32 weights and bias; int8 with int8 or int4 weights and int32
+// bias; int16 with int8 weights and a bias of `int16_bias_types`) with `channels` bias elements;
+// the quantization of input, weights and output (the output stage, `wide` or not); at most `macs`
+// multiply-accumulates.
+void expect_weighted_operator(const OperatorView& v, const WeightedInputs& k, int64_t channels,
+                              std::initializer_list<ElementType> int16_bias_types, bool wide, uint64_t macs);
 
 // Whether a 16-bit CONV_2D or FULLY_CONNECTED sums in int64: TFLM sums in int32 where the bias
 // is int32, or omitted and quantized_bias_type says INT32; in int64 otherwise (conv.cc,

@@ -43,21 +43,18 @@ void check_fully_connected(const OperatorView& v) {
     v.expect(v.op.fully_connected.weights_format == 0,
              fmt::format("weights format {} is not DEFAULT, which TFLM does not run", v.op.fully_connected.weights_format));
     const FullyConnectedShape s = fully_connected_shape(v);
-    expect_fused_activation(v);
     const WeightedInputs k = fully_connected_inputs(v);
-    expect_weighted_types(v, k, s.out_depth, {E::Int32, E::Int64});
-    if (v.input(0).type != E::Float32) {
-        // TFLM checks that a per-tensor bias's scale is about input scale x weight scale.
-        if (v.input(1).scale.size() == 1 && has_input(v, 2)) {
-            const TensorInfo &in = v.input(0), &bias = v.input(2), &out = v.output(0);
-            const double product = static_cast<double>(in.scale[0]) * static_cast<double>(v.input(1).scale[0]);
-            const double bias_scale = bias.scale.empty() ? 0.0 : static_cast<double>(bias.scale[0]);
-            v.expect(std::abs(product - bias_scale) / static_cast<double>(out.scale[0]) <= 0.02,
-                     fmt::format("bias '{}' has scale {}, not input scale x weight scale {}", bias.name, bias_scale, product));
-        }
-        integer_output_stage(v, 0, 1, 0, int16_sums_wide(v, k, v.op.fully_connected.quantized_bias_type), true);
+    expect_weighted_operator(v, k, s.out_depth, {E::Int32, E::Int64},
+                             int16_sums_wide(v, k, v.op.fully_connected.quantized_bias_type),
+                             uint64_t(s.batches) * uint64_t(s.accum_depth) * uint64_t(s.out_depth));
+    // TFLM checks that a per-tensor bias's scale is about input scale x weight scale.
+    if (v.input(0).type != E::Float32 && v.input(1).scale.size() == 1 && has_input(v, 2)) {
+        const TensorInfo &in = v.input(0), &bias = v.input(2), &out = v.output(0);
+        const double product = static_cast<double>(in.scale[0]) * static_cast<double>(v.input(1).scale[0]);
+        const double bias_scale = bias.scale.empty() ? 0.0 : static_cast<double>(bias.scale[0]);
+        v.expect(std::abs(product - bias_scale) / static_cast<double>(out.scale[0]) <= 0.02,
+                 fmt::format("bias '{}' has scale {}, not input scale x weight scale {}", bias.name, bias_scale, product));
     }
-    expect_bounded_work(v, uint64_t(s.batches) * uint64_t(s.accum_depth) * uint64_t(s.out_depth));
 }
 
 void run_fully_connected(const OperatorView& v, HostTensors& tensors) {
