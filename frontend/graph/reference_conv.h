@@ -73,9 +73,11 @@ Out requantize_sum(int64_t sum, std::span<const int64_t> bias, size_t channel, c
 }
 
 // TFLite's ActivationFunctionWithMinMax: min(max(x, lo), hi), NaN passing through as std's do.
+inline float activation_with_min_max(float x, FloatRange r) { return std::min(std::max(x, r.min), r.max); }
+
+// TFLM's float convolutions add a bias of 0 where there is none (sums start at +0, so never -0).
 inline float float_output(float sum, std::span<const float> bias, size_t channel, FloatRange r) {
-    const float b = bias.empty() ? 0.0f : bias[channel];
-    return std::min(std::max(sum + b, r.min), r.max);
+    return activation_with_min_max(sum + (bias.empty() ? 0.0f : bias[channel]), r);
 }
 
 // NHWC geometry of a 2-D window operator. Convolution filters are [out_c, h, w, filter_c]
@@ -192,7 +194,7 @@ void transpose_conv(const WindowGeometry& g, std::span<const In> input, int32_t 
     for (size_t i = 0; i < sums.size(); ++i) {
         const auto oc = i % static_cast<size_t>(g.out_c);
         if constexpr (std::is_floating_point_v<Sum>)  // TFLM adds a float bias only where there is one
-            output[i] = std::min(std::max(bias.empty() ? sums[i] : sums[i] + bias[oc], stage.min), stage.max);
+            output[i] = activation_with_min_max(bias.empty() ? sums[i] : sums[i] + bias[oc], stage);
         else
             output[i] = requantize_sum<Out>(sums[i], bias, oc, stage);
     }
@@ -268,49 +270,53 @@ inline PoolWindow pool_window(const WindowGeometry& g, int oy, int ox) {
     return {std::max(0, -iy), std::min(g.filter_h, g.in_h - iy), std::max(0, -ix), std::min(g.filter_w, g.in_w - ix), iy, ix};
 }
 
+// Calls f(input point of filter (0, 0), window, output index, channel, batch) at each output
+// point of a pool in TFLM's order, until f returns false; returns whether it never did.
+template <class F>
+bool for_each_pool_point(const WindowGeometry& g, F&& f) {
+    for (int b = 0; b < g.batches; ++b)
+        for (int oy = 0; oy < g.out_h; ++oy)
+            for (int ox = 0; ox < g.out_w; ++ox)
+                for (int c = 0; c < g.out_c; ++c)
+                    if (!f(pool_window(g, oy, ox), g.out_index(b, oy, ox, c), c, b)) return false;
+    return true;
+}
+
 // AVERAGE_POOL_2D: integer sums divided by the count of points inside the input, rounded half
 // away from zero; float sums divided in float. False where a window holds no input point (TFLM
 // fails the operator there).
 template <class T, class Range>
 bool average_pool(const WindowGeometry& g, std::span<const T> input, Range clamp, std::span<T> output) {
-    for (int b = 0; b < g.batches; ++b)
-        for (int oy = 0; oy < g.out_h; ++oy)
-            for (int ox = 0; ox < g.out_w; ++ox)
-                for (int c = 0; c < g.out_c; ++c) {
-                    const PoolWindow w = pool_window(g, oy, ox);
-                    std::conditional_t<std::is_floating_point_v<T>, float, int32_t> sum = 0;
-                    int count = 0;
-                    for (int fy = w.y0; fy < w.y1; ++fy)
-                        for (int fx = w.x0; fx < w.x1; ++fx, ++count) sum += input[g.in_index(b, w.iy + fy, w.ix + fx, c)];
-                    if (count == 0) return false;
-                    if constexpr (std::is_floating_point_v<T>) {
-                        output[g.out_index(b, oy, ox, c)] = std::min(std::max(sum / static_cast<float>(count), clamp.min), clamp.max);
-                    } else {
-                        const int32_t average = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
-                        output[g.out_index(b, oy, ox, c)] = static_cast<T>(std::clamp(average, clamp.min, clamp.max));
-                    }
-                }
-    return true;
+    return for_each_pool_point(g, [&](const PoolWindow& w, size_t out, int c, int b) {
+        std::conditional_t<std::is_floating_point_v<T>, float, int32_t> sum = 0;
+        int count = 0;
+        for (int fy = w.y0; fy < w.y1; ++fy)
+            for (int fx = w.x0; fx < w.x1; ++fx, ++count) sum += input[g.in_index(b, w.iy + fy, w.ix + fx, c)];
+        if (count == 0) return false;
+        if constexpr (std::is_floating_point_v<T>) {
+            output[out] = activation_with_min_max(sum / static_cast<float>(count), clamp);
+        } else {
+            const int32_t average = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+            output[out] = static_cast<T>(std::clamp(average, clamp.min, clamp.max));
+        }
+        return true;
+    });
 }
 
 // MAX_POOL_2D: the largest point inside the input (std::max from the type's lowest, so a float
 // NaN is passed over), then the activation clamp.
 template <class T, class Range>
 void max_pool(const WindowGeometry& g, std::span<const T> input, Range clamp, std::span<T> output) {
-    for (int b = 0; b < g.batches; ++b)
-        for (int oy = 0; oy < g.out_h; ++oy)
-            for (int ox = 0; ox < g.out_w; ++ox)
-                for (int c = 0; c < g.out_c; ++c) {
-                    const PoolWindow w = pool_window(g, oy, ox);
-                    T largest = std::numeric_limits<T>::lowest();
-                    for (int fy = w.y0; fy < w.y1; ++fy)
-                        for (int fx = w.x0; fx < w.x1; ++fx)
-                            largest = std::max(largest, input[g.in_index(b, w.iy + fy, w.ix + fx, c)]);
-                    if constexpr (std::is_floating_point_v<T>)
-                        output[g.out_index(b, oy, ox, c)] = std::min(std::max(largest, clamp.min), clamp.max);
-                    else
-                        output[g.out_index(b, oy, ox, c)] = static_cast<T>(std::clamp<int32_t>(largest, clamp.min, clamp.max));
-                }
+    for_each_pool_point(g, [&](const PoolWindow& w, size_t out, int c, int b) {
+        T largest = std::numeric_limits<T>::lowest();
+        for (int fy = w.y0; fy < w.y1; ++fy)
+            for (int fx = w.x0; fx < w.x1; ++fx) largest = std::max(largest, input[g.in_index(b, w.iy + fy, w.ix + fx, c)]);
+        if constexpr (std::is_floating_point_v<T>)
+            output[out] = activation_with_min_max(largest, clamp);
+        else
+            output[out] = static_cast<T>(std::clamp<int32_t>(largest, clamp.min, clamp.max));
+        return true;
+    });
 }
 
 }  // namespace ethosu::reference
