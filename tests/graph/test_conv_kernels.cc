@@ -89,6 +89,22 @@ int32_t plain_output(int64_t sum, int64_t bias, int channel, const Quantization&
     return std::clamp(scaled + q.output_zero_point, q.lo, q.hi);
 }
 
+// Runs kernel(input, input offset, output) on `in` as int16 values (wide) or as int8 ones, the
+// outputs widened for comparison.
+template <class Kernel>
+std::vector<int32_t> run_int8_or_int16(bool wide, const std::vector<int16_t>& in, int32_t input_zero_point, size_t outputs,
+                                       Kernel&& kernel) {
+    if (wide) {
+        std::vector<int16_t> out(outputs);
+        kernel(std::span<const int16_t>(in), 0, std::span<int16_t>(out));
+        return {out.begin(), out.end()};
+    }
+    const std::vector<int8_t> in8(in.begin(), in.end());
+    std::vector<int8_t> out(outputs);
+    kernel(std::span<const int8_t>(in8), -input_zero_point, std::span<int8_t>(out));
+    return {out.begin(), out.end()};
+}
+
 template <class In, class Out>
 std::vector<Out> plain_conv(const WindowGeometry& g, const std::vector<In>& in, const std::vector<int8_t>& w,
                             const std::vector<int64_t>& bias, const Quantization& q) {
@@ -211,19 +227,9 @@ TEST(ConvKernels, DepthwiseWithMultiplierInt8AndInt16) {
                             }
                         expected.push_back(plain_output(sum, bias[size_t(o)], o, q));
                     }
-        std::vector<int32_t> got;
-        if (wide) {
-            std::vector<int16_t> out(expected.size());
-            reference::depthwise_conv_2d(g, std::span<const int16_t>(in), 0, std::span<const int8_t>(w),
-                                         std::span<const int64_t>(bias), stage_of(q), std::span<int16_t>(out));
-            got.assign(out.begin(), out.end());
-        } else {
-            const std::vector<int8_t> in8(in.begin(), in.end());
-            std::vector<int8_t> out(expected.size());
-            reference::depthwise_conv_2d(g, std::span<const int8_t>(in8), -q.input_zero_point, std::span<const int8_t>(w),
-                                         std::span<const int64_t>(bias), stage_of(q), std::span<int8_t>(out));
-            got.assign(out.begin(), out.end());
-        }
+        const auto got = run_int8_or_int16(wide, in, q.input_zero_point, expected.size(), [&](auto input, int32_t offset, auto out) {
+            reference::depthwise_conv_2d(g, input, offset, std::span<const int8_t>(w), std::span<const int64_t>(bias), stage_of(q), out);
+        });
         EXPECT_EQ(got, expected) << "wide " << wide;
     }
 }
@@ -264,19 +270,9 @@ TEST(ConvKernels, TransposeConvGatheredEqualsScattered) {
                                     }
                                 expected.push_back(plain_output(sum, with_bias ? bias[size_t(o)] : 0, o, q));
                             }
-                std::vector<int32_t> got;
-                if (wide) {
-                    std::vector<int16_t> out(expected.size());
-                    reference::transpose_conv(g, std::span<const int16_t>(in), 0, std::span<const int8_t>(w),
-                                              std::span<const int64_t>(bias), stage_of(q), std::span<int16_t>(out));
-                    got.assign(out.begin(), out.end());
-                } else {
-                    const std::vector<int8_t> in8(in.begin(), in.end());
-                    std::vector<int8_t> out(expected.size());
-                    reference::transpose_conv(g, std::span<const int8_t>(in8), -q.input_zero_point, std::span<const int8_t>(w),
-                                              std::span<const int64_t>(bias), stage_of(q), std::span<int8_t>(out));
-                    got.assign(out.begin(), out.end());
-                }
+                const auto got = run_int8_or_int16(wide, in, q.input_zero_point, expected.size(), [&](auto input, int32_t offset, auto out) {
+                    reference::transpose_conv(g, input, offset, std::span<const int8_t>(w), std::span<const int64_t>(bias), stage_of(q), out);
+                });
                 EXPECT_EQ(got, expected) << "same " << same << " bias " << with_bias << " wide " << wide;
             }
 }
@@ -302,19 +298,10 @@ TEST(ConvKernels, FullyConnectedPerTensorPerChannelAndWide) {
                         sum += int64_t{w[size_t(o) * depth + d]} * (in[size_t(b) * depth + d] - q.input_zero_point);
                     expected.push_back(plain_output(sum, bias[size_t(o)], o, q));
                 }
-            std::vector<int32_t> got;
-            if (wide) {
-                std::vector<int16_t> out(expected.size());
-                reference::fully_connected(batches, depth, outputs, std::span<const int16_t>(in), 0, std::span<const int8_t>(w),
-                                           std::span<const int64_t>(bias), stage, std::span<int16_t>(out));
-                got.assign(out.begin(), out.end());
-            } else {
-                const std::vector<int8_t> in8(in.begin(), in.end());
-                std::vector<int8_t> out(expected.size());
-                reference::fully_connected(batches, depth, outputs, std::span<const int8_t>(in8), -q.input_zero_point,
-                                           std::span<const int8_t>(w), std::span<const int64_t>(bias), stage, std::span<int8_t>(out));
-                got.assign(out.begin(), out.end());
-            }
+            const auto got = run_int8_or_int16(wide, in, q.input_zero_point, expected.size(), [&](auto input, int32_t offset, auto out) {
+                reference::fully_connected(batches, depth, outputs, input, offset, std::span<const int8_t>(w),
+                                           std::span<const int64_t>(bias), stage, out);
+            });
             EXPECT_EQ(got, expected) << "wide " << wide << " per channel " << per_channel;
         }
 }
