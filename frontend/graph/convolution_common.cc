@@ -32,6 +32,9 @@ int window_padding(const OperatorView& v, const char* axis, int8_t padding, int 
     v.expect(stride >= 1 && dilation >= 1 && filter >= 1,
              fmt::format("{} stride {}, dilation {} and filter {} must be positive (are its options missing?)", axis,
                          stride, dilation, filter));
+    // Real filters span a few points; one spanning more than int32 is a hostile file.
+    v.expect((int64_t{filter} - 1) * dilation + 1 <= INT32_MAX,
+             fmt::format("{} filter {} dilated {} spans more than 2^31 points", axis, filter, dilation));
     const int64_t expected = reference::window_output_size(padding == 0, in, filter, stride, dilation);
     v.expect(expected == out, fmt::format("output {} is {}; {} padding of {} by a filter of {} (stride {}, dilation {}) gives {}",
                                           axis, out, padding == 0 ? "SAME" : "VALID", in, filter, stride, dilation, expected));
@@ -129,7 +132,8 @@ std::vector<int8_t> int8_weights(const OperatorView& v, const HostTensors& tenso
 }
 
 void expect_weighted_operator(const OperatorView& v, const WeightedInputs& k, int64_t channels,
-                              std::initializer_list<ElementType> int16_bias_types, bool wide, uint64_t macs) {
+                              std::initializer_list<ElementType> int16_bias_types, bool wide,
+                              std::initializer_list<uint64_t> macs) {
     using E = ElementType;
     expect_fused_activation(v);
     expect_bounded_work(v, macs);
@@ -157,7 +161,10 @@ bool int16_sums_wide(const OperatorView& v, const WeightedInputs& k, int8_t quan
     return has_input(v, k.bias) ? v.input(k.bias).type != ElementType::Int32 : quantized_bias_type != kTensorTypeInt32;
 }
 
-void expect_bounded_work(const OperatorView& v, uint64_t macs) {
+void expect_bounded_work(const OperatorView& v, std::initializer_list<uint64_t> factors) {
+    uint64_t macs = 1;
+    for (const uint64_t f : factors)
+        if (__builtin_mul_overflow(macs, f, &macs)) macs = UINT64_MAX;  // saturates: still over the limit
     v.expect(macs <= kMaxOperatorMacs,
              fmt::format("takes {} multiply-accumulates, over the host kernels' limit of {}", macs, kMaxOperatorMacs));
 }

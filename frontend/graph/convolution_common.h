@@ -61,10 +61,11 @@ struct WeightedInputs {
 // What a weighted operator's check shares, once its shapes are checked: the fused activation; the
 // types TFLM runs (float32 with float32 weights and bias; int8 with int8 or int4 weights and int32
 // bias; int16 with int8 weights and a bias of `int16_bias_types`) with `channels` bias elements;
-// the quantization of input, weights and output (the output stage, `wide` or not); at most `macs`
-// multiply-accumulates.
+// the quantization of input, weights and output (the output stage, `wide` or not); bounded work
+// (the product of `macs`).
 void expect_weighted_operator(const OperatorView& v, const WeightedInputs& k, int64_t channels,
-                              std::initializer_list<ElementType> int16_bias_types, bool wide, uint64_t macs);
+                              std::initializer_list<ElementType> int16_bias_types, bool wide,
+                              std::initializer_list<uint64_t> macs);
 
 // Whether a 16-bit CONV_2D or FULLY_CONNECTED sums in int64: TFLM sums in int32 where the bias
 // is int32, or omitted and quantized_bias_type says INT32; in int64 otherwise (conv.cc,
@@ -96,8 +97,8 @@ void run_weighted(const OperatorView& v, HostTensors& tensors, const WeightedInp
                std::span<const int64_t>(bias), stage, typed<int8_t>(out));
 }
 
-// Refuses an operator of more than this many multiply-accumulates (or window points): the host
-// kernels are plain loops, and a hostile file must not keep them busy for hours.
-void expect_bounded_work(const OperatorView& v, uint64_t macs);
+// Refuses an operator whose multiply-accumulates (or window points), the product of `factors`, are
+// over 2^33: the host kernels are plain loops, and a hostile file must not keep them busy for hours.
+void expect_bounded_work(const OperatorView& v, std::initializer_list<uint64_t> factors);
 
 }  // namespace ethosu

@@ -55,7 +55,7 @@ void check_conv(const OperatorView& v) {
     expect_inputs(v, 2, 1);
     const auto g = conv_geometry(v);
     expect_weighted_operator(v, kConv, g.out_c, {E::Int32, E::Int64}, int16_sums_wide(v, kConv, v.op.conv.quantized_bias_type),
-                             element_count(v.output(0)) * uint64_t(g.filter_h) * uint64_t(g.filter_w) * uint64_t(g.filter_c));
+                             {element_count(v.output(0)), uint64_t(g.filter_h), uint64_t(g.filter_w), uint64_t(g.filter_c)});
 }
 
 void run_conv(const OperatorView& v, HostTensors& tensors) {
@@ -89,7 +89,7 @@ void check_depthwise(const OperatorView& v) {
     const auto g = depthwise_geometry(v);
     // TFLM's 16-bit depthwise convolution reads its bias as int64 whatever its type.
     expect_weighted_operator(v, kDepthwise, g.out_c, {E::Int64}, v.input(0).type == E::Int16,
-                             element_count(v.output(0)) * uint64_t(g.filter_h) * uint64_t(g.filter_w));
+                             {element_count(v.output(0)), uint64_t(g.filter_h), uint64_t(g.filter_w)});
 }
 
 void run_depthwise(const OperatorView& v, HostTensors& tensors) {
@@ -135,7 +135,7 @@ void check_transpose_conv(const OperatorView& v) {
     const auto g = transpose_conv_geometry(v);
     // TFLM's 16-bit transpose convolution widens an int16 bias and reads any other as int64.
     expect_weighted_operator(v, kTransposeConv, g.out_c, {E::Int16, E::Int64}, v.input(2).type == E::Int16,
-                             element_count(v.input(2)) * uint64_t(g.filter_h) * uint64_t(g.filter_w) * uint64_t(g.out_c));
+                             {element_count(v.input(2)), uint64_t(g.filter_h), uint64_t(g.filter_w), uint64_t(g.out_c)});
 }
 
 void run_transpose_conv(const OperatorView& v, HostTensors& tensors) {

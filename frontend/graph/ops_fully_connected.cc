@@ -46,7 +46,7 @@ void check_fully_connected(const OperatorView& v) {
     const WeightedInputs k = fully_connected_inputs(v);
     expect_weighted_operator(v, k, s.out_depth, {E::Int32, E::Int64},
                              int16_sums_wide(v, k, v.op.fully_connected.quantized_bias_type),
-                             uint64_t(s.batches) * uint64_t(s.accum_depth) * uint64_t(s.out_depth));
+                             {uint64_t(s.batches), uint64_t(s.accum_depth), uint64_t(s.out_depth)});
     // TFLM checks that a per-tensor bias's scale is about input scale x weight scale.
     if (v.input(0).type != E::Float32 && v.input(1).scale.size() == 1 && has_input(v, 2)) {
         const TensorInfo &in = v.input(0), &bias = v.input(2), &out = v.output(0);
@@ -138,7 +138,7 @@ void check_batch_matmul(const OperatorView& v) {
         }
         matmul_stage(v);
     }
-    expect_bounded_work(v, element_count(out) * uint64_t(s.depth));
+    expect_bounded_work(v, {element_count(out), uint64_t(s.depth)});
 }
 
 void run_batch_matmul(const OperatorView& v, HostTensors& tensors) {

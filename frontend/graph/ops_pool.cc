@@ -48,7 +48,10 @@ void check_pool(const OperatorView& v) {
                              in.zero_point[0], out.scale[0], out.zero_point[0]));
         activation_clamp(v, out);
     }
-    expect_bounded_work(v, element_count(out) * uint64_t(g.filter_h) * uint64_t(g.filter_w));
+    // Windows are clipped to the input; TFLM counts a window's points in an int.
+    v.expect(int64_t{std::min(g.filter_h, g.in_h)} * std::min(g.filter_w, g.in_w) <= INT32_MAX,
+             "a pooling window holds more than 2^31 points");
+    expect_bounded_work(v, {element_count(out), uint64_t(std::min(g.filter_h, g.in_h)), uint64_t(std::min(g.filter_w, g.in_w))});
 }
 
 // Calls pool(geometry, input, clamp, output) with the operator's typed buffers.

@@ -67,7 +67,9 @@ Out requantize_sum(int64_t sum, std::span<const int64_t> bias, size_t channel, c
     const QuantizedMultiplier& m = s.multipliers[s.multipliers.size() == 1 ? 0 : channel];
     const int64_t b = bias.empty() ? 0 : bias[channel];
     const auto wrap = [](int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); };
-    const int64_t scaled = s.wide ? multiply_by_quantized_multiplier_wide(sum + b, m)
+    // A hostile int64 bias may overflow the sum, as in TFLM; it wraps here.
+    const auto wide_sum = static_cast<int64_t>(static_cast<uint64_t>(sum) + static_cast<uint64_t>(b));
+    const int64_t scaled = s.wide ? multiply_by_quantized_multiplier_wide(wide_sum, m)
                                   : multiply_by_quantized_multiplier(wrap(int64_t{wrap(sum)} + b), m);
     return static_cast<Out>(std::clamp<int64_t>(scaled + s.output_offset, s.clamp.min, s.clamp.max));
 }
@@ -88,8 +90,11 @@ struct WindowGeometry {
     int out_h = 0, out_w = 0, out_c = 0;
     int stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1, pad_h = 0, pad_w = 0;
     int depth_multiplier = 1;
-    size_t in_index(int b, int y, int x, int c) const { return ((size_t(b) * in_h + y) * in_w + x) * in_c + c; }
-    size_t out_index(int b, int y, int x, int c) const { return ((size_t(b) * out_h + y) * out_w + x) * out_c + c; }
+    // Positions are int64: a stride times an extent, or a dilated filter, may pass int32.
+    size_t in_index(int b, int64_t y, int64_t x, int c) const { return ((size_t(b) * in_h + size_t(y)) * in_w + size_t(x)) * in_c + c; }
+    size_t out_index(int b, int64_t y, int64_t x, int c) const {
+        return ((size_t(b) * out_h + size_t(y)) * out_w + size_t(x)) * out_c + c;
+    }
     size_t filter_index(int o, int y, int x, int c, int depth) const {
         return ((size_t(o) * filter_h + y) * filter_w + x) * depth + c;
     }
@@ -132,9 +137,9 @@ void conv_2d(const WindowGeometry& g, std::span<const In> input, int32_t input_o
                     const int group = oc / filters_per_group;
                     Sum sum = 0;
                     for (int fy = 0; fy < g.filter_h; ++fy) {
-                        const int iy = oy * g.stride_h - g.pad_h + g.dilation_h * fy;
+                        const int64_t iy = int64_t{oy} * g.stride_h - g.pad_h + int64_t{g.dilation_h} * fy;
                         for (int fx = 0; fx < g.filter_w; ++fx) {
-                            const int ix = ox * g.stride_w - g.pad_w + g.dilation_w * fx;
+                            const int64_t ix = int64_t{ox} * g.stride_w - g.pad_w + int64_t{g.dilation_w} * fx;
                             if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w) continue;
                             for (int ic = 0; ic < g.filter_c; ++ic)
                                 sum += product<Sum>(input[g.in_index(b, iy, ix, ic + group * g.filter_c)], input_offset,
@@ -160,8 +165,8 @@ void depthwise_conv_2d(const WindowGeometry& g, std::span<const In> input, int32
                         Sum sum = 0;
                         for (int fy = 0; fy < g.filter_h; ++fy)
                             for (int fx = 0; fx < g.filter_w; ++fx) {
-                                const int iy = oy * g.stride_h - g.pad_h + g.dilation_h * fy;
-                                const int ix = ox * g.stride_w - g.pad_w + g.dilation_w * fx;
+                                const int64_t iy = int64_t{oy} * g.stride_h - g.pad_h + int64_t{g.dilation_h} * fy;
+                                const int64_t ix = int64_t{ox} * g.stride_w - g.pad_w + int64_t{g.dilation_w} * fx;
                                 if (iy < 0 || iy >= g.in_h || ix < 0 || ix >= g.in_w) continue;
                                 sum += product<Sum>(input[g.in_index(b, iy, ix, ic)], input_offset,
                                                     filter[g.filter_index(0, fy, fx, oc, g.out_c)]);
@@ -185,8 +190,8 @@ void transpose_conv(const WindowGeometry& g, std::span<const In> input, int32_t 
                     for (int fy = 0; fy < g.filter_h; ++fy)
                         for (int fx = 0; fx < g.filter_w; ++fx)
                             for (int oc = 0; oc < g.out_c; ++oc) {
-                                const int oy = iy * g.stride_h - g.pad_h + fy;
-                                const int ox = ix * g.stride_w - g.pad_w + fx;
+                                const int64_t oy = int64_t{iy} * g.stride_h - g.pad_h + fy;
+                                const int64_t ox = int64_t{ix} * g.stride_w - g.pad_w + fx;
                                 if (oy < 0 || oy >= g.out_h || ox < 0 || ox >= g.out_w) continue;
                                 sums[g.out_index(b, oy, ox, oc)] += product<Sum>(
                                     input[g.in_index(b, iy, ix, ic)], input_offset, filter[g.filter_index(oc, fy, fx, ic, g.in_c)]);
@@ -262,12 +267,13 @@ void batch_matmul(const MatMulShape& s, std::span<const T> lhs, int32_t lhs_offs
 
 // The window of a pool at one output point, clipped to the input (pooling.h).
 struct PoolWindow {
-    int y0, y1, x0, x1;  // filter rows [y0, y1) and columns [x0, x1) inside the input
-    int iy, ix;          // the input point of filter (0, 0)
+    int64_t y0, y1, x0, x1;  // filter rows [y0, y1) and columns [x0, x1) inside the input
+    int64_t iy, ix;          // the input point of filter (0, 0)
 };
 inline PoolWindow pool_window(const WindowGeometry& g, int oy, int ox) {
-    const int iy = oy * g.stride_h - g.pad_h, ix = ox * g.stride_w - g.pad_w;
-    return {std::max(0, -iy), std::min(g.filter_h, g.in_h - iy), std::max(0, -ix), std::min(g.filter_w, g.in_w - ix), iy, ix};
+    const int64_t iy = int64_t{oy} * g.stride_h - g.pad_h, ix = int64_t{ox} * g.stride_w - g.pad_w;
+    return {std::max<int64_t>(0, -iy), std::min<int64_t>(g.filter_h, g.in_h - iy), std::max<int64_t>(0, -ix),
+            std::min<int64_t>(g.filter_w, g.in_w - ix), iy, ix};
 }
 
 // Calls f(input point of filter (0, 0), window, output index, channel, batch) at each output
@@ -288,15 +294,20 @@ bool for_each_pool_point(const WindowGeometry& g, F&& f) {
 template <class T, class Range>
 bool average_pool(const WindowGeometry& g, std::span<const T> input, Range clamp, std::span<T> output) {
     return for_each_pool_point(g, [&](const PoolWindow& w, size_t out, int c, int b) {
-        std::conditional_t<std::is_floating_point_v<T>, float, int32_t> sum = 0;
-        int count = 0;
-        for (int fy = w.y0; fy < w.y1; ++fy)
-            for (int fx = w.x0; fx < w.x1; ++fx, ++count) sum += input[g.in_index(b, w.iy + fy, w.ix + fx, c)];
+        std::conditional_t<std::is_floating_point_v<T>, float, int64_t> sum = 0;
+        int64_t count = 0;
+        for (int64_t fy = w.y0; fy < w.y1; ++fy)
+            for (int64_t fx = w.x0; fx < w.x1; ++fx, ++count) sum += input[g.in_index(b, w.iy + fy, w.ix + fx, c)];
         if (count == 0) return false;
         if constexpr (std::is_floating_point_v<T>) {
-            output[out] = activation_with_min_max(sum / static_cast<float>(count), clamp);
+            // TFLM counts in float, which stops at 2^24.
+            output[out] = activation_with_min_max(sum / static_cast<float>(std::min<int64_t>(count, 1 << 24)), clamp);
         } else {
-            const int32_t average = sum > 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+            // TFLM sums and rounds in int32, wrapping where a huge window overflows it.
+            const auto wrap = [](int64_t v) { return static_cast<int32_t>(static_cast<uint32_t>(v)); };
+            const int32_t total = wrap(sum);
+            const int32_t average = total > 0 ? wrap(int64_t{total} + count / 2) / static_cast<int32_t>(count)
+                                              : wrap(int64_t{total} - count / 2) / static_cast<int32_t>(count);
             output[out] = static_cast<T>(std::clamp(average, clamp.min, clamp.max));
         }
         return true;
@@ -309,8 +320,8 @@ template <class T, class Range>
 void max_pool(const WindowGeometry& g, std::span<const T> input, Range clamp, std::span<T> output) {
     for_each_pool_point(g, [&](const PoolWindow& w, size_t out, int c, int b) {
         T largest = std::numeric_limits<T>::lowest();
-        for (int fy = w.y0; fy < w.y1; ++fy)
-            for (int fx = w.x0; fx < w.x1; ++fx) largest = std::max(largest, input[g.in_index(b, w.iy + fy, w.ix + fx, c)]);
+        for (int64_t fy = w.y0; fy < w.y1; ++fy)
+            for (int64_t fx = w.x0; fx < w.x1; ++fx) largest = std::max(largest, input[g.in_index(b, w.iy + fy, w.ix + fx, c)]);
         if constexpr (std::is_floating_point_v<T>)
             output[out] = activation_with_min_max(largest, clamp);
         else

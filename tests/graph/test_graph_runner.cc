@@ -307,6 +307,13 @@ TEST(GraphRunner, ConvolutionsRefuseWhatTflmRefuses) {
     EXPECT_THAT(graph_error(g), HasSubstr("int16 't3' has a zero point other than 0"));
     g.tensors[3].zero_point = 0;
     EXPECT_NO_THROW(check_graph(*load(g)));
+    // A dilated filter spanning more than int32 (3 taps 2^30 apart).
+    g = conv_graph();
+    g.tensors[1].shape = {1, 3, 1, 2};
+    g.tensors[1].buffer = 0;
+    g.inputs = {0, 1};
+    g.operators[0].options = [](auto& fbb) { return tfl::CreateConv2DOptions(fbb, 0, 1, 1, 0, 1, 1 << 30).Union(); };
+    EXPECT_THAT(graph_error(g), HasSubstr("height filter 3 dilated 1073741824 spans more than 2^31 points"));
     // A hostile size: 2^30 outputs of 576 products each are refused before anything is allocated.
     g = conv_graph();
     g.tensors[0].shape = {1, 4096, 4096, 64};
