@@ -306,6 +306,52 @@ TEST(ConvKernels, FullyConnectedPerTensorPerChannelAndWide) {
         }
 }
 
+TEST(ConvKernels, FloatFullyConnectedDepthwiseAndTransposeConv) {
+    // FULLY_CONNECTED: each row's sum in depth order, then the bias, then RELU_N1_TO_1.
+    const int batches = 2, depth = 9, outputs = 3;
+    const auto in = random_floats(size_t(batches) * depth), w = random_floats(size_t(outputs) * depth), bias = random_floats(3);
+    std::vector<float> got(size_t(batches) * outputs);
+    const auto range = reference::float_activation_range(reference::kActReluN1To1);
+    reference::fully_connected(batches, depth, outputs, std::span<const float>(in), 0, std::span<const float>(w),
+                               std::span<const float>(bias), range, std::span<float>(got));
+    for (int b = 0; b < batches; ++b)
+        for (int o = 0; o < outputs; ++o) {
+            float total = 0.0f;
+            for (int d = 0; d < depth; ++d) total += in[size_t(b) * depth + d] * w[size_t(o) * depth + d];
+            EXPECT_EQ(got[size_t(b) * outputs + o], std::min(std::max(total + bias[size_t(o)], -1.0f), 1.0f));
+        }
+    // Small integers in float sum exactly whatever the order: the depthwise and transpose
+    // convolutions' float paths index as their integer ones (checked above against plain loops).
+    WindowGeometry g{.batches = 1, .in_h = 4, .in_w = 4, .in_c = 2, .filter_h = 3, .filter_w = 3, .out_c = 2};
+    set_window(g, true);
+    const auto small = [](size_t n) {
+        const auto v = random_values<int16_t>(n, -2, 2);  // sums stay inside int8
+        return std::pair{std::vector<float>(v.begin(), v.end()), std::vector<int8_t>(v.begin(), v.end())};
+    };
+    const auto [in_f, in_i] = small(32);
+    const auto [w_f, w_i] = small(18);
+    std::vector<float> depthwise_f(32);
+    std::vector<int8_t> depthwise_i(32);
+    const auto none = reference::float_activation_range(reference::kActNone);
+    const Quantization identity{{{1 << 30, 1}}, 0, 0, -128, 127, false};  // a multiplier of exactly 1
+    reference::depthwise_conv_2d(g, std::span<const float>(in_f), 0, std::span<const float>(w_f), std::span<const float>{}, none,
+                                 std::span<float>(depthwise_f));
+    reference::depthwise_conv_2d(g, std::span<const int8_t>(in_i), 0, std::span<const int8_t>(w_i), std::span<const int64_t>{},
+                                 stage_of(identity), std::span<int8_t>(depthwise_i));
+    for (size_t i = 0; i < 32; ++i) EXPECT_EQ(depthwise_f[i], static_cast<float>(depthwise_i[i])) << i;
+    WindowGeometry t{.batches = 1, .in_h = 2, .in_w = 2, .in_c = 2, .filter_h = 3, .filter_w = 3, .filter_c = 2, .out_h = 4,
+                     .out_w = 4, .out_c = 1, .stride_h = 2, .stride_w = 2, .pad_h = 0, .pad_w = 0};
+    std::vector<float> transpose_f(16);
+    std::vector<int8_t> transpose_i(16);
+    const std::vector<float> in_t(in_f.begin(), in_f.begin() + 8);
+    const std::vector<int8_t> in_ti(in_i.begin(), in_i.begin() + 8);
+    reference::transpose_conv(t, std::span<const float>(in_t), 0, std::span<const float>(w_f), std::span<const float>{}, none,
+                              std::span<float>(transpose_f));
+    reference::transpose_conv(t, std::span<const int8_t>(in_ti), 0, std::span<const int8_t>(w_i), std::span<const int64_t>{},
+                              stage_of(identity), std::span<int8_t>(transpose_i));
+    for (size_t i = 0; i < 16; ++i) EXPECT_EQ(transpose_f[i], static_cast<float>(transpose_i[i])) << i;
+}
+
 TEST(ConvKernels, WideRescaleAsTflite) {
     std::uniform_int_distribution<int64_t> value(-(int64_t{1} << 40), int64_t{1} << 40);
     std::uniform_real_distribution<double> exponent(-20.0, 0.0);
