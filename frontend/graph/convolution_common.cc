@@ -21,9 +21,8 @@ void expect_rank(const OperatorView& v, const TensorInfo& t, size_t rank) {
 }
 
 void expect_fused_activation(const OperatorView& v) {
-    v.expect(v.op.fused_activation >= reference::kActNone && v.op.fused_activation <= reference::kActRelu6,
-             fmt::format("fused activation {} is not one TFLM applies (NONE, RELU, RELU_N1_TO_1, RELU6)",
-                         v.op.fused_activation));
+    v.expect(v.op.fused_activation >= reference::kActNone && v.op.fused_activation <= reference::kActSignBit,
+             fmt::format("fused activation {} is not one of TFLite's", v.op.fused_activation));
 }
 
 int window_padding(const OperatorView& v, const char* axis, int8_t padding, int in, int filter, int stride, int dilation,

@@ -15,8 +15,8 @@ namespace ethosu {
 int dimension(const TensorInfo& t, size_t k);
 void expect_rank(const OperatorView& v, const TensorInfo& t, size_t rank);
 
-// The fused activation must be one TFLM applies (NONE, RELU, RELU_N1_TO_1, RELU6); TFLM would
-// run TANH or SIGN_BIT as NONE.
+// The fused activation must be one of TFLite's ActivationFunctionType; TANH and SIGN_BIT clamp
+// nothing, as in TFLM (CalculateActivationRange's last case).
 void expect_fused_activation(const OperatorView& v);
 // A window (stride, dilation) of padding SAME (0) or VALID (1) must give the output's extent.
 // Returns the padding before the first element.

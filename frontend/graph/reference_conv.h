@@ -20,8 +20,8 @@
 
 namespace ethosu::reference {
 
-// TFLite's ActivationFunctionType values a convolution may fuse.
-enum FusedActivation : int8_t { kActNone = 0, kActRelu = 1, kActReluN1To1 = 2, kActRelu6 = 3 };
+// TFLite's ActivationFunctionType; TFLM clamps for the first four only.
+enum FusedActivation : int8_t { kActNone = 0, kActRelu = 1, kActReluN1To1 = 2, kActRelu6 = 3, kActTanh = 4, kActSignBit = 5 };
 
 // ComputeOutSize (padding.h): a window's output extent, SAME or VALID; -1 where TFLite's checked
 // form refuses (a negative extent).

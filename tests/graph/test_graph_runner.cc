@@ -289,8 +289,12 @@ TEST(GraphRunner, ConvolutionsRefuseWhatTflmRefuses) {
     g.tensors[3].shape = {1, 1, 2, 1};
     EXPECT_THAT(graph_error(g), HasSubstr("output width is 2; SAME padding of 1 by a filter of 1 (stride 1, dilation 1) gives 1"));
     g = conv_graph();
+    g.operators[0].options = [](auto& fbb) { return tfl::CreateConv2DOptions(fbb, 0, 1, 1, 6).Union(); };
+    EXPECT_THAT(graph_error(g), HasSubstr("operators[0] (CONV_2D): fused activation 6 is not one of TFLite's"));
+    // TANH fused into a convolution clamps nothing, as in TFLM: (100 * 3 + 8) * 0.25 + 1 = 78, where
+    // RELU6 gave 13.
     g.operators[0].options = [](auto& fbb) { return tfl::CreateConv2DOptions(fbb, 0, 1, 1, /*TANH*/ 4).Union(); };
-    EXPECT_THAT(graph_error(g), HasSubstr("operators[0] (CONV_2D): fused activation 4 is not one TFLM applies"));
+    EXPECT_EQ(run_graph(*load(g), {Bytes{100, 0}}).outputs.at(0), Bytes{78});
     g = conv_graph();
     g.tensors[1].channel_scales = {0.25f, 0.5f};
     EXPECT_THAT(graph_error(g), HasSubstr("filter 't1' has 2 scales for 1 channels"));
