@@ -23,7 +23,7 @@ namespace {
 namespace tfl = ethosu::tflite;
 using ::testing::HasSubstr;
 
-constexpr int8_t kFloat32 = 0, kInt32 = 2, kUInt8 = 3, kInt64 = 4, kInt16 = 7, kInt8 = 9;
+constexpr int8_t kFloat32 = 0, kInt32 = 2, kUInt8 = 3, kInt64 = 4, kInt16 = 7, kInt8 = 9, kInt4 = 17;
 constexpr int32_t kAveragePool = 1, kConv2d = 3, kDepthwise = 4, kDequantize = 6, kFullyConnected = 9, kReshape = 22,
                   kTranspose = 39, kCustom = 32, kTransposeConv = 67, kQuantize = 114, kBatchMatMul = 126;
 
@@ -366,6 +366,21 @@ TEST(GraphRunner, DepthwiseTransposeConvAndPoolsRefuseWhatTflmRefuses) {
     Bytes in(32, 0);
     for (const size_t i : {0, 2, 8, 10}) in[i] = static_cast<uint8_t>(1 + i / 4 + (i % 4) / 2);
     EXPECT_EQ(run_graph(*model, {in}).outputs.at(0)[0], 3);
+}
+
+TEST(GraphRunner, Int4WeightsPackedTwoToAByte) {
+    // FULLY_CONNECTED int8 [1,3] x int4 weights [3,3]: 9 values in 5 bytes, low nibble first.
+    GraphSpec g;
+    g.tensors = {{{1, 3}, kInt8, 1.0f}, {{3, 3}, kInt4, 1.0f, 0, 1}, {{1, 3}, kInt8, 1.0f}};
+    // Rows {1, -1, 7}, {-8, 0, 2}, {3, -2, -1}.
+    g.buffers = {{}, {0xF1, 0x87, 0x20, 0xE3, 0x0F}};
+    g.operators = {{kFullyConnected, {0, 1}, {2}}};
+    g.inputs = {0};
+    g.outputs = {2};
+    // Input {2, 3, 1}: 2 - 3 + 7 = 6, -16 + 2 = -14, 6 - 6 - 1 = -1.
+    EXPECT_EQ(run_graph(*load(g), {Bytes{2, 3, 1}}).outputs.at(0), (Bytes{6, static_cast<uint8_t>(-14), 0xFF}));
+    g.buffers[1].push_back(0);
+    EXPECT_THAT(graph_error(g), HasSubstr("buffer holds 6 bytes but the tensor's shape needs 5"));
 }
 
 TEST(GraphRunner, FullyConnectedAndBatchMatMulRefuseWhatTflmRefuses) {
