@@ -396,7 +396,12 @@ TEST(GraphRunner, FullyConnectedAndBatchMatMulRefuseWhatTflmRefuses) {
     g.tensors[2].scale = 0.5f;  // not 0.5 x 0.5
     EXPECT_THAT(graph_error(g), HasSubstr("bias 't2' has scale 0.5, not input scale x weight scale 0.25"));
     g.tensors[2].scale = 0.25f;
+    // keep_num_dims shapes only the output tensor: [2,1,8] rows into [2,1,3].
+    g.tensors[0].shape = {2, 1, 8};
+    g.tensors[3].shape = {2, 1, 3};
     g.operators[0].options_type = tfl::BuiltinOptions_FullyConnectedOptions;
+    g.operators[0].options = [](auto& fbb) { return tfl::CreateFullyConnectedOptions(fbb, 0, 0, /*keep_num_dims*/ true).Union(); };
+    EXPECT_NO_THROW(check_graph(*load(g)));
     g.operators[0].options = [](auto& fbb) { return tfl::CreateFullyConnectedOptions(fbb, 0, /*SHUFFLED4x16INT8*/ 1).Union(); };
     EXPECT_THAT(graph_error(g), HasSubstr("weights format 1 is not DEFAULT"));
     // BATCH_MATMUL: [2,3] x [4,5] do not share a summed dimension; int16 zero points are 0.
