@@ -9,7 +9,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <array>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -418,6 +420,103 @@ TEST(GraphRunner, FullyConnectedAndBatchMatMulRefuseWhatTflmRefuses) {
     for (auto& t : g.tensors) t.type = kInt16;
     g.tensors[1].zero_point = 2;
     EXPECT_THAT(graph_error(g), HasSubstr("int16 't1' has a zero point other than 0"));
+}
+
+// Random small graphs of each operator of the convolution family: a valid one (int8, int16 or
+// float32; random extents, strides, filters, activation) and, half the time, one field of a tensor
+// or the options drawn past what is valid. Every one is either refused with an ethosu::Error naming
+// the operator or runs (under the sanitizers, without a report).
+TEST(GraphRunner, RandomConvolutionFamilyGraphsAreRefusedOrRun) {
+    std::mt19937 rng(5);
+    const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    constexpr int32_t kMaxPool = 17;
+    const int32_t codes[] = {kConv2d, kDepthwise, kTransposeConv, kFullyConnected, kAveragePool, kMaxPool, kBatchMatMul};
+    int ran = 0, refused = 0;
+    for (int i = 0; i < 2000; ++i) {
+        const int32_t code = codes[pick(0, 6)];
+        const int8_t type = std::array<int8_t, 3>{kInt8, kInt16, kFloat32}[size_t(pick(0, 2))];
+        const float scale = type == kFloat32 ? 0.0f : 0.5f;
+        const int8_t bias_type = type == kFloat32 ? kFloat32 : type == kInt16 ? kInt64 : kInt32;
+        const int b = pick(1, 2), h = pick(1, 5), w = pick(1, 5), c = pick(1, 3), o = pick(1, 3), k = pick(1, 3),
+                  s = pick(1, 2), act = pick(0, 5);
+        const auto ceil_div = [](int x, int y) { return (x + y - 1) / y; };
+        const TensorSpec data{{b, h, w, c}, type, scale}, filter{{o, k, k, c}, type == kFloat32 ? kFloat32 : kInt8, type == kFloat32 ? 0.0f : 0.25f},
+            bias{{o}, bias_type, type == kFloat32 ? 0.0f : 0.125f};
+        GraphSpec g;
+        OperatorSpec op{code, {}, {}};
+        switch (code) {
+            case kConv2d:
+                g.tensors = {data, filter, bias, {{b, ceil_div(h, s), ceil_div(w, s), o}, type, scale}};
+                op.options_type = tfl::BuiltinOptions_Conv2DOptions;
+                op.options = [=](auto& fbb) { return tfl::CreateConv2DOptions(fbb, 0, s, s, act).Union(); };
+                break;
+            case kDepthwise:
+                g.tensors = {data, {{1, k, k, c * o}, filter.type, filter.scale}, {{c * o}, bias_type, bias.scale},
+                             {{b, ceil_div(h, s), ceil_div(w, s), c * o}, type, scale}};
+                op.options_type = tfl::BuiltinOptions_DepthwiseConv2DOptions;
+                op.options = [=](auto& fbb) { return tfl::CreateDepthwiseConv2DOptions(fbb, 0, s, s, o, act).Union(); };
+                break;
+            case kTransposeConv:
+                g.tensors = {{{4}, kInt32}, filter, data, bias, {{b, h * s, w * s, o}, type, scale}};
+                op.options_type = tfl::BuiltinOptions_TransposeConvOptions;
+                op.options = [=](auto& fbb) { return tfl::CreateTransposeConvOptions(fbb, 0, s, s, act).Union(); };
+                break;
+            case kFullyConnected:
+                g.tensors = {{{b, c}, type, scale}, {{o, c}, filter.type, filter.scale}, bias, {{b, o}, type, scale}};
+                op.options_type = tfl::BuiltinOptions_FullyConnectedOptions;
+                op.options = [=](auto& fbb) { return tfl::CreateFullyConnectedOptions(fbb, act).Union(); };
+                break;
+            case kBatchMatMul:
+                g.tensors = {{{b, h, c}, type, scale}, {{b, c, w}, type, scale}, {{b, h, w}, type, scale}};
+                break;
+            default:  // the pools
+                g.tensors = {data, {{b, ceil_div(h, s), ceil_div(w, s), c}, type, scale}};
+                op.options_type = tfl::BuiltinOptions_Pool2DOptions;
+                op.options = [=](auto& fbb) { return tfl::CreatePool2DOptions(fbb, 0, s, s, k, k, act).Union(); };
+        }
+        if (pick(0, 1) == 0) {  // one field past what is valid
+            TensorSpec& t = g.tensors[size_t(pick(0, static_cast<int>(g.tensors.size()) - 1))];
+            switch (pick(0, 4)) {
+                case 0: t.shape[size_t(pick(0, static_cast<int>(t.shape.size()) - 1))] = pick(0, 7); break;
+                case 1: t.type = std::array<int8_t, 6>{kInt8, kInt16, kFloat32, kInt32, kInt64, kInt4}[size_t(pick(0, 5))]; break;
+                case 2: t.zero_point = pick(-3, 3); break;
+                case 3: t.channel_scales = std::vector<float>(size_t(pick(1, 4)), 0.5f); break;
+                default:
+                    op.options = [=](auto& fbb) { return tfl::CreateConv2DOptions(fbb, pick(0, 2), pick(0, 2), 1, pick(0, 7)).Union(); };
+                    op.options_type = tfl::BuiltinOptions_Conv2DOptions;
+            }
+        }
+        const int outputs = static_cast<int>(g.tensors.size()) - 1;
+        for (int k2 = 0; k2 < outputs; ++k2) op.inputs.push_back(k2), g.inputs.push_back(k2);
+        op.outputs = {outputs};
+        g.operators = {op};
+        g.outputs = {outputs};
+        std::unique_ptr<LoadedModel> model;
+        try {
+            model = load(g);
+            check_graph(*model);
+        } catch (const Error& e) {
+            ++refused;
+            EXPECT_THAT(e.what(), HasSubstr("subgraphs[0]"));  // the operator, or the tensor the loader refuses
+            continue;
+        }
+        std::vector<Bytes> inputs;
+        for (int k2 = 0; k2 < outputs; ++k2) {
+            Bytes bytes(model->graph->tensors[size_t(k2)].info.size_bytes);
+            for (auto& x : bytes) x = static_cast<uint8_t>(pick(0, 255));
+            inputs.push_back(std::move(bytes));
+        }
+        try {
+            run_graph(*model, inputs);
+            ++ran;
+        } catch (const Error& e) {
+            ++refused;  // e.g. an average pool window outside the input
+            EXPECT_THAT(e.what(), HasSubstr("operators[0]"));
+        }
+    }
+    // Both outcomes occur.
+    EXPECT_GT(ran, 300);
+    EXPECT_GT(refused, 300);
 }
 
 }  // namespace
