@@ -111,8 +111,11 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
         return 0;
     }
     fmt::print("model:    {} ({})\n", path, model_format_name(model->format));
-    fmt::print("npu:      {} ({} MACs/cycle, CONFIG 0x{:08x})\n", model->config.name, model->config.macs,
-               model->config.config_word);
+    if (model->invocations.empty())
+        fmt::print("npu:      none (no ethos-u operator: run executes it on the host's reference kernels)\n");
+    else
+        fmt::print("npu:      {} ({} MACs/cycle, CONFIG 0x{:08x})\n", model->config.name, model->config.macs,
+                   model->config.config_word);
     print_tensors("inputs", model->inputs);
     print_tensors("outputs", model->outputs);
     if (model->cpu_operators) fmt::print("cpu operators: {}\n", model->cpu_operators);
@@ -328,10 +331,14 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     if (!as_json) {
         size_t ops = 0;
         for (const auto& s : result.streams) ops += s.ops.size();
-        fmt::print("{}: {} ops on {}", path, ops, model->config.name);
+        const bool npu_work = !model->invocations.empty();
+        if (npu_work)
+            fmt::print("{}: {} ops on {}", path, ops, model->config.name);
+        else
+            fmt::print("{}: no NPU work, every operator on the host's reference kernels", path);
         if (!output_files.empty()) fmt::print("; wrote {}", fmt::join(output_files, ", "));
         fmt::print("\n");
-        if (!cli.no_timing) {
+        if (!cli.no_timing && npu_work) {
             fmt::print("{} cycles ({:.3f} ms at {:g} MHz, {}, {})\n", timing["cycles"]["total"].get<int64_t>(),
                        timing["inference_seconds"].get<double>() * 1e3, result.memory.system.core_clock / 1e6,
                        result.memory.system.name, result.memory.mode.name);

@@ -72,6 +72,9 @@ constexpr std::span<const CpuKernel> (*kFamilies[])() = {
     conversion_kernels,
     svdf_kernels,
     softmax_kernels,
+    convolution_kernels,
+    fully_connected_kernels,
+    pool_kernels,
 };
 
 // The kernels by builtin code, built once; a name TFLite lacks or registered twice is a bug here.

@@ -86,6 +86,9 @@ struct CpuKernel {
 std::span<const CpuKernel> conversion_kernels();  // QUANTIZE, DEQUANTIZE, RESHAPE
 std::span<const CpuKernel> svdf_kernels();        // SVDF
 std::span<const CpuKernel> softmax_kernels();     // SOFTMAX
+std::span<const CpuKernel> convolution_kernels();      // CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV
+std::span<const CpuKernel> fully_connected_kernels();  // FULLY_CONNECTED, BATCH_MATMUL
+std::span<const CpuKernel> pool_kernels();             // AVERAGE_POOL_2D, MAX_POOL_2D
 
 // The kernel of a builtin code, or null.
 const CpuKernel* find_cpu_kernel(int32_t builtin_code);

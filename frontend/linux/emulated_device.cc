@@ -232,6 +232,7 @@ uint32_t tflite_type(ElementType t) {
         case ElementType::Int16: return 7;
         case ElementType::Int8: return 9;
         case ElementType::UInt16: return 16;
+        case ElementType::Int4: return 17;
         case ElementType::Other: break;
     }
     return ~0u;

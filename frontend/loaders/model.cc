@@ -40,6 +40,7 @@ std::string_view element_type_name(ElementType t) {
         case ElementType::Int64: return "int64";
         case ElementType::Float32: return "float32";
         case ElementType::Bool: return "bool";
+        case ElementType::Int4: return "int4";
         case ElementType::Other: return "other";
     }
     return "?";
@@ -55,6 +56,7 @@ int element_size(ElementType t) {
         case ElementType::Int32:
         case ElementType::Float32: return 4;
         case ElementType::Int64: return 8;
+        case ElementType::Int4:
         case ElementType::Other: return 0;
     }
     return 0;

@@ -17,9 +17,9 @@ namespace ethosu {
 enum class ModelFormat : uint8_t { VelaTflite, VelaNpz, ExecuTorchBin, ExecuTorchProgram, RawCommandStream };
 std::string_view model_format_name(ModelFormat f);
 
-enum class ElementType : uint8_t { Int8, UInt8, Int16, UInt16, Int32, Int64, Float32, Bool, Other };
+enum class ElementType : uint8_t { Int8, UInt8, Int16, UInt16, Int32, Int64, Float32, Bool, Int4, Other };
 std::string_view element_type_name(ElementType t);
-int element_size(ElementType t);  // bytes; 0 for Other
+int element_size(ElementType t);  // bytes; 0 for Other and Int4 (packed two to a byte)
 
 struct TensorInfo {
     std::string name;
@@ -68,10 +68,31 @@ struct GraphOperator {
     std::string custom_code;
     int invocation = -1;  // index in LoadedModel::invocations for an ethos-u operator
     std::vector<int32_t> inputs, outputs;  // tensor indices; -1 is an omitted optional input
-    // The builtin options host kernels read: SVDF's (SVDFOptions) and SOFTMAX's (SoftmaxOptions).
+    // The builtin options host kernels read, one sub-struct per options table (SVDF's rank and
+    // SOFTMAX's beta are plain fields); the fused activation of whichever table has one.
     int32_t svdf_rank = 0;
     int8_t fused_activation = 0;  // TFLite ActivationFunctionType
     float softmax_beta = 0.0f;
+    // Conv2DOptions, DepthwiseConv2DOptions or TransposeConvOptions (whichever the operator has);
+    // strides 0 where it has none.
+    struct ConvOptions {
+        int8_t padding = 0;  // TFLite Padding: SAME 0, VALID 1
+        int32_t stride_w = 0, stride_h = 0, dilation_w = 1, dilation_h = 1;
+        int32_t depth_multiplier = 0;  // DEPTHWISE_CONV_2D
+        int8_t quantized_bias_type = 0;  // TFLite TensorType; 0 (FLOAT32) where unset
+    } conv{};
+    struct Pool2DOptions {
+        int8_t padding = 0;
+        int32_t stride_w = 0, stride_h = 0, filter_w = 0, filter_h = 0;
+    } pool{};
+    struct FullyConnectedOptions {
+        int8_t weights_format = 0;  // 0 DEFAULT, 1 SHUFFLED4x16INT8
+        bool keep_num_dims = false;
+        int8_t quantized_bias_type = 0;
+    } fully_connected{};
+    struct BatchMatMulOptions {
+        bool adj_x = false, adj_y = false;
+    } batch_matmul{};
 };
 
 struct GraphTensor {

@@ -38,6 +38,7 @@ ElementType element_type_from_tflite(int8_t type) {
         case 7: return ElementType::Int16;
         case 9: return ElementType::Int8;
         case 16: return ElementType::UInt16;
+        case 17: return ElementType::Int4;
         default: return ElementType::Other;
     }
 }
@@ -129,7 +130,11 @@ TensorInfo VelaTfliteLoader::tensor_info(const tflite::Tensor& t, const std::str
     if (t.shape()) info.shape.assign(t.shape()->begin(), t.shape()->end());
     info.type = element_type_from_tflite(t.type());
     info.is_variable = t.is_variable();
-    info.size_bytes = tensor_byte_size(info.shape, element_size(info.type), {path_, offset_of(&t), field});
+    // INT4 packs two elements to a byte, the last byte half-filled for an odd count (TFLite's
+    // dense int4 layout, which TFLM's UnpackDenseInt4IntoInt8 reads).
+    info.size_bytes = info.type == ElementType::Int4
+                          ? (tensor_byte_size(info.shape, 1, {path_, offset_of(&t), field}) + 1) / 2
+                          : tensor_byte_size(info.shape, element_size(info.type), {path_, offset_of(&t), field});
     if (const auto* q = t.quantization()) {
         if (q->scale()) info.scale.assign(q->scale()->begin(), q->scale()->end());
         if (const auto* zp = q->zero_point()) {
@@ -187,6 +192,38 @@ int32_t builtin_code(const tflite::OperatorCode& code) {
     return std::max<int32_t>(code.deprecated_builtin_code(), code.builtin_code());
 }
 
+// The options of the convolution family, pooling, FULLY_CONNECTED and BATCH_MATMUL.
+void read_convolution_options(const tflite::Operator& op, GraphOperator& gop) {
+    if (const auto* o = op.builtin_options_as_Conv2DOptions()) {
+        gop.conv = {.padding = o->padding(), .stride_w = o->stride_w(), .stride_h = o->stride_h(),
+                    .dilation_w = o->dilation_w_factor(), .dilation_h = o->dilation_h_factor(),
+                    .quantized_bias_type = o->quantized_bias_type()};
+        gop.fused_activation = o->fused_activation_function();
+    }
+    if (const auto* o = op.builtin_options_as_DepthwiseConv2DOptions()) {
+        gop.conv = {.padding = o->padding(), .stride_w = o->stride_w(), .stride_h = o->stride_h(),
+                    .dilation_w = o->dilation_w_factor(), .dilation_h = o->dilation_h_factor(),
+                    .depth_multiplier = o->depth_multiplier()};
+        gop.fused_activation = o->fused_activation_function();
+    }
+    if (const auto* o = op.builtin_options_as_TransposeConvOptions()) {
+        gop.conv = {.padding = o->padding(), .stride_w = o->stride_w(), .stride_h = o->stride_h(),
+                    .quantized_bias_type = o->quantized_bias_type()};
+        gop.fused_activation = o->fused_activation_function();
+    }
+    if (const auto* o = op.builtin_options_as_Pool2DOptions()) {
+        gop.pool = {.padding = o->padding(), .stride_w = o->stride_w(), .stride_h = o->stride_h(),
+                    .filter_w = o->filter_width(), .filter_h = o->filter_height()};
+        gop.fused_activation = o->fused_activation_function();
+    }
+    if (const auto* o = op.builtin_options_as_FullyConnectedOptions()) {
+        gop.fully_connected = {.weights_format = o->weights_format(), .keep_num_dims = o->keep_num_dims(),
+                               .quantized_bias_type = o->quantized_bias_type()};
+        gop.fused_activation = o->fused_activation_function();
+    }
+    if (const auto* o = op.builtin_options_as_BatchMatMulOptions()) gop.batch_matmul = {.adj_x = o->adj_x(), .adj_y = o->adj_y()};
+}
+
 bool VelaTfliteLoader::is_ethos_u(const tflite::Operator& op, const std::string& field) const {
     const tflite::OperatorCode& code = operator_code(op, field);
     return builtin_code(code) == kBuiltinCustom && code.custom_code() &&
@@ -231,6 +268,7 @@ ModelGraph VelaTfliteLoader::graph(const tflite::SubGraph& sg) const {
             gop.fused_activation = svdf->fused_activation_function();
         }
         if (const auto* softmax = op.builtin_options_as_SoftmaxOptions()) gop.softmax_beta = softmax->beta();
+        read_convolution_options(op, gop);
         for (size_t k = 0; k < gop.inputs.size(); ++k)
             describe(gop.inputs[k], &op, fmt::format("{}.inputs[{}]", field, k), gop.invocation < 0);
         for (size_t k = 0; k < gop.outputs.size(); ++k)

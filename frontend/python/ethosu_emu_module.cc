@@ -38,6 +38,7 @@ py::dtype element_dtype(ElementType type) {
         case ElementType::Int64: return py::dtype::of<int64_t>();
         case ElementType::Float32: return py::dtype::of<float>();
         case ElementType::Bool: return py::dtype::of<bool>();
+        case ElementType::Int4:  // packed two to a byte: numpy has no such type
         case ElementType::Other: break;
     }
     return py::dtype::of<uint8_t>();
@@ -45,9 +46,10 @@ py::dtype element_dtype(ElementType type) {
 
 // The numpy shape of a tensor's bytes. The loaders made its size from its shape
 // (tensor_byte_size: no negative dimension, no overflow), so the shape holds exactly its bytes; a
-// type they do not name has no element size and is a flat array of its (zero) bytes.
+// type they do not name has no element size and is a flat array of its (zero) bytes, as is int4's
+// packed pairs.
 std::vector<py::ssize_t> array_shape(const TensorInfo& t) {
-    if (t.type == ElementType::Other) return {static_cast<py::ssize_t>(t.size_bytes)};
+    if (t.type == ElementType::Other || t.type == ElementType::Int4) return {static_cast<py::ssize_t>(t.size_bytes)};
     return {t.shape.begin(), t.shape.end()};
 }
 

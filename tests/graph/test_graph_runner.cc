@@ -9,6 +9,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <array>
+#include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -22,8 +25,9 @@ namespace {
 namespace tfl = ethosu::tflite;
 using ::testing::HasSubstr;
 
-constexpr int8_t kFloat32 = 0, kUInt8 = 3, kInt8 = 9;
-constexpr int32_t kDequantize = 6, kReshape = 22, kTranspose = 39, kCustom = 32, kQuantize = 114;
+constexpr int8_t kFloat32 = 0, kInt32 = 2, kUInt8 = 3, kInt64 = 4, kInt16 = 7, kInt8 = 9, kInt4 = 17;
+constexpr int32_t kAveragePool = 1, kConv2d = 3, kDepthwise = 4, kDequantize = 6, kFullyConnected = 9, kReshape = 22,
+                  kTranspose = 39, kCustom = 32, kTransposeConv = 67, kQuantize = 114, kBatchMatMul = 126;
 
 struct TensorSpec {
     std::vector<int32_t> shape;
@@ -31,10 +35,14 @@ struct TensorSpec {
     float scale = 0.0f;  // 0: no quantization
     int64_t zero_point = 0;
     uint32_t buffer = 0;
+    std::vector<float> channel_scales = {};  // per-channel scales instead of `scale` (zero points 0)
 };
 struct OperatorSpec {
     int32_t code;
     std::vector<int32_t> inputs, outputs;
+    // Builtin options: their union type and a function writing the table.
+    tfl::BuiltinOptions options_type = tfl::BuiltinOptions_NONE;
+    std::function<flatbuffers::Offset<void>(flatbuffers::FlatBufferBuilder&)> options = {};
 };
 struct GraphSpec {
     std::vector<TensorSpec> tensors;
@@ -50,9 +58,10 @@ Bytes build(const GraphSpec& spec) {
     std::vector<flatbuffers::Offset<tfl::Tensor>> tensors;
     for (size_t i = 0; i < spec.tensors.size(); ++i) {
         const TensorSpec& t = spec.tensors[i];
-        const std::vector<float> scale = {t.scale};
-        const std::vector<int64_t> zero_point = {t.zero_point};
-        const auto quant = t.scale != 0.0f
+        const std::vector<float> scale = t.channel_scales.empty() ? std::vector<float>{t.scale} : t.channel_scales;
+        const std::vector<int64_t> zero_point =
+            t.channel_scales.empty() ? std::vector<int64_t>{t.zero_point} : std::vector<int64_t>(t.channel_scales.size());
+        const auto quant = t.scale != 0.0f || !t.channel_scales.empty()
                                ? tfl::CreateQuantizationParametersDirect(fbb, nullptr, nullptr, &scale, &zero_point)
                                : flatbuffers::Offset<tfl::QuantizationParameters>();
         const std::string name = fmt::format("t{}", i);
@@ -64,7 +73,8 @@ Bytes build(const GraphSpec& spec) {
         const OperatorSpec& op = spec.operators[i];
         codes.push_back(tfl::CreateOperatorCodeDirect(fbb, static_cast<int8_t>(std::min(op.code, 127)),
                                                       op.code == kCustom ? "ethos-u" : nullptr, 1, op.code));
-        operators.push_back(tfl::CreateOperatorDirect(fbb, static_cast<uint32_t>(i), &op.inputs, &op.outputs));
+        operators.push_back(tfl::CreateOperatorDirect(fbb, static_cast<uint32_t>(i), &op.inputs, &op.outputs,
+                                                      op.options_type, op.options ? op.options(fbb) : 0));
     }
     const std::vector<flatbuffers::Offset<tfl::SubGraph>> subgraphs = {
         tfl::CreateSubGraphDirect(fbb, &tensors, &spec.inputs, &spec.outputs, &operators, "main")};
@@ -238,6 +248,275 @@ TEST(GraphRunner, EthosUFeatureMapsMustFitTheirRegions) {
     const auto model = load(g);
     EXPECT_TRUE(runs_as_graph(*model));
     EXPECT_THAT(error_of([&] { run_graph(*model, {}); }), HasSubstr("operators[1] (ethos-u): 't5'"));
+}
+
+Bytes le_bytes(std::initializer_list<int32_t> values) {
+    Bytes b;
+    for (const int32_t v : values) put_u32(b, static_cast<uint32_t>(v));
+    return b;
+}
+
+// int8 [1,1,1,2] * filter [1,1,1,2] + bias [1] -> int8 [1,1,1,1]: a 1x1 CONV_2D with RELU6.
+GraphSpec conv_graph() {
+    GraphSpec g;
+    g.tensors = {{{1, 1, 1, 2}, kInt8, 0.5f}, {{1, 1, 1, 2}, kInt8, 0.25f, 0, 1}, {{1}, kInt32, 0.125f, 0, 2},
+                 {{1, 1, 1, 1}, kInt8, 0.5f, 1}};
+    g.buffers = {{}, {3, 2}, le_bytes({8})};
+    g.operators = {{kConv2d, {0, 1, 2}, {3}, tfl::BuiltinOptions_Conv2DOptions, [](auto& fbb) {
+                        return tfl::CreateConv2DOptions(fbb, 0, 1, 1, /*RELU6*/ 3).Union();
+                    }}};
+    g.inputs = {0};
+    g.outputs = {3};
+    return g;
+}
+
+TEST(GraphRunner, Conv2dRunsWithItsOptions) {
+    // 10 * 3 + -4 * 2 + 8 = 30 at scale 0.5 * 0.25 / 0.5: 7.5, rounded away from zero to 8, plus
+    // the zero point 1; RELU6 would cap at 1 + 6 / 0.5 = 13.
+    const auto model = load(conv_graph());
+    EXPECT_EQ(run_graph(*model, {Bytes{10, static_cast<uint8_t>(-4)}}).outputs.at(0), Bytes{9});
+    EXPECT_EQ(run_graph(*model, {Bytes{100, 0}}).outputs.at(0), Bytes{13});
+}
+
+TEST(GraphRunner, ConvolutionsRefuseWhatTflmRefuses) {
+    GraphSpec g = conv_graph();
+    g.tensors[1].type = kInt16;
+    g.buffers[1] = {3, 0, 2, 0};
+    EXPECT_THAT(graph_error(g), HasSubstr("operators[0] (CONV_2D): takes int8 input, int16 weights and int8 output"));
+    g = conv_graph();
+    g.operators[0].options = nullptr;
+    g.operators[0].options_type = tfl::BuiltinOptions_NONE;
+    EXPECT_THAT(graph_error(g), HasSubstr("operators[0] (CONV_2D): height stride 0, dilation 1 and filter 1 must be positive"));
+    g = conv_graph();
+    g.tensors[3].shape = {1, 1, 2, 1};
+    EXPECT_THAT(graph_error(g), HasSubstr("output width is 2; SAME padding of 1 by a filter of 1 (stride 1, dilation 1) gives 1"));
+    g = conv_graph();
+    g.operators[0].options = [](auto& fbb) { return tfl::CreateConv2DOptions(fbb, 0, 1, 1, 6).Union(); };
+    EXPECT_THAT(graph_error(g), HasSubstr("operators[0] (CONV_2D): fused activation 6 is not one of TFLite's"));
+    // TANH fused into a convolution clamps nothing, as in TFLM: (100 * 3 + 8) * 0.25 + 1 = 78, where
+    // RELU6 gave 13.
+    g.operators[0].options = [](auto& fbb) { return tfl::CreateConv2DOptions(fbb, 0, 1, 1, /*TANH*/ 4).Union(); };
+    EXPECT_EQ(run_graph(*load(g), {Bytes{100, 0}}).outputs.at(0), Bytes{78});
+    g = conv_graph();
+    g.tensors[1].channel_scales = {0.25f, 0.5f};
+    EXPECT_THAT(graph_error(g), HasSubstr("filter 't1' has 2 scales for 1 channels"));
+    g = conv_graph();
+    g.tensors[1].zero_point = 1;
+    EXPECT_THAT(graph_error(g), HasSubstr("filter 't1' has zero point 1; TFLM's kernels take symmetric weights"));
+    g = conv_graph();
+    g.tensors[2].type = kInt64;
+    g.buffers[2] = le_bytes({8, 0});
+    EXPECT_THAT(graph_error(g), HasSubstr("bias 't2' is int64; with these inputs TFLM takes int32"));
+    // int16 activations: zero points 0, bias int32 or int64 (not int16).
+    g = conv_graph();
+    g.tensors[0].type = g.tensors[3].type = kInt16;
+    EXPECT_THAT(graph_error(g), HasSubstr("int16 't3' has a zero point other than 0"));
+    g.tensors[3].zero_point = 0;
+    EXPECT_NO_THROW(check_graph(*load(g)));
+    // A dilated filter spanning more than int32 (3 taps 2^30 apart).
+    g = conv_graph();
+    g.tensors[1].shape = {1, 3, 1, 2};
+    g.tensors[1].buffer = 0;
+    g.inputs = {0, 1};
+    g.operators[0].options = [](auto& fbb) { return tfl::CreateConv2DOptions(fbb, 0, 1, 1, 0, 1, 1 << 30).Union(); };
+    EXPECT_THAT(graph_error(g), HasSubstr("height filter 3 dilated 1073741824 spans more than 2^31 points"));
+    // A hostile size: 2^30 outputs of 576 products each are refused before anything is allocated.
+    g = conv_graph();
+    g.tensors[0].shape = {1, 4096, 4096, 64};
+    g.tensors[1].shape = {64, 3, 3, 64};
+    g.tensors[1].buffer = 0;
+    g.tensors[2].shape = {64};
+    g.tensors[2].buffer = 0;
+    g.tensors[3].shape = {1, 4096, 4096, 64};
+    g.inputs = {0, 1, 2};
+    EXPECT_THAT(graph_error(g), HasSubstr("over the host kernels' limit"));
+}
+
+TEST(GraphRunner, DepthwiseTransposeConvAndPoolsRefuseWhatTflmRefuses) {
+    // DEPTHWISE_CONV_2D: 2 input channels times multiplier 1 are not 4 output channels.
+    GraphSpec g;
+    g.tensors = {{{1, 3, 3, 2}, kInt8, 0.5f}, {{1, 3, 3, 4}, kInt8, 0.5f}, {{1, 3, 3, 4}, kInt8, 0.5f}};
+    g.operators = {{kDepthwise, {0, 1}, {2}, tfl::BuiltinOptions_DepthwiseConv2DOptions,
+                    [](auto& fbb) { return tfl::CreateDepthwiseConv2DOptions(fbb, 0, 1, 1, 1).Union(); }}};
+    g.inputs = {0, 1};
+    g.outputs = {2};
+    EXPECT_THAT(graph_error(g), HasSubstr("operators[0] (DEPTHWISE_CONV_2D): 2 input channels times depth multiplier 1"));
+    g.operators[0].options = [](auto& fbb) { return tfl::CreateDepthwiseConv2DOptions(fbb, 0, 1, 1, 2).Union(); };
+    EXPECT_NO_THROW(check_graph(*load(g)));
+    // TRANSPOSE_CONV int16: TFLM would read an int32 bias as int64.
+    g = {};
+    g.tensors = {{{4}, kInt32}, {{2, 3, 3, 2}, kInt8, 0.5f}, {{1, 2, 2, 2}, kInt16, 0.5f}, {{2}, kInt32, 0.25f},
+                 {{1, 4, 4, 2}, kInt16, 0.5f}};
+    g.operators = {{kTransposeConv, {0, 1, 2, 3}, {4}, tfl::BuiltinOptions_TransposeConvOptions,
+                    [](auto& fbb) { return tfl::CreateTransposeConvOptions(fbb, 0, 2, 2).Union(); }}};
+    g.inputs = {0, 1, 2, 3};
+    g.outputs = {4};
+    EXPECT_THAT(graph_error(g), HasSubstr("operators[0] (TRANSPOSE_CONV): bias 't3' is int32; with these inputs TFLM takes int16 or int64"));
+    g.tensors[3].type = kInt64;
+    EXPECT_NO_THROW(check_graph(*load(g)));
+    // AVERAGE_POOL_2D: input and output quantized alike.
+    g = {};
+    g.tensors = {{{1, 4, 4, 2}, kInt8, 0.5f}, {{1, 2, 2, 2}, kInt8, 0.25f}};
+    g.operators = {{kAveragePool, {0}, {1}, tfl::BuiltinOptions_Pool2DOptions,
+                    [](auto& fbb) { return tfl::CreatePool2DOptions(fbb, 1, 2, 2, 2, 2).Union(); }}};
+    g.inputs = {0};
+    g.outputs = {1};
+    EXPECT_THAT(graph_error(g), HasSubstr("operators[0] (AVERAGE_POOL_2D): input scale 0.5 and zero point 0 differ"));
+    g.tensors[1].scale = 0.5f;
+    const auto model = load(g);
+    // 2x2 VALID windows of 1, 2, 3, 4 (channel 0) average to 2.5, rounded away from zero.
+    Bytes in(32, 0);
+    for (const size_t i : {0, 2, 8, 10}) in[i] = static_cast<uint8_t>(1 + i / 4 + (i % 4) / 2);
+    EXPECT_EQ(run_graph(*model, {in}).outputs.at(0)[0], 3);
+}
+
+TEST(GraphRunner, Int4WeightsPackedTwoToAByte) {
+    // FULLY_CONNECTED int8 [1,3] x int4 weights [3,3]: 9 values in 5 bytes, low nibble first.
+    GraphSpec g;
+    g.tensors = {{{1, 3}, kInt8, 1.0f}, {{3, 3}, kInt4, 1.0f, 0, 1}, {{1, 3}, kInt8, 1.0f}};
+    // Rows {1, -1, 7}, {-8, 0, 2}, {3, -2, -1}.
+    g.buffers = {{}, {0xF1, 0x87, 0x20, 0xE3, 0x0F}};
+    g.operators = {{kFullyConnected, {0, 1}, {2}}};
+    g.inputs = {0};
+    g.outputs = {2};
+    // Input {2, 3, 1}: 2 - 3 + 7 = 6, -16 + 2 = -14, 6 - 6 - 1 = -1.
+    EXPECT_EQ(run_graph(*load(g), {Bytes{2, 3, 1}}).outputs.at(0), (Bytes{6, static_cast<uint8_t>(-14), 0xFF}));
+    g.buffers[1].push_back(0);
+    EXPECT_THAT(graph_error(g), HasSubstr("buffer holds 6 bytes but the tensor's shape needs 5"));
+}
+
+TEST(GraphRunner, FullyConnectedAndBatchMatMulRefuseWhatTflmRefuses) {
+    GraphSpec g;
+    g.tensors = {{{2, 8}, kInt8, 0.5f}, {{3, 8}, kInt8, 0.5f}, {{3}, kInt32, 0.25f}, {{2, 3}, kInt8, 0.5f}};
+    g.operators = {{kFullyConnected, {0, 1, 2}, {3}}};
+    g.inputs = {0, 1, 2};
+    g.outputs = {3};
+    EXPECT_NO_THROW(check_graph(*load(g)));
+    g.tensors[0].shape = {2, 7};
+    EXPECT_THAT(graph_error(g), HasSubstr("operators[0] (FULLY_CONNECTED): input 't0' is [2,7], not 2 rows of 8"));
+    g.tensors[0].shape = {2, 8};
+    g.tensors[2].scale = 0.5f;  // not 0.5 x 0.5
+    EXPECT_THAT(graph_error(g), HasSubstr("bias 't2' has scale 0.5, not input scale x weight scale 0.25"));
+    g.tensors[2].scale = 0.25f;
+    // keep_num_dims shapes only the output tensor: [2,1,8] rows into [2,1,3].
+    g.tensors[0].shape = {2, 1, 8};
+    g.tensors[3].shape = {2, 1, 3};
+    g.operators[0].options_type = tfl::BuiltinOptions_FullyConnectedOptions;
+    g.operators[0].options = [](auto& fbb) { return tfl::CreateFullyConnectedOptions(fbb, 0, 0, /*keep_num_dims*/ true).Union(); };
+    EXPECT_NO_THROW(check_graph(*load(g)));
+    g.operators[0].options = [](auto& fbb) { return tfl::CreateFullyConnectedOptions(fbb, 0, /*SHUFFLED4x16INT8*/ 1).Union(); };
+    EXPECT_THAT(graph_error(g), HasSubstr("weights format 1 is not DEFAULT"));
+    // BATCH_MATMUL: [2,3] x [4,5] do not share a summed dimension; int16 zero points are 0.
+    g = {};
+    g.tensors = {{{2, 3}, kInt8, 0.5f}, {{4, 5}, kInt8, 0.5f}, {{2, 5}, kInt8, 0.5f}};
+    g.operators = {{kBatchMatMul, {0, 1}, {2}}};
+    g.inputs = {0, 1};
+    g.outputs = {2};
+    EXPECT_THAT(graph_error(g), HasSubstr("operators[0] (BATCH_MATMUL): 't0' [2,3] and 't1' [4,5] disagree on the summed dimension"));
+    g.operators[0].options_type = tfl::BuiltinOptions_BatchMatMulOptions;
+    g.operators[0].options = [](auto& fbb) { return tfl::CreateBatchMatMulOptions(fbb, false, true).Union(); };
+    g.tensors[1].shape = {5, 3};  // adjoint: [cols, depth]
+    EXPECT_NO_THROW(check_graph(*load(g)));
+    for (auto& t : g.tensors) t.type = kInt16;
+    g.tensors[1].zero_point = 2;
+    EXPECT_THAT(graph_error(g), HasSubstr("int16 't1' has a zero point other than 0"));
+}
+
+// Random small graphs of each operator of the convolution family: a valid one (int8, int16 or
+// float32; random extents, strides, filters, activation) and, half the time, one field of a tensor
+// or the options drawn past what is valid. Every one is either refused with an ethosu::Error naming
+// the operator or runs (under the sanitizers, without a report).
+TEST(GraphRunner, RandomConvolutionFamilyGraphsAreRefusedOrRun) {
+    std::mt19937 rng(5);
+    const auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    constexpr int32_t kMaxPool = 17;
+    const int32_t codes[] = {kConv2d, kDepthwise, kTransposeConv, kFullyConnected, kAveragePool, kMaxPool, kBatchMatMul};
+    int ran = 0, refused = 0;
+    for (int i = 0; i < 2000; ++i) {
+        const int32_t code = codes[pick(0, 6)];
+        const int8_t type = std::array<int8_t, 3>{kInt8, kInt16, kFloat32}[size_t(pick(0, 2))];
+        const float scale = type == kFloat32 ? 0.0f : 0.5f;
+        const int8_t bias_type = type == kFloat32 ? kFloat32 : type == kInt16 ? kInt64 : kInt32;
+        const int b = pick(1, 2), h = pick(1, 5), w = pick(1, 5), c = pick(1, 3), o = pick(1, 3), k = pick(1, 3),
+                  s = pick(1, 2), act = pick(0, 5);
+        const auto ceil_div = [](int x, int y) { return (x + y - 1) / y; };
+        const TensorSpec data{{b, h, w, c}, type, scale}, filter{{o, k, k, c}, type == kFloat32 ? kFloat32 : kInt8, type == kFloat32 ? 0.0f : 0.25f},
+            bias{{o}, bias_type, type == kFloat32 ? 0.0f : 0.125f};
+        GraphSpec g;
+        OperatorSpec op{code, {}, {}};
+        switch (code) {
+            case kConv2d:
+                g.tensors = {data, filter, bias, {{b, ceil_div(h, s), ceil_div(w, s), o}, type, scale}};
+                op.options_type = tfl::BuiltinOptions_Conv2DOptions;
+                op.options = [=](auto& fbb) { return tfl::CreateConv2DOptions(fbb, 0, s, s, act).Union(); };
+                break;
+            case kDepthwise:
+                g.tensors = {data, {{1, k, k, c * o}, filter.type, filter.scale}, {{c * o}, bias_type, bias.scale},
+                             {{b, ceil_div(h, s), ceil_div(w, s), c * o}, type, scale}};
+                op.options_type = tfl::BuiltinOptions_DepthwiseConv2DOptions;
+                op.options = [=](auto& fbb) { return tfl::CreateDepthwiseConv2DOptions(fbb, 0, s, s, o, act).Union(); };
+                break;
+            case kTransposeConv:
+                g.tensors = {{{4}, kInt32}, filter, data, bias, {{b, h * s, w * s, o}, type, scale}};
+                op.options_type = tfl::BuiltinOptions_TransposeConvOptions;
+                op.options = [=](auto& fbb) { return tfl::CreateTransposeConvOptions(fbb, 0, s, s, act).Union(); };
+                break;
+            case kFullyConnected:
+                g.tensors = {{{b, c}, type, scale}, {{o, c}, filter.type, filter.scale}, bias, {{b, o}, type, scale}};
+                op.options_type = tfl::BuiltinOptions_FullyConnectedOptions;
+                op.options = [=](auto& fbb) { return tfl::CreateFullyConnectedOptions(fbb, act).Union(); };
+                break;
+            case kBatchMatMul:
+                g.tensors = {{{b, h, c}, type, scale}, {{b, c, w}, type, scale}, {{b, h, w}, type, scale}};
+                break;
+            default:  // the pools
+                g.tensors = {data, {{b, ceil_div(h, s), ceil_div(w, s), c}, type, scale}};
+                op.options_type = tfl::BuiltinOptions_Pool2DOptions;
+                op.options = [=](auto& fbb) { return tfl::CreatePool2DOptions(fbb, 0, s, s, k, k, act).Union(); };
+        }
+        if (pick(0, 1) == 0) {  // one field past what is valid
+            TensorSpec& t = g.tensors[size_t(pick(0, static_cast<int>(g.tensors.size()) - 1))];
+            switch (pick(0, 4)) {
+                case 0: t.shape[size_t(pick(0, static_cast<int>(t.shape.size()) - 1))] = pick(0, 7); break;
+                case 1: t.type = std::array<int8_t, 6>{kInt8, kInt16, kFloat32, kInt32, kInt64, kInt4}[size_t(pick(0, 5))]; break;
+                case 2: t.zero_point = pick(-3, 3); break;
+                case 3: t.channel_scales = std::vector<float>(size_t(pick(1, 4)), 0.5f); break;
+                default:
+                    op.options = [=](auto& fbb) { return tfl::CreateConv2DOptions(fbb, pick(0, 2), pick(0, 2), 1, pick(0, 7)).Union(); };
+                    op.options_type = tfl::BuiltinOptions_Conv2DOptions;
+            }
+        }
+        const int outputs = static_cast<int>(g.tensors.size()) - 1;
+        for (int k2 = 0; k2 < outputs; ++k2) op.inputs.push_back(k2), g.inputs.push_back(k2);
+        op.outputs = {outputs};
+        g.operators = {op};
+        g.outputs = {outputs};
+        std::unique_ptr<LoadedModel> model;
+        try {
+            model = load(g);
+            check_graph(*model);
+        } catch (const Error& e) {
+            ++refused;
+            EXPECT_THAT(e.what(), HasSubstr("subgraphs[0]"));  // the operator, or the tensor the loader refuses
+            continue;
+        }
+        std::vector<Bytes> inputs;
+        for (int k2 = 0; k2 < outputs; ++k2) {
+            Bytes bytes(model->graph->tensors[size_t(k2)].info.size_bytes);
+            for (auto& x : bytes) x = static_cast<uint8_t>(pick(0, 255));
+            inputs.push_back(std::move(bytes));
+        }
+        try {
+            run_graph(*model, inputs);
+            ++ran;
+        } catch (const Error& e) {
+            ++refused;  // e.g. an average pool window outside the input
+            EXPECT_THAT(e.what(), HasSubstr("operators[0]"));
+        }
+    }
+    // Both outcomes occur.
+    EXPECT_GT(ran, 300);
+    EXPECT_GT(refused, 300);
 }
 
 }  // namespace
