@@ -72,6 +72,7 @@ constexpr std::span<const CpuKernel> (*kFamilies[])() = {
     conversion_kernels,
     svdf_kernels,
     softmax_kernels,
+    elementwise_kernels,
 };
 
 // The kernels by builtin code, built once; a name TFLite lacks or registered twice is a bug here.

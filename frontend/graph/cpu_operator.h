@@ -86,6 +86,7 @@ struct CpuKernel {
 std::span<const CpuKernel> conversion_kernels();  // QUANTIZE, DEQUANTIZE, RESHAPE
 std::span<const CpuKernel> svdf_kernels();        // SVDF
 std::span<const CpuKernel> softmax_kernels();     // SOFTMAX
+std::span<const CpuKernel> elementwise_kernels();  // ADD, SUB, MUL, MINIMUM, MAXIMUM, SQUARED_DIFFERENCE
 
 // The kernel of a builtin code, or null.
 const CpuKernel* find_cpu_kernel(int32_t builtin_code);
