@@ -73,6 +73,7 @@ constexpr std::span<const CpuKernel> (*kFamilies[])() = {
     svdf_kernels,
     softmax_kernels,
     elementwise_kernels,
+    shape_kernels,
 };
 
 // The kernels by builtin code, built once; a name TFLite lacks or registered twice is a bug here.

@@ -83,9 +83,10 @@ struct CpuKernel {
 };
 
 // The families (one per ops_*.cc file).
-std::span<const CpuKernel> conversion_kernels();  // QUANTIZE, DEQUANTIZE, RESHAPE
+std::span<const CpuKernel> conversion_kernels();  // QUANTIZE, DEQUANTIZE, RESHAPE, SQUEEZE, EXPAND_DIMS
 std::span<const CpuKernel> svdf_kernels();        // SVDF
 std::span<const CpuKernel> softmax_kernels();     // SOFTMAX
+std::span<const CpuKernel> shape_kernels();  // PAD(V2), TRANSPOSE, CONCATENATION, PACK, SPLIT(_V), UNPACK, (STRIDED_)SLICE
 std::span<const CpuKernel> elementwise_kernels();  // ADD, SUB, MUL, MINIMUM, MAXIMUM, SQUARED_DIFFERENCE
 
 // The kernel of a builtin code, or null.

@@ -3,6 +3,8 @@
 // set directly, run through check_graph and run_graph as a model's operator would be. For the
 // kernel tests, which compare each operator with plain loops written from TFLite's definitions.
 
+#include <fmt/format.h>
+
 #include <cstring>
 #include <string_view>
 #include <vector>
@@ -49,7 +51,7 @@ struct HostGraph {
         for (size_t i = 0; i < tensors.size(); ++i) {
             const HostTensor& t = tensors[i];
             GraphTensor gt;
-            gt.info.name = "t" + std::to_string(i);
+            gt.info.name = fmt::format("t{}", i);
             gt.info.shape = t.shape;
             gt.info.type = t.type;
             gt.info.scale = t.scale;

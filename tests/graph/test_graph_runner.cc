@@ -23,7 +23,7 @@ namespace tfl = ethosu::tflite;
 using ::testing::HasSubstr;
 
 constexpr int8_t kFloat32 = 0, kUInt8 = 3, kInt8 = 9;
-constexpr int32_t kDequantize = 6, kReshape = 22, kTranspose = 39, kCustom = 32, kQuantize = 114;
+constexpr int32_t kDequantize = 6, kEmbeddingLookup = 7, kReshape = 22, kCustom = 32, kQuantize = 114;
 
 struct TensorSpec {
     std::vector<int32_t> shape;
@@ -135,8 +135,8 @@ TEST(GraphRunner, CpuOnlyGraphRunsOnTheReferenceKernels) {
 
 TEST(GraphRunner, UnimplementedOperatorNamedWithItsIndex) {
     GraphSpec g = cpu_only_graph();
-    g.operators[2].code = kTranspose;
-    EXPECT_THAT(graph_error(g), HasSubstr("subgraphs[0].operators[2] (TRANSPOSE): not implemented on the CPU"));
+    g.operators[2].code = kEmbeddingLookup;
+    EXPECT_THAT(graph_error(g), HasSubstr("subgraphs[0].operators[2] (EMBEDDING_LOOKUP): not implemented on the CPU"));
     g.operators[2].code = 400;
     EXPECT_THAT(graph_error(g), HasSubstr("operators[2] (builtin operator 400): not implemented"));
 }
