@@ -74,6 +74,7 @@ constexpr std::span<const CpuKernel> (*kFamilies[])() = {
     softmax_kernels,
     elementwise_kernels,
     shape_kernels,
+    activation_kernels,
 };
 
 // The kernels by builtin code, built once; a name TFLite lacks or registered twice is a bug here.

@@ -36,6 +36,10 @@ inline int32_t truncate_to_int32(float v) {
     return static_cast<int32_t>(v);
 }
 
+// CalculateInputRadius: the largest input magnitude, on the input's scale, that a fixed-point
+// function of integer_bits integer bits takes after a left shift of left_shift (0 to 62).
+int32_t input_radius(int integer_bits, int left_shift);
+
 // QUANTIZE float -> integer (reference_ops::AffineQuantize): round(value / scale) + zero point,
 // divided in float, rounded half away from zero (TfLiteRound = std::round), then clamped.
 template <class Out>
