@@ -75,6 +75,8 @@ constexpr std::span<const CpuKernel> (*kFamilies[])() = {
     elementwise_kernels,
     shape_kernels,
     activation_kernels,
+    reduce_kernels,
+    resize_kernels,
 };
 
 // The kernels by builtin code, built once; a name TFLite lacks or registered twice is a bug here.
