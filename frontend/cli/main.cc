@@ -14,13 +14,13 @@
 #include <optional>
 
 #include "emulator/engine/timing/pmu.h"
-#include "emulator/isa/bounded_file.h"
 #include "emulator/isa/disasm.h"
 #include "emulator/isa/error.h"
 #include "frontend/cli/check.h"
 #include "frontend/cli/example_model.h"
 #include "frontend/cli/run_model.h"
 #include "frontend/cli/run_figures.h"
+#include "frontend/cli/tensor_files.h"
 #include "frontend/graph/graph_runner.h"
 #include "frontend/loaders/model.h"
 #include "traces/chrome_trace.h"
@@ -192,6 +192,7 @@ json pmu_json(const NpuConfig& npu, const std::vector<uint32_t>& events, const P
 struct RunCliOptions {
     std::vector<std::string> pmu;
     std::vector<std::string> input_files;
+    std::vector<std::string> output_files;  // output k's file; the others PREFIX.out<k>.bin
     std::string output_prefix = "out";
     bool timing_only = false;
     bool no_timing = false;
@@ -227,6 +228,9 @@ json operators_json(const RunResult& result, bool timed) {
 
 int run_run(const std::string& path, const LoadOptions& options, const RunCliOptions& cli, bool as_json) {
     const auto model = load_model(path, options);
+    if (cli.output_files.size() > model->outputs.size())
+        throw Error({"--output", std::nullopt, {}},
+                    fmt::format("{} output files for the model's {} outputs", cli.output_files.size(), model->outputs.size()));
     // An operator the host cannot run is reported now, before any input is read or op run.
     if (runs_as_graph(*model)) check_graph(*model);
     std::vector<std::vector<uint8_t>> inputs = read_input_files(*model, cli.input_files);
@@ -249,12 +253,11 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     if (!cli.per_layer_file.empty()) write_per_layer_csv(traced, cli.per_layer_file);
     const std::string& output_prefix = cli.output_prefix;
     json outputs = json::array();
+    std::vector<std::string> files;
     for (size_t i = 0; i < result.outputs.size(); ++i) {
-        const std::string file = fmt::format("{}.out{}.bin", output_prefix, i);
-        std::ofstream out(file, std::ios::binary);
-        out.write(reinterpret_cast<const char*>(result.outputs[i].data()),
-                  static_cast<std::streamsize>(result.outputs[i].size()));
-        if (!out) throw Error({file, std::nullopt, {}}, "cannot write file");
+        const std::string& file = files.emplace_back(
+            i < cli.output_files.size() ? cli.output_files[i] : fmt::format("{}.out{}.bin", output_prefix, i));
+        write_tensor_file(file, model->outputs[i], result.outputs[i]);
         json t = tensor_json(model->outputs[i]);
         t["file"] = file;
         outputs.push_back(t);
@@ -264,7 +267,11 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         size_t ops = 0;
         for (const auto& s : result.streams) ops += s.ops.size();
         fmt::print("{}: {} ops on {}", path, ops, model->config.name);
-        if (!cli.timing_only) fmt::print("; wrote {} outputs to {}.out<k>.bin", result.outputs.size(), output_prefix);
+        if (!cli.timing_only) {
+            fmt::print("; wrote {} outputs to ", result.outputs.size());
+            if (cli.output_files.empty()) fmt::print("{}.out<k>.bin", output_prefix);
+            else fmt::print("{}", fmt::join(files, ", "));
+        }
         fmt::print("\n");
         if (!cli.no_timing) {
             fmt::print("{} cycles ({:.3f} ms at {:g} MHz, {}, {})\n", timing["cycles"]["total"].get<int64_t>(),
@@ -352,8 +359,12 @@ int main(int argc, char** argv) {
     add_model_options(run);
     RunCliOptions run_options;
     run->add_option("--input", run_options.input_files,
-                    "raw input tensor file, in the model's input order (omitted: zeros)");
-    run->add_option("--output-prefix", run_options.output_prefix, "outputs are written to PREFIX.out<k>.bin");
+                    "input tensor file, in the model's input order (omitted: zeros): raw bytes, or a numpy array "
+                    "of the tensor's dtype and shape if the name ends in .npy");
+    run->add_option("--output", run_options.output_files,
+                    "file for the next model output, raw or (name ending in .npy) a numpy array of its dtype and shape");
+    run->add_option("--output-prefix", run_options.output_prefix,
+                    "outputs without an --output file are written to PREFIX.out<k>.bin");
     run->add_flag("--timing-only", run_options.timing_only, "cycles, traffic and traces without computing data");
     run->add_flag("--no-timing", run_options.no_timing, "outputs only, without the cycle estimate");
     run->add_flag("--lenient", run_options.lenient,
