@@ -18,6 +18,7 @@
 #include "emulator/isa/error.h"
 #include "frontend/cli/check.h"
 #include "frontend/cli/example_model.h"
+#include "frontend/cli/graph_info.h"
 #include "frontend/cli/run_model.h"
 #include "frontend/cli/run_figures.h"
 #include "frontend/cli/tensor_files.h"
@@ -89,6 +90,7 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
                     {"streams", streams},
                     {"commands", total_commands},
                     {"ops", total_ops}};
+        if (model->graph) out["graph"] = graph_info_json(*model);
         std::cout << out.dump(2) << "\n";
         return 0;
     }
@@ -114,6 +116,7 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
         for (const auto& w : s["warnings"]) fmt::print("  warning: {}\n", w.get<std::string>());
     }
     fmt::print("total: {} commands, {} ops\n", total_commands, total_ops);
+    if (model->graph) fmt::print("{}", graph_info_text(*model));
     return 0;
 }
 
