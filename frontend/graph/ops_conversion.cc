@@ -15,6 +15,7 @@ bool tflm_requantizes(ElementType in, ElementType out) {
         case E::Int8: return out == E::Int8 || out == E::UInt8 || out == E::Int16 || out == E::Int32;
         case E::UInt8: return out == E::Int8;
         case E::Int16: return out == E::Int8 || out == E::Int16 || out == E::Int32;
+        case E::Int32: return out == E::Int8 || out == E::Int16;
         default: return false;
     }
 }
