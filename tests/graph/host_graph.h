@@ -6,9 +6,12 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <limits>
+#include <random>
 #include <string_view>
 #include <vector>
 
+#include "emulator/isa/error.h"
 #include "frontend/graph/builtin_operators.h"
 #include "frontend/graph/graph_runner.h"
 
@@ -83,5 +86,39 @@ struct HostGraph {
         return run_graph(m, std::move(in), options).outputs;
     }
 };
+
+// check_graph's refusal of g, or "accepted".
+inline std::string refusal(const HostGraph& g) {
+    try {
+        check_graph(g.model());
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "accepted";
+}
+
+// A constant int32 vector (a parameter input: paddings, axes, sizes).
+inline HostTensor ints(const std::vector<int32_t>& values) {
+    return {{static_cast<int64_t>(values.size())}, ElementType::Int32, {}, {}, bytes_of(values)};
+}
+
+template <class T>
+std::vector<T> random_values(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int> d(std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+    std::vector<T> v(n);
+    for (auto& x : v) x = static_cast<T>(d(rng));
+    return v;
+}
+
+// Row-major index of `at` in `shape`, a dimension of 1 read at 0 (broadcasting), shapes aligned
+// right to at's rank.
+inline size_t broadcast_index(const std::vector<int64_t>& shape, const std::vector<int64_t>& at) {
+    size_t index = 0;
+    const size_t skip = at.size() - shape.size();
+    for (size_t d = 0; d < shape.size(); ++d)
+        index = index * static_cast<size_t>(shape[d]) + (shape[d] == 1 ? 0 : static_cast<size_t>(at[skip + d]));
+    return index;
+}
 
 }  // namespace ethosu::test

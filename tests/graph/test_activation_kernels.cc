@@ -9,9 +9,8 @@
 
 #include <cmath>
 
-#include "emulator/isa/error.h"
 #include "tests/graph/host_graph.h"
-#include "tests/graph/tflite_arithmetic.h"
+#include "tests/engine/tflite_math.h"
 
 namespace ethosu::test {
 namespace {
@@ -35,22 +34,13 @@ std::vector<T> run_all(const HostGraph& g) {
     return values_of<T>(g.run({bytes_of(every_value<T>())})[0]);
 }
 
-std::string refusal(const HostGraph& g) {
-    try {
-        check_graph(g.model());
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "accepted";
-}
-
 TEST(ActivationKernels, ReluAndRelu6Int8) {
     const auto x = every_value<int8_t>();
     const auto relu = run_all<int8_t>(unary("RELU", ElementType::Int8, 0.05f, 3, 0.03f, -20));
-    const Multiplier m = tflite_multiplier(static_cast<double>(0.05f / 0.03f));
+    const tflite_math::Multiplier m = tflite_math::quantize_multiplier(static_cast<double>(0.05f / 0.03f));
     const auto relu6 = run_all<int8_t>(unary("RELU6", ElementType::Int8, 0.05f, 3, 0.05f, 3));
     for (size_t i = 0; i < x.size(); ++i) {
-        EXPECT_EQ(relu[i], std::clamp<int64_t>(-20 + scale(x[i] - 3, m), -20, 127)) << i;
+        EXPECT_EQ(relu[i], std::clamp<int64_t>(-20 + tflite_math::multiply(x[i] - 3, m), -20, 127)) << i;
         // Between the input's 0 (3) and 6 (3 + 120), no rescaling.
         EXPECT_EQ(relu6[i], std::clamp<int>(x[i], 3, 123)) << i;
     }
@@ -65,11 +55,12 @@ TEST(ActivationKernels, LeakyReluInt8PositiveAndNegativeAlpha) {
         HostGraph g = unary("LEAKY_RELU", ElementType::Int8, 0.1f, -5, 0.07f, 10);
         g.options.leaky_relu.alpha = alpha;
         const auto got = run_all<int8_t>(g);
-        const Multiplier identity = tflite_multiplier(static_cast<double>(0.1f / 0.07f)),
-                         scaled = tflite_multiplier(static_cast<double>(0.1f * std::abs(alpha) / 0.07f));
+        const tflite_math::Multiplier identity = tflite_math::quantize_multiplier(static_cast<double>(0.1f / 0.07f)),
+                         scaled = tflite_math::quantize_multiplier(static_cast<double>(0.1f * std::abs(alpha) / 0.07f));
         for (size_t i = 0; i < x.size(); ++i) {
-            const int64_t d = x[i] + 5;
-            const int64_t y = d >= 0 ? scale(d, identity) : (alpha < 0 ? -scale(d, scaled) : scale(d, scaled));
+            const int32_t d = x[i] + 5;
+            const int64_t y = d >= 0 ? tflite_math::multiply(d, identity)
+                                     : (alpha < 0 ? -tflite_math::multiply(d, scaled) : tflite_math::multiply(d, scaled));
             EXPECT_EQ(got[i], std::clamp<int64_t>(10 + y, -128, 127)) << alpha << " " << i;
         }
     }

@@ -9,23 +9,13 @@
 #include <algorithm>
 #include <random>
 
-#include "emulator/isa/error.h"
 #include "tests/graph/host_graph.h"
-#include "tests/graph/tflite_arithmetic.h"
+#include "tests/engine/tflite_math.h"
 
 namespace ethosu::test {
 namespace {
 
 using ::testing::HasSubstr;
-
-template <class T>
-std::vector<T> random_values(size_t n, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> d(std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
-    std::vector<T> v(n);
-    for (auto& x : v) x = static_cast<T>(d(rng));
-    return v;
-}
 
 size_t count(const std::vector<int64_t>& s) {
     size_t n = 1;
@@ -65,24 +55,24 @@ std::vector<T> expected_add_sub(bool subtract, const std::vector<T>& x, const st
                                 const std::vector<int64_t>& sa, const std::vector<int64_t>& sb,
                                 const std::vector<int64_t>& so, Quant qa, Quant qb, Quant qo, int64_t lo, int64_t hi) {
     const int left_shift = sizeof(T) == 2 ? 15 : 20;
-    Multiplier m1, m2, mo;
+    tflite_math::Multiplier m1, m2, mo;
     if (subtract) {
         const float twice = 2 * std::max(qa.scale, qb.scale);
-        m1 = tflite_multiplier(qa.scale / twice);
-        m2 = tflite_multiplier(qb.scale / twice);
-        mo = tflite_multiplier(twice / (static_cast<float>(1 << left_shift) * qo.scale));
+        m1 = tflite_math::quantize_multiplier(qa.scale / twice);
+        m2 = tflite_math::quantize_multiplier(qb.scale / twice);
+        mo = tflite_math::quantize_multiplier(twice / (static_cast<float>(1 << left_shift) * qo.scale));
     } else {
         const double twice = 2.0 * std::max(qa.scale, qb.scale);
-        m1 = tflite_multiplier(qa.scale / twice);
-        m2 = tflite_multiplier(qb.scale / twice);
-        mo = tflite_multiplier(twice / ((1 << left_shift) * static_cast<double>(qo.scale)));
+        m1 = tflite_math::quantize_multiplier(qa.scale / twice);
+        m2 = tflite_math::quantize_multiplier(qb.scale / twice);
+        mo = tflite_math::quantize_multiplier(twice / ((1 << left_shift) * static_cast<double>(qo.scale)));
     }
     std::vector<T> z(count(so));
     for_each_4d(so, [&](size_t i, const std::vector<int64_t>& at) {
-        const int64_t a = (x[broadcast_index(sa, at)] - qa.zero_point) * (int64_t{1} << left_shift);
-        const int64_t b = (y[broadcast_index(sb, at)] - qb.zero_point) * (int64_t{1} << left_shift);
-        const int64_t s1 = scale(a, m1), s2 = scale(b, m2);
-        const int64_t r = scale(subtract ? s1 - s2 : s1 + s2, mo) + qo.zero_point;
+        const auto a = static_cast<int32_t>((x[broadcast_index(sa, at)] - qa.zero_point) * (1 << left_shift));
+        const auto b = static_cast<int32_t>((y[broadcast_index(sb, at)] - qb.zero_point) * (1 << left_shift));
+        const int32_t s1 = tflite_math::multiply(a, m1), s2 = tflite_math::multiply(b, m2);
+        const int64_t r = tflite_math::multiply(subtract ? s1 - s2 : s1 + s2, mo) + qo.zero_point;
         z[i] = static_cast<T>(std::clamp(r, lo, hi));
     });
     return z;
@@ -140,10 +130,10 @@ TEST(ElementwiseKernels, MulInt8AndInt16Broadcast) {
             const auto o = values_of<int8_t>(binary("MUL", type, sa, sb, so, qa, qb, qo).run(in)[0]);
             got.assign(o.begin(), o.end());
         }
-        const Multiplier m = tflite_multiplier(double{qa.scale} * double{qb.scale} / double{qo.scale});
+        const tflite_math::Multiplier m = tflite_math::quantize_multiplier(double{qa.scale} * double{qb.scale} / double{qo.scale});
         for_each_4d(so, [&](size_t i, const std::vector<int64_t>& at) {
             const int64_t p = (x[broadcast_index(sa, at)] - qa.zero_point) * (y[broadcast_index(sb, at)] - qb.zero_point);
-            EXPECT_EQ(got[i], std::clamp<int64_t>(scale(p, m) + qo.zero_point, -hi - 1, hi)) << i;
+            EXPECT_EQ(got[i], std::clamp<int64_t>(tflite_math::multiply(p, m) + qo.zero_point, -hi - 1, hi)) << i;
         });
     }
 }
@@ -155,12 +145,12 @@ TEST(ElementwiseKernels, SquaredDifferenceInt8) {
     const auto got = values_of<int8_t>(binary("SQUARED_DIFFERENCE", ElementType::Int8, sa, sb, sa, qa, qb, qo)
                                            .run({bytes_of(x), bytes_of(y)})[0]);
     const double twice = 2.0 * std::max(qa.scale, qb.scale);
-    const Multiplier m1 = tflite_multiplier(qa.scale / twice), m2 = tflite_multiplier(qb.scale / twice),
-                     mo = tflite_multiplier(twice * twice / (static_cast<float>(1 << 14) * qo.scale));
+    const tflite_math::Multiplier m1 = tflite_math::quantize_multiplier(qa.scale / twice), m2 = tflite_math::quantize_multiplier(qb.scale / twice),
+                     mo = tflite_math::quantize_multiplier(twice * twice / (static_cast<float>(1 << 14) * qo.scale));
     for_each_4d(sa, [&](size_t i, const std::vector<int64_t>& at) {
-        const int64_t d = scale((x[broadcast_index(sa, at)] - qa.zero_point) * 128, m1) -
-                          scale((y[broadcast_index(sb, at)] - qb.zero_point) * 128, m2);
-        EXPECT_EQ(got[i], std::clamp<int64_t>(scale(d * d, mo) + qo.zero_point, -128, 127)) << i;
+        const int64_t d = tflite_math::multiply((x[broadcast_index(sa, at)] - qa.zero_point) * 128, m1) -
+                          tflite_math::multiply((y[broadcast_index(sb, at)] - qb.zero_point) * 128, m2);
+        EXPECT_EQ(got[i], std::clamp<int64_t>(tflite_math::multiply(d * d, mo) + qo.zero_point, -128, 127)) << i;
         const double real = (x[broadcast_index(sa, at)] - qa.zero_point) * double{qa.scale} -
                             (y[broadcast_index(sb, at)] - qb.zero_point) * double{qb.scale};
         EXPECT_NEAR(got[i], std::clamp(real * real / qo.scale + qo.zero_point, -128.0, 127.0), 1.0) << i;
@@ -208,15 +198,6 @@ TEST(ElementwiseKernels, FloatAndInt32WithActivations) {
         EXPECT_EQ(mul32[i], std::max(product, 0));
         EXPECT_EQ(sub32[i], std::clamp(static_cast<int32_t>(static_cast<uint32_t>(a[i]) - static_cast<uint32_t>(b[i])), 0, 6));
     }
-}
-
-std::string refusal(const HostGraph& g) {
-    try {
-        check_graph(g.model());
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "accepted";
 }
 
 TEST(ElementwiseKernels, RefusesWhatTflmRefuses) {

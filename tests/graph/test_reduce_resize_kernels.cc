@@ -8,36 +8,13 @@
 #include <cmath>
 #include <random>
 
-#include "emulator/isa/error.h"
 #include "tests/graph/host_graph.h"
-#include "tests/graph/tflite_arithmetic.h"
+#include "tests/engine/tflite_math.h"
 
 namespace ethosu::test {
 namespace {
 
 using ::testing::HasSubstr;
-
-HostTensor ints(const std::vector<int32_t>& values) {
-    return {{static_cast<int64_t>(values.size())}, ElementType::Int32, {}, {}, bytes_of(values)};
-}
-
-template <class T>
-std::vector<T> random_values(size_t n, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> d(std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
-    std::vector<T> v(n);
-    for (auto& x : v) x = static_cast<T>(d(rng));
-    return v;
-}
-
-std::string refusal(const HostGraph& g) {
-    try {
-        check_graph(g.model());
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "accepted";
-}
 
 TEST(ReduceKernels, MeanInt8OverHeightAndWidth) {
     // [2, 3, 5, 4] reduced over axes 1 and -3... 1 and 2, kept: 15 values per output.
@@ -49,8 +26,8 @@ TEST(ReduceKernels, MeanInt8OverHeightAndWidth) {
     const auto x = random_values<int8_t>(120, 21);
     const auto got = values_of<int8_t>(g.run({bytes_of(x)})[0]);
     // TFLite's recipe: multiplier of 0.1/0.07, shifted up by floor(log2(15)) = 3 and divided by 15.
-    Multiplier m = tflite_multiplier(double{0.1f} / double{0.07f});
-    m.m = (m.m << 3) / 15;
+    tflite_math::Multiplier m = tflite_math::quantize_multiplier(double{0.1f} / double{0.07f});
+    m.multiplier = static_cast<int32_t>((int64_t{m.multiplier} << 3) / 15);
     m.shift -= 3;
     for (int b = 0; b < 2; ++b)
         for (int c = 0; c < 4; ++c) {
@@ -63,7 +40,7 @@ TEST(ReduceKernels, MeanInt8OverHeightAndWidth) {
                     real += (v + 3) * 0.1 / 15;
                 }
             const auto i = static_cast<size_t>(b * 4 + c);
-            EXPECT_EQ(got[i], std::clamp<int64_t>(scale(sum + 3 * 15, m) + 5, -128, 127)) << i;
+            EXPECT_EQ(got[i], std::clamp<int64_t>(tflite_math::multiply(sum + 3 * 15, m) + 5, -128, 127)) << i;
             EXPECT_NEAR(got[i], std::clamp(real / 0.07 + 5, -128.0, 127.0), 1.0) << i;
         }
 }
@@ -72,9 +49,9 @@ TEST(ReduceKernels, SumInt16AndFloatMean) {
     HostGraph sum{"SUM", {{{3, 4}, ElementType::Int16, {0.5f}, {0}}, ints({0}), {{4}, ElementType::Int16, {2.0f}, {0}}}, {0, 1}, {2}};
     const auto x = random_values<int16_t>(12, 22);
     const auto got = values_of<int16_t>(sum.run({bytes_of(x)})[0]);
-    const Multiplier m = tflite_multiplier(0.25);
+    const tflite_math::Multiplier m = tflite_math::quantize_multiplier(0.25);
     for (size_t c = 0; c < 4; ++c)
-        EXPECT_EQ(got[c], std::clamp<int64_t>(scale(int64_t{x[c]} + x[4 + c] + x[8 + c], m), INT16_MIN, INT16_MAX));
+        EXPECT_EQ(got[c], std::clamp<int64_t>(tflite_math::multiply(int64_t{x[c]} + x[4 + c] + x[8 + c], m), INT16_MIN, INT16_MAX));
 
     HostGraph mean{"MEAN", {{{2, 3}, ElementType::Float32}, ints({-1}), {{2}, ElementType::Float32}}, {0, 1}, {2}};
     const std::vector<float> f = {0.1f, 0.2f, 0.7f, -1.0f, 1e-8f, 3.0f};

@@ -7,7 +7,6 @@
 
 #include <numeric>
 
-#include "emulator/isa/error.h"
 #include "tests/graph/host_graph.h"
 
 namespace ethosu::test {
@@ -15,24 +14,11 @@ namespace {
 
 using ::testing::HasSubstr;
 
-HostTensor ints(const std::vector<int32_t>& values) {
-    return {{static_cast<int64_t>(values.size())}, ElementType::Int32, {}, {}, bytes_of(values)};
-}
-
 template <class T>
 std::vector<T> iota_values(size_t n, T first = T(1)) {
     std::vector<T> v(n);
     std::iota(v.begin(), v.end(), first);
     return v;
-}
-
-std::string refusal(const HostGraph& g) {
-    try {
-        check_graph(g.model());
-    } catch (const Error& e) {
-        return e.what();
-    }
-    return "accepted";
 }
 
 TEST(ShapeKernels, PadInt8WithZeroPointAndPadV2Float) {
