@@ -149,8 +149,11 @@ void check_arg_min_max(const OperatorView& v) {
              fmt::format("input is {}; TFLM's {} takes float32 or int8", element_type_name(in.type), v.name()));
     v.expect(v.input(1).type == ElementType::Int32 && out.type == ElementType::Int32,
              "its axis and output must be int32, as TFLM requires");
+    const int axis = arg_axis(v);
+    // The first element along the axis is the starting extreme: an empty axis has none.
+    v.expect(in.shape[static_cast<size_t>(axis)] > 0, fmt::format("axis {} of '{}' is empty", axis, in.name));
     Shape want = in.shape;
-    want.erase(want.begin() + arg_axis(v));
+    want.erase(want.begin() + axis);
     v.expect(out.shape == want, fmt::format("'{}' is [{}]; [{}] without the axis is [{}]", out.name, fmt::join(out.shape, ","),
                                             fmt::join(in.shape, ","), fmt::join(want, ",")));
 }

@@ -37,6 +37,8 @@ void check_resize(const OperatorView& v) {
              fmt::format("takes {} to {}; TFLM's {} takes float32, int8{}, the same type in and out",
                          element_type_name(in.type), element_type_name(out.type), v.name(), bilinear ? "" : " or int16"));
     v.expect(in.shape.size() == 4, fmt::format("input is {}-D; TFLM resizes 4-D (NHWC) tensors", in.shape.size()));
+    // Every output pixel reads input pixels: an empty input has none to read.
+    v.expect(in.shape[1] > 0 && in.shape[2] > 0, fmt::format("'{}' has no pixels to resize", in.name));
     v.expect(v.input(1).type == ElementType::Int32 && element_count(v.input(1)) == 2, "its size must be two int32 values");
     const auto size = constant_integers(v, 1);
     v.expect(size[0] > 0 && size[1] > 0 && size[0] <= INT16_MAX && size[1] <= INT16_MAX,

@@ -385,6 +385,9 @@ Window strided_slice_window(const OperatorView& v, Shape* kept_shape) {
         };
         const int32_t start = bound(begin[d], o.begin_mask & (1 << d), true);
         const bool shrink = o.shrink_axis_mask & (1 << d);
+        // A shrunk axis reads the one element at start, which must exist.
+        v.expect(!shrink || (start >= 0 && start < size),
+                 fmt::format("shrinks dimension {} at {}, outside its {} elements", d, begin[d], size));
         const int32_t stop = shrink ? (size == 0 ? 0 : start + 1) : bound(end[d], o.end_mask & (1 << d), false);
         const auto count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil(static_cast<float>(stop - start) /
                                                                              static_cast<float>(stride))));

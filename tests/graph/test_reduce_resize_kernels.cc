@@ -134,6 +134,11 @@ TEST(ReduceKernels, RefusesWhatTflmRefuses) {
     EXPECT_THAT(refusal(bad_axis), HasSubstr("axis 2 is outside a rank-2 tensor"));
     HostGraph int64_out{"ARG_MAX", {{{2, 3}, ElementType::Int8, {1.0f}, {0}}, ints({1}), {{2}, ElementType::Int64}}, {0, 1}, {2}};
     EXPECT_THAT(refusal(int64_out), HasSubstr("must be int32"));
+    HostGraph empty_axis{"ARG_MIN", {{{2, 0}, ElementType::Float32}, ints({1}), {{2}, ElementType::Int32}}, {0, 1}, {2}};
+    EXPECT_THAT(refusal(empty_axis), HasSubstr("axis 1 of 't0' is empty"));
+    HostGraph no_pixels{"RESIZE_NEAREST_NEIGHBOR", {{{1, 0, 2, 1}, ElementType::Int8, {1.0f}, {0}}, ints({4, 4}),
+                                                    {{1, 4, 4, 1}, ElementType::Int8, {1.0f}, {0}}}, {0, 1}, {2}};
+    EXPECT_THAT(refusal(no_pixels), HasSubstr("no pixels to resize"));
     HostGraph both{"RESIZE_BILINEAR", {{{1, 2, 2, 1}, ElementType::Float32}, ints({4, 4}), {{1, 4, 4, 1}, ElementType::Float32}}, {0, 1}, {2}};
     both.options.resize = {true, true};
     EXPECT_THAT(refusal(both), HasSubstr("half_pixel_centers and align_corners"));

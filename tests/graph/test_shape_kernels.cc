@@ -172,6 +172,10 @@ TEST(ShapeKernels, RefusesWhatTflmRefuses) {
     ellipsis.tensors[4].constant = {};
     ellipsis.options.strided_slice.ellipsis_mask = 1;
     EXPECT_THAT(refusal(ellipsis), HasSubstr("ellipsis mask"));
+    HostGraph past_the_end{"STRIDED_SLICE", {in, ints({0, 0, 3}), ints({1, 2, 4}), ints({1, 1, 1}), {{1, 2}, ElementType::Int8}},
+                           {0, 1, 2, 3}, {4}};
+    past_the_end.options.strided_slice.shrink_axis_mask = 0b100;
+    EXPECT_THAT(refusal(past_the_end), HasSubstr("shrinks dimension 2 at 3, outside its 3 elements"));
     HostGraph uneven{"SPLIT", {ints({2}), {{1, 2, 3}, ElementType::Int8}, {{1, 2, 1}, ElementType::Int8}, {{1, 2, 2}, ElementType::Int8}},
                      {0, 1}, {2, 3}};
     uneven.tensors[0].shape = {};
