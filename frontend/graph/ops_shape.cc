@@ -1,6 +1,7 @@
 // Operators that move elements without arithmetic: PAD, PADV2, TRANSPOSE, CONCATENATION, PACK,
-// SPLIT, SPLIT_V, UNPACK, SLICE, STRIDED_SLICE, as TFLM's kernels (pad_common.cc, transpose.cc,
-// concatenation.cc, pack.cc, split.cc, split_v.cc, unpack.cc, slice.cc, strided_slice_common.cc;
+// SPLIT, SPLIT_V, UNPACK, SLICE, STRIDED_SLICE, GATHER, as TFLM's kernels (pad_common.cc,
+// transpose.cc, concatenation.cc, pack.cc, split.cc, split_v.cc, unpack.cc, slice.cc,
+// strided_slice_common.cc, gather.cc;
 // reference/pad.h, transpose.h, strided_slice.h, strided_slice_logic.h). They copy bytes, so
 // one implementation serves every element type a kernel takes; the output shapes are the file's,
 // checked against what the parameters give as TFLM's Prepare checks them.
@@ -443,6 +444,61 @@ void run_slice(const OperatorView& v, HostTensors& tensors) {
     });
 }
 
+// ---- GATHER --------------------------------------------------------------------------------
+
+// gather.cc: per batch (the first batch_dims dimensions, shared by input and positions) and
+// per index before the axis, the input's slices at each position along the axis.
+struct Gather {
+    size_t axis = 0, batch_dims = 0;
+    size_t batches = 1, outer = 1, axis_size = 1, inner = 1, positions = 1;
+};
+
+Gather gather_of(const OperatorView& v) {
+    const Shape &in = v.input(0).shape, &at = v.input(1).shape;
+    const int axis = normalized_axis(v, v.op.gather.axis, in.size());
+    int64_t batch_dims = v.op.gather.batch_dims;
+    if (batch_dims < 0) batch_dims += static_cast<int64_t>(at.size());
+    v.expect(batch_dims >= 0 && batch_dims <= axis && static_cast<size_t>(batch_dims) <= at.size(),
+             fmt::format("batch_dims {} is outside [0, axis {}] or beyond the positions' rank", v.op.gather.batch_dims, axis));
+    const auto b = static_cast<size_t>(batch_dims), a = static_cast<size_t>(axis);
+    for (size_t d = 0; d < b; ++d)
+        v.expect(in[d] == at[d], fmt::format("batch dimension {} is {} in the input and {} in the positions", d, in[d], at[d]));
+    return {a, b, product(in, 0, b), product(in, b, a), static_cast<size_t>(in[a]), product(in, a + 1, in.size()),
+            product(at, b, at.size())};
+}
+
+void check_gather(const OperatorView& v) {
+    v.expect_arity(2, 1);
+    const TensorInfo &in = v.input(0), &at = v.input(1), &out = v.output(0);
+    expect_type(v, in, {ElementType::Float32, ElementType::Int8});
+    expect_same_type(v, in, out);
+    v.expect(at.type == ElementType::Int32, fmt::format("positions '{}' must be int32, as TFLM requires", at.name));
+    // The output: the input's dimensions before the axis, the positions' after the batch, the input's after the axis.
+    const Gather g = gather_of(v);
+    Shape want(in.shape.begin(), in.shape.begin() + static_cast<ptrdiff_t>(g.axis));
+    want.insert(want.end(), at.shape.begin() + static_cast<ptrdiff_t>(g.batch_dims), at.shape.end());
+    want.insert(want.end(), in.shape.begin() + static_cast<ptrdiff_t>(g.axis) + 1, in.shape.end());
+    expect_shape(v, out, want);
+}
+
+void run_gather(const OperatorView& v, HostTensors& tensors) {
+    const Gather g = gather_of(v);
+    const auto size = static_cast<size_t>(element_size(v.input(0).type)) * g.inner;
+    const auto& src = tensors.read(v.op.inputs[0]);
+    const auto positions = typed<int32_t>(tensors.read(v.op.inputs[1]));
+    auto& dst = tensors.write(v.op.outputs[0]);
+    size_t o = 0;
+    for (size_t b = 0; b < g.batches; ++b)
+        for (size_t outer = 0; outer < g.outer; ++outer)
+            for (size_t k = 0; k < g.positions; ++k, o += size) {
+                const int32_t at = positions[b * g.positions + k];
+                // TFLM only debug-checks the positions; here one outside the axis ends the run.
+                v.expect(at >= 0 && static_cast<size_t>(at) < g.axis_size,
+                         fmt::format("position {} is outside the axis of {} elements", at, g.axis_size));
+                std::memcpy(dst.data() + o, src.data() + ((b * g.outer + outer) * g.axis_size + static_cast<size_t>(at)) * size, size);
+            }
+}
+
 }  // namespace
 
 std::span<const CpuKernel> shape_kernels() {
@@ -457,6 +513,7 @@ std::span<const CpuKernel> shape_kernels() {
         {"UNPACK", check_split, run_split},
         {"SLICE", check_slice, run_slice},
         {"STRIDED_SLICE", check_slice, run_slice},
+        {"GATHER", check_gather, run_gather},
     };
     return kernels;
 }

@@ -147,6 +147,27 @@ TEST(ShapeKernels, SliceAndStridedSlice) {
         for (size_t b = 0; b < 4; b += 2, ++i) EXPECT_EQ(t[i], x[(static_cast<size_t>(a) * 4 + b) * 5]);
 }
 
+TEST(ShapeKernels, GatherWithBatchDimensions) {
+    // input [2, 3, 4], positions [2, 2] per batch, axis 1, batch_dims 1: out[b][k][c] = in[b][pos[b][k]][c].
+    const auto x = iota_values<float>(24);
+    HostGraph g{"GATHER", {{{2, 3, 4}, ElementType::Float32}, {{2, 2}, ElementType::Int32}, {{2, 2, 4}, ElementType::Float32}},
+                {0, 1}, {2}};
+    g.options.gather = {1, 1};
+    const std::vector<int32_t> positions = {2, 0, 1, 1};
+    const auto got = values_of<float>(g.run({bytes_of(x), bytes_of(positions)})[0]);
+    for (size_t b = 0; b < 2; ++b)
+        for (size_t k = 0; k < 2; ++k)
+            for (size_t c = 0; c < 4; ++c)
+                EXPECT_EQ(got[(b * 2 + k) * 4 + c], x[(b * 3 + static_cast<size_t>(positions[b * 2 + k])) * 4 + c]);
+    // A position outside the axis ends the run with an error naming the operator.
+    try {
+        g.run({bytes_of(x), bytes_of(std::vector<int32_t>{0, 3, 0, 0})});
+        ADD_FAILURE() << "position 3 accepted";
+    } catch (const Error& e) {
+        EXPECT_THAT(e.what(), HasSubstr("operators[0] (GATHER): position 3 is outside the axis of 3 elements"));
+    }
+}
+
 TEST(ShapeKernels, SqueezeAndExpandDimsCopy) {
     const auto x = iota_values<float>(6);
     HostGraph squeeze{"SQUEEZE", {{{1, 2, 1, 3}, ElementType::Float32}, {{2, 3}, ElementType::Float32}}, {0}, {1}};
@@ -180,6 +201,9 @@ TEST(ShapeKernels, RefusesWhatTflmRefuses) {
                      {0, 1}, {2, 3}};
     uneven.tensors[0].shape = {};
     EXPECT_THAT(refusal(uneven), HasSubstr("not of equal size"));
+    HostGraph gather_shape{"GATHER", {in, {{2}, ElementType::Int32}, {{1, 2, 3}, ElementType::Int8}}, {0, 1}, {2}};
+    gather_shape.options.gather.axis = 2;
+    EXPECT_THAT(refusal(gather_shape), HasSubstr("parameters give [1,2,2]"));
     EXPECT_THAT(refusal({"SLICE", {in, ints({0, 1, 0}), ints({1, 2, 3}), {{1, 2, 3}, ElementType::Int8}}, {0, 1, 2}, {3}}),
                 HasSubstr("leave dimension 1"));
 }
