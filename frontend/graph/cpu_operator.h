@@ -87,7 +87,7 @@ std::span<const CpuKernel> conversion_kernels();  // QUANTIZE, DEQUANTIZE, RESHA
 std::span<const CpuKernel> svdf_kernels();        // SVDF
 std::span<const CpuKernel> softmax_kernels();     // SOFTMAX
 std::span<const CpuKernel> shape_kernels();  // PAD(V2), TRANSPOSE, CONCATENATION, PACK, SPLIT(_V), UNPACK, (STRIDED_)SLICE, GATHER
-std::span<const CpuKernel> activation_kernels();   // RELU, RELU6, LEAKY_RELU, LOGISTIC, TANH, HARD_SWISH
+std::span<const CpuKernel> activation_kernels();   // RELU, RELU6, LEAKY_RELU, PRELU, LOGISTIC, TANH, HARD_SWISH
 std::span<const CpuKernel> reduce_kernels();       // MEAN, SUM, ARG_MAX, ARG_MIN
 std::span<const CpuKernel> resize_kernels();       // RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR
 std::span<const CpuKernel> elementwise_kernels();  // ADD, SUB, MUL, MINIMUM, MAXIMUM, SQUARED_DIFFERENCE

@@ -1,9 +1,10 @@
-// Activations: RELU, RELU6, LEAKY_RELU, LOGISTIC, TANH, HARD_SWISH, as TFLM's kernels
-// (activations_common.cc, activations.h, leaky_relu_common.cc, logistic_common.cc, tanh.cc,
-// hard_swish_common.cc; reference/leaky_relu.h, logistic.h, tanh.h, hard_swish.h,
+// Activations: RELU, RELU6, LEAKY_RELU, PRELU, LOGISTIC, TANH, HARD_SWISH, as TFLM's kernels
+// (activations_common.cc, activations.h, leaky_relu_common.cc, prelu_common.cc, logistic_common.cc,
+// tanh.cc, hard_swish_common.cc; reference/prelu.h, reference/leaky_relu.h, logistic.h, tanh.h, hard_swish.h,
 // integer_ops/logistic.h, integer_ops/tanh.h). TFLM has no RELU_N1_TO_1 kernel.
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -167,6 +168,65 @@ void run_leaky_relu(const OperatorView& v, HostTensors& tensors) {
                 y += negative_alpha ? -scaled : scaled;
             }
             return static_cast<T>(std::clamp<int64_t>(y, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
+        });
+    });
+}
+
+// ---- PRELU ----------------------------------------------------------------------------------
+
+// prelu_common.cc: alpha broadcast against the input in 4-D; integer multipliers for input /
+// output scale and input * alpha / output scale, in double. int16 inputs take int8 alphas.
+struct PreluMultipliers {
+    QuantizedMultiplier identity, alpha;
+};
+
+PreluMultipliers prelu_multipliers(const OperatorView& v) {
+    const double in = v.input(0).scale[0], alpha = v.input(1).scale[0], out = v.output(0).scale[0];
+    const PreluMultipliers m{reference::quantize_multiplier(in / out), reference::quantize_multiplier(in * alpha / out)};
+    v.expect(m.identity.shift <= 30 && m.alpha.shift <= 30, "an effective scale is over 2^30");
+    return m;
+}
+
+void check_prelu(const OperatorView& v) {
+    v.expect_arity(2, 1);
+    const TensorInfo &in = v.input(0), &alpha = v.input(1), &out = v.output(0);
+    const bool float_prelu = in.type == ElementType::Float32 && alpha.type == ElementType::Float32;
+    const bool integer_prelu = (in.type == ElementType::Int8 || in.type == ElementType::Int16) && alpha.type == ElementType::Int8;
+    v.expect(in.type == out.type && (float_prelu || integer_prelu), fmt::format("takes {} with {} alphas to {}; TFLM's PRELU takes float32 with float32 alphas, "
+                                   "int8 or int16 with int8 alphas, the same type out",
+                                   element_type_name(in.type), element_type_name(alpha.type), element_type_name(out.type)));
+    v.expect(broadcasts_to(in.shape, alpha.shape, out.shape) && out.shape.size() <= 4 && in.shape == out.shape,
+             fmt::format("alphas [{}] do not broadcast to the input's [{}] in 4-D", fmt::join(alpha.shape, ","),
+                         fmt::join(in.shape, ",")));
+    if (in.type == ElementType::Float32) return;
+    for (const TensorInfo* t : {&in, &alpha, &out}) v.expect_quantized(*t);
+    prelu_multipliers(v);
+}
+
+void run_prelu(const OperatorView& v, HostTensors& tensors) {
+    const TensorInfo &in = v.input(0), &alpha = v.input(1), &out = v.output(0);
+    const auto& x_bytes = tensors.read(v.op.inputs[0]);
+    const auto& a_bytes = tensors.read(v.op.inputs[1]);
+    auto& out_bytes = tensors.write(v.op.outputs[0]);
+    if (in.type == ElementType::Float32) {
+        const auto x = typed<float>(x_bytes), a = typed<float>(a_bytes);
+        const auto y = typed<float>(out_bytes);
+        for_each_broadcast(in.shape, alpha.shape, out.shape,
+                           [&](size_t i, size_t ix, size_t ia) { y[i] = x[ix] >= 0.0f ? x[ix] : x[ix] * a[ia]; });
+        return;
+    }
+    const PreluMultipliers m = prelu_multipliers(v);
+    const auto in_offset = -static_cast<int32_t>(in.zero_point[0]), alpha_offset = -static_cast<int32_t>(alpha.zero_point[0]);
+    const auto out_zp = static_cast<int32_t>(out.zero_point[0]);
+    const auto a = typed<int8_t>(a_bytes);
+    with_int8_or_int16(in.type, [&]<class T>(T) {
+        const auto x = typed<T>(x_bytes);
+        const auto y = typed<T>(out_bytes);
+        for_each_broadcast(in.shape, alpha.shape, out.shape, [&](size_t i, size_t ix, size_t ia) {
+            const int32_t value = in_offset + x[ix];
+            const int64_t scaled = value >= 0 ? reference::multiply_by_quantized_multiplier(value, m.identity)
+                                              : reference::multiply_by_quantized_multiplier(value * (alpha_offset + a[ia]), m.alpha);
+            y[i] = static_cast<T>(std::clamp<int64_t>(scaled + out_zp, std::numeric_limits<T>::min(), std::numeric_limits<T>::max()));
         });
     });
 }
@@ -374,6 +434,7 @@ std::span<const CpuKernel> activation_kernels() {
         {"RELU", check_relu, run_relu},
         {"RELU6", check_relu, run_relu},
         {"LEAKY_RELU", check_leaky_relu, run_leaky_relu},
+        {"PRELU", check_prelu, run_prelu},
         {"LOGISTIC", check_curve, run_curve},
         {"TANH", check_curve, run_curve},
         {"HARD_SWISH", check_hard_swish, run_hard_swish},

@@ -66,6 +66,37 @@ TEST(ActivationKernels, LeakyReluInt8PositiveAndNegativeAlpha) {
     }
 }
 
+TEST(ActivationKernels, PreluWithPerChannelAlphas) {
+    // int16 input [1, 2, 3, 4], int8 alphas [4] broadcast over the channels.
+    const auto x = random_values<int16_t>(24, 31);
+    const std::vector<int8_t> alphas = {-100, 0, 37, 127};
+    HostGraph g{"PRELU",
+                {{{1, 2, 3, 4}, ElementType::Int16, {0.002f}, {0}},
+                 {{4}, ElementType::Int8, {0.01f}, {-3}, bytes_of(alphas)},
+                 {{1, 2, 3, 4}, ElementType::Int16, {0.003f}, {0}}},
+                {0, 1},
+                {2}};
+    const auto got = values_of<int16_t>(g.run({bytes_of(x)})[0]);
+    const auto identity = tflite_math::quantize_multiplier(double{0.002f} / double{0.003f});
+    const auto scaled = tflite_math::quantize_multiplier(double{0.002f} * double{0.01f} / double{0.003f});
+    for (size_t i = 0; i < x.size(); ++i) {
+        const int32_t alpha = alphas[i % 4] + 3;
+        const int64_t y = x[i] >= 0 ? tflite_math::multiply(x[i], identity) : tflite_math::multiply(x[i] * alpha, scaled);
+        EXPECT_EQ(got[i], std::clamp<int64_t>(y, INT16_MIN, INT16_MAX)) << i;
+    }
+    HostGraph f{"PRELU",
+                {{{2, 2}, ElementType::Float32}, {{2}, ElementType::Float32, {}, {}, bytes_of(std::vector<float>{0.5f, -2.0f})},
+                 {{2, 2}, ElementType::Float32}},
+                {0, 1},
+                {2}};
+    EXPECT_EQ(values_of<float>(f.run({bytes_of(std::vector<float>{-1.0f, -1.0f, 3.0f, -0.25f})})[0]),
+              (std::vector<float>{-0.5f, 2.0f, 3.0f, 0.5f}));
+    HostGraph wide_alpha = g;
+    wide_alpha.tensors[1].type = ElementType::Int16;
+    wide_alpha.tensors[1].constant = bytes_of(std::vector<int16_t>{1, 2, 3, 4});
+    EXPECT_THAT(refusal(wide_alpha), HasSubstr("int8 or int16 with int8 alphas"));
+}
+
 // Each quantized curve against the real function: within one step, monotonic.
 template <class T>
 void expect_curve(const std::vector<T>& got, float in_scale, int in_zp, float out_scale, int out_zp,
