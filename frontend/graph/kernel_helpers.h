@@ -12,13 +12,13 @@
 
 namespace ethosu {
 
-// The clamp TFLite applies for a fused activation on a quantized output
-// (CalculateActivationRangeQuantized: zero point + round(bound / scale), inside the type). TANH and
-// SIGN_BIT clamp nothing there, as in TFLite; a code outside TFLite's enum is refused.
-std::pair<int32_t, int32_t> quantized_activation_range(const OperatorView& v, const TensorInfo& out);
 // TFLite's ActivationFunctionType of the operator, refused outside TFLite's enum.
 enum class FusedActivation : int8_t { None = 0, Relu = 1, ReluN1To1 = 2, Relu6 = 3, Tanh = 4, SignBit = 5 };
 FusedActivation fused_activation(const OperatorView& v);
+// The clamp TFLite applies for a fused activation on a quantized output
+// (CalculateActivationRangeQuantized: zero point + round(bound / scale), inside the type). TANH and
+// SIGN_BIT clamp nothing there, as in TFLite.
+std::pair<int32_t, int32_t> quantized_activation_range(const OperatorView& v, const TensorInfo& out);
 // The same for unquantized outputs (CalculateActivationRange<T>).
 template <class T>
 std::pair<T, T> activation_range(const OperatorView& v) {
@@ -43,7 +43,7 @@ reference::QuantizedMultiplier multiplier_below_one(const OperatorView& v, doubl
 int32_t multiply_below_one(int32_t x, reference::QuantizedMultiplier m);
 
 // Numpy broadcasting as TFLite's *Slow kernels do it: the shapes right-aligned to the output's
-// rank, a dimension of 1 repeated. `fits` says whether a and b broadcast to out.
+// rank, a dimension of 1 repeated: whether a and b broadcast to out.
 bool broadcasts_to(const std::vector<int64_t>& a, const std::vector<int64_t>& b, const std::vector<int64_t>& out);
 // For each output element in order: f(output index, index in a, index in b).
 template <class F>
