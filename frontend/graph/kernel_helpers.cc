@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -19,9 +20,13 @@ std::pair<int32_t, int32_t> quantized_activation_range(const OperatorView& v, co
         lo = std::numeric_limits<decltype(value)>::min();
         hi = std::numeric_limits<decltype(value)>::max();
     });
-    // TFLite's Quantize: the bound divided by the scale in float, std::round, plus the zero point.
+    // TFLite's Quantize: the bound divided by the scale in float, std::round, plus the zero point;
+    // a bound beyond int32 on the output's scale is refused, as TFLite refuses it.
     const auto quantize = [&](float bound) {
-        return static_cast<int32_t>(out.zero_point[0]) + reference::truncate_to_int32(std::round(bound / out.scale[0]));
+        const float steps = std::round(bound / out.scale[0]);
+        v.expect(steps >= -2147483648.0f && steps <= 2147483648.0f,
+                 fmt::format("its fused activation's bound {} is beyond int32 on the output scale {}", bound, out.scale[0]));
+        return static_cast<int32_t>(std::clamp<int64_t>(static_cast<int64_t>(steps) + out.zero_point[0], INT32_MIN, INT32_MAX));
     };
     switch (fused_activation(v)) {
         case FusedActivation::Relu: return {std::max(lo, quantize(0.0f)), hi};

@@ -375,6 +375,8 @@ HardSwishParameters hard_swish_parameters(const OperatorView& v) {
     const auto out = reference::quantize_multiplier(static_cast<double>(hires_input_scale / v.output(0).scale[0]));
     const auto reluish = reference::quantize_multiplier(static_cast<double>(hires_input_scale / reluish_scale));
     v.expect(out.shift <= 0, "the input scale is over 128 times the output scale, which TFLM's HARD_SWISH refuses");
+    // Its 16-bit rounding shift is defined up to 15 places.
+    v.expect(out.shift >= -15, "the output scale is over 2^15 times the input scale / 128, beyond TFLM's 16-bit HARD_SWISH");
     v.expect(reluish.shift <= 15 && reluish.shift >= -15, "the input scale is outside what TFLM's HARD_SWISH takes");
     return {to_int16_multiplier(out.multiplier), to_int16_multiplier(reluish.multiplier), out.shift, reluish.shift};
 }

@@ -211,6 +211,8 @@ TEST(ElementwiseKernels, RefusesWhatTflmRefuses) {
     EXPECT_THAT(refusal(binary("SUB", ElementType::Int8, s, s, s, q, q, q, 9)), HasSubstr("fused activation 9"));
     // ADD's output multiplier must stay below one: an output scale 2^20 times smaller is refused.
     EXPECT_THAT(refusal(binary("ADD", ElementType::Int8, s, s, s, q, q, {1e-8f, 0})), HasSubstr("outside (0, 1)"));
+    // RELU6's bound of 6 on a scale of 1e-12 is beyond int32, which TFLite's Quantize refuses.
+    EXPECT_THAT(refusal(binary("MUL", ElementType::Int8, s, s, s, q, q, {1e-12f, 0}, 3)), HasSubstr("beyond int32"));
     HostGraph mixed = binary("MAXIMUM", ElementType::Int8, s, s, s, q, q, q);
     mixed.tensors[1].type = ElementType::Int16;
     EXPECT_THAT(refusal(mixed), HasSubstr("takes int8 and int16"));
