@@ -15,13 +15,14 @@
 #include <optional>
 
 #include "emulator/engine/timing/pmu.h"
-#include "emulator/isa/bounded_file.h"
 #include "emulator/isa/disasm.h"
 #include "emulator/isa/error.h"
 #include "frontend/cli/check.h"
 #include "frontend/cli/example_model.h"
+#include "frontend/cli/graph_info.h"
 #include "frontend/cli/run_model.h"
 #include "frontend/cli/run_figures.h"
+#include "frontend/cli/tensor_files.h"
 #include "frontend/graph/graph_runner.h"
 #include "frontend/loaders/model.h"
 #include "traces/chrome_trace.h"
@@ -107,6 +108,7 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
                     {"streams", streams},
                     {"commands", total_commands},
                     {"ops", total_ops}};
+        if (model->graph) out["graph"] = graph_info_json(*model);
         std::cout << out.dump(2) << "\n";
         return 0;
     }
@@ -135,6 +137,7 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
         for (const auto& w : s["warnings"]) fmt::print("  warning: {}\n", w.get<std::string>());
     }
     fmt::print("total: {} commands, {} ops\n", total_commands, total_ops);
+    if (model->graph) fmt::print("{}", graph_info_text(*model));
     return 0;
 }
 
@@ -243,6 +246,7 @@ json pmu_json(const NpuConfig& npu, const std::vector<uint32_t>& events, const P
 struct RunCliOptions {
     std::vector<std::string> pmu;
     std::vector<std::string> input_files;
+    std::vector<std::string> output_files;  // output k's file; the others PREFIX.out<k>.bin
     std::string output_prefix = "out";
     bool timing_only = false;
     bool no_timing = false;
@@ -280,6 +284,9 @@ json operators_json(const RunResult& result, bool timed) {
 
 int run_run(const std::string& path, const LoadOptions& options, const RunCliOptions& cli, bool as_json) {
     const auto model = load_model(path, options);
+    if (cli.output_files.size() > model->outputs.size())
+        throw Error({"--output", std::nullopt, {}},
+                    fmt::format("{} output files for the model's {} outputs", cli.output_files.size(), model->outputs.size()));
     // An operator the host cannot run is reported now, before any input is read or op run.
     if (runs_as_graph(*model)) check_graph(*model);
     std::vector<std::vector<uint8_t>> inputs = read_input_files(*model, cli.input_files);
@@ -317,15 +324,12 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     json outputs = json::array();
     std::vector<std::string> output_files;
     for (size_t i = 0; i < result.outputs.size(); ++i) {
-        const std::string file = fmt::format("{}.out{}.bin", output_prefix, i);
-        std::ofstream out(file, std::ios::binary);
-        out.write(reinterpret_cast<const char*>(result.outputs[i].data()),
-                  static_cast<std::streamsize>(result.outputs[i].size()));
-        if (!out) throw Error({file, std::nullopt, {}}, "cannot write file");
+        const std::string& file = output_files.emplace_back(
+            i < cli.output_files.size() ? cli.output_files[i] : fmt::format("{}.out{}.bin", output_prefix, i));
+        write_tensor_file(file, model->outputs[i], result.outputs[i]);
         json t = tensor_json(model->outputs[i]);
         t["file"] = file;
         outputs.push_back(t);
-        output_files.push_back(file);
     }
     const json timing = cli.no_timing ? json::object() : timing_json(result);
     if (!as_json) {
@@ -439,7 +443,8 @@ int main(int argc, char** argv) {
     auto add_run_options = [&](CLI::App* cmd) {
         add_model_options(cmd);
         cmd->add_option("--input", run_options.input_files,
-                        "raw input tensor file, in the model's input order (omitted: zeros, with a warning)");
+                        "input tensor file, in the model's input order (omitted: zeros, with a warning): raw bytes, "
+                        "or a numpy array of the tensor's dtype and shape if the name ends in .npy");
         cmd->add_flag("--lenient", run_options.lenient,
                       "run ops that read registers the stream never wrote, reading them as 0 (a warning each); "
                       "by default such a stream is refused");
@@ -476,7 +481,10 @@ int main(int argc, char** argv) {
     };
     auto* run = app.add_subcommand("run", "execute the model's NPU work bit-exactly; write its outputs");
     add_run_options(run);
-    run->add_option("--output-prefix", run_options.output_prefix, "outputs are written to PREFIX.out<k>.bin");
+    run->add_option("--output", run_options.output_files,
+                    "file for the next model output, raw or (name ending in .npy) a numpy array of its dtype and shape");
+    run->add_option("--output-prefix", run_options.output_prefix,
+                    "outputs without an --output file are written to PREFIX.out<k>.bin");
     run->add_flag("--timing-only", run_options.timing_only, "cycles, traffic and traces without computing data");
     run->add_flag("--no-timing", run_options.no_timing, "outputs only, without the cycle estimate");
     run->add_option("--report", run_options.report_file,

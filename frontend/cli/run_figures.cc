@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "emulator/isa/bounded_file.h"
+#include "frontend/cli/tensor_files.h"
 
 namespace ethosu {
 
@@ -10,11 +10,8 @@ using json = nlohmann::ordered_json;
 
 std::vector<std::vector<uint8_t>> read_input_files(const LoadedModel& model, const std::vector<std::string>& files) {
     std::vector<std::vector<uint8_t>> inputs(files.size());
-    for (size_t i = 0; i < files.size() && i < model.inputs.size(); ++i) {
-        const std::string bytes = read_bounded_file(files[i], model.inputs[i].size_bytes, "--input",
-                                                    fmt::format("the model's input {} has that many bytes", i));
-        inputs[i].assign(bytes.begin(), bytes.end());
-    }
+    for (size_t i = 0; i < files.size() && i < model.inputs.size(); ++i)
+        inputs[i] = read_tensor_file(files[i], model.inputs[i], i);
     return inputs;
 }
 

@@ -12,8 +12,9 @@
 
 namespace ethosu {
 
-// The input files in the model's input order, each read up to the size of its tensor (a larger
-// one is refused by name); files past the model's inputs are left for run_model to refuse.
+// The input files in the model's input order, raw (each read up to the size of its tensor, a
+// larger one refused by name) or .npy of the tensor's type and shape (tensor_files.h); files past
+// the model's inputs are left for run_model to refuse.
 std::vector<std::vector<uint8_t>> read_input_files(const LoadedModel& model, const std::vector<std::string>& files);
 
 // {"memories": {NAME: {"read_bytes", "write_bytes"}} for each memory with traffic,

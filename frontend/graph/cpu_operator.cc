@@ -75,6 +75,11 @@ constexpr std::span<const CpuKernel> (*kFamilies[])() = {
     convolution_kernels,
     fully_connected_kernels,
     pool_kernels,
+    elementwise_kernels,
+    shape_kernels,
+    activation_kernels,
+    reduce_kernels,
+    resize_kernels,
 };
 
 // The kernels by builtin code, built once; a name TFLite lacks or registered twice is a bug here.

@@ -83,12 +83,17 @@ struct CpuKernel {
 };
 
 // The families (one per ops_*.cc file).
-std::span<const CpuKernel> conversion_kernels();  // QUANTIZE, DEQUANTIZE, RESHAPE
+std::span<const CpuKernel> conversion_kernels();  // QUANTIZE, DEQUANTIZE, RESHAPE, SQUEEZE, EXPAND_DIMS
 std::span<const CpuKernel> svdf_kernels();        // SVDF
 std::span<const CpuKernel> softmax_kernels();     // SOFTMAX
 std::span<const CpuKernel> convolution_kernels();      // CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV
 std::span<const CpuKernel> fully_connected_kernels();  // FULLY_CONNECTED, BATCH_MATMUL
 std::span<const CpuKernel> pool_kernels();             // AVERAGE_POOL_2D, MAX_POOL_2D
+std::span<const CpuKernel> shape_kernels();  // PAD(V2), TRANSPOSE, CONCATENATION, PACK, SPLIT(_V), UNPACK, (STRIDED_)SLICE, GATHER
+std::span<const CpuKernel> activation_kernels();   // RELU, RELU6, LEAKY_RELU, PRELU, LOGISTIC, TANH, HARD_SWISH
+std::span<const CpuKernel> reduce_kernels();       // MEAN, SUM, ARG_MAX, ARG_MIN
+std::span<const CpuKernel> resize_kernels();       // RESIZE_BILINEAR, RESIZE_NEAREST_NEIGHBOR
+std::span<const CpuKernel> elementwise_kernels();  // ADD, SUB, MUL, MINIMUM, MAXIMUM, SQUARED_DIFFERENCE
 
 // The kernel of a builtin code, or null.
 const CpuKernel* find_cpu_kernel(int32_t builtin_code);

@@ -69,8 +69,11 @@ int32_t exp_on_negative_values(int32_t a, int integer_bits) {
     return a == 0 ? kRawMax : result;
 }
 
-int32_t one_over_one_plus_x(int32_t x) {
-    // Newton-Raphson on (1 + x) / 2 with values of 2 integer bits, from 48/17 - 32/17 * d.
+namespace {
+
+// gemmlowp's Newton-Raphson division shared by 1/(1+x) and (1-x)/(1+x): 1 / ((1 + x) / 2) with
+// 2 integer bits, from the estimate 48/17 - 32/17 * d.
+int32_t reciprocal_of_half_sum_with_one(int32_t x) {
     const int64_t sum = int64_t{x} + kRawMax;
     const auto half_denominator = static_cast<int32_t>((sum + (sum >= 0 ? 1 : -1)) / 2);
     constexpr int32_t k48Over17 = 1515870810, kMinus32Over17 = -1010580540, kOneQ2 = 1 << 29;
@@ -79,8 +82,35 @@ int32_t one_over_one_plus_x(int32_t x) {
         const int32_t one_minus_product = sub(kOneQ2, doubling_high_mul(half_denominator, estimate));
         estimate = add(estimate, multiply_by_pot(doubling_high_mul(estimate, one_minus_product), 2));
     }
+    return estimate;
+}
+
+}  // namespace
+
+int32_t one_over_one_plus_x(int32_t x) {
     // Halved (2 integer bits to 1, same raw), then to no integer bits: a saturating doubling.
-    return multiply_by_pot(estimate, 1);
+    return multiply_by_pot(reciprocal_of_half_sum_with_one(x), 1);
+}
+
+int32_t one_minus_x_over_one_plus_x(int32_t x) {
+    // 2 / (1 + x) - 1, from 2 integer bits to none: a saturating shift left by 2.
+    return multiply_by_pot(sub(reciprocal_of_half_sum_with_one(x), 1 << 29), 2);
+}
+
+int32_t logistic(int32_t a, int integer_bits) {
+    if (a == 0) return 1 << 30;  // one half
+    // 1 / (1 + exp(-|a|)), and 1 minus that (raw "one" being INT32_MAX) for a negative a.
+    const int32_t positive = one_over_one_plus_x(exp_on_negative_values(a > 0 ? sub(0, a) : a, integer_bits));
+    return a > 0 ? positive : sub(kRawMax, positive);
+}
+
+int32_t tanh(int32_t a, int integer_bits) {
+    if (a == 0) return 0;
+    // -tanh(n) for n = -|a| is (1 - exp(2n)) / (1 + exp(2n)); doubling n keeps its raw value and
+    // adds an integer bit (gemmlowp's ExactMulByPot<1>).
+    const int32_t n = a < 0 ? a : sub(0, a);
+    const int32_t t = one_minus_x_over_one_plus_x(exp_on_negative_values(n, integer_bits + 1));
+    return a < 0 ? sub(0, t) : t;
 }
 
 }  // namespace ethosu::fixed_point

@@ -1,5 +1,5 @@
 #pragma once
-// The gemmlowp fixed-point arithmetic TFLite's integer SOFTMAX is written in (fixedpoint.h):
+// The gemmlowp fixed-point arithmetic TFLite's integer SOFTMAX, LOGISTIC and TANH are written in (fixedpoint.h):
 // int32 raw values with a number of integer bits, multiplied with the saturating rounding doubling
 // high multiply, and the exp / reciprocal approximations built on them.
 
@@ -18,5 +18,10 @@ int32_t multiply_by_pot(int32_t x, int exponent);
 int32_t exp_on_negative_values(int32_t a, int integer_bits);
 // 1 / (1 + x) for x in [0, 1), both with no integer bits (one_over_one_plus_x_for_x_in_0_1).
 int32_t one_over_one_plus_x(int32_t x);
+// (1 - x) / (1 + x) for x in [0, 1) (one_minus_x_over_one_plus_x_for_x_in_0_1).
+int32_t one_minus_x_over_one_plus_x(int32_t x);
+// gemmlowp's logistic and tanh of a value with integer_bits integer bits; results have none.
+int32_t logistic(int32_t a, int integer_bits);
+int32_t tanh(int32_t a, int integer_bits);
 
 }  // namespace ethosu::fixed_point

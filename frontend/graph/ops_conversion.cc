@@ -15,6 +15,7 @@ bool tflm_requantizes(ElementType in, ElementType out) {
         case E::Int8: return out == E::Int8 || out == E::UInt8 || out == E::Int16 || out == E::Int32;
         case E::UInt8: return out == E::Int8;
         case E::Int16: return out == E::Int8 || out == E::Int16 || out == E::Int32;
+        case E::Int32: return out == E::Int8 || out == E::Int16;
         default: return false;
     }
 }
@@ -53,12 +54,12 @@ void check_dequantize(const OperatorView& v) {
     v.expect_quantized(in);
 }
 
-// TFLM's RESHAPE copies the bytes; its output shape is the output tensor's (the optional shape
-// input only restates it).
+// TFLM's RESHAPE, SQUEEZE and EXPAND_DIMS copy the bytes; the output shape is the output
+// tensor's (RESHAPE's optional shape input and EXPAND_DIMS's axis only restate it).
 void check_reshape(const OperatorView& v) {
     v.expect(v.op.outputs.size() == 1 && (v.op.inputs.size() == 1 || v.op.inputs.size() == 2),
-             fmt::format("has {} inputs and {} outputs; RESHAPE takes 1 or 2 and 1", v.op.inputs.size(),
-                         v.op.outputs.size()));
+             fmt::format("has {} inputs and {} outputs; {} takes 1 or 2 and 1", v.op.inputs.size(),
+                         v.op.outputs.size(), v.name()));
     v.expect(v.op.inputs[0] >= 0 && v.op.outputs[0] >= 0, "its data input or output is omitted");
     const TensorInfo &in = v.input(0), &out = v.output(0);
     v.expect(in.type == out.type, fmt::format("reshapes {} into {}", element_type_name(in.type), element_type_name(out.type)));
@@ -106,6 +107,8 @@ std::span<const CpuKernel> conversion_kernels() {
         {"QUANTIZE", check_quantize, run_quantize},
         {"DEQUANTIZE", check_dequantize, run_dequantize},
         {"RESHAPE", check_reshape, run_reshape},
+        {"SQUEEZE", check_reshape, run_reshape},
+        {"EXPAND_DIMS", check_reshape, run_reshape},
     };
     return kernels;
 }

@@ -29,11 +29,14 @@ SoftmaxParameters softmax_parameters(double beta, double input_scale) {
     const QuantizedMultiplier m = real > 1.0 ? quantize_multiplier(real) : QuantizedMultiplier{0, -1};
     SoftmaxParameters p{m.multiplier, m.shift, 0};
     if (m.shift < 0) return p;
-    const double radius = 1.0 * ((1 << kSoftmaxScaledDiffIntegerBits) - 1) *
-                          static_cast<double>(int64_t{1} << (31 - kSoftmaxScaledDiffIntegerBits)) /
-                          static_cast<double>(int64_t{1} << m.shift);
-    p.diff_min = -static_cast<int32_t>(std::floor(radius));
+    p.diff_min = -input_radius(kSoftmaxScaledDiffIntegerBits, m.shift);
     return p;
+}
+
+int32_t input_radius(int integer_bits, int left_shift) {
+    const double radius = 1.0 * ((1 << integer_bits) - 1) * static_cast<double>(int64_t{1} << (31 - integer_bits)) /
+                          static_cast<double>(int64_t{1} << left_shift);
+    return static_cast<int32_t>(std::floor(radius));
 }
 
 }  // namespace ethosu::reference

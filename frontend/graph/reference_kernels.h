@@ -36,6 +36,10 @@ inline int32_t truncate_to_int32(float v) {
     return static_cast<int32_t>(v);
 }
 
+// CalculateInputRadius: the largest input magnitude, on the input's scale, that a fixed-point
+// function of integer_bits integer bits takes after a left shift of left_shift (0 to 62).
+int32_t input_radius(int integer_bits, int left_shift);
+
 // QUANTIZE float -> integer (reference_ops::AffineQuantize): round(value / scale) + zero point,
 // divided in float, rounded half away from zero (TfLiteRound = std::round), then clamped.
 template <class Out>
@@ -65,8 +69,10 @@ template <class In, class Out>
 void requantize(std::span<const In> in, QuantizedMultiplier m, int32_t input_zero_point, int32_t output_zero_point,
                 std::span<Out> out) {
     for (size_t i = 0; i < in.size(); ++i) {
-        const int64_t v =
-            multiply_by_quantized_multiplier(static_cast<int32_t>(in[i]) - input_zero_point, m) + output_zero_point;
+        // In int32, wrapping as TFLM's subtraction does for an int32 input far from its zero point.
+        const auto difference = static_cast<int32_t>(static_cast<uint32_t>(static_cast<int32_t>(in[i])) -
+                                                     static_cast<uint32_t>(input_zero_point));
+        const int64_t v = multiply_by_quantized_multiplier(difference, m) + output_zero_point;
         out[i] = static_cast<Out>(std::clamp<int64_t>(v, std::numeric_limits<Out>::min(), std::numeric_limits<Out>::max()));
     }
 }

@@ -71,7 +71,7 @@ struct GraphOperator {
     // The builtin options host kernels read, one sub-struct per options table (SVDF's rank and
     // SOFTMAX's beta are plain fields); the fused activation of whichever table has one.
     int32_t svdf_rank = 0;
-    int8_t fused_activation = 0;  // TFLite ActivationFunctionType
+    int8_t fused_activation = 0;  // TFLite ActivationFunctionType; also ADD's, SUB's, MUL's, CONCATENATION's
     float softmax_beta = 0.0f;
     // Conv2DOptions, DepthwiseConv2DOptions or TransposeConvOptions (whichever the operator has);
     // strides 0 where it has none.
@@ -93,6 +93,21 @@ struct GraphOperator {
     struct BatchMatMulOptions {
         bool adj_x = false, adj_y = false;
     } batch_matmul{};
+    // The options of the elementwise, shape and reduction operators, one struct per TFLite table.
+    struct Concatenation { int32_t axis = 0; } concatenation{};
+    struct Split { int32_t num_splits = 0; } split{};  // SplitOptions and SplitVOptions
+    struct Pack { int32_t values_count = 0, axis = 0; } pack{};
+    struct Unpack { int32_t num = 0, axis = 0; } unpack{};
+    struct StridedSlice {
+        int32_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0, new_axis_mask = 0, shrink_axis_mask = 0;
+        bool offset = false;
+    } strided_slice{};
+    struct Squeeze { std::vector<int32_t> squeeze_dims; } squeeze{};
+    struct Reducer { bool keep_dims = false; } reducer{};
+    struct ArgMinMax { int8_t output_type = 0; } arg_min_max{};  // ArgMaxOptions and ArgMinOptions
+    struct Resize { bool align_corners = false, half_pixel_centers = false; } resize{};  // bilinear, nearest
+    struct LeakyRelu { float alpha = 0.0f; } leaky_relu{};
+    struct Gather { int32_t axis = 0, batch_dims = 0; } gather{};
 };
 
 struct GraphTensor {

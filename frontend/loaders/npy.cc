@@ -191,4 +191,45 @@ NpyArray parse_npy(ByteReader member, const std::string& name) {
     return array;
 }
 
+std::string npy_descr(ElementType type) {
+    switch (type) {
+        case ElementType::Int8: return "|i1";
+        case ElementType::UInt8: return "|u1";
+        case ElementType::Bool: return "|b1";
+        case ElementType::Int16: return "<i2";
+        case ElementType::UInt16: return "<u2";
+        case ElementType::Int32: return "<i4";
+        case ElementType::Int64: return "<i8";
+        case ElementType::Float32: return "<f4";
+        case ElementType::Int4:  // packed two to a byte: numpy has no such type
+        case ElementType::Other: return "";
+    }
+    return "";
+}
+
+std::string shape_tuple(std::span<const int64_t> shape) {
+    // A one-element tuple keeps its trailing comma, as in Python.
+    std::string dims;
+    for (const int64_t d : shape) dims += fmt::format("{}, ", d);
+    if (shape.size() > 1) dims.resize(dims.size() - 2);
+    else if (shape.size() == 1) dims.pop_back();
+    return "(" + dims + ")";
+}
+
+std::vector<uint8_t> npy_file(const std::string& descr, std::span<const int64_t> shape, std::span<const uint8_t> elements) {
+    std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr, shape_tuple(shape));
+    // numpy pads the header with spaces and a newline so the data starts 64-byte aligned.
+    const size_t preamble = kMagic.size() + 4;
+    header.append(63 - (preamble + header.size()) % 64, ' ');
+    header.push_back('\n');
+    std::vector<uint8_t> file(kMagic.begin(), kMagic.end());
+    file.push_back(1);
+    file.push_back(0);
+    file.push_back(static_cast<uint8_t>(header.size() & 0xFF));
+    file.push_back(static_cast<uint8_t>(header.size() >> 8));
+    file.insert(file.end(), header.begin(), header.end());
+    file.insert(file.end(), elements.begin(), elements.end());
+    return file;
+}
+
 }  // namespace ethosu

@@ -44,4 +44,6 @@ inline Multiplier quantize_multiplier(double real) {
     return {static_cast<int32_t>(fixed), exponent};
 }
 
+inline int32_t multiply(int32_t x, Multiplier m) { return multiply(x, m.multiplier, m.shift); }
+
 }  // namespace ethosu::tflite_math

@@ -26,8 +26,9 @@ namespace tfl = ethosu::tflite;
 using ::testing::HasSubstr;
 
 constexpr int8_t kFloat32 = 0, kInt32 = 2, kUInt8 = 3, kInt64 = 4, kInt16 = 7, kInt8 = 9, kInt4 = 17;
-constexpr int32_t kAveragePool = 1, kConv2d = 3, kDepthwise = 4, kDequantize = 6, kFullyConnected = 9, kReshape = 22,
-                  kTranspose = 39, kCustom = 32, kTransposeConv = 67, kQuantize = 114, kBatchMatMul = 126;
+constexpr int32_t kAveragePool = 1, kConv2d = 3, kDepthwise = 4, kDequantize = 6, kEmbeddingLookup = 7,
+                  kFullyConnected = 9, kReshape = 22, kCustom = 32, kTransposeConv = 67,
+                  kQuantize = 114, kBatchMatMul = 126;
 
 struct TensorSpec {
     std::vector<int32_t> shape;
@@ -145,8 +146,8 @@ TEST(GraphRunner, CpuOnlyGraphRunsOnTheReferenceKernels) {
 
 TEST(GraphRunner, UnimplementedOperatorNamedWithItsIndex) {
     GraphSpec g = cpu_only_graph();
-    g.operators[2].code = kTranspose;
-    EXPECT_THAT(graph_error(g), HasSubstr("subgraphs[0].operators[2] (TRANSPOSE): not implemented on the CPU"));
+    g.operators[2].code = kEmbeddingLookup;
+    EXPECT_THAT(graph_error(g), HasSubstr("subgraphs[0].operators[2] (EMBEDDING_LOOKUP): not implemented on the CPU"));
     g.operators[2].code = 400;
     EXPECT_THAT(graph_error(g), HasSubstr("operators[2] (builtin operator 400): not implemented"));
 }

@@ -139,6 +139,20 @@ TEST(ReferenceKernels, RequantizeEachTflmPair) {
         expect_requantize_matches<int16_t, int8_t>(si, so, 0, -1);
         expect_requantize_matches<int16_t, int16_t>(si / 64, so, 0, 0);
     }
+    // int32 -> int8 / int16 (an accumulator brought back to a feature map), on a sample of int32.
+    const std::vector<int32_t> wide = {INT32_MIN, -100000, -4097, -1, 0, 7, 4096, 123456, INT32_MAX};
+    for (const double ratio : {1.0 / 4096, 0.37}) {  // above 1 TFLite's int32 left shift overflows on the extremes
+        const auto m = reference::quantize_multiplier(ratio);
+        std::vector<int16_t> to16(wide.size());
+        std::vector<int8_t> to8(wide.size());
+        reference::requantize<int32_t, int16_t>(wide, m, 0, 3, to16);
+        reference::requantize<int32_t, int8_t>(wide, m, 0, -5, to8);
+        for (size_t i = 0; i < wide.size(); ++i) {
+            const int64_t r = tflite_math::multiply(wide[i], m.multiplier, m.shift);
+            EXPECT_EQ(to16[i], std::clamp<int64_t>(r + 3, INT16_MIN, INT16_MAX)) << wide[i] << " x " << ratio;
+            EXPECT_EQ(to8[i], std::clamp<int64_t>(r - 5, INT8_MIN, INT8_MAX)) << wide[i] << " x " << ratio;
+        }
+    }
     // Equal scales, zero points 128 apart: TFLM's XOR-0x80 fast path gives these values.
     std::vector<uint8_t> got(3);
     reference::requantize<int8_t, uint8_t>(std::vector<int8_t>{-128, 0, 127}, reference::quantize_multiplier(1.0), 0, 128,

@@ -252,6 +252,30 @@ TEST(Npy, StrictHeaderGrammar) {
     EXPECT_THAT(at, HasSubstr("more elements than the 0 bytes left"));
 }
 
+TEST(Npy, WrittenAsNumpySavesAndReadBack) {
+    const Bytes data = {1, 0, 2, 0, 3, 0, 4, 0, 5, 0, 6, 0};
+    const std::vector<int64_t> shape = {2, 3};
+    const Bytes file = npy_file(npy_descr(ElementType::Int16), shape, data);
+    // numpy.save's header for this array, padded with spaces and a newline so the data starts
+    // 64-byte aligned (at 128: the dict alone takes 59 bytes after the 10 of the preamble).
+    const size_t length = file[8] | (file[9] << 8);
+    ASSERT_EQ(10 + length, 128u);
+    const std::string header(file.begin() + 10, file.begin() + 128);
+    EXPECT_EQ(header.substr(0, 59), "{'descr': '<i2', 'fortran_order': False, 'shape': (2, 3), }");
+    EXPECT_EQ(header.find_first_not_of(' ', 59), header.size() - 1);
+    EXPECT_EQ(header.back(), '\n');
+    EXPECT_EQ(file.size(), 128u + data.size());
+    const NpyArray a = parse_npy(ByteReader("a.npy", file), "a.npy");
+    EXPECT_EQ(a.descr, "<i2");
+    EXPECT_EQ(a.shape, (std::vector<uint64_t>{2, 3}));
+    EXPECT_TRUE(std::ranges::equal(a.elements.data(), data));
+    EXPECT_EQ(shape_tuple(std::vector<int64_t>{5}), "(5,)");
+    EXPECT_EQ(shape_tuple(std::vector<int64_t>{}), "()");
+    EXPECT_EQ(npy_descr(ElementType::Float32), "<f4");
+    EXPECT_EQ(npy_descr(ElementType::Int8), "|i1");
+    EXPECT_EQ(npy_descr(ElementType::Other), "");
+}
+
 TEST(Zip, HostileArchives) {
     const Bytes good = zip_archive(good_members());
     const size_t entry = central_directory(good);
