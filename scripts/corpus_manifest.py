@@ -3,7 +3,7 @@
 ../shared/vectors (Vela 5.1, 5 configurations) and ../shared/vectors-vela (Vela 3.10.0 and 4.1.0,
 4 configurations each) whose original model has a TFLite Micro golden, both seeds, against that
 golden. The outputs Vela's lowering does not make bit-exact with TFLM get a declared tolerance with
-the reason; the models the emulator refuses are listed as skipped, with the reason.
+the reason.
 
   corpus_manifest.py --vectors ../shared/vectors [--vectors-vela ../shared/vectors-vela] -o corpus.json
   ethosu-emu check --manifest corpus.json
@@ -28,11 +28,6 @@ KNOWN_DIFFERENCES = {
 
 # Models whose compiled graph keeps an operator on the CPU that the emulator's host kernels do not
 # run (frontend/graph/README.md; tests/graph checks that they are refused naming the operator).
-UNSUPPORTED_ON_CPU = {
-    "seanet_transpose_conv0": "TRANSPOSE_CONV left on the CPU by Vela (U55/U65) has no host kernel",
-    "conv_k3s1_same_batch2_8x8x8to8": "CONV_2D with batch 2 left on the CPU by Vela 3.10/4.1 has no host kernel",
-}
-
 SEEDS = (1, 2)
 
 
@@ -49,20 +44,19 @@ def golden_files(vectors, model):
 
 
 def compiled_models(vectors, vectors_vela):
-    """(entry name prefix, model, compiled .tflite, runs fully on the NPU) per index row Vela compiled."""
+    """(entry name prefix, model, compiled .tflite) per index row Vela compiled."""
     with open(os.path.join(vectors, "index.csv")) as f:
         for row in csv.DictReader(f):
             if row["tflite_ok"] == "True":
                 yield (f"{row['model']}/{row['config']}", row["model"],
-                       os.path.join(vectors, row["model"], row["config"], "model_vela.tflite"), row["fully_npu"] == "True")
+                       os.path.join(vectors, row["model"], row["config"], "model_vela.tflite"))
     if not vectors_vela:
         return
     with open(os.path.join(vectors_vela, "index.csv")) as f:
         for row in csv.DictReader(f):
             if row["ok"] == "True":
                 yield (f"vela-{row['vela']}/{row['model']}/{row['config']}", row["model"],
-                       os.path.join(vectors_vela, row["vela"], row["model"], row["config"], "model_vela.tflite"),
-                       row["fully_npu"] == "True")
+                       os.path.join(vectors_vela, row["vela"], row["model"], row["config"], "model_vela.tflite"))
 
 
 def manifest(vectors, vectors_vela, folder):
@@ -70,7 +64,7 @@ def manifest(vectors, vectors_vela, folder):
         return os.path.relpath(path, folder)
 
     entries = []
-    for prefix, model, tflite, fully_npu in compiled_models(vectors, vectors_vela):
+    for prefix, model, tflite in compiled_models(vectors, vectors_vela):
         golden = golden_files(vectors, model)
         if golden is None:
             continue
@@ -86,8 +80,6 @@ def manifest(vectors, vectors_vela, folder):
                 max_abs_diff, max_differing, why = KNOWN_DIFFERENCES[(model, seed)]
                 entry["outputs"][0] = {"file": entry["outputs"][0], "max_abs_diff": max_abs_diff,
                                        "max_differing": max_differing, "comment": why}
-            if not fully_npu and model in UNSUPPORTED_ON_CPU:
-                entry["skip"] = UNSUPPORTED_ON_CPU[model]
             entries.append(entry)
     return {
         "format": "ethosu-emu-manifest",
