@@ -12,9 +12,6 @@
 namespace ethosu {
 namespace {
 
-constexpr int kAccInputReset = 0, kAccInputKeep = 1, kAccInputIfm2 = 2;
-constexpr int kAccOutputEnable = 0;
-
 // The accumulator RAM of each configuration (Vela 5.1 ethos_u85.cpp accelerator table); a 48-bit
 // accumulator takes 64 bits of it. Vela cuts kept accumulators to a block that fits
 // (scheduler_decompose.cpp NewOfmBlockShape).
@@ -33,13 +30,13 @@ std::string shape_text(int h, int w, int c, AccFormat format) {
 
 AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
     : op_(op), height_(op.ofm.height), width_(op.ofm.width), depth_(op.ofm.depth),
-      outputs_(op.output.acc_output == kAccOutputEnable) {
+      outputs_(op.output.acc_output == AccOutput::Enable) {
     const LazyLocation input_field{&ctx.source, op.offset, "NPU_SET_ACC_FORMAT.acc_input"};
     const size_t elements = static_cast<size_t>(height_) * width_ * depth_;
     const Accumulators& kept = ctx.accumulators;
     switch (op.output.acc_input) {
-        case kAccInputReset: break;
-        case kAccInputKeep:
+        case AccInput::Reset: break;
+        case AccInput::Keep:
             if (!kept.kept) {
                 throw Error(input_field, fmt::format("{} continues the accumulators (KEEP), but the op before it left "
                                                      "none (only an op with acc_output DISABLE does)",
@@ -53,7 +50,7 @@ AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
             }
             start_ = kept.values;
             break;
-        case kAccInputIfm2: {
+        case AccInput::Ifm2: {
             if (op.weights_from_ifm2) {
                 throw Error(input_field, "accumulator input IFM2 on a CONV that reads its weights from IFM2");
             }
@@ -74,7 +71,6 @@ AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
                         start_[(static_cast<size_t>(y) * width_ + x) * depth_ + static_cast<size_t>(c)] = ifm2.load(y, x, c);
             break;
         }
-        default: throw Error(input_field, fmt::format("reserved accumulator input {}", op.output.acc_input));
     }
     if (!outputs_) {
         const int64_t capacity = accumulator_capacity(ctx.config, op.output.acc_format);

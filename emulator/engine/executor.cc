@@ -376,12 +376,11 @@ void refuse_unmodelled_u85(const DecodedOp& op, const std::string& source) {
     auto refuse = [&](const char* field, const char* what) {
         throw Error({source, op.offset, field}, fmt::format("{} is not supported yet", what));
     };
-    constexpr int kAccInputReset = 0, kAccOutputEnable = 0;
     if (!uses_accumulator_control(op)) {
-        if (op.output.acc_input != kAccInputReset) {
+        if (op.output.acc_input != AccInput::Reset) {
             refuse("NPU_SET_ACC_FORMAT.acc_input", "accumulator input KEEP/IFM2 outside CONV, DEPTHWISE and POOL NONE");
         }
-        if (op.output.acc_output != kAccOutputEnable) {
+        if (op.output.acc_output != AccOutput::Enable) {
             refuse("NPU_SET_ACC_FORMAT.acc_output", "accumulator output DISABLE outside CONV, DEPTHWISE and POOL NONE");
         }
     }

@@ -60,21 +60,21 @@ void OutputPipeline::init_u85(const DecodedOp& op, ExecutionContext& ctx, const 
                                                        : type;
         return;
     }
-    // LUT element types: 8-bit input, 1-, 2- or 4-byte entries (activation_function values).
+    // LUT element types: 8-bit input, 1-, 2- or 4-byte entries.
     Range input{-128, 127};
-    switch (op.output.lut_type) {
-        case 1: input = {0, 255}, lut_entry_bytes_ = 1; break;  // LUT_U8_U8
-        case 4: lut_entry_bytes_ = 1; break;                     // LUT_S8_S8
-        case 5: lut_entry_bytes_ = 2; break;                     // LUT_S8_S16
-        case 7: lut_entry_bytes_ = 4; break;                     // LUT_S8_S32
-        case 10:  // LUT_TANH
-        case 11:  // LUT_SIGMOID
-            interpolating_ = op.output.lut_type == 10 ? InterpolatingLut::Tanh : InterpolatingLut::Sigmoid;
-            lut_entry_bytes_ = 4;
+    lut_entry_bytes_ = entry_bytes(op.output.lut);
+    switch (op.output.lut) {
+        case LutType::U8U8: input = {0, 255}; break;
+        case LutType::S8S8:
+        case LutType::S8S16:
+        case LutType::S8S32: break;
+        case LutType::Tanh:
+        case LutType::Sigmoid:
+            interpolating_ = op.output.lut == LutType::Tanh ? InterpolatingLut::Tanh : InterpolatingLut::Sigmoid;
             lut_ = ctx.shram.lut(0);  // the 2 KB table fills the LUT RAM
             clip_ = clip16 ? Range{std::max(bounds.min, type.min), std::min(bounds.max, type.max)} : type;
             return;
-        case 9: {  // LUT_S16_S32: the clipped int16 value indexes the interpolating table
+        case LutType::S16S32: {  // the clipped int16 value indexes the interpolating table
             if (op.output.lut_index != 0) {
                 throw Error(where, fmt::format("LUT_S16_S32 table {}: its 2 KB table fills the LUT RAM (table 0 only)",
                                                op.output.lut_index));
@@ -87,8 +87,8 @@ void OutputPipeline::init_u85(const DecodedOp& op, ExecutionContext& ctx, const 
         }
         // LUT_S16_S16 interpolates to 16 bits; how the hardware rounds slope * fraction / 128 is not
         // in the sources (Vela only uses it with slopes 0 and 128, where no rounding occurs).
-        case 8: throw Error(where, "16-bit input LUT_S16_S16 is not supported: its rounding is not determined");
-        default: throw Error(where, fmt::format("activation function {} is no LUT type", op.output.lut_type));
+        case LutType::S16S16: throw Error(where, "16-bit input LUT_S16_S16 is not supported: its rounding is not determined");
+        case LutType::None: throw Error(where, "a LUT activation without a LUT type");
     }
     lut_signed_index_ = input.min < 0;
     clip_ = clip16 ? Range{std::max(bounds.min, input.min), std::min(bounds.max, input.max)} : input;

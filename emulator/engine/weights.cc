@@ -348,7 +348,7 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
     const U85WeightOrder order = u85_weight_order(op, config, out, where);
     auto field = [&](int s) { return s == 0 ? std::string("WEIGHT_BASE") : fmt::format("WEIGHT{}_BASE", s); };
     std::vector<std::vector<int16_t>> streams(static_cast<size_t>(order.streams));
-    if (op.weight_format == 1) {
+    if (op.weight_format == WeightFormat::Fast) {
         const Stream& stream = op.weights[0];
         const auto bytes = fetch(stream);
         // Positions per decoder; a stream of n bytes holds at most 4n weights (2-bit indices).

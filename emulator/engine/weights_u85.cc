@@ -52,7 +52,7 @@ U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, co
     w.kernel_height = shape.kernel_height;
     w.kernel_width = shape.kernel_width;
     w.ifm_depth = shape.ifm_depth;
-    w.streams = op.weight_format == 1 ? config.cores : static_cast<int>(op.weights.size());
+    w.streams = op.weight_format == WeightFormat::Fast ? config.cores : static_cast<int>(op.weights.size());
     w.ofm_block_depth = op.block.ofm_depth;
     w.ofm_ublock_depth = micro_block_depth(config, op.output.microblock);
     if (w.ofm_ublock_depth == 0) {

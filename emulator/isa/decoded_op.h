@@ -104,12 +104,12 @@ struct OutputStage {
     RoundMode round = RoundMode::DoubleSymmetric;
     Activation activation = Activation::None;
     int lut_index = 0;      // U55/U65 TABLE_n slot; U85 table number
-    int lut_type = 0;       // U85 activation_function (LUT element types)
+    LutType lut = LutType::None;  // U85 activation_function: the LUT's element types
     int clip_range = 0;     // raw activation_clip_range
     int32_t clip_min = 0, clip_max = 0;
     AccFormat acc_format = AccFormat::I32;
-    int acc_input = 0;      // U85: RESET/KEEP/IFM2
-    int acc_output = 0;     // U85: ENABLE/DISABLE
+    AccInput acc_input = AccInput::Reset;      // U85
+    AccOutput acc_output = AccOutput::Enable;  // U85
     int microblock = 0;     // U85
 };
 
@@ -185,7 +185,7 @@ struct DecodedOp {
     std::vector<Stream> weights;  // one per core / weight decoder
     std::vector<Stream> scales;   // one per core
     bool weights_from_ifm2 = false;  // U85 dynamic weights
-    int weight_format = 0;           // U85: 0 SWD, 1 FWD
+    WeightFormat weight_format = WeightFormat::Standard;  // U85 SWD / FWD
     bool sparse_2_4 = false;         // U85
     int parallel_mode = 0;           // U65 dual core
     OutputStage output;

@@ -268,7 +268,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
     };
     auto read_ifm2 = [&](FeatureMap& fm) { read_feature_map(fm, kIfm2Fields); };
     // U85 ACC_FORMAT.acc_input IFM2: the accumulators start from the IFM2 map.
-    auto accumulators_from_ifm2 = [&] { return u85 && r.get(Field::SET_ACC_FORMAT__acc_input) == 2; };
+    auto accumulators_from_ifm2 = [&] { return u85 && r.meaning<AccInput>(Field::SET_ACC_FORMAT__acc_input) == AccInput::Ifm2; };
     auto read_ofm = [&](FeatureMap& fm) {
         fm.width = r.valuei(Field::SET_OFM_WIDTH_M1__width_m1);
         fm.height = r.valuei(Field::SET_OFM_HEIGHT_M1__height_m1);
@@ -331,20 +331,26 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         }
         // U85 takes the rounding from OFM_SCALE, which Vela writes for per-channel ops too.
         o.round = r.meaning<RoundMode>(u85 ? Field::SET_OFM_SCALE__round_mode : Field::SET_OFM_PRECISION__round_mode);
-        o.activation = r.meaning<Activation>(Field::SET_ACTIVATION__activation_function);
         o.clip_range = r.geti(Field::SET_ACTIVATION__activation_clip_range);
         if (u85) {
-            o.lut_type = r.geti(Field::SET_ACTIVATION__activation_function);
+            // U85's activation_function names the LUT's element types, or a built-in function.
+            o.lut = r.meaning<LutType>(Field::SET_ACTIVATION__activation_function);
+            o.activation = o.lut == LutType::None      ? Activation::None
+                         : o.lut == LutType::Tanh      ? Activation::Tanh
+                         : o.lut == LutType::Sigmoid   ? Activation::Sigmoid
+                                                        : Activation::Table;
             o.lut_index = r.geti(Field::SET_ACTIVATION__table);
-        } else if (o.activation == Activation::Table) {
-            o.lut_index = static_cast<int>(r.get(Field::SET_ACTIVATION__activation_function) - kU55Table0);
+        } else {
+            o.activation = r.meaning<Activation>(Field::SET_ACTIVATION__activation_function);
+            if (o.activation == Activation::Table)
+                o.lut_index = static_cast<int>(r.get(Field::SET_ACTIVATION__activation_function) - kU55Table0);
         }
         o.clip_min = static_cast<int32_t>(r.value(Field::SET_ACTIVATION_MIN__clip_boundary));
         o.clip_max = static_cast<int32_t>(r.value(Field::SET_ACTIVATION_MAX__clip_boundary));
         o.acc_format = r.meaning<AccFormat>(Field::SET_ACC_FORMAT__acc_format);
         if (u85) {
-            o.acc_input = r.geti(Field::SET_ACC_FORMAT__acc_input);
-            o.acc_output = r.geti(Field::SET_ACC_FORMAT__acc_output);
+            o.acc_input = r.meaning<AccInput>(Field::SET_ACC_FORMAT__acc_input);
+            o.acc_output = r.meaning<AccOutput>(Field::SET_ACC_FORMAT__acc_output);
             o.microblock = r.geti(Field::SET_ACC_FORMAT__microblock);
         }
     };
@@ -376,7 +382,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                 const auto& [base, length] = extra[decoder - 1];
                 o.weights.push_back({weight_region, r.get(base), r.get(length)});
             }
-            o.weight_format = r.geti(Field::SET_WEIGHT_FORMAT__weight_format);
+            o.weight_format = r.meaning<WeightFormat>(Field::SET_WEIGHT_FORMAT__weight_format);
             o.sparse_2_4 = r.get(Field::SET_WEIGHT_FORMAT__weight_sparsity) == 1;
         }
         if (uses_scale_stream) {

@@ -218,7 +218,7 @@ TEST(U85WeightDecoding, StreamsDecodeToTheEncodedWeights) {
         op.kernel.part_kernel_first = c.traversal == Traversal::PartKernelFirst;
         op.block.ofm_depth = c.ofm_block_depth;
         op.output.microblock = c.microblock;
-        op.weight_format = c.fast ? 1 : 0;
+        op.weight_format = c.fast ? WeightFormat::Fast : WeightFormat::Standard;
         op.sparse_2_4 = c.sparse;
         for (const auto& stream : encode_weights(c, config, weights)) {
             op.weights.push_back({0, bytes.size(), stream.size()});

@@ -906,11 +906,12 @@ TEST_F(HostileRealStream, GarbageInPlaceOfTheWeightStream) {
 // end marker and padding) decodes to the same weights.
 class U85HostileStream : public ::testing::Test {
 protected:
-    static CorpusOp first_op(const std::string& model, const std::string& config, int weight_format) {
+    static CorpusOp first_op(const std::string& model, const std::string& config, WeightFormat weight_format) {
         const fs::path path = fs::path(ETHOSU_VECTORS_DIR) / model / config / "model_vela.tflite";
         for (CorpusOp& c : decode_corpus_ops(path.string()))
             if (c.op.weight_format == weight_format) return std::move(c);
-        throw std::runtime_error("no op with weight format " + std::to_string(weight_format) + " in " + model);
+        throw std::runtime_error("no op with weight format " +
+                                 std::string(EngineEnum<WeightFormat>::names[static_cast<size_t>(weight_format)]) + " in " + model);
     }
     // Decodes with stream `replaced` of op.weights holding bytes instead.
     static std::optional<OpWeights> decode_with(const CorpusOp& c, size_t replaced, const std::vector<uint8_t>& bytes) {
@@ -948,17 +949,17 @@ protected:
 };
 
 TEST_F(U85HostileStream, EveryTruncationOfEachWeightDecoderStream) {
-    const CorpusOp c = first_op("conv_k3s1_same_16x16x8to16_relu", "ethos-u85-1024", 0);
+    const CorpusOp c = first_op("conv_k3s1_same_16x16x8to16_relu", "ethos-u85-1024", WeightFormat::Standard);
     ASSERT_EQ(c.weight_streams.size(), 4u);
     expect_every_cut_refused_or_equal(c);
 }
 
 TEST_F(U85HostileStream, EveryTruncationOfAFastWeightStream) {
-    expect_every_cut_refused_or_equal(first_op("mlperftiny_vww_96_int8", "ethos-u85-256", 1));
+    expect_every_cut_refused_or_equal(first_op("mlperftiny_vww_96_int8", "ethos-u85-256", WeightFormat::Fast));
 }
 
 TEST_F(U85HostileStream, MicroBlockTheConfigurationLacksIsRefused) {
-    CorpusOp c = first_op("conv_k3s1_same_16x16x8to16_relu", "ethos-u85-256", 0);
+    CorpusOp c = first_op("conv_k3s1_same_16x16x8to16_relu", "ethos-u85-256", WeightFormat::Standard);
     c.op.output.microblock = 0;  // U1X1: no OFM micro-block of ethos-u85-256
     try {
         decode_op_weights(c.op, c.config, [&](const Stream& s) -> std::span<const uint8_t> {

@@ -251,13 +251,10 @@ struct U85Op {
         return timing(mem).write_latency + cost_figure(op, "OFM block cycles", double(tx) / bandwidth(mem));
     }
 
-    // NPU_SET_ACTIVATION.activation_function LUT_U8_U8 .. LUT_S16_S32: the LUT's input width.
+    // The width of the LUT's input (a table indexed by the op's result), if any.
     std::optional<int> lut_input_bits() const {
-        switch (op.output.lut_type) {
-            case 1: case 4: case 5: case 7: return 8;
-            case 8: case 9: return 16;
-            default: return std::nullopt;
-        }
+        const int bits = input_bits(op.output.lut);
+        return bits ? std::optional<int>(bits) : std::nullopt;
     }
 
     double output_cycles_per_element() const {
@@ -408,7 +405,7 @@ struct U85Op {
             for (const auto& w : op.weights) {
                 const MemoryKind mem = ctx.memory_of(w.region);
                 // Fast weights have their own read buffer when they are read from a staging copy.
-                const bool fast = op.weight_format == 1 && mem != const_memory;
+                const bool fast = op.weight_format == WeightFormat::Fast && mem != const_memory;
                 out.push_back({mem, fast ? U85ReadChannel::FastWeight : U85ReadChannel::Weight,
                                cost_product(op, "weight bytes", {refetch, static_cast<int64_t>(w.length)})});
             }
@@ -465,13 +462,13 @@ struct U85Op {
         if (op.weights.empty()) return 0;
         const int64_t weight_count = cost_product(op, "weights", {kernel.elements_wh(), ofm_shape.depth,
                                                                    kind == U85Kind::Depthwise ? 1 : ifm_shape.depth});
-        const int per_cycle = op.weight_format == 1 ? 32 : 8 * row.cores;
+        const int per_cycle = op.weight_format == WeightFormat::Fast ? 32 : 8 * row.cores;
         const int64_t decode = weight_count / per_cycle;
         int64_t read = 0, bytes = 0;
         const MemoryKind mem = ctx.memory_of(op.weights[0].region);
         for (const auto& w : op.weights) bytes += static_cast<int64_t>(w.length);
         read = cost_figure(op, "weight read cycles",
-                           double(bytes) / channel_bandwidth(mem, op.weight_format == 1 ? U85ReadChannel::FastWeight
+                           double(bytes) / channel_bandwidth(mem, op.weight_format == WeightFormat::Fast ? U85ReadChannel::FastWeight
                                                                                         : U85ReadChannel::Weight)) +
                timing(mem).read_latency;
         return std::max(decode, read);
