@@ -12,8 +12,6 @@
 namespace ethosu {
 namespace {
 
-constexpr int kAccInputReset = 0, kAccInputKeep = 1, kAccInputIfm2 = 2;
-constexpr int kAccOutputEnable = 0;
 
 // The accumulator RAM of each configuration (Vela 5.1 ethos_u85.cpp accelerator table); a 48-bit
 // accumulator takes 64 bits of it. Vela cuts kept accumulators to a block that fits
@@ -66,7 +64,6 @@ AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
                                         op.output.acc_format == AccFormat::I48 ? 48 : 32, bits, op.ifm2.precision.bits));
             }
             const FeatureMapView ifm2 = ctx.view(op, op.ifm2, height_, width_, depth_, "IFM2");
-            ctx.budget.check_allocation(op, elements * sizeof(int64_t), "accumulators loaded from IFM2");
             start_.resize(elements);
             for (int y = 0; y < height_; ++y)
                 for (int x = 0; x < width_; ++x)

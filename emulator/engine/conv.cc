@@ -268,7 +268,6 @@ void run_conv_ifm2_weights(const DecodedOp& op, ExecutionContext& ctx, const Laz
     const FeatureMapView ifm = ctx.view(op, op.ifm, geo.height, geo.width, depth, "IFM");
     const FeatureMapView ifm2 = ctx.view(op, op.ifm2, 1, op.ofm.depth, depth, "IFM2 weights");
     const size_t weight_count = static_cast<size_t>(op.ofm.depth) * depth;
-    ctx.budget.check_allocation(op, weight_count * sizeof(int64_t), "weights from IFM2");
     std::vector<int64_t> weights(weight_count);
     for (int o = 0; o < op.ofm.depth; ++o)
         for (int i = 0; i < depth; ++i)
@@ -312,7 +311,6 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
     const int chunk = static_cast<int>(std::min<int64_t>(int32_exact_terms(op), INT32_MAX));
     if (!depthwise) {
         const size_t patch = static_cast<size_t>(w.kernel_height) * w.kernel_width * w.ifm_depth;
-        ctx.budget.check_allocation(op, patch * sizeof(int16_t), "IFM patch of a kernel");
         scratch.patches.fit(patch);
     }
     scratch.accumulators.fit(static_cast<size_t>(channels));

@@ -251,7 +251,6 @@ FeatureMapView ExecutionContext::view(const DecodedOp& op, const FeatureMap& fm,
         return FeatureMapView(fm, height, width, depth, memory, access(op, what), is_output);
     const size_t bytes = static_cast<size_t>(height) * width * depth * fm.precision.bytes();
     if (is_output) {
-        budget.check_allocation(op, bytes, "chained OFM");
         chain.pending.assign(bytes, 0);
         chain.pending_slot = fm.region;
         return FeatureMapView(fm, height, width, depth, chain.pending);
@@ -269,7 +268,6 @@ FeatureMapView ExecutionContext::kernel_ifm(const DecodedOp& op, const IfmGeomet
     const FeatureMapView stored = view(op, op.ifm, geo.stored_height, geo.stored_width, depth, "IFM");
     if (op.kernel.upscale == UpscaleMode::None) return stored;
     const size_t bytes = static_cast<size_t>(geo.height) * geo.width * depth * op.ifm.precision.bytes();
-    budget.check_allocation(op, bytes, "upscaled IFM");
     scratch.upscaled_ifm.assign(bytes, 0);
     const FeatureMapView upscaled(op.ifm, geo.height, geo.width, depth, scratch.upscaled_ifm);
     const bool zeros = op.kernel.upscale == UpscaleMode::Zeros;
@@ -376,7 +374,6 @@ void refuse_unmodelled_u85(const DecodedOp& op, const std::string& source) {
     auto refuse = [&](const char* field, const char* what) {
         throw Error({source, op.offset, field}, fmt::format("{} is not supported yet", what));
     };
-    constexpr int kAccInputReset = 0, kAccOutputEnable = 0;
     if (!uses_accumulator_control(op)) {
         if (op.output.acc_input != kAccInputReset) {
             refuse("NPU_SET_ACC_FORMAT.acc_input", "accumulator input KEEP/IFM2 outside CONV, DEPTHWISE and POOL NONE");

@@ -209,6 +209,10 @@ struct Accumulators {
     std::vector<int64_t> values;  // NHWC
 };
 
+// ACC_FORMAT.acc_input and acc_output values.
+constexpr int kAccInputReset = 0, kAccInputKeep = 1, kAccInputIfm2 = 2;
+constexpr int kAccOutputEnable = 0;
+
 // Where an op's accumulators start (ACC_FORMAT.acc_input) and whether it outputs them
 // (acc_output), checked against the op and what the previous op left.
 class AccumulatorIo {

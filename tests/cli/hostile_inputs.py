@@ -30,6 +30,7 @@ ERROR_LINE = re.compile(r"^ethosu-emu: error: (?P<file>.*?): offset 0x[0-9a-f]+:
 # name -> (reproducer, arguments after E, file the error must name, vectors needed, address-space cap).
 # {F}: the reproducer, {V}: the vectors folder, {T}: a scratch folder, {M}: the bundled example model.
 U55 = ["--npu", "ethos-u55-128"]
+NO_WORK_LIMITS = ["--max-op-work", str(2**62), "--max-run-work", str(2**62)]
 CASES = {
     "op_conv_only": ("op_conv_only.bin", ["run", "{F}", *U55, "--timing-only"], "{F}", False, None),
     "op_depthwise_only": ("op_depthwise_only.bin", ["run", "{F}", *U55, "--timing-only"], "{F}", False, None),
@@ -56,6 +57,11 @@ CASES = {
                                   ["run", "{F}", "--input", "{V}/mlperftiny_kws_dscnn_int8/golden/seed1.in0.bin",
                                    "--output-prefix", "{T}/o"], "{F}", True, None),
     "mem_upscale_alias": ("mem_upscale_alias.npz", ["run", "{F}", "--output-prefix", "{T}/o"], "{F}", False, None),
+    # With the work limits raised, the buffer limit refuses these in timing-only runs as in full runs.
+    "mem_upscale_alias_timing_only": ("mem_upscale_alias.npz", ["run", "{F}", "--timing-only", *NO_WORK_LIMITS], "{F}",
+                                      False, None),
+    "mem_u85_chained_ofm_alias_timing_only": ("mem_u85_chained_ofm_alias.npz",
+                                              ["run", "{F}", "--timing-only", *NO_WORK_LIMITS], "{F}", False, None),
     "mem_u85_chained_ofm_alias": ("mem_u85_chained_ofm_alias.npz", ["run", "{F}", "--output-prefix", "{T}/o"], "{F}",
                                   False, None),
     "cpu_dos_pool_stride0": ("cpu_dos_pool_stride0.npz", ["run", "{F}", "--output-prefix", "{T}/o"], "{F}", False,
