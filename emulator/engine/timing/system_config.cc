@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <sstream>
 
 #include "emulator/isa/bounded_file.h"
@@ -308,10 +309,13 @@ int parse_port(const std::string& value, const ErrorLocation& where) {
 
 std::string_view memory_kind_name(MemoryKind k) { return kMemoryNames[static_cast<size_t>(k)]; }
 
-VelaIni VelaIni::builtin() {
-    VelaIni ini;
-    ini.add(kBuiltinIni, "<built-in vela.ini>");
-    return ini;
+const VelaIni& VelaIni::builtin() {
+    static const VelaIni parsed = [] {
+        VelaIni ini;
+        ini.add(kBuiltinIni, "<built-in vela.ini>");
+        return ini;
+    }();
+    return parsed;
 }
 
 void VelaIni::add(const std::string& text, const std::string& source) {
@@ -447,10 +451,13 @@ int MemorySystem::port_for_role(std::string_view role) const {
 }
 
 MemorySystem make_memory_system(const NpuConfig& npu, const SystemSelection& selection) {
-    VelaIni ini = VelaIni::builtin();
+    // A copy only when --config files add to the built-in sections.
+    std::optional<VelaIni> extended;
+    if (!selection.config_files.empty()) extended = VelaIni::builtin();
     for (const auto& file : selection.config_files) {
-        ini.add(read_bounded_file(file, kMaxConfigFileBytes, "--config", kConfigFileLimitReason), file);
+        extended->add(read_bounded_file(file, kMaxConfigFileBytes, "--config", kConfigFileLimitReason), file);
     }
+    const VelaIni& ini = extended ? *extended : VelaIni::builtin();
     MemorySystem ms;
     ms.system = ini.system_config(selection.system_config.empty() ? default_system_config(npu.generation)
                                                                   : selection.system_config);
