@@ -115,13 +115,13 @@ void WorkBudget::charge(const DecodedOp& op) {
     // Called for every op: the error's strings are built only when it is thrown.
     const uint64_t work = op_work(op);
     if (work > limits_.max_op_work) {
-        throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
+        throw Error({source_, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                     fmt::format("the op's work, {}, is above the limit of {} per op (raise it with --max-op-work)",
                                 work_text(op), limits_.max_op_work));
     }
     if (__builtin_add_overflow(run_work_, work, &run_work_)) run_work_ = UINT64_MAX;
     if (run_work_ > limits_.max_run_work) {
-        throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
+        throw Error({source_, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                     fmt::format("the run's work reaches {} with this op, above the limit of {} per run (a branch loop "
                                 "that never ends? raise it with --max-run-work)",
                                 run_work_, limits_.max_run_work));
@@ -131,7 +131,7 @@ void WorkBudget::charge(const DecodedOp& op) {
 
 void WorkBudget::check_allocation(const DecodedOp& op, uint64_t bytes, std::string_view what) const {
     if (bytes <= limits_.max_allocation_bytes) return;
-    throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
+    throw Error({source_, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                 fmt::format("the {} needs {} bytes, above the limit of {} per buffer (raise it with --max-allocation)",
                             what, bytes, limits_.max_allocation_bytes));
 }

@@ -138,7 +138,7 @@ std::vector<std::vector<uint8_t>> run_invocation(const LoadedModel& model, const
     if (!options.execute) {
         // Without data only unconditional branches can be followed.
         auto no_data = [&](const DecodedOp& branch) -> bool {
-            throw Error({model.path, branch.offset, "NPU_OP_BRANCH.branch_cond"},
+            throw Error({model.path, branch.offset, "NPU_OP_BRANCH.branch_cond", OffsetKind::Command},
                         "an RF_TRUE branch depends on the data: a timing-only run cannot follow it");
         };
         // The data-independent checks a full run makes on the way, in its order: the op's work

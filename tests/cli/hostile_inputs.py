@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Runs ethosu-emu on each reproducer of ../shared/hostile with its README command and checks
 the outcome the project promises for hostile input: exit status 1, exactly one
-"ethosu-emu: error: FILE: offset 0x..: FIELD: reason" line naming the file, within 2 s of wall
+"ethosu-emu: error: FILE: PLACE: FIELD: reason" line naming the file (PLACE: file@0x.. for a file
+offset, cmd@0x.. for a command-stream offset), within 2 s of wall
 time and 200 MB of peak RSS.
 
   hostile_inputs.py --list                      the case names (ctest registers one test each)
@@ -25,7 +26,7 @@ MAX_RSS_BYTES = 200 * 1000 * 1000
 # A safety net for the machine, far above what a passing case may use: a runaway case is killed
 # at this address-space size (or at 4 GB where the README's command sets that cap itself).
 ADDRESS_SPACE_CAP = 2_000_000_000
-ERROR_LINE = re.compile(r"^ethosu-emu: error: (?P<file>.*?): offset 0x[0-9a-f]+: (?P<field>[^:]+?): .+$")
+ERROR_LINE = re.compile(r"^ethosu-emu: error: (?P<file>.*?): (?:file|cmd)@0x[0-9a-f]+: (?P<field>[^:]+?): .+$")
 
 # name -> (reproducer, arguments after E, file the error must name, vectors needed, address-space cap).
 # {F}: the reproducer, {V}: the vectors folder, {T}: a scratch folder, {M}: the bundled example model.
@@ -165,7 +166,7 @@ def main():
     for line in error_lines[:1]:
         match = ERROR_LINE.match(line)
         if not match:
-            problems.append("the error line does not read FILE: offset 0x..: FIELD: reason")
+            problems.append("the error line does not read FILE: file@0x../cmd@0x..: FIELD: reason")
         elif named not in match.group("file") and os.path.basename(named) not in match.group("file"):
             problems.append(f"the error names {match.group('file')!r}, not {named!r}")
     if "runtime error:" in err or "Sanitizer" in err:

@@ -165,7 +165,7 @@ TEST(Decoder, RefusesRegistersNeverWrittenNamingTheRegisterAndOffset) {
     EXPECT_EQ(out.ops[0].ifm.tile_base[0], 0u);
     EXPECT_EQ(out.ops[0].ofm.width, 1);
     ASSERT_EQ(out.warnings.size(), 1u);
-    EXPECT_NE(out.warnings[0].find("unset.bin: offset 0x4"), std::string::npos) << out.warnings[0];
+    EXPECT_NE(out.warnings[0].find("unset.bin: cmd@0x4"), std::string::npos) << out.warnings[0];
     EXPECT_NE(out.warnings[0].find("NPU_SET_IFM_BASE0"), std::string::npos);
 }
 

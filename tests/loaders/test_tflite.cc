@@ -145,7 +145,7 @@ TEST(Tflite, ExternalBufferData) {
 
     spec.external_offset = 1u << 20;  // far past the end of the file
     const std::string e = tflite_error(spec);
-    EXPECT_THAT(e, HasSubstr("model.tflite: offset 0x100000: buffers[2]"));
+    EXPECT_THAT(e, HasSubstr("model.tflite: file@0x100000: buffers[2]"));
     EXPECT_THAT(e, HasSubstr("runs past the end"));
 }
 
@@ -197,7 +197,7 @@ TEST(Tflite, BrokenReferences) {
     ModelSpec bad_tensor;
     bad_tensor.op_inputs = {0, 1, 2, 3, 17};
     const std::string e = tflite_error(bad_tensor);
-    EXPECT_THAT(e, HasSubstr("model.tflite: offset 0x"));
+    EXPECT_THAT(e, HasSubstr("model.tflite: file@0x"));
     EXPECT_THAT(e, HasSubstr("subgraphs[0].operators[0].inputs[4]"));
     EXPECT_THAT(e, HasSubstr("tensor index 17"));
 

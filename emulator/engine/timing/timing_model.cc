@@ -46,7 +46,7 @@ void check_timeline(const DecodedOp& op, std::initializer_list<int64_t> figures)
     constexpr int64_t kMaxTimeline = int64_t{1} << 62;
     for (const int64_t f : figures) {
         if (f > kMaxTimeline) {
-            throw Error({kCostSource, op.offset, std::string(op_kind_name(op.kind))},
+            throw Error({kCostSource, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                         fmt::format("the run's cycles or traffic reach {} here, beyond the timing model's range of 2^62",
                                     f));
         }
@@ -81,7 +81,9 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
     } catch (const Error& e) {
         // The cost functions see ops, not files: their errors name kCostSource, the stream's file here.
         if (e.where().file != kCostSource) throw;
-        throw Error({source_, e.where().offset, e.where().field}, e.reason());
+        ErrorLocation where = e.where();
+        where.file = source_;
+        throw Error(std::move(where), e.reason());
     }
 }
 
