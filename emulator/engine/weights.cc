@@ -176,7 +176,8 @@ uint64_t weight_count(uint64_t channels, const OpWeights& shape) {
 // second decoder), WEIGHT2_BASE and WEIGHT3_BASE (U85).
 std::string weight_field(int stream) { return stream == 0 ? std::string("WEIGHT_BASE") : fmt::format("WEIGHT{}_BASE", stream); }
 
-// A bitstream error, with the op and its command offset that say which op the stream fed.
+// A bitstream error, whose offset is an address in the weights' region, as an error of the op
+// the stream fed (at its command offset), the address and the bitstream's field in the reason.
 Error weight_stream_error(const DecodedOp& op, const std::string& source, int stream, const Error& e) {
     const Stream& where = op.weights[static_cast<size_t>(stream)];
     return Error({source, op.offset, weight_field(stream), OffsetKind::Command},
@@ -364,7 +365,12 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
                 ++positions[static_cast<size_t>(s)];
             });
         }
-        const auto values = decode_fast_weights(bytes, total, source, stream.base);
+        std::vector<int16_t> values;
+        try {
+            values = decode_fast_weights(bytes, total, source, stream.base);
+        } catch (const Error& e) {
+            throw weight_stream_error(op, source, 0, e);
+        }
         // The decoders' streams take turns, a block of weights at a time.
         const size_t block = static_cast<size_t>(u85_fast_interleave_block(order));
         for (size_t next = 0; next < values.size();) {
@@ -378,8 +384,12 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
     } else {
         for (int s = 0; s < order.streams; ++s) {
             const Stream& stream = op.weights[static_cast<size_t>(s)];
-            streams[static_cast<size_t>(s)] =
-                decode_weight_bitstream(fetch(stream), source, stream.base, u85_stream_weight_count(order, s));
+            try {
+                streams[static_cast<size_t>(s)] =
+                    decode_weight_bitstream(fetch(stream), source, stream.base, u85_stream_weight_count(order, s));
+            } catch (const Error& e) {
+                throw weight_stream_error(op, source, s, e);
+            }
             // Checked before the OHWI buffer is sized from the (possibly hostile) registers.
             if (streams[static_cast<size_t>(s)].size() < u85_stream_weight_count(order, s)) {
                 throw Error({source, op.offset, weight_field(s), OffsetKind::Command},
