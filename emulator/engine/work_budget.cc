@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <initializer_list>
 #include <string>
 
 #include "emulator/engine/executor.h"

@@ -402,6 +402,16 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         case OpKind::Depthwise: {
             if (gen_.generation == Generation::U65) op.parallel_mode = r.geti(Field::SET_PARALLEL_MODE__parallel_mode);
             read_ifm(op.ifm);
+            // The MAC array multiplies 8- and 16-bit IFMs: Vela 5.1's table of the types each
+            // hardware op takes (regor ethos_u85_constraints.cpp s_opDataTypeSupport, "from the
+            // EthosU55/U65 Embedded NPU Interface Specification") gives Convolution, Depthwise and
+            // VectorProduct IFMs of UInt8, Int8 and Int16 only. A 64-bit IFM overflowed the
+            // kernels' int64 sums (the fuzz campaign's finding on U85).
+            if (op.ifm.precision.bits > 16) {
+                throw Error({source_, command.offset, "NPU_SET_IFM_PRECISION.activation_precision", OffsetKind::Command},
+                            fmt::format("{} reads a {}-bit IFM; the MAC array takes 8- and 16-bit IFMs",
+                                        command.desc->name, op.ifm.precision.bits));
+            }
             read_ofm(op.ofm);
             read_kernel(op.kernel);
             read_padding(op.kernel);
