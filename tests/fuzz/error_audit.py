@@ -80,8 +80,9 @@ def main():
             problems.append(f"{what}: {len(lines)} error lines")
             return
         line = lines[0][len(ERROR_PREFIX):]
-        if PLACE.search(line):
-            outcomes["error naming a place"] += 1
+        place = PLACE.search(line)
+        if place:
+            outcomes[f"error at {place.group(0).strip(': ').split('0x')[0]}"] += 1
         else:
             parts = line.split(": ")
             without_place[": ".join(parts[1:3])[:90]] += 1
