@@ -147,6 +147,29 @@ TEST(InterpolatingLut, S16ToS32ActivationOfAPoolEqualsTosaTable) {
         ASSERT_EQ(out[n], tosa_table_lookup(t, static_cast<int>(inputs[n]))) << "input " << inputs[n];
 }
 
+// An 8-bit LUT whose ACTIVATION_MIN/MAX miss its input range has no entry to look up: refused (the
+// fuzz campaign's clip of 1000 and up read past the table).
+TEST(Lut, ClipRangeOutsideTheInputRangeIsRefused) {
+    using namespace u85_conv_test;
+    Rig rig("ethos-u85-256");
+    ConvRegs r;
+    r.pool = 3;
+    r.activation = 1;  // LUT_U8_U8
+    r.clip = {{1000, 2000}};
+    r.ifm = rig.place_wide(1, 4, 4, Rig::kInt16, std::vector<int64_t>(16, 5));
+    r.ofm = rig.reserve(1, 4, 4, Rig::kInt16, 0);
+    r.global_scale = true;
+    r.ofm_scale = 1;
+    const uint32_t at = rig.emit_conv(r);
+    try {
+        rig.run();
+        FAIL() << "a LUT lookup outside the table ran";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().offset, at);
+        EXPECT_EQ(e.where().field, "NPU_SET_ACTIVATION_MIN");
+    }
+}
+
 // LUT_S16_S16 stays refused: the hardware's rounding of slope * fraction / 128 is not known.
 TEST(InterpolatingLut, S16ToS16IsRefused) {
     using namespace u85_conv_test;
