@@ -376,6 +376,14 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
         return;
     }
     const bool depthwise = op.kind == OpKind::Depthwise;
+    // Each DEPTHWISE OFM channel reads the IFM channel of its index, so the IFM holds at least as
+    // many (the fuzz campaign's OFM deeper than its IFM read past the IFM).
+    if (depthwise && op.ofm.depth > op.ifm.depth) {
+        throw Error({ctx.source, op.offset, "NPU_SET_OFM_DEPTH_M1", OffsetKind::Command},
+                    fmt::format("DEPTHWISE of {} OFM channels from an IFM of {}: each OFM channel reads its own "
+                                "IFM channel",
+                                op.ofm.depth, op.ifm.depth));
+    }
     const Kernel& k = op.kernel;
     const IfmGeometry geo = ifm_geometry(op, where);
     if (ctx.weights.one_run() && ConvWeightGroups::applies(op, ctx.config) && int32_exact_terms(op) > 0) {
