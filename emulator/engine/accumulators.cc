@@ -58,12 +58,11 @@ AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
             // without zero point; the IFM2 zero point is not applied to raw sums.
             const int bits = op.output.acc_format == AccFormat::I48 ? 64 : 32;
             if (op.ifm2.precision.bits != bits) {
-                throw Error({ctx.source, op.offset, "NPU_SET_IFM2_PRECISION"},
+                throw Error({ctx.source, op.offset, "NPU_SET_IFM2_PRECISION", OffsetKind::Command},
                             fmt::format("accumulator input IFM2 for {}-bit accumulators needs a {}-bit IFM2, not {}-bit",
                                         op.output.acc_format == AccFormat::I48 ? 48 : 32, bits, op.ifm2.precision.bits));
             }
             const FeatureMapView ifm2 = ctx.view(op, op.ifm2, height_, width_, depth_, "IFM2");
-            ctx.budget.check_allocation(op, elements * sizeof(int64_t), "accumulators loaded from IFM2");
             start_.resize(elements);
             for (int y = 0; y < height_; ++y)
                 for (int x = 0; x < width_; ++x)
@@ -75,7 +74,7 @@ AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
     if (!outputs_) {
         const int64_t capacity = accumulator_capacity(ctx.config, op.output.acc_format);
         if (static_cast<int64_t>(elements) > capacity) {
-            throw Error({ctx.source, op.offset, "NPU_SET_ACC_FORMAT.acc_output"},
+            throw Error({ctx.source, op.offset, "NPU_SET_ACC_FORMAT.acc_output", OffsetKind::Command},
                         fmt::format("{} keeps the accumulators of OFM {}, but the accumulator RAM of {} holds {}",
                                     op_kind_name(op.kind), shape_text(height_, width_, depth_, op.output.acc_format),
                                     ctx.config.name, capacity));

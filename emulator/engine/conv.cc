@@ -243,22 +243,22 @@ struct FastConv {
 // point, which reproduces TFLite's (rhs - rhs zero point) products.
 void run_conv_ifm2_weights(const DecodedOp& op, ExecutionContext& ctx, const LazyLocation& where) {
     if (op.kernel.width != 1 || op.kernel.height != 1) {
-        throw Error({ctx.source, op.offset, "NPU_SET_KERNEL_WIDTH_M1"},
+        throw Error({ctx.source, op.offset, "NPU_SET_KERNEL_WIDTH_M1", OffsetKind::Command},
                     fmt::format("weights from IFM2 with a {}x{} kernel (Vela uses 1x1)", op.kernel.height,
                                 op.kernel.width));
     }
     if (op.ofm.height != 1) {
-        throw Error({ctx.source, op.offset, "NPU_SET_OFM_HEIGHT_M1"},
+        throw Error({ctx.source, op.offset, "NPU_SET_OFM_HEIGHT_M1", OffsetKind::Command},
                     fmt::format("weights from IFM2 for an OFM of {} rows: Vela writes one row, and which IFM2 row "
                                 "another row would read is not determined",
                                 op.ofm.height));
     }
     if (op.output.per_channel_scale) {
-        throw Error({ctx.source, op.offset, "NPU_SET_OFM_PRECISION.scale_mode"},
+        throw Error({ctx.source, op.offset, "NPU_SET_OFM_PRECISION.scale_mode", OffsetKind::Command},
                     "weights from IFM2 with per-channel scaling (Vela writes a global OFM_SCALE)");
     }
     if (op.ifm2.precision.bits != op.ifm.precision.bits) {
-        throw Error({ctx.source, op.offset, "NPU_SET_IFM2_PRECISION"},
+        throw Error({ctx.source, op.offset, "NPU_SET_IFM2_PRECISION", OffsetKind::Command},
                     fmt::format("{}-bit weights in IFM2 for a {}-bit IFM", op.ifm2.precision.bits, op.ifm.precision.bits));
     }
     const Kernel& k = op.kernel;
@@ -268,7 +268,6 @@ void run_conv_ifm2_weights(const DecodedOp& op, ExecutionContext& ctx, const Laz
     const FeatureMapView ifm = ctx.view(op, op.ifm, geo.height, geo.width, depth, "IFM");
     const FeatureMapView ifm2 = ctx.view(op, op.ifm2, 1, op.ofm.depth, depth, "IFM2 weights");
     const size_t weight_count = static_cast<size_t>(op.ofm.depth) * depth;
-    ctx.budget.check_allocation(op, weight_count * sizeof(int64_t), "weights from IFM2");
     std::vector<int64_t> weights(weight_count);
     for (int o = 0; o < op.ofm.depth; ++o)
         for (int i = 0; i < depth; ++i)
@@ -312,7 +311,6 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
     const int chunk = static_cast<int>(std::min<int64_t>(int32_exact_terms(op), INT32_MAX));
     if (!depthwise) {
         const size_t patch = static_cast<size_t>(w.kernel_height) * w.kernel_width * w.ifm_depth;
-        ctx.budget.check_allocation(op, patch * sizeof(int16_t), "IFM patch of a kernel");
         scratch.patches.fit(patch);
     }
     scratch.accumulators.fit(static_cast<size_t>(channels));
@@ -378,6 +376,14 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
         return;
     }
     const bool depthwise = op.kind == OpKind::Depthwise;
+    // Each DEPTHWISE OFM channel reads the IFM channel of its index, so the IFM holds at least as
+    // many (the fuzz campaign's OFM deeper than its IFM read past the IFM).
+    if (depthwise && op.ofm.depth > op.ifm.depth) {
+        throw Error({ctx.source, op.offset, "NPU_SET_OFM_DEPTH_M1", OffsetKind::Command},
+                    fmt::format("DEPTHWISE of {} OFM channels from an IFM of {}: each OFM channel reads its own "
+                                "IFM channel",
+                                op.ofm.depth, op.ifm.depth));
+    }
     const Kernel& k = op.kernel;
     const IfmGeometry geo = ifm_geometry(op, where);
     if (ctx.weights.one_run() && ConvWeightGroups::applies(op, ctx.config) && int32_exact_terms(op) > 0) {

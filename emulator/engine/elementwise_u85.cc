@@ -77,7 +77,7 @@ int64_t in_width(int64_t v, const Precision& p) {
 void check_integer_mode(const DecodedOp& op, const ExecutionContext& ctx) {
     const ElementwiseMode m = op.elementwise.mode;
     auto refuse = [&](const char* field, const std::string& why) {
-        throw Error({ctx.source, op.offset, field},
+        throw Error({ctx.source, op.offset, field, OffsetKind::Command},
                     fmt::format("elementwise mode {}: {}", EngineEnum<ElementwiseMode>::names[static_cast<size_t>(m)], why));
     };
     const Precision& p = op.ifm.precision;
@@ -221,12 +221,12 @@ struct Elementwise85 {
     // int32 overflow undefined, so they are refused.
     int64_t divide(int64_t a, int64_t b, int y, int x, int c) const {
         if (b == 0) {
-            throw Error({ctx.source, op.offset, ifm2 && !op.elementwise.ifm2_scalar ? "IFM2" : "NPU_SET_OP_SCALAR.scalar"},
+            throw Error({ctx.source, op.offset, ifm2 && !op.elementwise.ifm2_scalar ? "IFM2" : "NPU_SET_OP_SCALAR.scalar", OffsetKind::Command},
                         fmt::format("DIV by zero at OFM element ({}, {}, {})", y, x, c));
         }
         const int64_t v = a / b;
         if (v > precision_range(op.ifm.precision).max) {
-            throw Error({ctx.source, op.offset, "NPU_OP_ELEMENTWISE"},
+            throw Error({ctx.source, op.offset, "NPU_OP_ELEMENTWISE", OffsetKind::Command},
                         fmt::format("DIV overflows the IFM type at OFM element ({}, {}, {})", y, x, c));
         }
         return v;

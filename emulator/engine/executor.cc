@@ -28,20 +28,19 @@ void Shram::clear() {
 uint32_t Shram::load(const DecodedOp& dma, const std::string& source) {
     const Dma& d = dma.dma;
     if (d.dimensions > 1 || d.scatter) {
-        throw Error({source, dma.offset,
-                     d.scatter ? "NPU_SET_DMA0_DST_REGION.idx_mode" : "NPU_SET_DMA0_SRC_REGION.stride_mode"},
+        throw Error({source, dma.offset, d.scatter ? "NPU_SET_DMA0_DST_REGION.idx_mode" : "NPU_SET_DMA0_SRC_REGION.stride_mode", OffsetKind::Command},
                     "a strided or scattered DMA into internal memory is not supported (Vela loads LUTs with 1-D "
                     "transfers)");
     }
     const uint64_t size = core_bytes(), dst = d.dst.address;
     if (dst > size || d.length > size - dst) {
-        throw Error({source, dma.offset, "NPU_SET_DMA0_DST"},
+        throw Error({source, dma.offset, "NPU_SET_DMA0_DST", OffsetKind::Command},
                     fmt::format("DMA writes internal memory [0x{:x}, 0x{:x}), which holds {} bytes{}", dst,
                                 dst + d.length, size, cores() > 1 ? " per core" : ""));
     }
     const uint32_t core_mask = per_core_shram_ ? static_cast<uint32_t>(d.dst.region) & ((1u << cores()) - 1) : 1;
     if (!core_mask) {
-        throw Error({source, dma.offset, "NPU_SET_DMA0_DST_REGION.region"},
+        throw Error({source, dma.offset, "NPU_SET_DMA0_DST_REGION.region", OffsetKind::Command},
                     fmt::format("internal-mode DMA with core mask {} selects none of the {} core{} (Vela writes mask 3)",
                                 d.dst.region, cores(), cores() > 1 ? "s" : ""));
     }
@@ -74,7 +73,7 @@ void Shram::check_table(const DecodedOp& op, const std::string& source) const {
         return std::all_of(begin, begin + static_cast<ptrdiff_t>(slots) * kLutSlotBytes, [](bool b) { return b; });
     });
     if (loaded) return;
-    throw Error({source, op.offset, std::string(op_kind_name(op.kind))},
+    throw Error({source, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                 fmt::format("TABLE_{} activation reads LUT slot{} {}{}, which no DMA has loaded{}", slot,
                             slots > 1 ? "s" : "", slot, slots > 1 ? fmt::format("..{}", slot + slots - 1) : "",
                             cores() > 1 ? " into every core's SHRAM" : ""));
@@ -251,14 +250,13 @@ FeatureMapView ExecutionContext::view(const DecodedOp& op, const FeatureMap& fm,
         return FeatureMapView(fm, height, width, depth, memory, access(op, what), is_output);
     const size_t bytes = static_cast<size_t>(height) * width * depth * fm.precision.bytes();
     if (is_output) {
-        budget.check_allocation(op, bytes, "chained OFM");
         chain.pending.assign(bytes, 0);
         chain.pending_slot = fm.region;
         return FeatureMapView(fm, height, width, depth, chain.pending);
     }
     std::vector<uint8_t>& buffer = chain.slots[fm.region];
     if (buffer.size() != bytes) {
-        throw Error({source, op.offset, std::string(op_kind_name(op.kind))},
+        throw Error({source, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                     fmt::format("{} reads chain buffer {} holding {} bytes, not {}x{}x{} elements of {} bytes", what,
                                 fm.region, buffer.size(), height, width, depth, fm.precision.bytes()));
     }
@@ -269,7 +267,6 @@ FeatureMapView ExecutionContext::kernel_ifm(const DecodedOp& op, const IfmGeomet
     const FeatureMapView stored = view(op, op.ifm, geo.stored_height, geo.stored_width, depth, "IFM");
     if (op.kernel.upscale == UpscaleMode::None) return stored;
     const size_t bytes = static_cast<size_t>(geo.height) * geo.width * depth * op.ifm.precision.bytes();
-    budget.check_allocation(op, bytes, "upscaled IFM");
     scratch.upscaled_ifm.assign(bytes, 0);
     const FeatureMapView upscaled(op.ifm, geo.height, geo.width, depth, scratch.upscaled_ifm);
     const bool zeros = op.kernel.upscale == UpscaleMode::Zeros;
@@ -319,7 +316,7 @@ void Executor::run(const DecodedStream& stream) {
     budget_.start_run();
     for (const auto& op : stream.ops) {
         if (op.kind == OpKind::Branch) {
-            throw Error({source_, op.offset, "NPU_OP_BRANCH"},
+            throw Error({source_, op.offset, "NPU_OP_BRANCH", OffsetKind::Command},
                         "a straight-line run cannot follow a branch: run the stream from its command words");
         }
         prefetch_weights(stream.ops, op);
@@ -331,7 +328,7 @@ void Executor::run(const DecodedStream& stream) {
 DecodedStream Executor::run(std::span<const uint32_t> words, const FollowOptions& options) {
     auto result_flag = [&](const DecodedOp& branch) {
         if (!condition_.flag) {
-            throw Error({source_, branch.offset, "NPU_OP_BRANCH.branch_cond"},
+            throw Error({source_, branch.offset, "NPU_OP_BRANCH.branch_cond", OffsetKind::Command},
                         fmt::format("RF_TRUE reads COND_STATUS.result_flag, which is unpredictable: the kernel op at "
                                     "0x{:x} that last set it wrote an OFM of {} elements, not one",
                                     condition_.set_by, condition_.ofm_elements));
@@ -374,7 +371,7 @@ bool uses_accumulator_control(const DecodedOp& op) {
 // U85 features no corpus stream uses: refused rather than guessed.
 void refuse_unmodelled_u85(const DecodedOp& op, const std::string& source) {
     auto refuse = [&](const char* field, const char* what) {
-        throw Error({source, op.offset, field}, fmt::format("{} is not supported yet", what));
+        throw Error({source, op.offset, field, OffsetKind::Command}, fmt::format("{} is not supported yet", what));
     };
     if (!uses_accumulator_control(op)) {
         if (op.output.acc_input != AccInput::Reset) {
@@ -399,7 +396,7 @@ void check_ofm_order(const DecodedOp& op, const std::string& source) {
     const bool transposed = ofm.transpose != OfmTranspose::HWC;
     const bool reversed = ofm.reverse != OfmReverse::None;
     if (!transposed && !reversed) return;
-    auto refuse = [&](const char* field, const std::string& why) { throw Error({source, op.offset, field}, why); };
+    auto refuse = [&](const char* field, const std::string& why) { throw Error({source, op.offset, field, OffsetKind::Command}, why); };
     constexpr const char* kTransposeField = "NPU_SET_OFM_PRECISION.activation_transpose";
     constexpr const char* kReverseField = "NPU_SET_OFM_PRECISION.activation_reverse";
     if (transposed && reversed) refuse(kReverseField, "an OFM reverse cannot be combined with an OFM transpose");

@@ -92,6 +92,13 @@ void OutputPipeline::init_u85(const DecodedOp& op, ExecutionContext& ctx, const 
     }
     lut_signed_index_ = input.min < 0;
     clip_ = clip16 ? Range{std::max(bounds.min, input.min), std::min(bounds.max, input.max)} : input;
+    // ACTIVATION_MIN/MAX that miss the LUT's 8-bit input range leave no entry to look up (the fuzz
+    // campaign's clip of 1000 and up indexed past the table); no source says what the hardware does.
+    if (clip_.min > clip_.max) {
+        throw Error({*where.file, where.offset, "NPU_SET_ACTIVATION_MIN", OffsetKind::Command},
+                    fmt::format("clip range {}..{} misses the LUT's input range {}..{}", bounds.min, bounds.max,
+                                input.min, input.max));
+    }
     // Table n of a LUT of s bytes starts at n * s in the LUT RAM.
     const int first_slot = op.output.lut_index * lut_entry_bytes_;
     if ((first_slot + lut_entry_bytes_) * Shram::kLutSlotBytes > Shram::kLutBytes) {

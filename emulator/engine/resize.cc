@@ -56,7 +56,7 @@ struct AxisRegisters {
 Axis check_axis(const AxisRegisters& a, const std::string& source, uint32_t op_offset) {
     const std::string resize_reg = fmt::format("NPU_SET_RESIZE_{}", a.name);
     auto fail = [&](const std::string& field, const std::string& what) {
-        throw Error({source, op_offset, field}, "NPU_OP_RESIZE: " + what);
+        throw Error({source, op_offset, field, OffsetKind::Command}, "NPU_OP_RESIZE: " + what);
     };
     Axis axis;
     axis.n = a.scale_n;
@@ -102,7 +102,7 @@ Axis check_axis(const AxisRegisters& a, const std::string& source, uint32_t op_o
 
 void run_resize(const DecodedOp& op, ExecutionContext& ctx) {
     auto fail = [&](const std::string& field, const std::string& what) {
-        throw Error({ctx.source, op.offset, field}, "NPU_OP_RESIZE: " + what);
+        throw Error({ctx.source, op.offset, field, OffsetKind::Command}, "NPU_OP_RESIZE: " + what);
     };
     const Resize& r = op.resize;
     if (op.kernel.upscale != UpscaleMode::None) {

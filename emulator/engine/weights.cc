@@ -172,12 +172,15 @@ uint64_t weight_count(uint64_t channels, const OpWeights& shape) {
     return n;
 }
 
-const char* weight_field(int stream) { return stream == 0 ? "WEIGHT_BASE" : "WEIGHT1_BASE"; }
+// The register of a weight stream: WEIGHT_BASE, then WEIGHT1_BASE (U55/U65's second core, U85's
+// second decoder), WEIGHT2_BASE and WEIGHT3_BASE (U85).
+std::string weight_field(int stream) { return stream == 0 ? std::string("WEIGHT_BASE") : fmt::format("WEIGHT{}_BASE", stream); }
 
-// A bitstream error, with the op and its command offset that say which op the stream fed.
+// A bitstream error, whose offset is an address in the weights' region, as an error of the op
+// the stream fed (at its command offset), the address and the bitstream's field in the reason.
 Error weight_stream_error(const DecodedOp& op, const std::string& source, int stream, const Error& e) {
     const Stream& where = op.weights[static_cast<size_t>(stream)];
-    return Error({source, op.offset, weight_field(stream)},
+    return Error({source, op.offset, weight_field(stream), OffsetKind::Command},
                  fmt::format("{} weight stream at 0x{:x}, byte 0x{:x}: {}: {}", op_kind_name(op.kind), where.base,
                              e.where().offset.value_or(where.base), e.where().field, e.reason()));
 }
@@ -193,7 +196,7 @@ void check_stream_can_hold(const DecodedOp& op, const StreamFetch& fetch, const 
     const uint64_t most = kMaxValuesPerByte * uint64_t{fetch(where).size()};
     const uint64_t owned = weight_count(channels, shape);
     if (owned > most) {
-        throw Error({source, op.offset, weight_field(stream)},
+        throw Error({source, op.offset, weight_field(stream), OffsetKind::Command},
                     fmt::format("{} weight stream at 0x{:x} can hold at most {} weights; the op has {} for this core",
                                 op_kind_name(op.kind), where.base, most, owned));
     }
@@ -242,7 +245,7 @@ private:
 };
 
 Error count_mismatch(const DecodedOp& op, const std::string& source, int stream, uint64_t held, const char* how) {
-    return Error({source, op.offset, weight_field(stream)},
+    return Error({source, op.offset, weight_field(stream), OffsetKind::Command},
                  fmt::format("{} weight stream at 0x{:x} holds {} weights, {} the op's traversal needs",
                              op_kind_name(op.kind), op.weights[static_cast<size_t>(stream)].base, held, how));
 }
@@ -301,7 +304,7 @@ void decode_scale_stream(const DecodedOp& op, const StreamFetch& fetch, const st
     const Stream& where = op.scales[static_cast<size_t>(stream)];
     const auto bytes = fetch(where);
     if (bytes.size() < channels * kScaleRecordBytes) {
-        throw Error({source, op.offset, stream == 0 ? "SCALE_LENGTH" : "SCALE1_LENGTH"},
+        throw Error({source, op.offset, stream == 0 ? "SCALE_LENGTH" : "SCALE1_LENGTH", OffsetKind::Command},
                     fmt::format("{} scale stream at 0x{:x} holds {} bytes; {} channels need {}", op_kind_name(op.kind),
                                 where.base, bytes.size(), channels, channels * kScaleRecordBytes));
     }
@@ -344,9 +347,8 @@ void check_2_4_sparse(const OpWeights& w, const ErrorLocation& where) {
 // its 4-channel groups of every OFM micro-block; one scale stream holds every channel's record.
 void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
                         const std::string& source, OpWeights& out) {
-    const ErrorLocation where{source, op.offset, std::string(op_kind_name(op.kind))};
+    const ErrorLocation where{source, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command};
     const U85WeightOrder order = u85_weight_order(op, config, out, where);
-    auto field = [&](int s) { return s == 0 ? std::string("WEIGHT_BASE") : fmt::format("WEIGHT{}_BASE", s); };
     std::vector<std::vector<int16_t>> streams(static_cast<size_t>(order.streams));
     if (op.weight_format == WeightFormat::Fast) {
         const Stream& stream = op.weights[0];
@@ -357,13 +359,18 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
         for (int s = 0; s < order.streams; ++s) {
             for_each_u85_weight_position(order, s, [&](int, int, int, int) {
                 if (++total > bytes.size() * 4) {
-                    throw Error({source, op.offset, "WEIGHT_LENGTH"},
+                    throw Error({source, op.offset, "WEIGHT_LENGTH", OffsetKind::Command},
                                 fmt::format("fast weight stream at 0x{:x} is too short for the op", stream.base));
                 }
                 ++positions[static_cast<size_t>(s)];
             });
         }
-        const auto values = decode_fast_weights(bytes, total, source, stream.base);
+        std::vector<int16_t> values;
+        try {
+            values = decode_fast_weights(bytes, total, source, stream.base);
+        } catch (const Error& e) {
+            throw weight_stream_error(op, source, 0, e);
+        }
         // The decoders' streams take turns, a block of weights at a time.
         const size_t block = static_cast<size_t>(u85_fast_interleave_block(order));
         for (size_t next = 0; next < values.size();) {
@@ -377,11 +384,15 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
     } else {
         for (int s = 0; s < order.streams; ++s) {
             const Stream& stream = op.weights[static_cast<size_t>(s)];
-            streams[static_cast<size_t>(s)] =
-                decode_weight_bitstream(fetch(stream), source, stream.base, u85_stream_weight_count(order, s));
+            try {
+                streams[static_cast<size_t>(s)] =
+                    decode_weight_bitstream(fetch(stream), source, stream.base, u85_stream_weight_count(order, s));
+            } catch (const Error& e) {
+                throw weight_stream_error(op, source, s, e);
+            }
             // Checked before the OHWI buffer is sized from the (possibly hostile) registers.
             if (streams[static_cast<size_t>(s)].size() < u85_stream_weight_count(order, s)) {
-                throw Error({source, op.offset, field(s)},
+                throw Error({source, op.offset, weight_field(s), OffsetKind::Command},
                             fmt::format("weight stream at 0x{:x} holds {} weights; the op has {} for this decoder",
                                         stream.base, streams[static_cast<size_t>(s)].size(),
                                         u85_stream_weight_count(order, s)));
@@ -392,7 +403,7 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
     for (int s = 0; s < order.streams; ++s) {
         const auto& values = streams[static_cast<size_t>(s)];
         auto mismatch = [&](const char* how) {
-            return Error({source, op.offset, field(s)},
+            return Error({source, op.offset, weight_field(s), OffsetKind::Command},
                          fmt::format("weight stream holds {} weights, {} the op's traversal needs", values.size(), how));
         };
         size_t next = 0;
@@ -410,7 +421,7 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
     const auto bytes = fetch(scales);
     const size_t channels = static_cast<size_t>(out.ofm_depth);
     if (bytes.size() < channels * kScaleRecordBytes) {
-        throw Error({source, op.offset, "SCALE_LENGTH"},
+        throw Error({source, op.offset, "SCALE_LENGTH", OffsetKind::Command},
                     fmt::format("scale stream at 0x{:x} holds {} bytes; {} channels need {}", scales.base, bytes.size(),
                                 channels, channels * kScaleRecordBytes));
     }
@@ -444,7 +455,7 @@ bool ConvWeightGroups::applies(const DecodedOp& op, const NpuConfig& config) {
 
 ConvWeightGroups::ConvWeightGroups(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
                                    const std::string& source) {
-    check_kernel_op(op, config, {source, op.offset, std::string(op_kind_name(op.kind))});
+    check_kernel_op(op, config, {source, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command});
     OpWeights all = weights_shape(op);
     check_stream_can_hold(op, fetch, source, 0, all);
     if (!op.scales.empty()) {
@@ -489,7 +500,7 @@ bool ConvWeightGroups::next(int channels, OpWeights& out) {
 
 OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
                             const std::string& source) {
-    check_kernel_op(op, config, {source, op.offset, std::string(op_kind_name(op.kind))});
+    check_kernel_op(op, config, {source, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command});
     OpWeights w = weights_shape(op);
     if (config.generation == Generation::U85) {
         decode_u85_weights(op, config, fetch, source, w);

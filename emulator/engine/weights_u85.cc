@@ -56,7 +56,7 @@ U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, co
     w.ofm_block_depth = op.block.ofm_depth;
     w.ofm_ublock_depth = micro_block_depth(config, op.output.microblock);
     if (w.ofm_ublock_depth == 0) {
-        throw Error({where.file, where.offset, "NPU_SET_ACC_FORMAT.microblock"},
+        throw Error({where.file, where.offset, "NPU_SET_ACC_FORMAT.microblock", OffsetKind::Command},
                     fmt::format("micro-block {} does not exist on {}", op.output.microblock, config.name));
     }
     if (w.ofm_ublock_depth % (kInterleaveDepth * w.streams) != 0 || w.ofm_block_depth % w.ofm_ublock_depth != 0) {
@@ -67,7 +67,7 @@ U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, co
     const bool sparse = op.sparse_2_4;
     // Vela encodes 2:4 sparsity along the IFM depth of convolutions only.
     if (sparse && w.traversal == Traversal::Depthwise) {
-        throw Error({where.file, where.offset, "NPU_SET_WEIGHT_FORMAT.weight_sparsity"},
+        throw Error({where.file, where.offset, "NPU_SET_WEIGHT_FORMAT.weight_sparsity", OffsetKind::Command},
                     "2:4 sparse weights on a DEPTHWISE op");
     }
     // Vela's IFM block depth for convolutions (ethos_u85.cpp FindBlockConfig).

@@ -3,14 +3,24 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <initializer_list>
 #include <string>
 
+#include "emulator/engine/executor.h"
+#include "emulator/engine/kernel_geometry.h"
 #include "emulator/isa/error.h"
 
 namespace ethosu {
 namespace {
 
 uint64_t positive(int v) { return v > 0 ? static_cast<uint64_t>(v) : 0; }
+
+uint64_t saturating_product(std::initializer_list<uint64_t> factors) {
+    uint64_t product = 1;
+    for (const uint64_t f : factors)
+        if (__builtin_mul_overflow(product, f, &product)) return UINT64_MAX;
+    return product;
+}
 
 // The factors of an op's work (none for ops that do none): computed per op, so without allocating.
 struct WorkFactors {
@@ -67,31 +77,62 @@ uint64_t op_work(const DecodedOp& op) {
     const WorkFactors f = work_factors(op);
     if (f.count == 0) return 0;
     uint64_t product = 1;
-    for (size_t i = 0; i < f.count; ++i)
-        if (__builtin_mul_overflow(product, f.values[i], &product)) return UINT64_MAX;
+    for (size_t i = 0; i < f.count; ++i) product = saturating_product({product, f.values[i]});
     return product;
+}
+
+// The sizes are those the kernels allocate: executor.cc (chained OFM, upscaled IFM, whose depth
+// is the OFM's for a pool), conv.cc (IFM2 weights, a CONV's IFM patch of taps x IFM depth),
+// accumulators.cc (IFM2 accumulators of the OFM's shape).
+void WorkBudget::check_register_sized_buffers(const DecodedOp& op) const {
+    const bool kernel = op.kind == OpKind::Conv || op.kind == OpKind::Depthwise || op.kind == OpKind::Pool;
+    const FeatureMap& ofm = op.ofm;
+    const uint64_t ofm_elements = saturating_product({positive(ofm.height), positive(ofm.width), positive(ofm.depth)});
+    if ((kernel || op.kind == OpKind::Elementwise || op.kind == OpKind::Resize) && ofm.storage == Storage::Chained)
+        check_allocation(op, saturating_product({ofm_elements, positive(ofm.precision.bytes())}), "chained OFM");
+    if (kernel && op.kernel.upscale != UpscaleMode::None) {
+        const IfmGeometry geo = ifm_geometry(op, LazyLocation{&source_, op.offset, op_kind_name(op.kind)});
+        const int depth = op.kind == OpKind::Pool ? ofm.depth : op.ifm.depth;
+        check_allocation(op,
+                         saturating_product({positive(geo.height), positive(geo.width), positive(depth),
+                                             positive(op.ifm.precision.bytes())}),
+                         "upscaled IFM");
+    }
+    if (op.kind == OpKind::Conv && op.weights_from_ifm2) {
+        check_allocation(op, saturating_product({positive(ofm.depth), positive(op.ifm.depth), sizeof(int64_t)}),
+                         "weights from IFM2");
+    }
+    if (op.kind == OpKind::Conv && !op.weights_from_ifm2) {
+        check_allocation(op,
+                         saturating_product({positive(op.kernel.taps_height()), positive(op.kernel.taps_width()),
+                                             positive(op.ifm.depth), sizeof(int16_t)}),
+                         "IFM patch of a kernel");
+    }
+    if (kernel && op.output.acc_input == AccInput::Ifm2)
+        check_allocation(op, saturating_product({ofm_elements, sizeof(int64_t)}), "accumulators loaded from IFM2");
 }
 
 void WorkBudget::charge(const DecodedOp& op) {
     // Called for every op: the error's strings are built only when it is thrown.
     const uint64_t work = op_work(op);
     if (work > limits_.max_op_work) {
-        throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
+        throw Error({source_, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                     fmt::format("the op's work, {}, is above the limit of {} per op (raise it with --max-op-work)",
                                 work_text(op), limits_.max_op_work));
     }
     if (__builtin_add_overflow(run_work_, work, &run_work_)) run_work_ = UINT64_MAX;
     if (run_work_ > limits_.max_run_work) {
-        throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
+        throw Error({source_, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                     fmt::format("the run's work reaches {} with this op, above the limit of {} per run (a branch loop "
                                 "that never ends? raise it with --max-run-work)",
                                 run_work_, limits_.max_run_work));
     }
+    check_register_sized_buffers(op);
 }
 
 void WorkBudget::check_allocation(const DecodedOp& op, uint64_t bytes, std::string_view what) const {
     if (bytes <= limits_.max_allocation_bytes) return;
-    throw Error({source_, op.offset, std::string(op_kind_name(op.kind))},
+    throw Error({source_, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                 fmt::format("the {} needs {} bytes, above the limit of {} per buffer (raise it with --max-allocation)",
                             what, bytes, limits_.max_allocation_bytes));
 }

@@ -48,12 +48,16 @@ public:
     // source: the file named in errors.
     WorkBudget(const WorkLimits& limits, std::string source) : limits_(limits), source_(std::move(source)) {}
 
-    // Throws ethosu::Error when op's work exceeds max_op_work, or the run's work so far max_run_work.
+    // Throws ethosu::Error when op's work exceeds max_op_work, the run's work so far max_run_work,
+    // or a buffer the engine sizes from op's registers alone (a chained OFM, an upscaled IFM,
+    // weights or accumulators read from IFM2, a kernel's IFM patch) max_allocation_bytes. Those
+    // buffers are checked here rather than where they are allocated, so that a timing-only run,
+    // which allocates none of them, refuses the ops a full run refuses.
     void charge(const DecodedOp& op);
     // A new run: its work starts from 0.
     void start_run() { run_work_ = 0; }
-    // Throws ethosu::Error when a buffer of `bytes` (`what`, sized from op's registers) exceeds
-    // max_allocation_bytes.
+    // Throws ethosu::Error when a buffer of `bytes` (`what`, sized from op's registers and the
+    // kernel's own choices, such as a band of IFM rows) exceeds max_allocation_bytes.
     void check_allocation(const DecodedOp& op, uint64_t bytes, std::string_view what) const;
 
     const WorkLimits& limits() const { return limits_; }
@@ -64,6 +68,8 @@ public:
     }
 
 private:
+    void check_register_sized_buffers(const DecodedOp& op) const;
+
     WorkLimits limits_;
     std::string source_;
     uint64_t run_work_ = 0;

@@ -80,7 +80,7 @@ DecodedStream follow_stream(const NpuConfig& config, std::span<const uint32_t> w
             const std::string limit = executed > options.max_commands
                                           ? fmt::format("{} commands", options.max_commands)
                                           : fmt::format("{} ops", options.max_ops);
-            throw Error({source, offset, last_jump ? "NPU_OP_BRANCH" : std::string(commands[pc].desc->name)},
+            throw Error({source, offset, last_jump ? "NPU_OP_BRANCH" : std::string(commands[pc].desc->name), OffsetKind::Command},
                         fmt::format("the stream is still running after {} (the limit): a branch loop that never "
                                     "ends? It last jumped from here to 0x{:x}",
                                     limit, commands[pc].offset));
@@ -109,7 +109,7 @@ DecodedStream follow_stream(const NpuConfig& config, std::span<const uint32_t> w
                             : command_at[target / 4] < 0 ? "inside a command, not at its first word"
                                                          : nullptr;
         if (fault) {
-            throw Error({source, branch.offset, "NPU_OP_BRANCH.branch_target"},
+            throw Error({source, branch.offset, "NPU_OP_BRANCH.branch_target", OffsetKind::Command},
                         fmt::format("branch target 0x{:x} is {} (the stream has {} bytes)", target, fault,
                                     words.size() * 4));
         }

@@ -79,14 +79,14 @@ void for_each_command(const isa::GenerationDesc& gen, std::span<const uint32_t> 
         const uint16_t opcode = word & 0x3FF;
         const isa::CommandDesc* desc = gen.find(kind, opcode);
         if (!desc) {
-            throw Error({source, offset, "opcode"},
+            throw Error({source, offset, "opcode", OffsetKind::Command},
                         fmt::format("unknown {} opcode 0x{:03x} for {} (word 0x{:08x})",
                                     kind == isa::CmdKind::Cmd0 ? "cmd0" : "cmd1", opcode, gen.name, word));
         }
         RawCommand command{offset, desc, word};
         if (desc->kind == isa::CmdKind::Cmd1) {
             if (i + 1 >= words.size()) {
-                throw Error({source, offset, std::string(desc->name)},
+                throw Error({source, offset, std::string(desc->name), OffsetKind::Command},
                             "command is cut off: its 32-bit payload word is past the end of the stream");
             }
             command.value |= static_cast<uint64_t>(words[i + 1]) << 32;
@@ -117,7 +117,8 @@ struct Decoder::Reader {
         const uint64_t value = desc->extract(decoder.registers_[reg]);
         if (desc->enumeration && desc->enumeration->value_name(value).empty()) {
             throw Error({decoder.source_, op_offset,
-                         fmt::format("{}.{}", decoder.gen_.command(desc->command)->name, desc->name)},
+                         fmt::format("{}.{}", decoder.gen_.command(desc->command)->name, desc->name),
+                         OffsetKind::Command},
                         fmt::format("value {} is not a valid {} on {}", value, desc->enumeration->name,
                                     decoder.gen_.name));
         }
@@ -161,7 +162,7 @@ bool Decoder::apply(const RawCommand& command, DecodedOp& op) {
     for (const auto& f : command.desc->fields) {
         const uint64_t value = f.extract(command.value);
         if (f.enumeration && f.enumeration->value_name(value).empty()) {
-            throw Error({source_, command.offset, fmt::format("{}.{}", command.desc->name, f.name)},
+            throw Error({source_, command.offset, fmt::format("{}.{}", command.desc->name, f.name), OffsetKind::Command},
                         fmt::format("value {} is not a valid {}", value, f.enumeration->name));
         }
     }
@@ -239,7 +240,8 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         // 64-bit maps only (Vela 2.x-5.x never program it on U55/U65).
         if (!u85 && fm.precision.bits == 64) {
             throw Error({source_, command.offset, fmt::format("{}.activation_precision",
-                                                              gen_.command(gen_.field(f.precision)->command)->name)},
+                                                              gen_.command(gen_.field(f.precision)->command)->name),
+                         OffsetKind::Command},
                         fmt::format("64-bit feature maps do not exist on {}", gen_.name));
         }
         const bool zero_point_unused = !u85 && &f == &kOfmFields && fm.precision.bits == 32 && !table_activation();
@@ -400,6 +402,16 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         case OpKind::Depthwise: {
             if (gen_.generation == Generation::U65) op.parallel_mode = r.geti(Field::SET_PARALLEL_MODE__parallel_mode);
             read_ifm(op.ifm);
+            // The MAC array multiplies 8- and 16-bit IFMs: Vela 5.1's table of the types each
+            // hardware op takes (regor ethos_u85_constraints.cpp s_opDataTypeSupport, "from the
+            // EthosU55/U65 Embedded NPU Interface Specification") gives Convolution, Depthwise and
+            // VectorProduct IFMs of UInt8, Int8 and Int16 only. A 64-bit IFM overflowed the
+            // kernels' int64 sums (the fuzz campaign's finding on U85).
+            if (op.ifm.precision.bits > 16) {
+                throw Error({source_, command.offset, "NPU_SET_IFM_PRECISION.activation_precision", OffsetKind::Command},
+                            fmt::format("{} reads a {}-bit IFM; the MAC array takes 8- and 16-bit IFMs",
+                                        command.desc->name, op.ifm.precision.bits));
+            }
             read_ofm(op.ofm);
             read_kernel(op.kernel);
             read_padding(op.kernel);
@@ -522,7 +534,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             const int src_dims = dimensions(Field::SET_DMA0_SRC_REGION__stride_mode);
             const int dst_dims = u85 ? 1 : dimensions(Field::SET_DMA0_DST_REGION__stride_mode);
             if (src_dims > 1 && dst_dims > 1 && src_dims != dst_dims) {
-                throw Error({source_, command.offset, "NPU_SET_DMA0_DST_REGION.stride_mode"},
+                throw Error({source_, command.offset, "NPU_SET_DMA0_DST_REGION.stride_mode", OffsetKind::Command},
                             fmt::format("source is {}D and destination {}D: a transfer strided on both sides with "
                                         "different dimensions is not supported (its behaviour is undocumented)",
                                         src_dims, dst_dims));
@@ -595,10 +607,10 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         const std::string message = fmt::format("{} reads {} the stream never wrote: {}", command.desc->name,
                                                 op.unset_registers.size() > 1 ? "registers" : "a register", names);
         if (!options_.lenient) {
-            throw Error({source_, command.offset, std::string(gen_.command(op.unset_registers.front())->name)},
+            throw Error({source_, command.offset, std::string(gen_.command(op.unset_registers.front())->name), OffsetKind::Command},
                         message + " (--lenient reads them as 0)");
         }
-        warnings_.push_back(format_error({source_, command.offset, {}}, message));
+        warnings_.push_back(format_error({source_, command.offset, {}, OffsetKind::Command}, message));
     }
 }
 

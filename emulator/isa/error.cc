@@ -12,7 +12,7 @@ std::string format_error(const ErrorLocation& where, const std::string& reason) 
         text += part;
     };
     append(where.file);
-    if (where.offset) append(fmt::format("offset 0x{:x}", *where.offset));
+    if (where.offset) append(fmt::format("{}@0x{:x}", where.kind == OffsetKind::Command ? "cmd" : "file", *where.offset));
     append(where.field);
     append(reason);
     return text;

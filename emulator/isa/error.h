@@ -10,20 +10,28 @@
 
 namespace ethosu {
 
+// What an offset counts from; the message says which (see format_error).
+enum class OffsetKind : uint8_t {
+    File,     // bytes from the start of the file (or of an archive member, named "archive:member")
+    Command,  // bytes from the start of the command stream, as disasm prints them
+};
+
 struct ErrorLocation {
     std::string file;              // path, or a label such as "<command stream>"
     std::optional<uint64_t> offset;  // byte offset inside that file or stream
     std::string field;             // the field, command or key at fault
+    OffsetKind kind = OffsetKind::File;
 };
 
-// An ErrorLocation named by reference, for code that runs per op or per access: it becomes an
-// ErrorLocation (copying the strings) only when an error is thrown. `file` must outlive it.
+// An op's place (a command offset) named by reference, for code that runs per op or per access:
+// it becomes an ErrorLocation (copying the strings) only when an error is thrown. `file` must
+// outlive it.
 struct LazyLocation {
     const std::string* file;
     std::optional<uint64_t> offset;
     std::string_view field;
 
-    operator ErrorLocation() const { return {*file, offset, std::string(field)}; }
+    operator ErrorLocation() const { return {*file, offset, std::string(field), OffsetKind::Command}; }
 };
 
 class Error : public std::runtime_error {
@@ -38,7 +46,8 @@ private:
     std::string reason_;
 };
 
-// Formats "file: offset 0x..: field: reason" with the empty parts left out.
+// Formats "file: file@0x..: field: reason" (a file offset) or "file: cmd@0x..: field: reason" (a
+// command-stream offset), with the empty parts left out.
 std::string format_error(const ErrorLocation& where, const std::string& reason);
 
 }  // namespace ethosu

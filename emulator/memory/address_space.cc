@@ -65,7 +65,7 @@ const MemoryMap::Mapping& AddressSpace::mapping(int region, uint64_t offset, uin
                                                 const AccessContext& who) const {
     const auto where = [&] {
         return ErrorLocation{who.source ? *who.source : std::string("<command stream>"), who.command_offset,
-                             std::string(who.op)};
+                             std::string(who.op), OffsetKind::Command};
     };
     if (region < 0 || region >= kRegions) {
         throw Error(where(), fmt::format("{} uses region {}, outside 0..{}", who.what, region, kRegions - 1));
@@ -119,7 +119,7 @@ std::span<uint8_t> AddressSpace::write(int region, uint64_t offset, uint64_t len
     const auto& m = mapping(region, offset, length, who);
     if (m.read_only) {
         throw BusError({who.source ? *who.source : std::string("<command stream>"), who.command_offset,
-                        std::string(who.op)},
+                        std::string(who.op), OffsetKind::Command},
                        fmt::format("{} writes region {} bytes [0x{:x}, 0x{:x}), which lie in read-only {}", who.what,
                                    region, offset, offset + length, m.name),
                        std::string(who.what));

@@ -18,7 +18,7 @@ namespace ethosu {
 // Where the memory sits, as Vela's memory modes place it; the timing model prices accesses by it.
 enum class MemoryKind : uint8_t { Sram, Dram, OnChipFlash, OffChipFlash };
 
-// Who is accessing, for error messages: "model.tflite: offset 0x120: NPU_OP_CONV: IFM ...".
+// Who is accessing, for error messages: "model.tflite: cmd@0x120: NPU_OP_CONV: IFM ...".
 struct AccessContext {
     const std::string* source = nullptr;
     std::optional<uint32_t> command_offset;  // absent for host-side accesses (placing inputs)

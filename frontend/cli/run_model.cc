@@ -133,12 +133,12 @@ std::vector<std::vector<uint8_t>> run_invocation(const LoadedModel& model, const
                                                  const RunOptions& options, RunResult& result) {
     const auto memories = invocation_memories(result.memory, inv);
     auto time_it = [&] {
-        if (options.timing) result.timing.push_back(TimingModel(model.config, result.memory, memories).run(result.streams.back()));
+        if (options.timing) result.timing.push_back(TimingModel(model.config, result.memory, memories, model.path).run(result.streams.back()));
     };
     if (!options.execute) {
         // Without data only unconditional branches can be followed.
         auto no_data = [&](const DecodedOp& branch) -> bool {
-            throw Error({model.path, branch.offset, "NPU_OP_BRANCH.branch_cond"},
+            throw Error({model.path, branch.offset, "NPU_OP_BRANCH.branch_cond", OffsetKind::Command},
                         "an RF_TRUE branch depends on the data: a timing-only run cannot follow it");
         };
         // The data-independent checks a full run makes on the way, in its order: the op's work
@@ -195,7 +195,7 @@ void ModelSession::run(const std::vector<std::vector<uint8_t>>& inputs) {
         // Without branches the path never changes: later inferences replay these ops, and their
         // timing, which reads only the ops, is this one's.
         replay_ = std::ranges::none_of(stream_.ops, [](const DecodedOp& op) { return op.kind == OpKind::Branch; });
-        if (timing_enabled_) timing_ = TimingModel(model_.config, memory_, memories_).run(stream_);
+        if (timing_enabled_) timing_ = TimingModel(model_.config, memory_, memories_, model_.path).run(stream_);
     }
     read_outputs(model_, model_.outputs, space_, outputs_);
 }

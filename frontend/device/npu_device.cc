@@ -308,7 +308,7 @@ void NpuDevice::execute() {
         return fault(branch ? r.branch_fault.mask : r.parse_error.mask, 0,
                      static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());
     }
-    last_timing_ = std::make_unique<TimingResult>(TimingModel(options_.npu, memory_, memories).run(stream));
+    last_timing_ = std::make_unique<TimingResult>(TimingModel(options_.npu, memory_, memories, source).run(stream));
     finished(stream);
     uint32_t history = 0;
     for (const auto& op : stream.ops)
@@ -365,7 +365,7 @@ uint64_t NpuDevice::copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_
     b.emit(Cmd::OP_DMA_WAIT, {{Field::OP_DMA_WAIT__k, 0}}).emit(Cmd::OP_STOP, {{Field::OP_STOP__mask, 0}});
     Executor executor(options_.npu, space, source, &weights_);
     const DecodedStream stream = executor.run(b.words());
-    last_timing_ = std::make_unique<TimingResult>(TimingModel(options_.npu, memory_, memories).run(stream));
+    last_timing_ = std::make_unique<TimingResult>(TimingModel(options_.npu, memory_, memories, source).run(stream));
     finished(stream);
     count_pmu(*last_timing_);
     publish();

@@ -40,7 +40,7 @@ void copy_text(char (&to)[kMaxText], std::string_view from) {
     to[n] = '\0';
 }
 
-// The pieces of "PREFIX FILE: offset 0x..: model file: reason", written without allocating.
+// The pieces of "PREFIX FILE: file@0x..: model file: reason", written without allocating.
 void write_text(const char* text) { (void)!::write(STDERR_FILENO, text, std::strlen(text)); }
 void write_hex(uint64_t value) {
     char digits[16];
@@ -59,7 +59,7 @@ void on_sigbus(int, siginfo_t* info, void*) {
         if (address < m.begin || address >= m.begin + m.size) continue;
         write_text(g_message_prefix);
         write_text(m.path);
-        write_text(": offset 0x");
+        write_text(": file@0x");
         write_hex(static_cast<uint64_t>(address - m.begin));
         write_text(": model file: the file shrank while it was being read (it is mapped, not copied)\n");
         ::_exit(1);

@@ -152,7 +152,7 @@ FileBytes map_file(const std::string& path);
 
 // For a program that maps model files (the CLI): a file shrunk by someone else while mapped
 // would end the process with SIGBUS; after this call it ends it with status 1 and one line on
-// stderr, "<message_prefix>FILE: offset 0x..: model file: the file shrank ...". Installs a
+// stderr, "<message_prefix>FILE: file@0x..: model file: the file shrank ...". Installs a
 // process-wide SIGBUS handler; SIGBUS elsewhere keeps its default action.
 void report_shrunk_mapped_files(std::string_view message_prefix);
 

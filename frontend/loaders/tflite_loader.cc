@@ -44,7 +44,15 @@ ElementType element_type_from_tflite(int8_t type) {
 }
 
 // Planned offsets by tensor index of subgraph 0; -1 where the runtime plans the tensor.
-using OfflinePlan = std::vector<int64_t>;
+// TFLM's offline plan: a planned offset per tensor of subgraph 0 (-1: not planned), and where
+// they lie in the file, for errors about one of them.
+struct OfflinePlan {
+    std::vector<int64_t> offsets;
+    uint64_t file_offset = 0;  // of offsets[0]; 4 bytes each
+
+    bool empty() const { return offsets.empty(); }
+    uint64_t file_offset_of(int32_t tensor) const { return file_offset + 4 * static_cast<uint64_t>(tensor); }
+};
 
 class VelaTfliteLoader {
 public:
@@ -171,9 +179,9 @@ OfflinePlan VelaTfliteLoader::offline_plan() const {
         const size_t tensors = count(model_.subgraphs()->Get(0)->tensors());
         r.expect(planned >= 0 && static_cast<size_t>(planned) == tensors, field + ".count",
                  fmt::format("plans {} tensors but subgraph 0 has {}", planned, tensors));
-        OfflinePlan plan;
+        OfflinePlan plan{.offsets = {}, .file_offset = r.file_offset()};
         for (const uint32_t word : r.words(static_cast<uint64_t>(planned), field + ".offsets"))
-            plan.push_back(static_cast<int32_t>(word));
+            plan.offsets.push_back(static_cast<int32_t>(word));
         return plan;
     }
     return {};
@@ -317,11 +325,11 @@ ModelGraph VelaTfliteLoader::graph(const tflite::SubGraph& sg) const {
 void VelaTfliteLoader::place_in_scratch(TensorInfo& info, int32_t tensor, int32_t scratch_tensor,
                                         const OfflinePlan& plan, const std::string& field) const {
     if (plan.empty()) return;
-    const int64_t at = plan[static_cast<size_t>(tensor)];
-    const int64_t scratch_at = plan[static_cast<size_t>(scratch_tensor)];
+    const int64_t at = plan.offsets[static_cast<size_t>(tensor)];
+    const int64_t scratch_at = plan.offsets[static_cast<size_t>(scratch_tensor)];
     if (at < 0 || scratch_at < 0) return;
     if (at < scratch_at)
-        throw Error({path_, std::nullopt, field},
+        throw Error({path_, plan.file_offset_of(tensor), field},
                     fmt::format("planned at {}, below the scratch area planned at {}", at, scratch_at));
     info.region = 1;
     info.offset = static_cast<uint64_t>(at - scratch_at);

@@ -309,8 +309,8 @@ PYBIND11_MODULE(ethosu_emu, m) {
             py::module_::import("sys").attr("executable").cast<std::string>(), e.what()));
     }
 
-    // ethosu::Error -> ethosu_emu.Error: str() is "file: offset 0x..: field: reason", and the
-    // parts are attributes. The class lives as long as the module (a reference is kept here).
+    // ethosu::Error -> ethosu_emu.Error: str() is "file: file@0x..: field: reason" (cmd@0x.. for a
+    // command-stream offset), and the parts are attributes. The class lives as long as the module (a reference is kept here).
     static const py::handle error_class = py::exception<Error>(m, "Error").release();
     py::register_exception_translator([](std::exception_ptr p) {
         try {

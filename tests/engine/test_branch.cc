@@ -118,7 +118,7 @@ struct Machine {
     }
     TimingResult time(const DecodedStream& trace) const {
         const MemorySystem memory = make_memory_system(config, {});
-        return TimingModel(config, memory, region_memories(memory, {})).run(trace);
+        return TimingModel(config, memory, region_memories(memory, {}), "test.bin").run(trace);
     }
 
     NpuConfig config;

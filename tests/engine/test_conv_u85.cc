@@ -232,6 +232,25 @@ TEST(U85WeightDecoding, StreamsDecodeToTheEncodedWeights) {
 }
 
 // A dense stream (3 non-zero weights in a group of 4) programmed as 2:4 sparse is refused.
+// Each DEPTHWISE OFM channel reads its own IFM channel: an OFM deeper than the IFM is refused
+// before any weight is decoded (the fuzz campaign's read past the IFM).
+TEST(U85Depthwise, OfmDeeperThanIfmIsRefused) {
+    std::mt19937 rng(7);
+    Rig rig("ethos-u85-256");
+    ConvRegs r;
+    r.depthwise = true;
+    r.ifm = rig.place(rig.random_ifm(4, 4, 8, 0, rng));
+    r.ofm = rig.reserve(4, 4, 16, Rig::kInt8, 0);
+    const uint32_t at = rig.emit_conv(r);
+    try {
+        rig.run();
+        FAIL() << "a DEPTHWISE of 16 channels from 8 ran";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().offset, at);
+        EXPECT_EQ(e.where().field, "NPU_SET_OFM_DEPTH_M1");
+    }
+}
+
 TEST(U85SparseWeights, StreamBreakingThePatternIsRefused) {
     WeightCase c = kWeightCases[4];
     for (const bool fast : {false, true}) {

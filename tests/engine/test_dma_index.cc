@@ -276,7 +276,7 @@ TEST(DmaIndex, TimelineCountsTheIndexTraffic) {
     const IndexOp op{.n = 2, .k = 5, .c = 3, .w = 4, .indices = {}};
     const auto b = index_stream(vela_programming(op, true));
     const auto stream = decode_stream(npu, b.words(), "index.bin");
-    const TimingResult r = TimingModel(npu, memory, regions).run(stream);
+    const TimingResult r = TimingModel(npu, memory, regions, "test.bin").run(stream);
     const CostContext ctx{npu, memory, regions};
     const MemoryKind src = ctx.memory_of(kValuesRegion), dst = ctx.memory_of(kOutRegion),
                      idx = ctx.memory_of(kIndexRegion);

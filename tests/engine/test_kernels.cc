@@ -1340,7 +1340,7 @@ Error run_error(Rig& rig, uint32_t op_offset, const std::string& op_name, const 
     } catch (const Error& e) {
         EXPECT_EQ(e.where().offset, op_offset) << e.what();
         const std::string text = e.what();
-        EXPECT_NE(text.find(fmt::format("offset 0x{:x}", op_offset)), std::string::npos) << text;
+        EXPECT_NE(text.find(fmt::format("cmd@0x{:x}", op_offset)), std::string::npos) << text;
         EXPECT_NE(text.find(op_name), std::string::npos) << text;
         return e;
     }

@@ -7,7 +7,9 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "emulator/engine/lut_u85.h"
@@ -147,14 +149,16 @@ TEST(InterpolatingLut, S16ToS32ActivationOfAPoolEqualsTosaTable) {
         ASSERT_EQ(out[n], tosa_table_lookup(t, static_cast<int>(inputs[n]))) << "input " << inputs[n];
 }
 
-// LUT_S16_S16 stays refused: the hardware's rounding of slope * fraction / 128 is not known.
-TEST(InterpolatingLut, S16ToS16IsRefused) {
+// A 4x4 int16 POOL SUM at unit scale through the LUT activation `activation` (ACTIVATION_MIN/MAX
+// `clip`, default the OFM's range), which must be refused at the op: where its error points.
+ErrorLocation refused_lut_pool(int activation, std::optional<std::pair<int64_t, int64_t>> clip = {}) {
     using namespace u85_conv_test;
     Rig rig("ethos-u85-256");
     rig.load_lut(s16_lut_image(tosa_table(1)));
     ConvRegs r;
     r.pool = 3;
-    r.activation = 8;  // LUT_S16_S16
+    r.activation = activation;
+    r.clip = clip;
     r.ifm = rig.place_wide(1, 4, 4, Rig::kInt16, std::vector<int64_t>(16, 5));
     r.ofm = rig.reserve(1, 4, 4, Rig::kInt16, 0);
     r.global_scale = true;
@@ -162,11 +166,23 @@ TEST(InterpolatingLut, S16ToS16IsRefused) {
     const uint32_t at = rig.emit_conv(r);
     try {
         rig.run();
-        FAIL() << "LUT_S16_S16 ran";
     } catch (const Error& e) {
         EXPECT_EQ(e.where().offset, at);
+        return e.where();
     }
+    ADD_FAILURE() << "activation " << activation << " ran";
+    return {};
 }
+
+// An 8-bit LUT whose ACTIVATION_MIN/MAX miss its input range has no entry to look up: refused (the
+// fuzz campaign's clip range below 0 on a LUT_U8_U8 read past the table).
+TEST(Lut, ClipRangeOutsideTheInputRangeIsRefused) {
+    EXPECT_EQ(refused_lut_pool(1, {{1000, 2000}}).field, "NPU_SET_ACTIVATION_MIN");  // LUT_U8_U8
+    EXPECT_EQ(refused_lut_pool(1, {{-32768, -26517}}).field, "NPU_SET_ACTIVATION_MIN");
+}
+
+// LUT_S16_S16 stays refused: the hardware's rounding of slope * fraction / 128 is not known.
+TEST(InterpolatingLut, S16ToS16IsRefused) { refused_lut_pool(8); }
 
 }  // namespace
 }  // namespace ethosu

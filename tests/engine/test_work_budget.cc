@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
+#include "emulator/engine/executor.h"
 #include "emulator/engine/work_budget.h"
 #include "emulator/isa/decoder.h"
 #include "emulator/isa/error.h"
@@ -92,6 +94,47 @@ TEST(WorkBudget, BuffersAboveTheLimitAreRefused) {
     const DecodedOp op = kernel_op(OpKind::Conv, 1, 1, 1, 1, 1, 1);
     EXPECT_NO_THROW(budget.check_allocation(op, 1000, "chained OFM"));
     EXPECT_THROW(budget.check_allocation(op, 1001, "chained OFM"), Error);
+}
+
+// The buffers sized from registers alone are checked when the op is charged (so timing-only runs
+// check them too): each at exactly its plain size passes, one byte less is refused by name.
+TEST(WorkBudget, RegisterSizedBuffersAreCheckedWhenTheOpIsCharged) {
+    struct Case {
+        const char* what;
+        DecodedOp op;
+        uint64_t bytes;
+    };
+    std::vector<Case> cases;
+    DecodedOp chained = kernel_op(OpKind::Elementwise, 6, 5, 4, 1, 1, 4);
+    chained.ofm.storage = Storage::Chained;
+    chained.ofm.precision.bits = 16;
+    cases.push_back({"chained OFM", chained, 6 * 5 * 4 * 2});
+    // OFM 6x5, 3x3 kernel, stride 1, no padding: an upscaled IFM area of 8x7.
+    DecodedOp upscaled = kernel_op(OpKind::Pool, 6, 5, 4, 3, 3, 9);
+    upscaled.kernel.upscale = UpscaleMode::Nearest;
+    upscaled.ifm.precision.bits = 8;
+    cases.push_back({"upscaled IFM", upscaled, 8 * 7 * 4});  // a pool's IFM depth is its OFM's
+    DecodedOp ifm2_weights = kernel_op(OpKind::Conv, 1, 1, 4, 1, 1, 9);
+    ifm2_weights.weights_from_ifm2 = true;
+    cases.push_back({"weights from IFM2", ifm2_weights, 4 * 9 * 8});
+    cases.push_back({"IFM patch of a kernel", kernel_op(OpKind::Conv, 1, 1, 1, 3, 2, 9), 3 * 2 * 9 * 2});
+    DecodedOp ifm2_accumulators = kernel_op(OpKind::Depthwise, 6, 5, 4, 1, 1, 4);
+    ifm2_accumulators.output.acc_input = AccInput::Ifm2;
+    cases.push_back({"accumulators loaded from IFM2", ifm2_accumulators, 6 * 5 * 4 * 8});
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.what);
+        WorkBudget at_limit({.max_allocation_bytes = c.bytes}, "model.npz");
+        EXPECT_NO_THROW(at_limit.charge(c.op));
+        WorkBudget below({.max_allocation_bytes = c.bytes - 1}, "model.npz");
+        try {
+            below.charge(c.op);
+            FAIL() << "expected an error";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(std::string("the ") + c.what + " needs " + std::to_string(c.bytes)),
+                      std::string::npos)
+                << e.what();
+        }
+    }
 }
 
 TEST(WorkBudget, FollowOptionsTakeTheLowerCommandLimit) {

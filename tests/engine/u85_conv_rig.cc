@@ -187,7 +187,8 @@ uint32_t Rig::emit_conv(const ConvRegs& r) {
             .emit(Cmd::SET_SCALE_BASE, {{Field::SET_SCALE_BASE__addr, r.scales.offset}})
             .emit(Cmd::SET_SCALE_LENGTH, {{Field::SET_SCALE_LENGTH__length, r.scales.length}});
     }
-    const int64_t lo = r.ofm.precision.bits == 8 ? -128 : -32768, hi = r.ofm.precision.bits == 8 ? 127 : 32767;
+    const int64_t lo = r.clip ? r.clip->first : r.ofm.precision.bits == 8 ? -128 : -32768;
+    const int64_t hi = r.clip ? r.clip->second : r.ofm.precision.bits == 8 ? 127 : 32767;
     stream_.emit(Cmd::SET_ACTIVATION, {{Field::SET_ACTIVATION__activation_function, static_cast<uint64_t>(r.activation)}})
         .emit(Cmd::SET_ACTIVATION_MIN, {{Field::SET_ACTIVATION_MIN__clip_boundary, u16(lo)}})
         .emit(Cmd::SET_ACTIVATION_MAX, {{Field::SET_ACTIVATION_MAX__clip_boundary, u16(hi)}})

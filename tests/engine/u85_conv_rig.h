@@ -4,7 +4,9 @@
 // one SRAM region; weight and scale streams in a second region.
 
 #include <cstdint>
+#include <optional>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "emulator/isa/builder.h"
@@ -57,6 +59,7 @@ struct ConvRegs {
     int pool = -1;           // NPU_OP_POOL of this mode instead of NPU_OP_CONV (no weights)
     bool depthwise = false;  // NPU_OP_DEPTHWISE instead of NPU_OP_CONV
     int activation = 0;      // NPU_SET_ACTIVATION.activation_function
+    std::optional<std::pair<int64_t, int64_t>> clip;  // ACTIVATION_MIN/MAX; default the OFM type's range
     int kernel_h = 1, kernel_w = 1, stride = 1;
     Padding pad;
     bool part_kernel_first = false, fast = false, sparse = false;

@@ -27,8 +27,9 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
     if (!commands) return LLVMFuzzerMutate(data, size, max_size);
     ethosu::fuzz::mutate_commands(gen, *commands, rng, /*keep_size=*/false);
     words = ethosu::fuzz::join_commands(*commands);
+    // Every command may have been dropped: no words, and no memcpy from their null data.
     const size_t bytes = std::min(words.size() * 4, (max_size - 1) / 4 * 4);
-    std::memcpy(data + 1, words.data(), bytes);
+    if (bytes > 0) std::memcpy(data + 1, words.data(), bytes);
     return 1 + bytes;
 }
 

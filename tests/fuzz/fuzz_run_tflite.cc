@@ -17,6 +17,7 @@
 #include "frontend/loaders/model.h"
 #include "frontend/loaders/vela_tflite_generated.h"
 #include "tests/fuzz/command_mutator.h"
+#include "tests/fuzz/run_harness.h"
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 
@@ -132,8 +133,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::vector<uint8_t> bytes(data, data + size);
     try {
         const auto model = ethosu::load_vela_tflite("fuzz.tflite", bytes, {});
-        ethosu::run_model(*model, {});
-        ethosu::run_model(*model, {}, {.execute = false});
+        ethosu::run_model(*model, {}, ethosu::fuzz::fuzz_run_options(true));
+        ethosu::run_model(*model, {}, ethosu::fuzz::fuzz_run_options(false));
     } catch (const ethosu::Error&) {
     }
     return 0;

@@ -18,6 +18,14 @@ const LoadedModel& example_model() {
 
 }  // namespace
 
+RunOptions fuzz_run_options(bool execute) {
+    return {.execute = execute,
+            .limits = {.max_op_work = uint64_t{1} << 16,
+                       .max_run_work = uint64_t{1} << 18,
+                       .max_commands = uint64_t{1} << 12,
+                       .max_allocation_bytes = uint64_t{1} << 20}};
+}
+
 void run_example_with_stream(const uint8_t* data, size_t size) {
     if (size < 1) return;
     LoadedModel model = example_model();
@@ -27,11 +35,11 @@ void run_example_with_stream(const uint8_t* data, size_t size) {
     words.assign((size - 1) / 4, 0);
     if (!words.empty()) std::memcpy(words.data(), data + 1, words.size() * 4);
     try {
-        run_model(model, {});
+        run_model(model, {}, fuzz_run_options(true));
     } catch (const Error&) {
     }
     try {
-        run_model(model, {}, {.execute = false});
+        run_model(model, {}, fuzz_run_options(false));
     } catch (const Error&) {
     }
 }

@@ -7,7 +7,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "frontend/cli/run_model.h"
+
 namespace ethosu::fuzz {
+
+// Options for a fuzz input's runs: work limits far below a real model's but above those of the
+// seeds (the example and hello_world_int8 do a few thousand steps per op), so that an input
+// asking for more is refused when its op is charged, as the budgets are meant to, and every
+// execution stays cheap. execute false: timing only.
+RunOptions fuzz_run_options(bool execute);
 
 // data: byte 0 picks the NPU configuration, the rest are little-endian command words. Only
 // ethosu::Error may escape the run (and is caught); anything else, or a crash, is a finding.

@@ -165,7 +165,7 @@ TEST(Decoder, RefusesRegistersNeverWrittenNamingTheRegisterAndOffset) {
     EXPECT_EQ(out.ops[0].ifm.tile_base[0], 0u);
     EXPECT_EQ(out.ops[0].ofm.width, 1);
     ASSERT_EQ(out.warnings.size(), 1u);
-    EXPECT_NE(out.warnings[0].find("unset.bin: offset 0x4"), std::string::npos) << out.warnings[0];
+    EXPECT_NE(out.warnings[0].find("unset.bin: cmd@0x4"), std::string::npos) << out.warnings[0];
     EXPECT_NE(out.warnings[0].find("NPU_SET_IFM_BASE0"), std::string::npos);
 }
 
@@ -297,6 +297,33 @@ TEST(Decoder, RefusesPrecisionsTheGenerationLacks) {
         } catch (const Error& e) {
             EXPECT_EQ(e.where().offset, op);
             EXPECT_EQ(e.where().field, "NPU_SET_IFM_PRECISION.activation_precision");
+        }
+    }
+}
+
+// CONV and DEPTHWISE multiply 8- and 16-bit IFMs only; the fuzz campaign's 64-bit IFM into a U85
+// CONV overflowed the kernel's int64 sum.
+TEST(Decoder, RefusesWideIfmsOfMacOps) {
+    for (const char* config : {"ethos-u55-128", "ethos-u65-256", "ethos-u85-256"}) {
+        const Generation generation = find_npu_config(config)->generation;
+        for (const int precision : {2, 3}) {  // B32, B64
+            if (precision == 3 && generation != Generation::U85) continue;  // refused as a precision U55/U65 lack
+            for (const Cmd op_command : {Cmd::OP_CONV, Cmd::OP_DEPTHWISE}) {
+                // The precision is checked before any other register the op reads.
+                CommandStreamBuilder b(generation);
+                b.emit(Cmd::SET_IFM_PRECISION, {{Field::SET_IFM_PRECISION__activation_type, 1},
+                                                {Field::SET_IFM_PRECISION__activation_precision, precision}});
+                const uint32_t op = static_cast<uint32_t>(b.words().size() * 4);
+                b.emit(op_command);
+                try {
+                    decode_stream(*find_npu_config(config), b.words(), "wide.bin");
+                    ADD_FAILURE() << config << ": a " << (8 << precision) << "-bit IFM was accepted";
+                } catch (const Error& e) {
+                    EXPECT_EQ(e.where().offset, op);
+                    EXPECT_EQ(e.where().field, "NPU_SET_IFM_PRECISION.activation_precision");
+                    EXPECT_NE(std::string(e.what()).find("8- and 16-bit IFMs"), std::string::npos) << e.what();
+                }
+            }
         }
     }
 }

@@ -40,7 +40,7 @@ TEST(DriverPayload, Cop1StreamPastTheEnd) {
     payload.resize(payload.size() - 4);
     const std::string e = parse_error(payload);
     EXPECT_THAT(e, HasSubstr("payload.bin"));
-    EXPECT_THAT(e, HasSubstr("offset 0x1c"));  // the COMMAND_STREAM tag
+    EXPECT_THAT(e, HasSubstr("file@0x1c"));  // the COMMAND_STREAM tag
     EXPECT_THAT(e, HasSubstr("COMMAND_STREAM.length"));
 }
 
@@ -172,7 +172,7 @@ TEST(CommandStreamLimit, RefusedWithTheOffsetOfTheLength) {
     for (const uint32_t w : words) put_u32(raw, w);
     const LoadOptions limited{.npu = "ethos-u55-128", .max_stream_words = 99};
     EXPECT_THAT(error_of([&] { load_raw_command_stream("m.bin", raw, limited); }),
-                HasSubstr("m.bin: offset 0x0: command stream: command stream of 100 words"));
+                HasSubstr("m.bin: file@0x0: command stream: command stream of 100 words"));
 }
 
 TEST(RawCommandStream, BareWordsNeedNpu) {
@@ -213,7 +213,7 @@ TEST(LoadModel, UnrecognisedFilesAreNotModels) {
     const std::string path = write_temp("picture.png", png);
     const std::string e = error_of([&] { load_model(path, {}); });
     EXPECT_THAT(e, HasSubstr(path));
-    EXPECT_THAT(e, HasSubstr("offset 0x0"));
+    EXPECT_THAT(e, HasSubstr("file@0x0"));
     EXPECT_THAT(e, HasSubstr("not a model ethosu-emu reads (expected a Vela .tflite, .npz, ExecuTorch .pte or "
                              "vela_bin_stream, or a COP1 command stream)"));
     EXPECT_THAT(error_of([&] { load_model(write_temp("short.bin", {1, 2}), {}); }), HasSubstr("not a model"));

@@ -79,7 +79,7 @@ TEST(ExecuTorch, HostileStreams) {
     past_end[32 + 17] = 0xFF;
     std::string e = et_error(past_end);
     EXPECT_THAT(e, HasSubstr("model.pte.bin"));
-    EXPECT_THAT(e, HasSubstr("offset 0x"));
+    EXPECT_THAT(e, HasSubstr("file@0x"));
     EXPECT_THAT(e, HasSubstr("cmd_data"));
 
     Blocks no_end = good_blocks();

@@ -190,7 +190,7 @@ TEST(Npz, MemberOverItsLimitIsRefusedBeforeInflating) {
         error_of([&] { load_vela_npz("model.npz", zip, {.npu = std::nullopt, .max_stream_words = 1000}); });
     EXPECT_THAT(e, HasSubstr("cmd_data.npy"));
     EXPECT_THAT(e, HasSubstr("over the limit"));
-    EXPECT_THAT(e, HasSubstr("offset 0x"));
+    EXPECT_THAT(e, HasSubstr("file@0x"));
 }
 
 TEST(Npz, HostileArrays) {
@@ -198,7 +198,7 @@ TEST(Npz, HostileArrays) {
     replace(huge, "input_shape.npy", npy("<i8", "(4611686018427387904,)", {}));
     const std::string e = npz_error(huge);
     EXPECT_THAT(e, HasSubstr("input_shape.npy"));
-    EXPECT_THAT(e, HasSubstr("offset 0x"));
+    EXPECT_THAT(e, HasSubstr("file@0x"));
     EXPECT_THAT(e, HasSubstr("shape needs more elements"));
 
     ZipMembers header = good_members();
@@ -248,7 +248,7 @@ TEST(Npy, StrictHeaderGrammar) {
     EXPECT_THAT(npy_error("{'descr': '<i8"), HasSubstr("unterminated"));
     EXPECT_THAT(npy_error("{'descr': '|S0', 'fortran_order': False, 'shape': ()}"), HasSubstr("element size 0"));
     const std::string at = npy_error("{'descr': '<i8', 'fortran_order': False, 'shape': (1,)}");
-    EXPECT_THAT(at, HasSubstr("a.npy: offset 0x"));
+    EXPECT_THAT(at, HasSubstr("a.npy: file@0x"));
     EXPECT_THAT(at, HasSubstr("more elements than the 0 bytes left"));
 }
 
@@ -285,7 +285,7 @@ TEST(Zip, HostileArchives) {
     poke_u32(past_end, entry + 20, 0x7FFFFFF0);
     poke_u32(past_end, entry + 24, 0x7FFFFFF0);
     const std::string e = error(past_end);
-    EXPECT_THAT(e, HasSubstr("model.npz: offset 0x"));
+    EXPECT_THAT(e, HasSubstr("model.npz: file@0x"));
     EXPECT_THAT(e, HasSubstr("member cmd_data.npy: data"));
 
     Bytes local = good;
@@ -353,7 +353,7 @@ TEST(Npz, CorpusArchiveWithAMemberPastTheEnd) {
     poke_u32(bytes, entry + 24, 0x00FFFFFF);
     const std::string e = error_of([&] { load_vela_npz(path.string(), bytes, {}); });
     EXPECT_THAT(e, HasSubstr(path.string()));
-    EXPECT_THAT(e, HasSubstr("offset 0x"));
+    EXPECT_THAT(e, HasSubstr("file@0x"));
     EXPECT_THAT(e, HasSubstr("cmd_data.npy"));
 }
 

@@ -203,7 +203,7 @@ TEST(Pte, HostileFiles) {
     for (const size_t cut : {size_t{0}, size_t{6}, size_t{20}, good.size() / 2, good.size() - 1}) {
         SCOPED_TRACE(cut);
         const std::string e = pte_error(Bytes(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(cut)));
-        EXPECT_THAT(e, HasSubstr("model.pte: offset 0x"));
+        EXPECT_THAT(e, HasSubstr("model.pte: file@0x"));
     }
     EXPECT_THAT(pte_error(Bytes(good.begin(), good.begin() + 40)), HasSubstr("extended_header.program_size"));
 
@@ -213,15 +213,15 @@ TEST(Pte, HostileFiles) {
 
     Bytes length = good;
     patch_u32(length, kHeaderLengthAt, 8);
-    EXPECT_THAT(pte_error(length), HasSubstr("offset 0xc: extended_header.length"));
+    EXPECT_THAT(pte_error(length), HasSubstr("file@0xc: extended_header.length"));
 
     Bytes huge_program = good;
     patch_u64(huge_program, kProgramSizeAt, uint64_t{1} << 63);
-    EXPECT_THAT(pte_error(huge_program), HasSubstr("offset 0x10: extended_header.program_size"));
+    EXPECT_THAT(pte_error(huge_program), HasSubstr("file@0x10: extended_header.program_size"));
 
     Bytes base_past_end = good;
     patch_u64(base_past_end, kSegmentBaseAt, good.size() + 16);
-    EXPECT_THAT(pte_error(base_past_end), HasSubstr("offset 0x18: extended_header.segment_base_offset"));
+    EXPECT_THAT(pte_error(base_past_end), HasSubstr("file@0x18: extended_header.segment_base_offset"));
 
     Bytes base_inside_program = good;
     patch_u64(base_inside_program, kSegmentBaseAt, 16);
@@ -249,7 +249,7 @@ TEST(Pte, HostileFiles) {
     stream[32 + 15] = 'x';  // cmd_data's name no longer NUL-terminated
     const Bytes broken = pte_file({{.processed = stream}});
     EXPECT_THAT(pte_error(broken),
-                HasSubstr(fmt::format("offset 0x{:x}: block.name", offset_of(broken, stream) + 32)));
+                HasSubstr(fmt::format("file@0x{:x}: block.name", offset_of(broken, stream) + 32)));
 }
 
 // Models whose vela_bin_stream (like their .npz) does not give TFLM's output; they must give

@@ -145,7 +145,7 @@ TEST(Tflite, ExternalBufferData) {
 
     spec.external_offset = 1u << 20;  // far past the end of the file
     const std::string e = tflite_error(spec);
-    EXPECT_THAT(e, HasSubstr("model.tflite: offset 0x100000: buffers[2]"));
+    EXPECT_THAT(e, HasSubstr("model.tflite: file@0x100000: buffers[2]"));
     EXPECT_THAT(e, HasSubstr("runs past the end"));
 }
 
@@ -197,7 +197,7 @@ TEST(Tflite, BrokenReferences) {
     ModelSpec bad_tensor;
     bad_tensor.op_inputs = {0, 1, 2, 3, 17};
     const std::string e = tflite_error(bad_tensor);
-    EXPECT_THAT(e, HasSubstr("model.tflite: offset 0x"));
+    EXPECT_THAT(e, HasSubstr("model.tflite: file@0x"));
     EXPECT_THAT(e, HasSubstr("subgraphs[0].operators[0].inputs[4]"));
     EXPECT_THAT(e, HasSubstr("tensor index 17"));
 
@@ -226,6 +226,17 @@ TEST(Tflite, BrokenReferences) {
     ModelSpec plan_below;
     plan_below.plan = {0, 1, 6, -1, -1, 96, 96, 0, 128};
     EXPECT_THAT(tflite_error(plan_below), HasSubstr("below the scratch area"));
+    // The error points at the input's (tensor 4's) entry of the plan: 3 header words, then one per tensor.
+    const Bytes below_file = build_model(plan_below);
+    const Bytes below_plan = plan_bytes(plan_below.plan);
+    const auto plan_at = std::search(below_file.begin(), below_file.end(), below_plan.begin(), below_plan.end());
+    ASSERT_NE(plan_at, below_file.end());
+    try {
+        load_vela_tflite("model.tflite", below_file, {});
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().offset, static_cast<uint64_t>(plan_at - below_file.begin()) + 12 + 4 * 4) << e.what();
+    }
 
     ModelSpec bad_payload;
     bad_payload.payload = {'C', 'O', 'P', '1', 2, 0, 0, 1};

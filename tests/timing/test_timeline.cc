@@ -18,7 +18,7 @@ using namespace timing_test;
 struct Timeline : ::testing::Test {
     NpuConfig npu = *find_npu_config("ethos-u55-128");
     MemorySystem memory = make_memory_system(npu, {});
-    TimingModel model{npu, memory, region_memories(memory, {})};
+    TimingModel model{npu, memory, region_memories(memory, {}), "test.bin"};
     DecodedStream stream;
 
     DecodedOp& add(DecodedOp op, uint32_t offset) {

@@ -136,7 +136,7 @@ TEST_P(BandwidthRoofline, ElementwiseFromFlashApproachesBandwidth) {
     EXPECT_EQ(bytes, 2.0 * 64 * 64 * 64);  // both operands, contiguous full bursts
     const double bandwidth_cycles = bytes / s.memory.bytes_per_cycle(flash);
     EXPECT_GT(bandwidth_cycles, double(c.compute_cycles)) << "the op must be bandwidth bound";
-    TimingModel model(s.npu, s.memory, region_memories(s.memory, {}));
+    TimingModel model(s.npu, s.memory, region_memories(s.memory, {}), "test.bin");
     DecodedStream stream;
     stream.ops.push_back(op);
     const TimingResult r = model.run(stream);
@@ -161,6 +161,17 @@ TEST(U55Cost, AnOpBeyondTheCostRangeIsAnError) {
     op.offset = 0x40;
     const std::string error = expect_error_at([&] { s.cost(op); }, 0x40, "conv");
     EXPECT_NE(error.find("2^53"), std::string::npos) << error;
+    // Through the timing model, the error names the stream's file.
+    DecodedStream stream;
+    stream.ops.push_back(op);
+    try {
+        TimingModel(s.npu, s.memory, region_memories(s.memory, {}), "model.tflite").run(stream);
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().file, "model.tflite");
+        EXPECT_EQ(e.where().offset, 0x40u);
+        EXPECT_EQ(e.where().field, "conv");
+    }
 }
 
 // An op far larger than any corpus op but within range (2^38 MACs) is costed: its MAC count is

@@ -453,7 +453,7 @@ TEST(U85Timeline, DepthSlicesOverlapFillAndDrain) {
         const DecodedStream stream = p.decode_all(s.npu);
         ASSERT_EQ(stream.ops.size(), 2u);
         const OpCost first = s.cost(stream.ops[0]), second = s.cost(stream.ops[1]);
-        const TimingResult r = TimingModel(s.npu, s.memory, region_memories(s.memory, {})).run(stream);
+        const TimingResult r = TimingModel(s.npu, s.memory, region_memories(s.memory, {}), "test.bin").run(stream);
         const OpTiming &a = r.ops[0], &b = r.ops[1];
         EXPECT_EQ(a.end - a.start, first.compute_cycles);
         if (blockdep == 0) {
@@ -478,7 +478,7 @@ TEST(U85Timeline, ChainedConsumerRunsWithItsProducer) {
     p.emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, 0}});
     const DecodedStream stream = p.decode_all(s.npu);
     ASSERT_EQ(stream.ops.size(), 2u);
-    const TimingResult r = TimingModel(s.npu, s.memory, region_memories(s.memory, {})).run(stream);
+    const TimingResult r = TimingModel(s.npu, s.memory, region_memories(s.memory, {}), "test.bin").run(stream);
     EXPECT_EQ(r.ops[1].start, r.ops[1].issue);
     EXPECT_LT(r.ops[1].start, r.ops[0].end);
     EXPECT_GE(r.ops[1].end, r.ops[0].end);
@@ -508,7 +508,7 @@ TEST_P(U85MacRoofline, LargePointwiseConvApproachesPeak) {
     EXPECT_EQ(c.macs, int64_t{64} * 64 * 256 * 256);
     EXPECT_GE(double(c.compute_cycles), ideal);
     EXPECT_LE(double(c.compute_cycles), 1.02 * ideal) << "ideal " << ideal;
-    TimingModel model(s.npu, s.memory, region_memories(s.memory, {}));
+    TimingModel model(s.npu, s.memory, region_memories(s.memory, {}), "test.bin");
     DecodedStream stream;
     stream.ops.push_back(op);
     const TimingResult r = model.run(stream);
@@ -545,7 +545,7 @@ TEST(U85Cost, ElementwiseFromFlashApproachesBandwidth) {
         EXPECT_EQ(bytes, 2.0 * 64 * 64 * 64) << config;
         const double bandwidth_cycles = bytes / s.memory.bytes_per_cycle(flash);
         EXPECT_GT(bandwidth_cycles, 2.0 * double(c.compute_cycles)) << config;  // bandwidth bound
-        const TimingResult r = TimingModel(s.npu, s.memory, region_memories(s.memory, {})).run(stream);
+        const TimingResult r = TimingModel(s.npu, s.memory, region_memories(s.memory, {}), "test.bin").run(stream);
         const OpTiming& t = r.ops.back();
         EXPECT_NEAR(double(t.end - t.start), bandwidth_cycles, 0.02 * bandwidth_cycles) << config;
     }

@@ -14,7 +14,7 @@ namespace ethosu {
 namespace {
 
 [[noreturn]] void figure_too_large(const DecodedOp& op, std::string_view what, const std::string& figure) {
-    throw Error({"<timing>", op.offset, std::string(op_kind_name(op.kind))},
+    throw Error({kCostSource, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                 fmt::format("its {} ({}) is beyond the timing model's range of 2^53: the op is far larger than any "
                             "NPU op can be",
                             what, figure));

@@ -42,6 +42,10 @@ struct OpCost {
 };
 
 // Where the op's data lives: the memory behind each region, and that memory's parameters.
+// The file the cost functions' errors name: they see ops, not files; TimingModel::run puts the
+// stream's file in its place.
+inline constexpr const char* kCostSource = "<cost function>";
+
 struct CostContext {
     const NpuConfig& npu;
     const MemorySystem& memory;

@@ -309,10 +309,13 @@ int parse_port(const std::string& value, const ErrorLocation& where) {
 
 std::string_view memory_kind_name(MemoryKind k) { return kMemoryNames[static_cast<size_t>(k)]; }
 
-VelaIni VelaIni::builtin() {
-    VelaIni ini;
-    ini.add(kBuiltinIni, "<built-in vela.ini>");
-    return ini;
+const VelaIni& VelaIni::builtin() {
+    static const VelaIni parsed = [] {
+        VelaIni ini;
+        ini.add(kBuiltinIni, "<built-in vela.ini>");
+        return ini;
+    }();
+    return parsed;
 }
 
 void VelaIni::add(const std::string& text, const std::string& source) {
@@ -464,10 +467,13 @@ std::optional<Generation> named_generation(std::string_view name) {
 }  // namespace
 
 MemorySystem make_memory_system(const NpuConfig& npu, const SystemSelection& selection) {
-    VelaIni ini = VelaIni::builtin();
+    // A copy only when --config files add to the built-in sections.
+    std::optional<VelaIni> extended;
+    if (!selection.config_files.empty()) extended = VelaIni::builtin();
     for (const auto& file : selection.config_files) {
-        ini.add(read_bounded_file(file, kMaxConfigFileBytes, "--config", kConfigFileLimitReason), file);
+        extended->add(read_bounded_file(file, kMaxConfigFileBytes, "--config", kConfigFileLimitReason), file);
     }
+    const VelaIni& ini = extended ? *extended : VelaIni::builtin();
     const auto generation = named_generation(selection.system_config);
     if (generation && *generation != npu.generation) {
         std::string own;

@@ -47,8 +47,8 @@ struct MemoryMode {
 // Sections of one or more vela.ini-format texts: "System_Config.X" / "Memory_Mode.X" -> key -> value.
 class VelaIni {
 public:
-    // The configurations Vela ships (its Arm/vela.ini), as our own table.
-    static VelaIni builtin();
+    // The configurations Vela ships (its Arm/vela.ini), as our own table; parsed once.
+    static const VelaIni& builtin();
 
     // Adds the sections of text; a section that already exists is replaced. Throws ethosu::Error
     // naming source and line for malformed lines, unknown sections kinds and unknown keys.

@@ -46,7 +46,7 @@ void check_timeline(const DecodedOp& op, std::initializer_list<int64_t> figures)
     constexpr int64_t kMaxTimeline = int64_t{1} << 62;
     for (const int64_t f : figures) {
         if (f > kMaxTimeline) {
-            throw Error({"<timing>", op.offset, std::string(op_kind_name(op.kind))},
+            throw Error({kCostSource, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                         fmt::format("the run's cycles or traffic reach {} here, beyond the timing model's range of 2^62",
                                     f));
         }
@@ -72,15 +72,27 @@ bool depth_slice_of(const DecodedOp& a, const DecodedOp& b) {
 }  // namespace
 
 TimingModel::TimingModel(const NpuConfig& npu, MemorySystem memory,
-                         std::array<MemoryKind, AddressSpace::kRegions> region_memory)
-    : npu_(npu), memory_(std::move(memory)), ctx_{npu_, memory_, region_memory} {}
+                         std::array<MemoryKind, AddressSpace::kRegions> region_memory, std::string source)
+    : npu_(npu), memory_(std::move(memory)), ctx_{npu_, memory_, region_memory}, source_(std::move(source)) {}
+
+TimingResult TimingModel::run(const DecodedStream& stream) const {
+    try {
+        return run_ops(stream);
+    } catch (const Error& e) {
+        // The cost functions see ops, not files: their errors name kCostSource, the stream's file here.
+        if (e.where().file != kCostSource) throw;
+        ErrorLocation where = e.where();
+        where.file = source_;
+        throw Error(std::move(where), e.reason());
+    }
+}
 
 OpCost TimingModel::kernel_cost(const DecodedOp& op) const {
     if (npu_.generation == Generation::U85) return u85_kernel_cost(op, ctx_);
     return u55_kernel_cost(op, ctx_);
 }
 
-TimingResult TimingModel::run(const DecodedStream& stream) const {
+TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
     TimingResult result;
     TimingTotals& totals = result.totals;
     int64_t command = 0, kernel_free = 0, dma_free = 0;

@@ -59,20 +59,26 @@ struct TimingResult {
 
 class TimingModel {
 public:
-    // region_memory: the memory behind each BASEP region (see region_memories()).
-    TimingModel(const NpuConfig& npu, MemorySystem memory, std::array<MemoryKind, AddressSpace::kRegions> region_memory);
+    // region_memory: the memory behind each BASEP region (see region_memories()); source: the file
+    // (or label) of the stream, named in errors.
+    TimingModel(const NpuConfig& npu, MemorySystem memory, std::array<MemoryKind, AddressSpace::kRegions> region_memory,
+                std::string source);
 
+    // Throws ethosu::Error naming source and the op's command offset for an op whose cost is
+    // beyond the model's range.
     TimingResult run(const DecodedStream& stream) const;
 
     const MemorySystem& memory() const { return memory_; }
     const NpuConfig& npu() const { return npu_; }
 
 private:
+    TimingResult run_ops(const DecodedStream& stream) const;
     OpCost kernel_cost(const DecodedOp& op) const;
 
     NpuConfig npu_;
     MemorySystem memory_;
     CostContext ctx_;
+    std::string source_;
 };
 
 // The memory behind each region given the roles a loader assigned (index -> role); regions

@@ -134,7 +134,7 @@ struct U85Op {
                 }
             }
         }
-        throw Error({"<timing>", op.offset, "NPU_SET_ACC_FORMAT.microblock"},
+        throw Error({kCostSource, op.offset, "NPU_SET_ACC_FORMAT.microblock", OffsetKind::Command},
                     "micro-block " + std::to_string(code) + " is not one of " + std::string(row.config) + "'s");
     }
 
