@@ -105,7 +105,10 @@ struct Place {
 // The object's keys against their declaration: each known, of its type, the required ones there.
 void check_keys(const json& object, const Place& at, std::span<const Key> keys) {
     if (!object.is_object()) at.fail(fmt::format("must be an object, not {}", describe(object)));
-    for (const auto& [name, value] : object.items()) {
+    for (const auto& item : object.items()) {
+        // Named, not a structured binding: clang 14 cannot capture one in the lambda.
+        const std::string& name = item.key();
+        const json& value = item.value();
         const auto key = std::find_if(keys.begin(), keys.end(), [&](const Key& k) { return k.name == name; });
         if (key == keys.end()) {
             std::string valid;
