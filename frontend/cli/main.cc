@@ -175,12 +175,6 @@ int run_disasm(const std::string& path, const LoadOptions& options, bool as_json
     return 0;
 }
 
-uint64_t command_stream_bytes(const LoadedModel& model) {
-    uint64_t bytes = 0;
-    for (const auto& invocation : model.invocations) bytes += invocation.stream.words.size() * 4;
-    return bytes;
-}
-
 // --pmu NAME,...: the events' numbers, refused with the valid names when unknown or too many.
 std::vector<uint32_t> pmu_events(const NpuConfig& npu, const std::vector<std::string>& names) {
     const int counters = pmu_event_counters(npu.generation);

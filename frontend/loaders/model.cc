@@ -30,6 +30,12 @@ std::string_view model_format_name(ModelFormat f) {
     return "?";
 }
 
+uint64_t command_stream_bytes(const LoadedModel& model) {
+    uint64_t bytes = 0;
+    for (const auto& invocation : model.invocations) bytes += invocation.stream.words.size() * 4;
+    return bytes;
+}
+
 std::string_view element_type_name(ElementType t) {
     switch (t) {
         case ElementType::Int8: return "int8";

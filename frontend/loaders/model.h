@@ -133,6 +133,10 @@ struct LoadedModel {
     std::optional<ModelGraph> graph;  // .tflite only: subgraph 0's operators and tensors
 };
 
+// The bytes of all its command streams, which bound the size of its side files (Vela's debug
+// database and per-layer report).
+uint64_t command_stream_bytes(const LoadedModel& model);
+
 // A model file's bytes as a loader reads them. With an owner (a file loaded by path is mapped,
 // not read), region images point into the bytes instead of copying them: a model's weights are
 // in memory once. Without one (a caller's buffer) they are copied.

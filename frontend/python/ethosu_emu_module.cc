@@ -224,9 +224,7 @@ public:
     void write_per_layer_csv(const std::string& path) const {
         require_timing("a per-layer CSV");
         // As the CLI does: rows lined up with Vela's per-layer report beside the model, if any.
-        uint64_t stream_bytes = 0;
-        for (const auto& invocation : model_->invocations) stream_bytes += invocation.stream.words.size() * 4;
-        const std::optional<VelaPerLayer> vela = find_vela_per_layer(model_->path, {}, stream_bytes);
+        const std::optional<VelaPerLayer> vela = find_vela_per_layer(model_->path, {}, command_stream_bytes(*model_));
         TracedRun run = traced();
         if (vela) run.vela_per_layer = &*vela;
         ethosu::write_per_layer_csv(run, path);
