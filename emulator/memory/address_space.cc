@@ -63,17 +63,13 @@ const MemoryMap::Mapping* MemoryMap::holding(std::span<const uint8_t> bytes) con
 
 const MemoryMap::Mapping& AddressSpace::mapping(int region, uint64_t offset, uint64_t length,
                                                 const AccessContext& who) const {
-    const auto where = [&] {
-        return ErrorLocation{who.source ? *who.source : std::string("<command stream>"), who.command_offset,
-                             std::string(who.op), OffsetKind::Command};
-    };
     if (region < 0 || region >= kRegions) {
-        throw Error(where(), fmt::format("{} uses region {}, outside 0..{}", who.what, region, kRegions - 1));
+        throw Error(who.location(), fmt::format("{} uses region {}, outside 0..{}", who.what, region, kRegions - 1));
     }
     const uint64_t address = base_[static_cast<size_t>(region)] + offset;
     const MemoryMap::Mapping* m = address >= offset ? map_.find(address, length) : nullptr;
     if (!m) {
-        throw BusError(where(), fmt::format("{} accesses region {} bytes [0x{:x}, 0x{:x}) (address 0x{:x}), outside every "
+        throw BusError(who.location(), fmt::format("{} accesses region {} bytes [0x{:x}, 0x{:x}) (address 0x{:x}), outside every "
                                        "mapped memory",
                                        who.what, region, offset, offset + length, address),
                        std::string(who.what));
@@ -118,9 +114,7 @@ std::span<const uint8_t> AddressSpace::read(int region, uint64_t offset, uint64_
 std::span<uint8_t> AddressSpace::write(int region, uint64_t offset, uint64_t length, const AccessContext& who) const {
     const auto& m = mapping(region, offset, length, who);
     if (m.read_only) {
-        throw BusError({who.source ? *who.source : std::string("<command stream>"), who.command_offset,
-                        std::string(who.op), OffsetKind::Command},
-                       fmt::format("{} writes region {} bytes [0x{:x}, 0x{:x}), which lie in read-only {}", who.what,
+        throw BusError(who.location(), fmt::format("{} writes region {} bytes [0x{:x}, 0x{:x}), which lie in read-only {}", who.what,
                                    region, offset, offset + length, m.name),
                        std::string(who.what));
     }

@@ -21,9 +21,16 @@ enum class MemoryKind : uint8_t { Sram, Dram, OnChipFlash, OffChipFlash };
 // Who is accessing, for error messages: "model.tflite: cmd@0x120: NPU_OP_CONV: IFM ...".
 struct AccessContext {
     const std::string* source = nullptr;
-    std::optional<uint32_t> command_offset;  // absent for host-side accesses (placing inputs)
-    std::string_view op;    // e.g. "NPU_OP_CONV"
+    // The op's command offset; for host-side accesses (placing inputs) the file offset of the
+    // tensor's definition, with kind File.
+    std::optional<uint64_t> offset;
+    std::string_view op;    // e.g. "NPU_OP_CONV", or the tensor's field in the file
     std::string_view what;  // e.g. "IFM", "weights", "DMA source"
+    OffsetKind kind = OffsetKind::Command;
+
+    ErrorLocation location() const {
+        return {source ? *source : std::string("<command stream>"), offset, std::string(op), kind};
+    }
 };
 
 // An access outside every mapped memory: what the hardware reports as a bus error.

@@ -51,8 +51,8 @@ std::vector<std::pair<std::span<uint8_t>, std::span<const uint8_t>>> map_regions
     std::vector<std::pair<std::span<uint8_t>, std::span<const uint8_t>>> writable;
     for (const auto& r : inv.regions) {
         if (r.index < 0 || r.index >= AddressSpace::kRegions || r.size >= kRegionSpacing) {
-            throw Error({model.path, std::nullopt, r.role}, fmt::format("region {} of {} bytes cannot be mapped", r.index,
-                                                                        r.size));
+            throw Error(definition_site(model, r.where, r.role),
+                        fmt::format("region {} ({}) of {} bytes cannot be mapped", r.index, r.role, r.size));
         }
         const uint64_t base = kRegionSpacing * static_cast<uint64_t>(r.index + 1);
         const MemoryKind kind = memories[static_cast<size_t>(r.index)];
@@ -65,8 +65,8 @@ std::vector<std::pair<std::span<uint8_t>, std::span<const uint8_t>>> map_regions
             try {
                 bytes = map.allocate(base, size, r.role, kind);
             } catch (const std::bad_alloc&) {
-                throw Error({model.path, std::nullopt, r.role},
-                            fmt::format("cannot allocate the {} bytes of region {}", size, r.index));
+                throw Error(definition_site(model, r.where, r.role),
+                            fmt::format("cannot allocate the {} bytes of region {} ({})", size, r.index, r.role));
             }
             if (!r.bytes.empty()) std::memcpy(bytes.data(), r.bytes.data(), r.bytes.size());
             writable.emplace_back(bytes, r.bytes);
@@ -76,13 +76,19 @@ std::vector<std::pair<std::span<uint8_t>, std::span<const uint8_t>>> map_regions
     return writable;
 }
 
+// The host's access to a tensor: errors point at its definition in the model file.
+AccessContext host_access(const LoadedModel& model, const TensorInfo& t, std::string_view what) {
+    if (t.where.file.empty()) return {&model.path, std::nullopt, t.name, what, OffsetKind::File};
+    return {&t.where.file, t.where.offset, t.where.field, what, OffsetKind::File};
+}
+
 // Places the inputs (and the variable tensors' initial state) in the model's memory: inputs[i]
 // is the bytes of tensors[i].
 template <typename Inputs>
 void place_inputs(const LoadedModel& model, const NpuInvocation& inv, const std::vector<TensorInfo>& tensors,
                   const AddressSpace& space, Inputs& inputs) {
     auto tensor_bytes = [&](const TensorInfo& t, std::string_view what) {
-        return space.write(t.region, t.offset, t.size_bytes, {&model.path, std::nullopt, t.name, what});
+        return space.write(t.region, t.offset, t.size_bytes, host_access(model, t, what));
     };
     // Variable tensors start as TFLM's allocation leaves them: int8 ones hold their zero point,
     // the others zeros (as the zero-filled scratch already does).
@@ -97,8 +103,8 @@ void place_inputs(const LoadedModel& model, const NpuInvocation& inv, const std:
         if (inputs[i].empty() || tensors[i].region < 0) continue;
         auto dst = tensor_bytes(tensors[i], "input tensor");
         if (inputs[i].size() != dst.size()) {
-            throw Error({model.path, std::nullopt, tensors[i].name},
-                        fmt::format("input {} has {} bytes, the model expects {}", i, inputs[i].size(), dst.size()));
+            throw Error(definition_site(model, tensors[i].where, tensors[i].name), fmt::format("input {} ({}) has {} bytes, the model expects {}", i,
+                                                      tensors[i].name, inputs[i].size(), dst.size()));
         }
         std::memcpy(dst.data(), inputs[i].data(), dst.size());
         if constexpr (!std::is_const_v<Inputs>) std::vector<uint8_t>().swap(inputs[i]);
@@ -111,7 +117,7 @@ void read_outputs(const LoadedModel& model, const std::vector<TensorInfo>& tenso
     outputs.resize(tensors.size());
     for (size_t k = 0; k < tensors.size(); ++k) {
         const TensorInfo& t = tensors[k];
-        const auto bytes = space.read(t.region, t.offset, t.size_bytes, {&model.path, std::nullopt, t.name, "output tensor"});
+        const auto bytes = space.read(t.region, t.offset, t.size_bytes, host_access(model, t, "output tensor"));
         outputs[k].assign(bytes.begin(), bytes.end());
     }
 }

@@ -120,8 +120,9 @@ RunResult run_graph(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
             const TensorInfo& info = graph.tensors[static_cast<size_t>(t)].info;
             std::vector<uint8_t> bytes = k < inputs.size() && !inputs[k].empty() ? std::move(inputs[k]) : zeros_of(t);
             if (bytes.size() != info.size_bytes)
-                throw Error({model.path, std::nullopt, info.name},
-                            fmt::format("input {} has {} bytes, the model expects {}", k, bytes.size(), info.size_bytes));
+                throw Error(definition_site(model, info.where, info.name),
+                            fmt::format("input {} ({}) has {} bytes, the model expects {}", k, info.name, bytes.size(),
+                                        info.size_bytes));
             tensors.write(t) = std::move(bytes);
         }
     }

@@ -80,13 +80,18 @@ const Block& required(const std::map<std::string, Block>& blocks, const std::str
     return it->second;
 }
 
-uint64_t scratch_size(const std::map<std::string, Block>& blocks, const ByteReader& r) {
+// The scratch region's size and the block that gives it.
+std::pair<uint64_t, ErrorLocation> scratch_size(const std::map<std::string, Block>& blocks, const ByteReader& r) {
     const bool sized = blocks.contains("scratch_size"), data = blocks.contains("scratch_data");
     if (sized == data) r.fail_at(r.size(), "scratch_size", "expected exactly one of 'scratch_size' and 'scratch_data'");
-    if (data) return blocks.at("scratch_data").data.size();  // older versions: a zero block of that size
+    if (data) {  // older versions: a zero block of that size
+        const ByteReader& b = blocks.at("scratch_data").data;
+        return {b.size(), {r.label(), b.file_offset(), "scratch_data"}};
+    }
     ByteReader b = blocks.at("scratch_size").data;
+    const ErrorLocation where{r.label(), b.file_offset(), "scratch_size"};
     b.expect(b.size() == 4, "scratch_size", fmt::format("block of {} bytes, expected 4", b.size()));
-    return b.u32("scratch_size");
+    return {b.u32("scratch_size"), where};
 }
 
 std::vector<TensorInfo> feature_maps(const Block& block, const std::string& path) {
@@ -121,15 +126,16 @@ NpuInvocation vela_bin_stream_invocation(const std::string& path, const FileByte
     ByteReader r(path, stream, file_offset);
     const auto blocks = read_blocks(r);
     const ByteReader& cmd = required(blocks, "cmd_data", r).data;
-    const auto weights = required(blocks, "weight_data", r).data.data();
+    const ByteReader& weights = required(blocks, "weight_data", r).data;
 
     NpuInvocation invocation;
     invocation.stream =
         parse_driver_payload(path, cmd.data().data(), cmd.size(), cmd.file_offset(), max_stream_words);
-    invocation.regions.push_back(initialised_region(0, "weights", weights, file));
+    invocation.regions.push_back(
+        initialised_region(0, "weights", weights.data(), file, {path, weights.file_offset(), "weight_data"}));
+    const auto [scratch_bytes, scratch_where] = scratch_size(blocks, r);
     invocation.regions.push_back(scratch_region(
-        1, "scratch",
-        checked_region_size(static_cast<int64_t>(scratch_size(blocks, r)), {path, std::nullopt, "scratch_size"})));
+        1, "scratch", checked_region_size(static_cast<int64_t>(scratch_bytes), scratch_where), scratch_where));
     invocation.inputs = feature_maps(required(blocks, "inputs", r), path);
     invocation.outputs = feature_maps(required(blocks, "outputs", r), path);
     return invocation;

@@ -35,18 +35,21 @@ int checked_region_index(int64_t index, const ErrorLocation& where) {
     return static_cast<int>(index);
 }
 
-RegionImage scratch_region(int index, std::string role, uint64_t size) {
+RegionImage scratch_region(int index, std::string role, uint64_t size, ErrorLocation where) {
     RegionImage region;
     region.index = index;
     region.role = std::move(role);
     region.size = size;
+    region.where = std::move(where);
     return region;
 }
 
-RegionImage initialised_region(int index, std::string role, std::span<const uint8_t> bytes, const FileBytes& file) {
+RegionImage initialised_region(int index, std::string role, std::span<const uint8_t> bytes, const FileBytes& file,
+                               ErrorLocation where) {
     const bool inside_file = !bytes.empty() && bytes.data() >= file.bytes.data() &&
                              bytes.data() + bytes.size() <= file.bytes.data() + file.bytes.size();
-    RegionImage region{index, std::move(role), bytes.size(), bytes, file.owner, inside_file && file.file_mapped};
+    RegionImage region{index,      std::move(role), bytes.size(), bytes, file.owner, inside_file && file.file_mapped,
+                       std::move(where)};
     if (!(inside_file && file.owner)) {
         auto copy = std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end());
         region.bytes = *copy;
@@ -72,6 +75,7 @@ ElementType element_type_from_width(int64_t element_bytes, const ErrorLocation& 
 TensorInfo make_feature_map(std::vector<int64_t> shape, int64_t element_bytes, int64_t region, int64_t offset,
                             const ErrorLocation& where) {
     TensorInfo t;
+    t.where = where;
     t.type = element_type_from_width(element_bytes, where);
     t.size_bytes = tensor_byte_size(shape, element_size(t.type), where);
     t.shape = std::move(shape);

@@ -37,10 +37,11 @@ uint64_t checked_region_size(int64_t size, const ErrorLocation& where);
 int checked_region_index(int64_t index, const ErrorLocation& where);
 
 // A region whose initial contents are `bytes`: pointing into the file when `bytes` lie inside it
-// and the file has an owner, else a copy the region owns.
-RegionImage initialised_region(int index, std::string role, std::span<const uint8_t> bytes, const FileBytes& file);
-// A region that starts zero-filled (scratch).
-RegionImage scratch_region(int index, std::string role, uint64_t size);
+// and the file has an owner, else a copy the region owns. `where`: the file's definition of it.
+RegionImage initialised_region(int index, std::string role, std::span<const uint8_t> bytes, const FileBytes& file,
+                               ErrorLocation where);
+// A region that starts zero-filled (scratch), its size defined at `where`.
+RegionImage scratch_region(int index, std::string role, uint64_t size, ErrorLocation where);
 
 // Offset Vela gives a feature map it did not place in any region.
 constexpr int64_t kUnplacedOffset = -1;

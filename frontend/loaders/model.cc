@@ -30,6 +30,10 @@ std::string_view model_format_name(ModelFormat f) {
     return "?";
 }
 
+ErrorLocation definition_site(const LoadedModel& model, const ErrorLocation& where, const std::string& name) {
+    return where.file.empty() ? ErrorLocation{model.path, std::nullopt, name} : where;
+}
+
 uint64_t command_stream_bytes(const LoadedModel& model) {
     uint64_t bytes = 0;
     for (const auto& invocation : model.invocations) bytes += invocation.stream.words.size() * 4;

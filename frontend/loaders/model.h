@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "emulator/isa/error.h"
 #include "emulator/isa/npu_config.h"
 
 namespace ethosu {
@@ -31,6 +32,7 @@ struct TensorInfo {
     std::vector<float> scale;  // quantization, empty if none
     std::vector<int64_t> zero_point;
     bool is_variable = false;  // state kept between invocations (an LSTM's), which TFLM resets at allocation
+    ErrorLocation where{};     // its definition in the model file: errors about the tensor point there
 };
 
 // The COP1/COP2 driver payload, split into its parts.
@@ -51,6 +53,7 @@ struct RegionImage {
     std::span<const uint8_t> bytes;   // initial contents; empty for scratch areas (zero-filled)
     std::shared_ptr<const void> owner;  // keeps `bytes` alive: the mapped model file, or a copy
     bool file_mapped = false;           // `bytes` lie in the mapped model file (see FileBytes)
+    ErrorLocation where{};              // where the file defines its size: errors about the region point there
 };
 
 // One NPU invocation: a command stream and its regions (for .tflite: one "ethos-u" op).
@@ -132,6 +135,10 @@ struct LoadedModel {
     int cpu_operators = 0;            // operators left on the CPU (.tflite only)
     std::optional<ModelGraph> graph;  // .tflite only: subgraph 0's operators and tensors
 };
+
+// `where` (a region's or tensor's definition in the model file), or for one made in code (a
+// test's, the bundled example's) the model file, naming `name`.
+ErrorLocation definition_site(const LoadedModel& model, const ErrorLocation& where, const std::string& name);
 
 // The bytes of all its command streams, which bound the size of its side files (Vela's debug
 // database and per-layer report).

@@ -137,14 +137,16 @@ LocatedRegion weights_region(NpzReader& npz, const FileBytes& file) {
     // numpy cannot store an empty bytes scalar: it writes one NUL byte with descr '|S1'.
     if (bytes.size() == 1 && bytes[0] == 0) bytes = {};
     const auto [index, where] = npz.int_scalar("weight_region");
-    return {initialised_region(checked_region_index(index, where), "weights", bytes, file), where};
+    return {initialised_region(checked_region_index(index, where), "weights", bytes, file,
+                               {data.label(), data.file_offset(), "weight_data"}),
+            where};
 }
 
 LocatedRegion npz_scratch_region(NpzReader& npz, const std::string& prefix) {
     const auto [index, index_where] = npz.int_scalar(prefix + "_region");
     const auto [size, size_where] = npz.int_scalar(prefix + "_size");
     return {ethosu::scratch_region(checked_region_index(index, index_where), prefix,
-                                   checked_region_size(size, size_where)),
+                                   checked_region_size(size, size_where), size_where),
             index_where};
 }
 

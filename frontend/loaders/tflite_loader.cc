@@ -134,15 +134,15 @@ const tflite::Tensor& VelaTfliteLoader::tensor_at(const tflite::SubGraph& sg, in
 
 TensorInfo VelaTfliteLoader::tensor_info(const tflite::Tensor& t, const std::string& field) const {
     TensorInfo info;
+    info.where = {path_, offset_of(&t), field};
     if (t.name()) info.name = t.name()->str();
     if (t.shape()) info.shape.assign(t.shape()->begin(), t.shape()->end());
     info.type = element_type_from_tflite(t.type());
     info.is_variable = t.is_variable();
     // INT4 packs two elements to a byte, the last byte half-filled for an odd count (TFLite's
     // dense int4 layout, which TFLM's UnpackDenseInt4IntoInt8 reads).
-    info.size_bytes = info.type == ElementType::Int4
-                          ? (tensor_byte_size(info.shape, 1, {path_, offset_of(&t), field}) + 1) / 2
-                          : tensor_byte_size(info.shape, element_size(info.type), {path_, offset_of(&t), field});
+    info.size_bytes = info.type == ElementType::Int4 ? (tensor_byte_size(info.shape, 1, info.where) + 1) / 2
+                                                     : tensor_byte_size(info.shape, element_size(info.type), info.where);
     if (const auto* q = t.quantization()) {
         if (q->scale()) info.scale.assign(q->scale()->begin(), q->scale()->end());
         if (const auto* zp = q->zero_point()) {
@@ -355,14 +355,16 @@ NpuInvocation VelaTfliteLoader::invocation(const tflite::SubGraph& sg, const tfl
                              max_stream_words);
 
     const auto weights = tensor_data(input(kWeightsInput), input_field(kWeightsInput));
-    inv.regions.push_back(initialised_region(0, "weights", weights, file_));
+    inv.regions.push_back(initialised_region(0, "weights", weights, file_,
+                                             {path_, offset_of(&input(kWeightsInput)), input_field(kWeightsInput)}));
     const int32_t scratch_index = inputs->Get(kScratchInput);
-    inv.regions.push_back(scratch_region(1, "scratch", tensor_info(input(kScratchInput), input_field(kScratchInput)).size_bytes));
+    const TensorInfo scratch = tensor_info(input(kScratchInput), input_field(kScratchInput));
+    inv.regions.push_back(scratch_region(1, "scratch", scratch.size_bytes, scratch.where));
     // Where fast scratch is the arena itself Vela passes the scratch tensor twice; like the
     // .npz (size 0) that means no separate region 2.
-    const uint64_t fast_size = tensor_info(input(kScratchFastInput), input_field(kScratchFastInput)).size_bytes;
-    if (inputs->Get(kScratchFastInput) != scratch_index && fast_size > 0)
-        inv.regions.push_back(scratch_region(2, "scratch_fast", fast_size));
+    const TensorInfo fast = tensor_info(input(kScratchFastInput), input_field(kScratchFastInput));
+    if (inputs->Get(kScratchFastInput) != scratch_index && fast.size_bytes > 0)
+        inv.regions.push_back(scratch_region(2, "scratch_fast", fast.size_bytes, fast.where));
 
     const auto feature_map = [&](int32_t index, const std::string& fm_field) {
         TensorInfo info = tensor_info(tensor_at(sg, index, &op, fm_field), fm_field);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "frontend/cli/run_model.h"
 #include "frontend/loaders/model.h"
 #include "frontend/loaders/npy.h"
 #include "loader_test_util.h"
@@ -177,6 +178,19 @@ TEST(Npz, ErrorsNameTheOffsetOfTheValue) {
     replace(negative, "output_shape.npy", npy_i64("(1, 4)", {1, -2, 2, 2}));
     EXPECT_EQ(where_of(negative).offset, value_offset(negative, "output_shape.npy") - 24);  // the row's first value
     EXPECT_EQ(where_of(negative).field, "output[0]");
+
+    // A region the file may hold but no run can map: the run's error points at its size.
+    ZipMembers unmappable = good_members();
+    replace(unmappable, "scratch_size.npy", npy_i64("()", {int64_t{1} << 29}));
+    const auto model = load_vela_npz("model.npz", zip_archive(unmappable), {});
+    try {
+        run_model(*model, {});
+        ADD_FAILURE() << "a 512 MiB scratch region was mapped";
+    } catch (const Error& e) {
+        EXPECT_EQ(e.where().offset, value_offset(unmappable, "scratch_size.npy")) << e.what();
+        EXPECT_EQ(e.where().field, "scratch_size") << e.what();
+        EXPECT_THAT(e.what(), HasSubstr("region 1 (scratch) of 536870912 bytes cannot be mapped"));
+    }
 }
 
 // A deflated member is checked against its limit before it is inflated: cmd_data may hold
