@@ -206,6 +206,30 @@ TEST(Tables, OpModesRoundingAndAccumulatorFormatsHaveAMeaning) {
               RoundMode::Natural);
 }
 
+// One traits entry per generation, in Generation order; where a trait follows from a register
+// the generation has, the description agrees with it.
+TEST(Tables, TraitsAgreeWithTheDescription) {
+    ASSERT_EQ(all_npu_traits().size(), std::size(kGenerations));
+    for (const Generation g : kGenerations) {
+        const NpuTraits& t = npu_traits(g);
+        const auto& gen = isa::describe(g);
+        EXPECT_EQ(t.generation, g);
+        // LUT types are what U85's activation_function means; U55/U65's names an Activation.
+        EXPECT_EQ(t.activation_names_lut_type,
+                  gen.field(isa::Field::SET_ACTIVATION__activation_function)->enumeration->meaning_type == "LutType")
+            << gen.name;
+        // Per-operand elementwise scales are IFM_SCALE/IFM2_SCALE; OPA/OPB scales exist without them.
+        EXPECT_EQ(t.elementwise_scales_each_operand, gen.field(isa::Field::SET_IFM_SCALE__scale) != nullptr) << gen.name;
+        EXPECT_NE(t.elementwise_scales_each_operand, gen.field(isa::Field::SET_OPA_SCALE__scale) != nullptr) << gen.name;
+        // A weight stream per decoder: U85's WEIGHT2/3; per core, at most U65's second one.
+        EXPECT_EQ(t.weight_encoding == WeightEncoding::PerDecoder, gen.field(isa::Field::SET_WEIGHT2_BASE__addr) != nullptr)
+            << gen.name;
+        EXPECT_TRUE(std::string_view(t.default_system_config).starts_with(t.vela_ini_prefix)) << gen.name;
+        EXPECT_TRUE(t.axi_data_bytes == 8 || t.axi_data_bytes == 16) << gen.name;
+    }
+    for (const NpuConfig& c : all_npu_configs()) EXPECT_EQ(&c.traits(), &npu_traits(c.generation)) << c.name;
+}
+
 // The register front codes STATUS.faulting_channel by U55's PMU AXI channels (npu_device.cc):
 // every generation's description gives those codes the same channels.
 TEST(Tables, AxiChannelCodesAreSharedByEveryGeneration) {
