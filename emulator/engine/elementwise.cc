@@ -150,7 +150,7 @@ struct Elementwise55 {
 
 void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
     const LazyLocation where{&ctx.source, op.offset, "NPU_OP_ELEMENTWISE"};
-    if (ctx.config.generation == Generation::U85) return run_elementwise_u85(op, ctx);
+    if (ctx.config.traits().elementwise_scales_each_operand) return run_elementwise_u85(op, ctx);
     const Elementwise& e = op.elementwise;
     const int H = op.ofm.height, W = op.ofm.width, C = op.ofm.depth;
     const FeatureMapView ifm = ctx.view(op, op.ifm, H, W, C, "IFM");
