@@ -426,19 +426,6 @@ MemoryMode VelaIni::memory_mode(const std::string& name) const {
     return mode;
 }
 
-std::string default_system_config(Generation g) {
-    switch (g) {
-        case Generation::U55: return "Ethos_U55_High_End_Embedded";
-        case Generation::U65: return "Ethos_U65_Client_Server";
-        case Generation::U85: return "Ethos_U85_SYS_DRAM_Mid";
-    }
-    return {};
-}
-
-std::string default_memory_mode(Generation g) {
-    return g == Generation::U55 ? "Shared_Sram" : "Dedicated_Sram_384KB";
-}
-
 double MemorySystem::bytes_per_cycle(MemoryKind k) const {
     const MemoryTiming& t = timing(k);
     return axi_bytes * t.ports_used * t.clock_scale;
@@ -453,13 +440,11 @@ int MemorySystem::port_for_role(std::string_view role) const {
 namespace {
 
 // The generation a system configuration is named for: Vela's bundled ones say it in their name
-// (Ethos_U55_..., Ethos_U65_..., Ethos_U85_...), and were set for that NPU's AXI width and
-// memories; nullopt for a name that does not say (one of the user's own).
+// (NpuTraits::vela_ini_prefix), and were set for that NPU's AXI width and memories; nullopt for a
+// name that does not say (one of the user's own).
 std::optional<Generation> named_generation(std::string_view name) {
-    constexpr std::pair<std::string_view, Generation> prefixes[] = {
-        {"Ethos_U55_", Generation::U55}, {"Ethos_U65_", Generation::U65}, {"Ethos_U85_", Generation::U85}};
-    for (const auto& [prefix, generation] : prefixes) {
-        if (name.starts_with(prefix)) return generation;
+    for (const NpuTraits& t : all_npu_traits()) {
+        if (name.starts_with(t.vela_ini_prefix)) return t.generation;
     }
     return std::nullopt;
 }
@@ -485,12 +470,13 @@ MemorySystem make_memory_system(const NpuConfig& npu, const SystemSelection& sel
                     fmt::format("named for another NPU generation than {}'s; the configurations for it: {}", npu.name,
                                 own));
     }
+    const NpuTraits& traits = npu.traits();
     MemorySystem ms;
-    ms.system = ini.system_config(selection.system_config.empty() ? default_system_config(npu.generation)
+    ms.system = ini.system_config(selection.system_config.empty() ? std::string(traits.default_system_config)
                                                                   : selection.system_config);
-    ms.mode = ini.memory_mode(selection.memory_mode.empty() ? default_memory_mode(npu.generation)
+    ms.mode = ini.memory_mode(selection.memory_mode.empty() ? std::string(traits.default_memory_mode)
                                                             : selection.memory_mode);
-    ms.axi_bytes = npu.generation == Generation::U55 ? 8 : 16;
+    ms.axi_bytes = traits.axi_data_bytes;
     return ms;
 }
 
