@@ -214,6 +214,8 @@ const FeatureMapFields kOfmFields{
 
 void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
     Reader r{*this, op.unset_registers, command.offset};
+    // U85's register layout: where its fields replace U55/U65's (per-operand scales, LUT types,
+    // storage and broadcast modes, one weight stream per decoder), the branches below say which.
     const bool u85 = gen_.generation == Generation::U85;
     const Cmd id = command.desc->id;
     const isa::FieldDesc* param = command.desc->fields.empty() ? nullptr : &command.desc->fields[0];
@@ -370,7 +372,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
     auto read_streams = [&](DecodedOp& o, bool uses_scale_stream) {
         const int weight_region = r.geti(Field::SET_WEIGHT_REGION__region);
         o.weights.push_back({weight_region, r.get(Field::SET_WEIGHT_BASE__addr), r.get(Field::SET_WEIGHT_LENGTH__length)});
-        const bool dual_core = gen_.generation == Generation::U65 && o.parallel_mode == 1;
+        const bool dual_core = o.parallel_mode == 1;  // read where PARALLEL_MODE exists (U65)
         if (dual_core) {
             o.weights.push_back({weight_region, r.get(Field::SET_WEIGHT1_BASE__addr),
                                  r.get(Field::SET_WEIGHT1_LENGTH__length)});
@@ -400,7 +402,8 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
     switch (op.kind) {
         case OpKind::Conv:
         case OpKind::Depthwise: {
-            if (gen_.generation == Generation::U65) op.parallel_mode = r.geti(Field::SET_PARALLEL_MODE__parallel_mode);
+            if (r.has(Field::SET_PARALLEL_MODE__parallel_mode))
+                op.parallel_mode = r.geti(Field::SET_PARALLEL_MODE__parallel_mode);
             read_ifm(op.ifm);
             // The MAC array multiplies 8- and 16-bit IFMs: Vela 5.1's table of the types each
             // hardware op takes (regor ethos_u85_constraints.cpp s_opDataTypeSupport, "from the
@@ -542,7 +545,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             d.dimensions = std::max(src_dims, dst_dims);
             if (d.dimensions >= 2) d.size0 = r.geti(Field::SET_DMA0_SIZE0__size);
             if (d.dimensions >= 3) d.size1 = r.geti(Field::SET_DMA0_SIZE1__size);
-            if (gen_.generation == Generation::U65 && d.dimensions >= 2) {
+            if (r.has(Field::SET_DMA0_SKIP0__addr) && d.dimensions >= 2) {
                 // SKIP0 is the gap after each row, SKIP1 the gap after each plane's rows
                 // (Vela: SKIP0 = row stride - LEN, SKIP1 = plane stride - LEN * SIZE0).
                 // A side in D1 mode is contiguous.
