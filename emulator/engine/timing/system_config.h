@@ -44,6 +44,14 @@ struct MemoryMode {
     uint64_t arena_cache_size = 0;
 };
 
+// The keys a section of KIND ("System_Config" or "Memory_Mode") may hold, besides inherit, each
+// with what it means; the parsers take exactly these.
+struct VelaIniKey {
+    std::string name;
+    std::string meaning;
+};
+std::vector<VelaIniKey> vela_ini_keys(std::string_view kind);
+
 // Sections of one or more vela.ini-format texts: "System_Config.X" / "Memory_Mode.X" -> key -> value.
 class VelaIni {
 public:
