@@ -1,14 +1,12 @@
 // NPU_OP_ELEMENTWISE on U55/U65: binary ops with IFM2 tensor, broadcast or scalar operands,
 // the OPA/OPB input scaling of ADD/SUB, and unary LRELU/ABS/CLZ.
 
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <bit>
 #include <optional>
 #include <vector>
 
+#include "emulator/engine/elementwise_rows.h"
 #include "emulator/engine/executor.h"
 #include "emulator/engine/output_pipeline.h"
 #include "emulator/isa/error.h"
@@ -150,7 +148,7 @@ struct Elementwise55 {
 
 void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
     const LazyLocation where{&ctx.source, op.offset, "NPU_OP_ELEMENTWISE"};
-    if (ctx.config.generation == Generation::U85) return run_elementwise_u85(op, ctx);
+    if (ctx.config.traits().elementwise_scales_each_operand) return run_elementwise_u85(op, ctx);
     const Elementwise& e = op.elementwise;
     const int H = op.ofm.height, W = op.ofm.width, C = op.ofm.depth;
     const FeatureMapView ifm = ctx.view(op, op.ifm, H, W, C, "IFM");
@@ -162,19 +160,7 @@ void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
     }
     const OutputPipeline out(op, ctx);
     if (!is_u55_mode(e.mode)) throw Error(where, "this elementwise mode does not exist on U55/U65");
-    const Elementwise55 job{op, ifm, ifm2, ofm, out};
-    ctx.scratch.operands.fit(OperandRows::kRows * static_cast<size_t>(op.ofm.depth));
-    const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
-        job.rows(rows.begin(), rows.end(), ctx.scratch.operands.local());
-    };
-    // Rows run in parallel when no OFM byte is one another row writes or reads; an input the op
-    // overwrites in place, element by element, is read by the row that writes it.
-    const auto apart = [&](const FeatureMapView& input) {
-        return !ofm.shares_bytes_with(input) || ofm.same_elements_as(input);
-    };
-    const tbb::blocked_range<int> rows(0, H);
-    if (ofm.rows_are_disjoint() && apart(ifm) && (!ifm2 || apart(*ifm2))) tbb::parallel_for(rows, run_rows);
-    else run_rows(rows);
+    run_elementwise_rows(op, ctx, ofm, {&ifm, ifm2 ? &*ifm2 : nullptr}, true, Elementwise55{op, ifm, ifm2, ofm, out});
 }
 
 }  // namespace ethosu

@@ -4,14 +4,13 @@
 // LSR and DIV work on integers as Vela 5.1 programs them (unit OFM_SCALE, see check_integer_mode).
 
 #include <fmt/format.h>
-#include <tbb/blocked_range.h>
-#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <bit>
 #include <optional>
 #include <vector>
 
+#include "emulator/engine/elementwise_rows.h"
 #include "emulator/engine/executor.h"
 #include "emulator/engine/output_pipeline.h"
 #include "emulator/isa/error.h"
@@ -242,23 +241,9 @@ void run_elementwise_u85(const DecodedOp& op, ExecutionContext& ctx) {
     const OutputPipeline out(op, ctx);
     const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
     if (same_type(op.elementwise.mode)) check_integer_mode(op, ctx);
-    const Elementwise85 job{op, ctx, ifm, ifm2, ofm, out};
-    ctx.scratch.operands.fit(OperandRows::kRows * static_cast<size_t>(op.ofm.depth));
-    const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
-        job.rows(rows.begin(), rows.end(), ctx.scratch.operands.local());
-    };
-    // Rows run in parallel when no OFM byte is one another row writes or reads (an input the op
-    // overwrites in place, element by element, is read by the row that writes it), and not for
-    // DIV, whose error names the first element that fails in OFM order.
-    const auto apart = [&](const Operand& input) {
-        const FeatureMapView* view = input.view();
-        return !view || !ofm.shares_bytes_with(*view) || ofm.same_elements_as(*view);
-    };
-    const tbb::blocked_range<int> rows(0, op.ofm.height);
-    if (op.elementwise.mode != ElementwiseMode::Div && ofm.rows_are_disjoint() && apart(ifm) && (!ifm2 || apart(*ifm2)))
-        tbb::parallel_for(rows, run_rows);
-    else
-        run_rows(rows);
+    // Not in parallel for DIV, whose error names the first element that fails in OFM order.
+    run_elementwise_rows(op, ctx, ofm, {ifm.view(), ifm2 ? ifm2->view() : nullptr},
+                         op.elementwise.mode != ElementwiseMode::Div, Elementwise85{op, ctx, ifm, ifm2, ofm, out});
 }
 
 }  // namespace ethosu

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "emulator/isa/description.h"
 #include "emulator/isa/error.h"
 
 namespace ethosu {
@@ -438,7 +439,8 @@ void Executor::run_op(const DecodedOp& op) {
     ExecutionContext ctx{config_, memory_, shram_, shared_weights_ ? *shared_weights_ : own_weights_, source_, chain_,
                          scratch_, accumulators_, budget_};
     shram_.check_table(op, source_);
-    if (config_.generation == Generation::U85 && is_kernel_op(op.kind)) {
+    // U55/U65 ops hold the defaults these check: the fields exist on U85 only.
+    if (is_kernel_op(op.kind)) {
         refuse_unmodelled_u85(op, source_);
         check_ofm_order(op, source_);
     }
@@ -468,7 +470,8 @@ void Executor::run_op(const DecodedOp& op) {
         chain_.slots[chain_.pending_slot].assign(chain_.pending.begin(), chain_.pending.end());
         chain_.pending_slot = -1;
     }
-    if (config_.generation == Generation::U85) update_condition(op);
+    // COND_STATUS exists where NPU_OP_BRANCH reads it.
+    if (isa::describe(config_.generation).command(isa::Cmd::OP_BRANCH)) update_condition(op);
 }
 
 }  // namespace ethosu

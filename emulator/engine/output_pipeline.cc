@@ -18,7 +18,7 @@ constexpr int kClipForceInt8 = 3;
 OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_(op), clip_(clip_range(op)) {
     const LazyLocation where{&ctx.source, op.offset, op_kind_name(op.kind)};
     const int ofm_bits = op.ofm.precision.bits;
-    if (ctx.config.generation == Generation::U85) {
+    if (ctx.config.traits().activation_names_lut_type) {
         init_u85(op, ctx, where);
         return;
     }
@@ -32,7 +32,7 @@ OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_
         case Activation::Sigmoid:
         case Activation::Tanh:
             // Vela uses the built-in functions for 16-bit OFMs only (zero point 0); U85 has LUTs instead.
-            if (ctx.config.generation == Generation::U85 || ofm_bits != 16 || op.ofm.zero_point != 0) {
+            if (ofm_bits != 16 || op.ofm.zero_point != 0) {
                 throw Error(where, "built-in TANH/SIGMOID activations are supported on U55/U65 16-bit OFMs "
                                    "with zero point 0 only");
             }

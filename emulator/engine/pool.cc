@@ -139,7 +139,7 @@ struct WindowPool {
     // A padded average pool divides by the valid elements of each window (U85: always, then
     // applies OFM_SCALE); Vela then writes a unit OFM_SCALE and leaves the division to the hardware.
     bool divide_by_valid;
-    bool u85;
+    bool divide_then_scale;  // NpuTraits::average_pool_divides_then_scales
 
     // Acc: int32_t where int32_windows_are_exact, else int64_t; buffer: the worker's own.
     template <typename Acc>
@@ -179,7 +179,7 @@ struct WindowPool {
                     }
                 const Scale s = divide_by_valid ? average_pool_scale(std::max<int64_t>(valid, 1)) : programmed;
                 for (int c = 0; c < depth; ++c) scaled[c] = scale_value(acc[c], s.scale, s.shift, s.round);
-                if (divide_by_valid && u85) {
+                if (divide_by_valid && divide_then_scale) {
                     for (int c = 0; c < depth; ++c)
                         scaled[c] = scale_value(scaled[c], global.scale, global.shift, op.output.round);
                 }
@@ -239,15 +239,15 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
     const IfmGeometry geo = ifm_geometry(op, where);
     const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.ofm.depth);
     const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
-    const bool u85 = ctx.config.generation == Generation::U85;
+    const bool divide_then_scale = ctx.config.traits().average_pool_divides_then_scales;
     const Padding& pad = k.padding;
     // U55/U65 divide by the valid elements when the window is padded (Vela 5.1 then writes a unit
     // OFM_SCALE in GLOBAL mode) and in PER_CHANNEL mode, which pooling has no scale stream for (Vela
     // 2.x-4.x program padded AVERAGE pools so, with no OFM_SCALE). No Vela version programs an
     // unpadded PER_CHANNEL AVERAGE pool; the hardware scaling reads the same there.
     const bool padded = pad.top || pad.left || pad.bottom || pad.right;
-    const bool divide_by_valid = op.pool == PoolMode::Average && (u85 || padded || op.output.per_channel_scale);
-    const WindowPool pool{op, ifm, ofm, out, geo, ctx.scratch, divide_by_valid, u85};
+    const bool divide_by_valid = op.pool == PoolMode::Average && (divide_then_scale || padded || op.output.per_channel_scale);
+    const WindowPool pool{op, ifm, ofm, out, geo, ctx.scratch, divide_by_valid, divide_then_scale};
     const bool narrow = int32_windows_are_exact(op);
     const size_t two_pixels = 2 * static_cast<size_t>(op.ofm.depth);
     ctx.scratch.results.fit(two_pixels);

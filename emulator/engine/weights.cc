@@ -140,7 +140,7 @@ void check_kernel_op(const DecodedOp& op, const NpuConfig& config, const ErrorLo
     if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) throw Error(where, "the op has no weights to decode");
     if (op.weights.empty()) throw Error(where, "the op has no weight stream");
     // Every core needs an OFM block of at least one channel, or the traversal would not advance.
-    if (config.generation != Generation::U85 && op.block.ofm_depth < static_cast<int>(op.weights.size())) {
+    if (config.traits().weight_encoding == WeightEncoding::PerCore && op.block.ofm_depth < static_cast<int>(op.weights.size())) {
         throw Error(where,
                     fmt::format("OFM block depth {} for {} weight streams", op.block.ofm_depth, op.weights.size()));
     }
@@ -448,7 +448,7 @@ struct ConvWeightGroups::State {
 };
 
 bool ConvWeightGroups::applies(const DecodedOp& op, const NpuConfig& config) {
-    if (config.generation == Generation::U85 || op.kind != OpKind::Conv || op.weights.size() != 1) return false;
+    if (config.traits().weight_encoding != WeightEncoding::PerCore || op.kind != OpKind::Conv || op.weights.size() != 1) return false;
     const OpWeights shape = weights_shape(op);
     return weight_count(static_cast<uint64_t>(shape.ofm_depth), shape) * sizeof(int16_t) > kLargeLayerBytes;
 }
@@ -502,7 +502,7 @@ OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const 
                             const std::string& source) {
     check_kernel_op(op, config, {source, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command});
     OpWeights w = weights_shape(op);
-    if (config.generation == Generation::U85) {
+    if (config.traits().weight_encoding == WeightEncoding::PerDecoder) {
         decode_u85_weights(op, config, fetch, source, w);
         return w;
     }

@@ -214,7 +214,11 @@ const FeatureMapFields kOfmFields{
 
 void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
     Reader r{*this, op.unset_registers, command.offset};
-    const bool u85 = gen_.generation == Generation::U85;
+    // Registers and fields a generation lacks are read where the description has them (r.has);
+    // what differs beyond that is the generation's traits. Left here: U55/U65's narrower data path
+    // and output stage, whose rules below have no register of their own.
+    const bool u55_u65_output_stage = gen_.generation != Generation::U85;
+    const NpuTraits& traits = config_.traits();
     const Cmd id = command.desc->id;
     const isa::FieldDesc* param = command.desc->fields.empty() ? nullptr : &command.desc->fields[0];
     op.kind = op_kind_of(id);
@@ -238,15 +242,15 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         fm.precision = precision(r.get(f.type), r.get(f.precision));
         // The U55/U65 data path is 8, 16 or 32 bits wide; the interface's B64 code exists for U85's
         // 64-bit maps only (Vela 2.x-5.x never program it on U55/U65).
-        if (!u85 && fm.precision.bits == 64) {
+        if (u55_u65_output_stage && fm.precision.bits == 64) {
             throw Error({source_, command.offset, fmt::format("{}.activation_precision",
                                                               gen_.command(gen_.field(f.precision)->command)->name),
                          OffsetKind::Command},
                         fmt::format("64-bit feature maps do not exist on {}", gen_.name));
         }
-        const bool zero_point_unused = !u85 && &f == &kOfmFields && fm.precision.bits == 32 && !table_activation();
+        const bool zero_point_unused = u55_u65_output_stage && &f == &kOfmFields && fm.precision.bits == 32 && !table_activation();
         if (!zero_point_unused) fm.zero_point = static_cast<int32_t>(r.value(f.zero_point));
-        if (u85) {
+        if (r.has(f.storage)) {
             fm.storage = r.meaning<Storage>(f.storage);
             if (f.broadcast) {
                 fm.broadcast = r.geti(*f.broadcast);
@@ -270,13 +274,13 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
     };
     auto read_ifm2 = [&](FeatureMap& fm) { read_feature_map(fm, kIfm2Fields); };
     // U85 ACC_FORMAT.acc_input IFM2: the accumulators start from the IFM2 map.
-    auto accumulators_from_ifm2 = [&] { return u85 && r.meaning<AccInput>(Field::SET_ACC_FORMAT__acc_input) == AccInput::Ifm2; };
+    auto accumulators_from_ifm2 = [&] { return r.has(Field::SET_ACC_FORMAT__acc_input) && r.meaning<AccInput>(Field::SET_ACC_FORMAT__acc_input) == AccInput::Ifm2; };
     auto read_ofm = [&](FeatureMap& fm) {
         fm.width = r.valuei(Field::SET_OFM_WIDTH_M1__width_m1);
         fm.height = r.valuei(Field::SET_OFM_HEIGHT_M1__height_m1);
         fm.depth = r.valuei(Field::SET_OFM_DEPTH_M1__depth_m1);
         read_feature_map(fm, kOfmFields);
-        if (u85) {
+        if (r.has(Field::SET_OFM_PRECISION__activation_reverse)) {
             fm.reverse = r.meaning<OfmReverse>(Field::SET_OFM_PRECISION__activation_reverse);
             // Codes 4 and 5 name no axis order: a malformed stream.
             fm.transpose = r.meaning<OfmTranspose>(Field::SET_OFM_PRECISION__activation_transpose);
@@ -309,7 +313,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         Scale s;
         s.scale = static_cast<uint32_t>(r.get(scale));
         s.shift = r.geti(shift);
-        if (u85) {
+        if (r.has(dbl_rnd)) {
             s.double_round = r.geti(dbl_rnd);
             s.round = r.meaning<RoundMode>(round);
         }
@@ -325,16 +329,17 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         // AVERAGE/REDUCE_SUM and ADD/SUB/MUL/LRELU/ABS) and write no OFM_SCALE for those pools, so a MAX
         // pool's output must not depend on it; Arm's expected outputs of Vela 3.9-4.1 KWS streams and the
         // TFLM goldens of ../shared/vectors-vela agree. Vela 5.1 writes GLOBAL with a unit OFM_SCALE.
-        if (!u85 && o.per_channel_scale && !uses_scale_stream) {
+        if (u55_u65_output_stage && o.per_channel_scale && !uses_scale_stream) {
             o.global_scale = Scale{.scale = 1, .shift = 0};
         } else if (!o.per_channel_scale || !uses_scale_stream) {
             o.global_scale = read_scale(Field::SET_OFM_SCALE__scale, Field::SET_OFM_SCALE__shift,
                                         Field::SET_OFM_SCALE__dbl_rnd, Field::SET_OFM_SCALE__round_mode);
         }
         // U85 takes the rounding from OFM_SCALE, which Vela writes for per-channel ops too.
-        o.round = r.meaning<RoundMode>(u85 ? Field::SET_OFM_SCALE__round_mode : Field::SET_OFM_PRECISION__round_mode);
+        o.round = r.meaning<RoundMode>(r.has(Field::SET_OFM_SCALE__round_mode) ? Field::SET_OFM_SCALE__round_mode
+                                                                                : Field::SET_OFM_PRECISION__round_mode);
         o.clip_range = r.geti(Field::SET_ACTIVATION__activation_clip_range);
-        if (u85) {
+        if (traits.activation_names_lut_type) {
             // U85's activation_function names the LUT's element types, or a built-in function.
             o.lut = r.meaning<LutType>(Field::SET_ACTIVATION__activation_function);
             o.activation = o.lut == LutType::None      ? Activation::None
@@ -350,7 +355,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         o.clip_min = static_cast<int32_t>(r.value(Field::SET_ACTIVATION_MIN__clip_boundary));
         o.clip_max = static_cast<int32_t>(r.value(Field::SET_ACTIVATION_MAX__clip_boundary));
         o.acc_format = r.meaning<AccFormat>(Field::SET_ACC_FORMAT__acc_format);
-        if (u85) {
+        if (r.has(Field::SET_ACC_FORMAT__acc_input)) {
             o.acc_input = r.meaning<AccInput>(Field::SET_ACC_FORMAT__acc_input);
             o.acc_output = r.meaning<AccOutput>(Field::SET_ACC_FORMAT__acc_output);
             o.microblock = r.geti(Field::SET_ACC_FORMAT__microblock);
@@ -361,7 +366,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         b.ofm_height = r.valuei(Field::SET_OFM_BLK_HEIGHT_M1__height_m1);
         b.ofm_depth = r.valuei(Field::SET_OFM_BLK_DEPTH_M1__depth_m1);
         b.blockdep = r.geti(Field::SET_BLOCKDEP__blockdep);
-        if (!u85) {
+        if (r.has(Field::SET_IFM_IB_END__ib_end)) {  // U55/U65's SHRAM layout
             b.ib_end_kb = r.geti(Field::SET_IFM_IB_END__ib_end);
             b.ab_start_kb = r.geti(Field::SET_AB_START__ab_start);
             if (uses_ifm2) b.ifm2_ib_start_kb = r.geti(Field::SET_IFM2_IB_START__ib_start);
@@ -370,12 +375,12 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
     auto read_streams = [&](DecodedOp& o, bool uses_scale_stream) {
         const int weight_region = r.geti(Field::SET_WEIGHT_REGION__region);
         o.weights.push_back({weight_region, r.get(Field::SET_WEIGHT_BASE__addr), r.get(Field::SET_WEIGHT_LENGTH__length)});
-        const bool dual_core = gen_.generation == Generation::U65 && o.parallel_mode == 1;
+        const bool dual_core = o.parallel_mode == 1;  // read where PARALLEL_MODE exists (U65)
         if (dual_core) {
             o.weights.push_back({weight_region, r.get(Field::SET_WEIGHT1_BASE__addr),
                                  r.get(Field::SET_WEIGHT1_LENGTH__length)});
         }
-        if (u85) {
+        if (traits.weight_encoding == WeightEncoding::PerDecoder) {
             // One stream per weight decoder of the configuration.
             const Field extra[][2] = {{Field::SET_WEIGHT1_BASE__addr, Field::SET_WEIGHT1_LENGTH__length},
                                       {Field::SET_WEIGHT2_BASE__addr, Field::SET_WEIGHT2_LENGTH__length},
@@ -400,7 +405,8 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
     switch (op.kind) {
         case OpKind::Conv:
         case OpKind::Depthwise: {
-            if (gen_.generation == Generation::U65) op.parallel_mode = r.geti(Field::SET_PARALLEL_MODE__parallel_mode);
+            if (r.has(Field::SET_PARALLEL_MODE__parallel_mode))
+                op.parallel_mode = r.geti(Field::SET_PARALLEL_MODE__parallel_mode);
             read_ifm(op.ifm);
             // The MAC array multiplies 8- and 16-bit IFMs: Vela 5.1's table of the types each
             // hardware op takes (regor ethos_u85_constraints.cpp s_opDataTypeSupport, "from the
@@ -415,7 +421,8 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             read_ofm(op.ofm);
             read_kernel(op.kernel);
             read_padding(op.kernel);
-            op.weights_from_ifm2 = u85 && op.kind == OpKind::Conv && param && param->extract(command.value) == 1;
+            // NPU_OP_CONV's parameter (weights from IFM2) exists on U85 only.
+            op.weights_from_ifm2 = op.kind == OpKind::Conv && param && param->extract(command.value) == 1;
             const bool per_channel = r.get(Field::SET_OFM_PRECISION__scale_mode) == 0;
             if (op.weights_from_ifm2 || accumulators_from_ifm2()) {
                 op.has_ifm2 = true;
@@ -445,7 +452,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             e.mode = engine_meaning<ElementwiseMode>(*param->enumeration, param->extract(command.value));
             read_ifm(op.ifm);
             read_ofm(op.ofm);
-            if (u85) {
+            if (traits.elementwise_scales_each_operand) {
                 // IFM broadcast exists for elementwise ops only.
                 constexpr int kScalar = 8;  // broadcast_mode SCALAR: the operand is OP_SCALAR
                 op.ifm.broadcast = r.geti(Field::SET_IFM_BROADCAST__broadcast_mode);
@@ -532,7 +539,8 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                 return static_cast<int>(r.get(stride_mode)) + 1;
             };
             const int src_dims = dimensions(Field::SET_DMA0_SRC_REGION__stride_mode);
-            const int dst_dims = u85 ? 1 : dimensions(Field::SET_DMA0_DST_REGION__stride_mode);
+            const int dst_dims =
+                r.has(Field::SET_DMA0_DST_REGION__stride_mode) ? dimensions(Field::SET_DMA0_DST_REGION__stride_mode) : 1;
             if (src_dims > 1 && dst_dims > 1 && src_dims != dst_dims) {
                 throw Error({source_, command.offset, "NPU_SET_DMA0_DST_REGION.stride_mode", OffsetKind::Command},
                             fmt::format("source is {}D and destination {}D: a transfer strided on both sides with "
@@ -542,7 +550,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             d.dimensions = std::max(src_dims, dst_dims);
             if (d.dimensions >= 2) d.size0 = r.geti(Field::SET_DMA0_SIZE0__size);
             if (d.dimensions >= 3) d.size1 = r.geti(Field::SET_DMA0_SIZE1__size);
-            if (gen_.generation == Generation::U65 && d.dimensions >= 2) {
+            if (r.has(Field::SET_DMA0_SKIP0__addr) && d.dimensions >= 2) {
                 // SKIP0 is the gap after each row, SKIP1 the gap after each plane's rows
                 // (Vela: SKIP0 = row stride - LEN, SKIP1 = plane stride - LEN * SIZE0).
                 // A side in D1 mode is contiguous.
@@ -556,7 +564,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                 d.dst_stride0 = dst_dims > 1 ? row_stride : row;
                 d.dst_stride1 = dst_dims > 1 ? plane_stride : plane;
             }
-            if (u85) {
+            if (r.has(Field::SET_DMA0_SRC_STRIDE0__addr)) {
                 if (d.dimensions >= 2) {
                     d.src_stride0 = r.value(Field::SET_DMA0_SRC_STRIDE0__addr);
                     d.dst_stride0 = r.value(Field::SET_DMA0_DST_STRIDE0__addr);

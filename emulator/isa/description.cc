@@ -88,10 +88,10 @@ const RegisterDesc* GenerationDesc::register_at(uint32_t offset) const {
     return nullptr;
 }
 
-const RegisterDesc* GenerationDesc::register_named(std::string_view name) const {
-    for (const auto& r : registers)
-        if (r.name == name) return &r;
-    return nullptr;
+const RegisterDesc* GenerationDesc::reg(Reg id) const { return by_reg_[static_cast<size_t>(id)]; }
+
+const RegisterFieldDesc* GenerationDesc::reg_field(RegField id) const {
+    return by_reg_field_[static_cast<size_t>(id)];
 }
 
 void GenerationDesc::index() {
@@ -104,6 +104,12 @@ void GenerationDesc::index() {
         (c.kind == CmdKind::Cmd0 ? cmd0_ : cmd1_)[c.opcode] = static_cast<int16_t>(i);
         by_cmd_[static_cast<size_t>(c.id)] = static_cast<int16_t>(i);
         for (const auto& f : c.fields) by_field_[static_cast<size_t>(f.id)] = &f;
+    }
+    by_reg_.fill(nullptr);
+    by_reg_field_.fill(nullptr);
+    for (const auto& r : registers) {
+        by_reg_[static_cast<size_t>(r.id)] = &r;
+        for (const auto& f : r.fields) by_reg_field_[static_cast<size_t>(f.id)] = &f;
     }
 }
 

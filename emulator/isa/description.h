@@ -78,12 +78,14 @@ struct CommandDesc {
 };
 
 struct RegisterFieldDesc {
+    RegField id;
     std::string_view name;
     uint8_t lo;
     uint8_t width;
 };
 
 struct RegisterDesc {
+    Reg id;
     std::string_view name;
     uint32_t offset;
     uint16_t count;        // array length (BASEP[8], PMEVCNTR[4], ...)
@@ -109,7 +111,8 @@ struct GenerationDesc {
     const CommandDesc* command(Cmd id) const;  // nullptr if this generation lacks it
     const FieldDesc* field(Field id) const;    // nullptr if this generation lacks it
     const RegisterDesc* register_at(uint32_t offset) const;  // the register covering offset
-    const RegisterDesc* register_named(std::string_view name) const;
+    const RegisterDesc* reg(Reg id) const;             // nullptr if this generation lacks it
+    const RegisterFieldDesc* reg_field(RegField id) const;  // nullptr if this generation lacks it
 
     void index();  // builds the lookup tables; called once by the generated code
 
@@ -118,6 +121,8 @@ private:
     std::array<int16_t, 1024> cmd1_{};
     std::array<int16_t, kCmdCount> by_cmd_{};
     std::array<const FieldDesc*, kFieldCount> by_field_{};
+    std::array<const RegisterDesc*, kRegCount> by_reg_{};
+    std::array<const RegisterFieldDesc*, kRegFieldCount> by_reg_field_{};
 };
 
 const GenerationDesc& describe(Generation g);

@@ -18,6 +18,42 @@ constexpr uint32_t u85_config(uint32_t log2_macs, uint32_t log2_sram, uint32_t l
     return (2u << 28) | (log2_wd << 12) | (log2_ext << 10) | (log2_sram << 8) | (1u << 4) | log2_macs;
 }
 
+// In Generation order. The vela.ini defaults are those Vela picks when given none (the corpus's
+// vela_stdout.txt warnings name them); the AXI widths those of Vela's architecture_features.py
+// (axi_port_width 64 on U55, 128 otherwise).
+constexpr std::array<NpuTraits, 3> kTraits = {
+    NpuTraits{.generation = Generation::U55,
+              .cost_model = CostModel::U55,
+              .weight_encoding = WeightEncoding::PerCore,
+              .activation_names_lut_type = false,
+              .elementwise_scales_each_operand = false,
+              .average_pool_divides_then_scales = false,
+              .vela_ini_prefix = "Ethos_U55_",
+              .default_system_config = "Ethos_U55_High_End_Embedded",
+              .default_memory_mode = "Shared_Sram",
+              .axi_data_bytes = 8},
+    NpuTraits{.generation = Generation::U65,
+              .cost_model = CostModel::U55,
+              .weight_encoding = WeightEncoding::PerCore,
+              .activation_names_lut_type = false,
+              .elementwise_scales_each_operand = false,
+              .average_pool_divides_then_scales = false,
+              .vela_ini_prefix = "Ethos_U65_",
+              .default_system_config = "Ethos_U65_Client_Server",
+              .default_memory_mode = "Dedicated_Sram_384KB",
+              .axi_data_bytes = 16},
+    NpuTraits{.generation = Generation::U85,
+              .cost_model = CostModel::U85,
+              .weight_encoding = WeightEncoding::PerDecoder,
+              .activation_names_lut_type = true,
+              .elementwise_scales_each_operand = true,
+              .average_pool_divides_then_scales = true,
+              .vela_ini_prefix = "Ethos_U85_",
+              .default_system_config = "Ethos_U85_SYS_DRAM_Mid",
+              .default_memory_mode = "Dedicated_Sram_384KB",
+              .axi_data_bytes = 16},
+};
+
 constexpr std::array kConfigs = {
     NpuConfig{"ethos-u55-32", Generation::U55, 32, 1, 16, 1, 1, u55_u65_config(0, 16, 5), kU55U65VelaId, 0x10104201},
     NpuConfig{"ethos-u55-64", Generation::U55, 64, 1, 16, 1, 1, u55_u65_config(0, 16, 6), kU55U65VelaId, 0x10104201},
@@ -42,6 +78,10 @@ std::string_view generation_name(Generation g) {
     }
     return "?";
 }
+
+const NpuTraits& npu_traits(Generation g) { return kTraits.at(static_cast<size_t>(g)); }
+
+std::span<const NpuTraits> all_npu_traits() { return kTraits; }
 
 std::span<const NpuConfig> all_npu_configs() { return kConfigs; }
 

@@ -13,6 +13,41 @@ enum class Generation : uint8_t { U55, U65, U85 };
 
 std::string_view generation_name(Generation g);  // "ethos-u55", ...
 
+// The cost function family that times a generation's ops (emulator/engine/timing picks the
+// functions by it): U55's serves U55 and U65, whose MAC arrays and SHRAM work alike.
+enum class CostModel : uint8_t { U55, U85 };
+
+// How a generation stores and decodes weights: U55/U65 one stream per core, the cores' OFM block
+// channels interleaved; U85 one stream per weight decoder, in U85's weight order.
+enum class WeightEncoding : uint8_t { PerCore, PerDecoder };
+
+// What a generation does differently from its siblings, as the engine, the timing model and the
+// front ends ask it: one entry per generation (npu_config.cc). Registers and fields a generation
+// has or lacks are not here: the description says that (isa::describe).
+struct NpuTraits {
+    Generation generation;
+    CostModel cost_model;
+    WeightEncoding weight_encoding;
+    // ACTIVATION.activation_function names a LUT element type read from the LUT RAM (U85), not a
+    // SHRAM table slot or a built-in TANH/SIGMOID (U55/U65).
+    bool activation_names_lut_type;
+    // Elementwise ops scale each operand by IFM_SCALE/IFM2_SCALE with their own rounding and
+    // broadcast either operand (U85), not by OPA/OPB scales with IFM2 broadcast only (U55/U65).
+    bool elementwise_scales_each_operand;
+    // AVERAGE pooling always divides each window by its valid elements and then applies OFM_SCALE
+    // (U85); U55/U65 divide only padded or PER_CHANNEL pools and then stop.
+    bool average_pool_divides_then_scales;
+    // Vela's vela.ini: the prefix of the bundled System_Config sections set for this generation,
+    // and Vela's defaults when none is given (architecture_features.py / regor's defaults).
+    std::string_view vela_ini_prefix;
+    std::string_view default_system_config;
+    std::string_view default_memory_mode;
+    int axi_data_bytes;  // bytes per AXI beat: a 64-bit bus on U55, 128-bit on U65 and U85
+};
+
+const NpuTraits& npu_traits(Generation g);
+std::span<const NpuTraits> all_npu_traits();
+
 struct NpuConfig {
     std::string_view name;  // Vela's --accelerator-config spelling, e.g. "ethos-u55-128"
     Generation generation;
@@ -24,6 +59,8 @@ struct NpuConfig {
     uint32_t config_word;   // CONFIG register value, as Vela writes it into the COP header
     uint32_t id_word;       // ID value Vela writes into the COP header
     uint32_t hw_id_reset;   // ID register reset value of the hardware
+
+    const NpuTraits& traits() const { return npu_traits(generation); }
 };
 
 std::span<const NpuConfig> all_npu_configs();

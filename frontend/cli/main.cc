@@ -20,6 +20,7 @@
 #include "frontend/cli/check.h"
 #include "frontend/cli/example_model.h"
 #include "frontend/cli/graph_info.h"
+#include "frontend/cli/pmu_report.h"
 #include "frontend/cli/run_model.h"
 #include "frontend/cli/run_figures.h"
 #include "frontend/cli/tensor_files.h"
@@ -173,68 +174,6 @@ int run_disasm(const std::string& path, const LoadOptions& options, bool as_json
     }
     if (as_json) fmt::print("{}\n", first ? "[]" : "\n]");
     return 0;
-}
-
-// --pmu NAME,...: the events' numbers, refused with the valid names when unknown or too many.
-std::vector<uint32_t> pmu_events(const NpuConfig& npu, const std::vector<std::string>& names) {
-    const int counters = pmu_event_counters(npu.generation);
-    if (static_cast<int>(names.size()) > counters) {
-        throw Error({"--pmu", std::nullopt, {}},
-                    fmt::format("{} events requested; {} has {} event counters", names.size(), npu.name, counters));
-    }
-    std::vector<uint32_t> events;
-    for (const auto& name : names) {
-        const auto id = pmu_event_id(npu.generation, name);
-        if (!id || !pmu_event_modelled(npu.generation, *id)) {
-            std::string valid;
-            for (uint32_t e = 0; e < 1024; ++e)
-                if (pmu_event_modelled(npu.generation, e))
-                    valid += (valid.empty() ? "" : ", ") + std::string(pmu_event_name(npu.generation, e));
-            throw Error({"--pmu", std::nullopt, name},
-                        fmt::format("{} on {}; modelled events: {}", id ? "not modelled" : "no such event", npu.name, valid));
-        }
-        events.push_back(*id);
-    }
-    return events;
-}
-
-// The PMU counts as ML embedded evaluation kit's profiler prints them after an inference (its
-// ethosu_profiler.c names an event "NPU " and the event without "NPU_"; its Profiler.cc prints
-// "NPU <name> <unit>: <count>", then the NPU's active, idle and total cycles), so that scripts
-// parsing FVP logs read ours: (name, unit, count) per line.
-struct ProfilerLine {
-    std::string name, unit;
-    uint64_t count;
-};
-std::vector<ProfilerLine> mlek_profile(const MemorySystem& memory, const std::vector<TimingResult>& timing,
-                                       const NpuConfig& npu, const std::vector<uint32_t>& events,
-                                       const PmuReading& reading) {
-    const uint32_t active = *pmu_event_id(npu.generation, "NPU_ACTIVE");
-    const uint32_t idle = *pmu_event_id(npu.generation, "NPU_IDLE");
-    std::vector<ProfilerLine> lines;
-    for (size_t i = 0; i < events.size(); ++i) {
-        if (events[i] == active || events[i] == idle) continue;  // among the closing lines
-        std::string_view name = pmu_event_name(npu.generation, events[i]);
-        if (name.starts_with("NPU_")) name.remove_prefix(4);
-        const char* unit = name.find("BEAT") != std::string_view::npos    ? "beats"
-                           : name.find("TRANS") != std::string_view::npos ? "transactions"
-                                                                         : "cycles";
-        lines.push_back({fmt::format("NPU {}", name), unit, reading.counters[i]});
-    }
-    const PmuReading activity = read_pmu(memory, timing, {active, idle});
-    lines.push_back({"NPU ACTIVE", "cycles", activity.counters[0]});
-    lines.push_back({"NPU IDLE", "cycles", activity.counters[1]});
-    lines.push_back({"NPU TOTAL", "cycles", reading.cycle_counter});
-    return lines;
-}
-
-json pmu_json(const NpuConfig& npu, const std::vector<uint32_t>& events, const PmuReading& reading) {
-    json counters = json::array();
-    for (size_t i = 0; i < events.size(); ++i) {
-        counters.push_back({{"counter", i}, {"event", pmu_event_name(npu.generation, events[i])}, {"id", events[i]},
-                            {"count", reading.counters[i]}});
-    }
-    return {{"cycle_counter", reading.cycle_counter}, {"event_counters", counters}};
 }
 
 struct RunCliOptions {

@@ -27,31 +27,31 @@ struct Bits {
 
 // The field of a register, or no bits when the generation lacks it (wd_fault exists on U55/U65
 // only, branch_fault on U85 only).
-Bits optional_field(const isa::GenerationDesc& g, std::string_view reg, std::string_view field) {
-    const auto* r = g.register_named(reg);
-    if (!r) return {};
-    for (const auto& f : r->fields) {
-        if (f.name != field) continue;
-        const uint64_t mask = ((uint64_t{1} << f.width) - 1) << (f.lo % 32);
-        return {static_cast<uint32_t>(mask), f.lo % 32};
-    }
-    return {};
+Bits optional_field(const isa::GenerationDesc& g, isa::RegField id) {
+    const auto* f = g.reg_field(id);
+    if (!f) return {};
+    const uint64_t mask = ((uint64_t{1} << f->width) - 1) << (f->lo % 32);
+    return {static_cast<uint32_t>(mask), f->lo % 32};
 }
 
-Bits field(const isa::GenerationDesc& g, std::string_view reg, std::string_view name) {
-    const Bits bits = optional_field(g, reg, name);
-    if (!bits.mask) throw std::logic_error(fmt::format("description of {} lacks {}.{}", g.name, reg, name));
+Bits field(const isa::GenerationDesc& g, isa::RegField id) {
+    const Bits bits = optional_field(g, id);
+    if (!bits.mask) {
+        throw std::logic_error(fmt::format("description of {} lacks register field {}", g.name, static_cast<int>(id)));
+    }
     return bits;
 }
 
-// The channel a bus fault names (STATUS.faulting_channel): 0 command, 1 IFM, 2 weights,
-// 3 scale/bias, 4 mem2mem read; 8 OFM write, 9 mem2mem write.
+// The channel a bus fault names (STATUS.faulting_channel), in the codes of the PMU's AXI channels
+// that every generation shares (tests/isa/test_tables.cc).
 uint32_t faulting_channel(const std::string& access) {
-    if (access == "DMA destination") return 9;
-    if (access.starts_with("DMA")) return 4;
-    if (access == "OFM") return 8;
-    if (access.starts_with("weight")) return 2;
-    return 1;
+    using Channel = isa::u55::pmu_axi_channel;
+    auto code = [](Channel c) { return static_cast<uint32_t>(c); };
+    if (access == "DMA destination") return code(Channel::WR_MEM2MEM);
+    if (access.starts_with("DMA")) return code(Channel::RD_MEM2MEM);
+    if (access == "OFM") return code(Channel::WR_OFM);
+    if (access.starts_with("weight")) return code(Channel::RD_WEIGHTS);
+    return code(Channel::RD_IFM);
 }
 
 // The block shows this in RESET so that every write to it, whatever its value, is seen.
@@ -62,43 +62,47 @@ constexpr uint32_t kResetUnwritten = 0xFFFFFFFFu;
 struct NpuDevice::Reg {
     uint32_t id, status, cmd, reset, qbase, qread, qsize, prot, config, regioncfg, basep;
     uint32_t pmcr, pmcntenset, pmcntenclr, pmovsset, pmovsclr, pmintset, pmintclr, pmccntr, pmevcntr, pmevtyper;
-    uint32_t mem_attr = 0;  // U85 MEM_ATTR[0], for the AXI port of each region
-    bool u85 = false;
-    Bits axi_port;  // U85 MEM_ATTR
+    std::optional<uint32_t> mem_attr;  // MEM_ATTR[0] where the generation has it (U85): each region's AXI port
+    Bits axi_port;                     // MEM_ATTR
     Bits running, irq_raised, bus_status, parse_error, end_reached, pmu_irq_raised, wd_fault, branch_fault,
         channel, irq_history;
     Bits cmd_run, cmd_clear_irq, cmd_clock_q, cmd_power_q, cmd_stop, cmd_clear_history;
     Bits pending_cpl, pending_csl, active_cpl, active_csl;
     Bits cnt_en, event_cnt_rst, cycle_cnt_rst, mask_en, num_event_cnt, cycle_cnt, cycle_cnt_hi, ev_type;
+    std::array<Bits, AddressSpace::kRegions> region_cfg;  // REGIONCFG: each region's AXI configuration
 
     explicit Reg(const isa::GenerationDesc& g) {
-        auto off = [&](std::string_view name) {
-            const auto* r = g.register_named(name);
-            if (!r) throw std::logic_error(fmt::format("description of {} lacks register {}", g.name, name));
+        using R = isa::Reg;
+        using F = isa::RegField;
+        auto off = [&](R reg) {
+            const auto* r = g.reg(reg);
+            if (!r) throw std::logic_error(fmt::format("description of {} lacks register {}", g.name, static_cast<int>(reg)));
             return r->offset;
         };
-        id = off("ID"), status = off("STATUS"), cmd = off("CMD"), reset = off("RESET"), qbase = off("QBASE");
-        qread = off("QREAD"), qsize = off("QSIZE"), prot = off("PROT"), config = off("CONFIG");
-        regioncfg = off("REGIONCFG"), basep = off("BASEP");
-        pmcr = off("PMCR"), pmcntenset = off("PMCNTENSET"), pmcntenclr = off("PMCNTENCLR");
-        pmovsset = off("PMOVSSET"), pmovsclr = off("PMOVSCLR"), pmintset = off("PMINTSET"), pmintclr = off("PMINTCLR");
-        pmccntr = off("PMCCNTR"), pmevcntr = off("PMEVCNTR"), pmevtyper = off("PMEVTYPER");
-        u85 = g.generation == Generation::U85;
-        if (u85) mem_attr = off("MEM_ATTR"), axi_port = field(g, "MEM_ATTR", "axi_port");
-        running = field(g, "STATUS", "state"), irq_raised = field(g, "STATUS", "irq_raised");
-        bus_status = field(g, "STATUS", "bus_status"), parse_error = field(g, "STATUS", "cmd_parse_error");
-        end_reached = field(g, "STATUS", "cmd_end_reached"), pmu_irq_raised = field(g, "STATUS", "pmu_irq_raised");
-        wd_fault = optional_field(g, "STATUS", "wd_fault"), branch_fault = optional_field(g, "STATUS", "branch_fault");
-        channel = field(g, "STATUS", "faulting_channel"), irq_history = field(g, "STATUS", "irq_history_mask");
-        cmd_run = field(g, "CMD", "transition_to_running_state"), cmd_clear_irq = field(g, "CMD", "clear_irq");
-        cmd_clock_q = field(g, "CMD", "clock_q_enable"), cmd_power_q = field(g, "CMD", "power_q_enable");
-        cmd_stop = field(g, "CMD", "stop_request"), cmd_clear_history = field(g, "CMD", "clear_irq_history");
-        pending_cpl = field(g, "RESET", "pending_CPL"), pending_csl = field(g, "RESET", "pending_CSL");
-        active_cpl = field(g, "PROT", "active_CPL"), active_csl = field(g, "PROT", "active_CSL");
-        cnt_en = field(g, "PMCR", "cnt_en"), event_cnt_rst = field(g, "PMCR", "event_cnt_rst");
-        cycle_cnt_rst = field(g, "PMCR", "cycle_cnt_rst"), mask_en = field(g, "PMCR", "mask_en");
-        num_event_cnt = field(g, "PMCR", "num_event_cnt"), cycle_cnt = field(g, "PMCNTENSET", "CYCLE_CNT");
-        cycle_cnt_hi = field(g, "PMCCNTR", "CYCLE_CNT_HI"), ev_type = field(g, "PMEVTYPER", "EV_TYPE");
+        id = off(R::ID), status = off(R::STATUS), cmd = off(R::CMD), reset = off(R::RESET), qbase = off(R::QBASE);
+        qread = off(R::QREAD), qsize = off(R::QSIZE), prot = off(R::PROT), config = off(R::CONFIG);
+        regioncfg = off(R::REGIONCFG), basep = off(R::BASEP);
+        pmcr = off(R::PMCR), pmcntenset = off(R::PMCNTENSET), pmcntenclr = off(R::PMCNTENCLR);
+        pmovsset = off(R::PMOVSSET), pmovsclr = off(R::PMOVSCLR), pmintset = off(R::PMINTSET), pmintclr = off(R::PMINTCLR);
+        pmccntr = off(R::PMCCNTR), pmevcntr = off(R::PMEVCNTR), pmevtyper = off(R::PMEVTYPER);
+        if (g.reg(R::MEM_ATTR)) mem_attr = off(R::MEM_ATTR), axi_port = field(g, F::MEM_ATTR__axi_port);
+        running = field(g, F::STATUS__state), irq_raised = field(g, F::STATUS__irq_raised);
+        bus_status = field(g, F::STATUS__bus_status), parse_error = field(g, F::STATUS__cmd_parse_error);
+        end_reached = field(g, F::STATUS__cmd_end_reached), pmu_irq_raised = field(g, F::STATUS__pmu_irq_raised);
+        wd_fault = optional_field(g, F::STATUS__wd_fault), branch_fault = optional_field(g, F::STATUS__branch_fault);
+        channel = field(g, F::STATUS__faulting_channel), irq_history = field(g, F::STATUS__irq_history_mask);
+        cmd_run = field(g, F::CMD__transition_to_running_state), cmd_clear_irq = field(g, F::CMD__clear_irq);
+        cmd_clock_q = field(g, F::CMD__clock_q_enable), cmd_power_q = field(g, F::CMD__power_q_enable);
+        cmd_stop = field(g, F::CMD__stop_request), cmd_clear_history = field(g, F::CMD__clear_irq_history);
+        pending_cpl = field(g, F::RESET__pending_CPL), pending_csl = field(g, F::RESET__pending_CSL);
+        active_cpl = field(g, F::PROT__active_CPL), active_csl = field(g, F::PROT__active_CSL);
+        cnt_en = field(g, F::PMCR__cnt_en), event_cnt_rst = field(g, F::PMCR__event_cnt_rst);
+        cycle_cnt_rst = field(g, F::PMCR__cycle_cnt_rst), mask_en = field(g, F::PMCR__mask_en);
+        num_event_cnt = field(g, F::PMCR__num_event_cnt), cycle_cnt = field(g, F::PMCNTENSET__CYCLE_CNT);
+        cycle_cnt_hi = field(g, F::PMCCNTR__CYCLE_CNT_HI), ev_type = field(g, F::PMEVTYPER__EV_TYPE);
+        region_cfg = {field(g, F::REGIONCFG__region0), field(g, F::REGIONCFG__region1), field(g, F::REGIONCFG__region2),
+                      field(g, F::REGIONCFG__region3), field(g, F::REGIONCFG__region4), field(g, F::REGIONCFG__region5),
+                      field(g, F::REGIONCFG__region6), field(g, F::REGIONCFG__region7)};
     }
 
     uint32_t faults() const { return bus_status.mask | parse_error.mask | wd_fault.mask | branch_fault.mask; }
@@ -290,8 +294,8 @@ void NpuDevice::execute() {
     std::array<MemoryKind, AddressSpace::kRegions> memories{};
     AddressSpace space(map_);
     for (int i = 0; i < AddressSpace::kRegions; ++i) {
-        const uint32_t cfg = (at(r.regioncfg) >> (2 * i)) & 3u;
-        const int port = r.u85 ? static_cast<int>(r.axi_port.get(at(r.mem_attr + 4 * cfg))) : (cfg >= 2 ? 1 : 0);
+        const uint32_t cfg = r.region_cfg[static_cast<size_t>(i)].get(at(r.regioncfg));
+        const int port = r.mem_attr ? static_cast<int>(r.axi_port.get(at(*r.mem_attr + 4 * cfg))) : (cfg >= 2 ? 1 : 0);
         memories[static_cast<size_t>(i)] = memory_.port_memory(port);
         space.set_base(i, read64(r.basep + 8 * i));
     }
@@ -304,7 +308,7 @@ void NpuDevice::execute() {
                      static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());
     } catch (const Error& e) {
         // A branch that leads nowhere is the U85's branch fault; the rest is malformed input.
-        const bool branch = r.u85 && e.where().field == "NPU_OP_BRANCH.branch_target";
+        const bool branch = r.branch_fault.mask && e.where().field == "NPU_OP_BRANCH.branch_target";
         return fault(branch ? r.branch_fault.mask : r.parse_error.mask, 0,
                      static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());
     }

@@ -188,8 +188,8 @@ uint32_t register_field(const isa::RegisterDesc& reg, std::string_view name, uin
 template <typename Caps>
 void fill_capabilities(const NpuConfig& npu, Caps& caps) {
     const auto& gen = isa::describe(npu.generation);
-    const auto* id = gen.register_named("ID");
-    const auto* config = gen.register_named("CONFIG");
+    const auto* id = gen.reg(isa::Reg::ID);
+    const auto* config = gen.reg(isa::Reg::CONFIG);
     auto id_field = [&](std::string_view name) { return register_field(*id, name, npu.hw_id_reset); };
     caps.hw_id.version_status = id_field("version_status");
     caps.hw_id.version_minor = id_field("version_minor");

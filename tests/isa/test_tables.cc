@@ -170,16 +170,16 @@ TEST(Tables, GenerationsDifferOnlyWhereTheHardwareDoes) {
 
 TEST(Tables, RegistersHaveTheHardwareResetValues) {
     const auto& u55 = isa::describe(Generation::U55);
-    EXPECT_EQ(u55.register_named("ID")->reset, 0x10104201u);
-    EXPECT_EQ(u55.register_named("STATUS")->reset, 0x8u);
-    EXPECT_EQ(u55.register_named("CMD")->reset, 0xCu);
-    EXPECT_EQ(u55.register_named("PMCR")->reset, 0x2000u);  // 4 event counters
+    EXPECT_EQ(u55.reg(isa::Reg::ID)->reset, 0x10104201u);
+    EXPECT_EQ(u55.reg(isa::Reg::STATUS)->reset, 0x8u);
+    EXPECT_EQ(u55.reg(isa::Reg::CMD)->reset, 0xCu);
+    EXPECT_EQ(u55.reg(isa::Reg::PMCR)->reset, 0x2000u);  // 4 event counters
     EXPECT_EQ(u55.register_at(0x88)->name, "BASEP");
-    EXPECT_EQ(u55.register_named("ID")->access, isa::Access::RO);
+    EXPECT_EQ(u55.reg(isa::Reg::ID)->access, isa::Access::RO);
     const auto& u85 = isa::describe(Generation::U85);
-    EXPECT_EQ(u85.register_named("PMCR")->offset, 0x1180u);
-    EXPECT_EQ(u85.register_named("PMEVCNTR")->count, 8);
-    EXPECT_EQ(u85.register_named("ID")->reset, 0x20007001u);
+    EXPECT_EQ(u85.reg(isa::Reg::PMCR)->offset, 0x1180u);
+    EXPECT_EQ(u85.reg(isa::Reg::PMEVCNTR)->count, 8);
+    EXPECT_EQ(u85.reg(isa::Reg::ID)->reset, 0x20007001u);
 }
 
 // The engine reads op modes, rounding and accumulator formats through the descriptions' [meaning]
@@ -204,6 +204,70 @@ TEST(Tables, OpModesRoundingAndAccumulatorFormatsHaveAMeaning) {
     EXPECT_EQ(static_cast<RoundMode>(
                   isa::describe(Generation::U85).field(isa::Field::SET_OFM_SCALE__round_mode)->enumeration->meaning_of(1)),
               RoundMode::Natural);
+}
+
+// One traits entry per generation, in Generation order; where a trait follows from a register
+// the generation has, the description agrees with it.
+TEST(Tables, TraitsAgreeWithTheDescription) {
+    ASSERT_EQ(all_npu_traits().size(), std::size(kGenerations));
+    for (const Generation g : kGenerations) {
+        const NpuTraits& t = npu_traits(g);
+        const auto& gen = isa::describe(g);
+        EXPECT_EQ(t.generation, g);
+        // LUT types are what U85's activation_function means; U55/U65's names an Activation.
+        EXPECT_EQ(t.activation_names_lut_type,
+                  gen.field(isa::Field::SET_ACTIVATION__activation_function)->enumeration->meaning_type == "LutType")
+            << gen.name;
+        // Per-operand elementwise scales are IFM_SCALE/IFM2_SCALE; OPA/OPB scales exist without them.
+        EXPECT_EQ(t.elementwise_scales_each_operand, gen.field(isa::Field::SET_IFM_SCALE__scale) != nullptr) << gen.name;
+        EXPECT_NE(t.elementwise_scales_each_operand, gen.field(isa::Field::SET_OPA_SCALE__scale) != nullptr) << gen.name;
+        // A weight stream per decoder: U85's WEIGHT2/3; per core, at most U65's second one.
+        EXPECT_EQ(t.weight_encoding == WeightEncoding::PerDecoder, gen.field(isa::Field::SET_WEIGHT2_BASE__addr) != nullptr)
+            << gen.name;
+        EXPECT_TRUE(std::string_view(t.default_system_config).starts_with(t.vela_ini_prefix)) << gen.name;
+        EXPECT_TRUE(t.axi_data_bytes == 8 || t.axi_data_bytes == 16) << gen.name;
+    }
+    for (const NpuConfig& c : all_npu_configs()) EXPECT_EQ(&c.traits(), &npu_traits(c.generation)) << c.name;
+}
+
+// The register front codes STATUS.faulting_channel by U55's PMU AXI channels (npu_device.cc):
+// every generation's description gives those codes the same channels.
+TEST(Tables, AxiChannelCodesAreSharedByEveryGeneration) {
+    const isa::EnumDesc* u55 = nullptr;
+    for (const auto& e : isa::describe(Generation::U55).enums)
+        if (e.name == "pmu_axi_channel") u55 = &e;
+    ASSERT_NE(u55, nullptr);
+    for (const Generation g : kGenerations) {
+        const isa::EnumDesc* channels = nullptr;
+        for (const auto& e : isa::describe(g).enums)
+            if (e.name == "pmu_axi_channel") channels = &e;
+        ASSERT_NE(channels, nullptr) << generation_name(g);
+        for (const auto& v : u55->values) EXPECT_EQ(channels->value_name(v.value), v.name) << generation_name(g);
+    }
+}
+
+// isa::Reg and isa::RegField name each register and field of every generation, and find them.
+TEST(Tables, RegisterIdsFindTheirRegisters) {
+    std::set<isa::Reg> regs;
+    std::set<isa::RegField> fields;
+    for (const Generation g : kGenerations) {
+        const auto& gen = isa::describe(g);
+        for (const auto& r : gen.registers) {
+            regs.insert(r.id);
+            EXPECT_EQ(gen.reg(r.id), &r) << gen.name << " " << r.name;
+            for (const auto& f : r.fields) {
+                fields.insert(f.id);
+                EXPECT_EQ(gen.reg_field(f.id), &f) << gen.name << " " << r.name << "." << f.name;
+            }
+        }
+    }
+    EXPECT_EQ(regs.size(), isa::kRegCount);
+    EXPECT_EQ(fields.size(), isa::kRegFieldCount);
+    EXPECT_EQ(isa::describe(Generation::U55).reg(isa::Reg::MEM_ATTR), nullptr);  // U85's
+    const auto* channel = isa::describe(Generation::U65).reg_field(isa::RegField::STATUS__faulting_channel);
+    ASSERT_NE(channel, nullptr);
+    EXPECT_EQ(channel->lo, 12);
+    EXPECT_EQ(channel->width, 4);
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "emulator/engine/timing/system_config.h"
 #include "emulator/isa/error.h"
@@ -89,6 +91,77 @@ TEST(SystemConfig, RefusalsNameTheKeyAndTheValidValues) {
     EXPECT_NE(e.find("inherit"), std::string::npos) << e;
     e = error_of([&] { ini.add("core_clock=1\n", "my.ini"); });
     EXPECT_NE(e.find("outside any section"), std::string::npos) << e;
+}
+
+// Every field of a system configuration or memory mode as numbers, in a fixed order.
+std::vector<double> fields_of(const SystemConfig& c) {
+    std::vector<double> v{c.core_clock, double(c.axi_port[0]), double(c.axi_port[1])};
+    for (const MemoryTiming& m : c.memory) {
+        for (double f : {m.clock_scale, double(m.ports_used), double(m.burst_length), double(m.read_latency),
+                         double(m.write_latency), double(m.max_reads), double(m.max_writes)})
+            v.push_back(f);
+    }
+    return v;
+}
+std::vector<double> fields_of(const MemoryMode& m) {
+    return {double(m.const_port), double(m.arena_port), double(m.cache_port), double(m.arena_cache_size)};
+}
+
+// Parses each declared key alone (with each value of a kind it may take) and records which field
+// of the result moved: every key must move exactly one field, and no two keys the same one.
+template <class Parse>
+void expect_each_key_sets_its_own_field(std::string_view kind, Parse parse) {
+    const auto defaults = parse(std::string{});
+    std::map<size_t, std::string> owner;
+    for (const VelaIniKey& key : vela_ini_keys(kind)) {
+        std::set<size_t> moved;
+        for (const char* value : {"7", "OffChipFlash", "Axi0", "Axi1"}) {
+            try {
+                const auto fields = parse(key.name + "=" + value + "\n");
+                for (size_t i = 0; i < fields.size(); ++i)
+                    if (fields[i] != defaults[i]) moved.insert(i);
+            } catch (const Error&) {  // a value of another kind
+            }
+        }
+        ASSERT_EQ(moved.size(), 1u) << key.name;
+        const auto [it, fresh] = owner.emplace(*moved.begin(), key.name);
+        EXPECT_TRUE(fresh) << key.name << " sets the field of " << it->second;
+    }
+    EXPECT_EQ(owner.size(), defaults.size()) << kind << ": a field no key sets";
+}
+
+TEST(SystemConfig, EachDeclaredKeyParsesIntoItsOwnField) {
+    expect_each_key_sets_its_own_field("System_Config", [](const std::string& line) {
+        VelaIni ini;
+        ini.add("[System_Config.K]\n" + line, "keys.ini");
+        return fields_of(ini.system_config("K"));
+    });
+    expect_each_key_sets_its_own_field("Memory_Mode", [](const std::string& line) {
+        VelaIni ini;
+        ini.add("[Memory_Mode.K]\n" + line, "keys.ini");
+        return fields_of(ini.memory_mode("K"));
+    });
+}
+
+// The unknown-key error lists the declared keys, and the engine README names each of them.
+TEST(SystemConfig, DeclaredKeysAreTheValidOnesAndDocumented) {
+    const std::string e = error_of([] { VelaIni().add("[System_Config.X]\nSram_speed=1\n", "my.ini"); });
+    std::ifstream readme(std::string(ETHOSU_SOURCE_DIR) + "/emulator/engine/README.md");
+    ASSERT_TRUE(readme) << "emulator/engine/README.md";
+    const std::string docs((std::istreambuf_iterator<char>(readme)), std::istreambuf_iterator<char>());
+    for (const char* kind : {"System_Config", "Memory_Mode"}) {
+        for (const VelaIniKey& key : vela_ini_keys(kind)) {
+            if (std::string_view(kind) == "System_Config") {
+                EXPECT_NE(e.find(key.name), std::string::npos) << key.name;
+            }
+            // Memory keys are listed once as `_<key>` after their memories.
+            const size_t memory_key = key.meaning.find(':');
+            const std::string listed =
+                memory_key == std::string::npos ? key.name : key.name.substr(key.name.find('_'));
+            EXPECT_NE(docs.find("`" + listed + "`"), std::string::npos) << key.name << " is not in the README";
+        }
+    }
+    EXPECT_EQ(vela_ini_keys("System_Config").size(), 3u + 4u * 7u);
 }
 
 // Vela's bundled configurations name the generation they were set for; another generation's is

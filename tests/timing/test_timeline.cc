@@ -124,6 +124,22 @@ TEST_F(Timeline, PmuCountsOnlyInsideItsWindows) {
     EXPECT_EQ(p.counters[3], 4096u / 8);
 }
 
+// The model names its events by U55's numbers (pmu.cc); each generation's description gives every
+// modelled number the same event: U65 by U55's name, U85 with AXI0/AXI1 called SRAM/EXT.
+TEST(Pmu, ModelledEventsMeanTheSameOnEveryGeneration) {
+    const std::vector<uint32_t> u55 = pmu_modelled_events(Generation::U55);
+    EXPECT_EQ(u55.size(), 20u);
+    EXPECT_EQ(pmu_modelled_events(Generation::U65), u55);
+    const std::vector<uint32_t> u85 = pmu_modelled_events(Generation::U85);
+    EXPECT_EQ(u85.size(), 16u);  // no 8/16-bit MAC and AO events
+    for (const uint32_t e : u85) {
+        std::string name(pmu_event_name(Generation::U55, e));
+        for (const auto& [from, to] : {std::pair{"AXI0_", "SRAM_"}, std::pair{"AXI1_", "EXT_"}})
+            if (name.starts_with(from)) name = to + name.substr(std::string_view(from).size());
+        EXPECT_EQ(pmu_event_name(Generation::U85, e), name) << e;
+    }
+}
+
 TEST(Pmu, EventTablesFollowTheDescription) {
     EXPECT_EQ(pmu_event_counters(Generation::U55), 4);
     EXPECT_EQ(pmu_event_counters(Generation::U85), 8);

@@ -14,7 +14,8 @@
 
 namespace ethosu {
 
-// Event counters per generation: 4 on U55/U65, 8 on U85.
+// Event counters per generation, as many as the description's PMEVCNTR registers (4 on U55/U65,
+// 8 on U85).
 int pmu_event_counters(Generation g);
 
 // The event's number by its name (e.g. "NPU_ACTIVE", or the core driver's "ETHOSU_PMU_NPU_ACTIVE");

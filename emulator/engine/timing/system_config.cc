@@ -245,10 +245,6 @@ arena_cache_size=524288
 )ini";
 
 constexpr std::string_view kMemoryNames[kMemoryKinds] = {"Sram", "Dram", "OnChipFlash", "OffChipFlash"};
-constexpr std::string_view kMemoryKeys[] = {"clock_scale", "ports_used",   "burst_length", "read_latency",
-                                            "write_latency", "max_reads", "max_writes"};
-constexpr std::string_view kSystemKeys[] = {"core_clock", "axi0_port", "axi1_port"};
-constexpr std::string_view kModeKeys[] = {"const_mem_area", "arena_mem_area", "cache_mem_area", "arena_cache_size"};
 
 std::string trim(std::string_view s) {
     const auto b = s.find_first_not_of(" \t\r");
@@ -261,19 +257,6 @@ std::string join(const std::vector<std::string>& items) {
     std::string out;
     for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
     return out;
-}
-
-std::vector<std::string> system_keys() {
-    std::vector<std::string> keys(std::begin(kSystemKeys), std::end(kSystemKeys));
-    for (auto m : kMemoryNames)
-        for (auto k : kMemoryKeys) keys.push_back(fmt::format("{}_{}", m, k));
-    return keys;
-}
-
-std::vector<std::string> mode_keys() { return {std::begin(kModeKeys), std::end(kModeKeys)}; }
-
-bool contains(const std::vector<std::string>& keys, const std::string& key) {
-    return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
 double parse_number(const std::string& value, const ErrorLocation& where) {
@@ -305,7 +288,95 @@ int parse_port(const std::string& value, const ErrorLocation& where) {
     throw Error(where, fmt::format("'{}' is not an AXI port; valid: Axi0, Axi1", value));
 }
 
+// Every key of a section, declared once: its name, what it means and where its value goes. The
+// parsers, the unknown-key error and vela_ini_keys() read these tables and nothing else. Memory
+// keys are written <Memory>_<key> (Sram_burst_length), once per memory.
+template <class Target>
+struct KeyDecl {
+    std::string_view name;
+    std::string_view meaning;
+    void (*set)(Target&, const std::string& value, const ErrorLocation& where);
+};
+
+constexpr KeyDecl<SystemConfig> kSystemKeys[] = {
+    {"core_clock", "NPU clock in Hz",
+     [](SystemConfig& c, const std::string& v, const ErrorLocation& w) { c.core_clock = parse_number(v, w); }},
+    {"axi0_port", "the memory behind AXI0",
+     [](SystemConfig& c, const std::string& v, const ErrorLocation& w) { c.axi_port[0] = parse_memory(v, w); }},
+    {"axi1_port", "the memory behind AXI1",
+     [](SystemConfig& c, const std::string& v, const ErrorLocation& w) { c.axi_port[1] = parse_memory(v, w); }},
+};
+
+constexpr KeyDecl<MemoryTiming> kMemoryKeys[] = {
+    {"clock_scale", "the memory's clock over the NPU's",
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.clock_scale = parse_number(v, w); }},
+    {"ports_used", "AXI ports the memory is reached through (at least 1)",
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.ports_used = std::max(1, parse_int(v, w)); }},
+    {"burst_length", "bytes per burst (at least 1)",
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.burst_length = std::max(1, parse_int(v, w)); }},
+    {"read_latency", "NPU cycles before a read's data",
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.read_latency = parse_int(v, w); }},
+    {"write_latency", "NPU cycles before a write completes",
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.write_latency = parse_int(v, w); }},
+    {"max_reads", "outstanding read transactions",
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.max_reads = parse_int(v, w); }},
+    {"max_writes", "outstanding write transactions",
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.max_writes = parse_int(v, w); }},
+};
+
+constexpr KeyDecl<MemoryMode> kModeKeys[] = {
+    {"const_mem_area", "AXI port (Axi0 or Axi1) of the read-only data (weights, LUTs, scales)",
+     [](MemoryMode& m, const std::string& v, const ErrorLocation& w) { m.const_port = parse_port(v, w); }},
+    {"arena_mem_area", "AXI port of the tensor arena",
+     [](MemoryMode& m, const std::string& v, const ErrorLocation& w) { m.arena_port = parse_port(v, w); }},
+    {"cache_mem_area", "AXI port of the arena cache",
+     [](MemoryMode& m, const std::string& v, const ErrorLocation& w) { m.cache_port = parse_port(v, w); }},
+    {"arena_cache_size", "bytes of the arena cache",
+     [](MemoryMode& m, const std::string& v, const ErrorLocation& w) {
+         m.arena_cache_size = static_cast<uint64_t>(parse_number(v, w));
+     }},
+};
+
+template <class Target, size_t N>
+const KeyDecl<Target>* find_key(const KeyDecl<Target> (&keys)[N], std::string_view name) {
+    for (const auto& k : keys)
+        if (k.name == name) return &k;
+    return nullptr;
+}
+
+// A System_Config key's declaration, and for a memory key the memory it is about.
+struct SystemKey {
+    const KeyDecl<SystemConfig>* system = nullptr;
+    const KeyDecl<MemoryTiming>* memory = nullptr;
+    MemoryKind memory_kind = MemoryKind::Sram;
+};
+
+std::optional<SystemKey> find_system_key(std::string_view name) {
+    if (const auto* k = find_key(kSystemKeys, name)) return SystemKey{.system = k};
+    for (int m = 0; m < kMemoryKinds; ++m) {
+        const std::string_view memory = kMemoryNames[m];
+        if (name.size() > memory.size() && name.starts_with(memory) && name[memory.size()] == '_') {
+            if (const auto* k = find_key(kMemoryKeys, name.substr(memory.size() + 1)))
+                return SystemKey{.memory = k, .memory_kind = static_cast<MemoryKind>(m)};
+        }
+    }
+    return std::nullopt;
+}
+
 }  // namespace
+
+std::vector<VelaIniKey> vela_ini_keys(std::string_view kind) {
+    std::vector<VelaIniKey> keys;
+    if (kind == "System_Config") {
+        for (const auto& k : kSystemKeys) keys.push_back({std::string(k.name), std::string(k.meaning)});
+        for (const auto memory : kMemoryNames)
+            for (const auto& k : kMemoryKeys)
+                keys.push_back({fmt::format("{}_{}", memory, k.name), fmt::format("{}: {}", memory, k.meaning)});
+    } else if (kind == "Memory_Mode") {
+        for (const auto& k : kModeKeys) keys.push_back({std::string(k.name), std::string(k.meaning)});
+    }
+    return keys;
+}
 
 std::string_view memory_kind_name(MemoryKind k) { return kMemoryNames[static_cast<size_t>(k)]; }
 
@@ -342,10 +413,12 @@ void VelaIni::add(const std::string& text, const std::string& source) {
         const std::string key = trim(std::string_view(t).substr(0, eq));
         const std::string value = trim(std::string_view(t).substr(eq + 1));
         const bool system = current.starts_with("System_Config.");
-        const auto valid = system ? system_keys() : mode_keys();
-        if (key != "inherit" && !contains(valid, key)) {
+        const bool known = key == "inherit" || (system ? find_system_key(key).has_value() : find_key(kModeKeys, key) != nullptr);
+        if (!known) {
+            std::vector<std::string> valid{"inherit"};
+            for (const auto& k : vela_ini_keys(system ? "System_Config" : "Memory_Mode")) valid.push_back(k.name);
             throw Error({source, std::nullopt, fmt::format("[{}] {}", current, key)},
-                        fmt::format("unknown key; valid: inherit, {}", join(valid)));
+                        fmt::format("unknown key; valid: {}", join(valid)));
         }
         added[current].keys[key] = value;
     }
@@ -392,21 +465,9 @@ SystemConfig VelaIni::system_config(const std::string& name) const {
     cfg.name = name;
     for (const auto& [key, value] : keys) {
         const ErrorLocation where{source, std::nullopt, fmt::format("[{}] {}", section, key)};
-        if (key == "core_clock") cfg.core_clock = parse_number(value, where);
-        else if (key == "axi0_port") cfg.axi_port[0] = parse_memory(value, where);
-        else if (key == "axi1_port") cfg.axi_port[1] = parse_memory(value, where);
-        else {
-            const auto split = key.find('_');
-            MemoryTiming& m = cfg.memory[static_cast<size_t>(parse_memory(key.substr(0, split), where))];
-            const std::string field = key.substr(split + 1);
-            if (field == "clock_scale") m.clock_scale = parse_number(value, where);
-            else if (field == "ports_used") m.ports_used = std::max(1, parse_int(value, where));
-            else if (field == "burst_length") m.burst_length = std::max(1, parse_int(value, where));
-            else if (field == "read_latency") m.read_latency = parse_int(value, where);
-            else if (field == "write_latency") m.write_latency = parse_int(value, where);
-            else if (field == "max_reads") m.max_reads = parse_int(value, where);
-            else m.max_writes = parse_int(value, where);
-        }
+        const SystemKey k = *find_system_key(key);  // add() let only declared keys in
+        if (k.system) k.system->set(cfg, value, where);
+        else k.memory->set(cfg.memory[static_cast<size_t>(k.memory_kind)], value, where);
     }
     if (!(cfg.core_clock > 0)) throw Error({source, std::nullopt, section + " core_clock"}, "must be positive");
     return cfg;
@@ -418,25 +479,9 @@ MemoryMode VelaIni::memory_mode(const std::string& name) const {
     mode.name = name;
     for (const auto& [key, value] : keys) {
         const ErrorLocation where{source, std::nullopt, fmt::format("[{}] {}", section, key)};
-        if (key == "const_mem_area") mode.const_port = parse_port(value, where);
-        else if (key == "arena_mem_area") mode.arena_port = parse_port(value, where);
-        else if (key == "cache_mem_area") mode.cache_port = parse_port(value, where);
-        else mode.arena_cache_size = static_cast<uint64_t>(parse_number(value, where));
+        find_key(kModeKeys, key)->set(mode, value, where);  // add() let only declared keys in
     }
     return mode;
-}
-
-std::string default_system_config(Generation g) {
-    switch (g) {
-        case Generation::U55: return "Ethos_U55_High_End_Embedded";
-        case Generation::U65: return "Ethos_U65_Client_Server";
-        case Generation::U85: return "Ethos_U85_SYS_DRAM_Mid";
-    }
-    return {};
-}
-
-std::string default_memory_mode(Generation g) {
-    return g == Generation::U55 ? "Shared_Sram" : "Dedicated_Sram_384KB";
 }
 
 double MemorySystem::bytes_per_cycle(MemoryKind k) const {
@@ -453,13 +498,11 @@ int MemorySystem::port_for_role(std::string_view role) const {
 namespace {
 
 // The generation a system configuration is named for: Vela's bundled ones say it in their name
-// (Ethos_U55_..., Ethos_U65_..., Ethos_U85_...), and were set for that NPU's AXI width and
-// memories; nullopt for a name that does not say (one of the user's own).
+// (NpuTraits::vela_ini_prefix), and were set for that NPU's AXI width and memories; nullopt for a
+// name that does not say (one of the user's own).
 std::optional<Generation> named_generation(std::string_view name) {
-    constexpr std::pair<std::string_view, Generation> prefixes[] = {
-        {"Ethos_U55_", Generation::U55}, {"Ethos_U65_", Generation::U65}, {"Ethos_U85_", Generation::U85}};
-    for (const auto& [prefix, generation] : prefixes) {
-        if (name.starts_with(prefix)) return generation;
+    for (const NpuTraits& t : all_npu_traits()) {
+        if (name.starts_with(t.vela_ini_prefix)) return t.generation;
     }
     return std::nullopt;
 }
@@ -485,12 +528,13 @@ MemorySystem make_memory_system(const NpuConfig& npu, const SystemSelection& sel
                     fmt::format("named for another NPU generation than {}'s; the configurations for it: {}", npu.name,
                                 own));
     }
+    const NpuTraits& traits = npu.traits();
     MemorySystem ms;
-    ms.system = ini.system_config(selection.system_config.empty() ? default_system_config(npu.generation)
+    ms.system = ini.system_config(selection.system_config.empty() ? std::string(traits.default_system_config)
                                                                   : selection.system_config);
-    ms.mode = ini.memory_mode(selection.memory_mode.empty() ? default_memory_mode(npu.generation)
+    ms.mode = ini.memory_mode(selection.memory_mode.empty() ? std::string(traits.default_memory_mode)
                                                             : selection.memory_mode);
-    ms.axi_bytes = npu.generation == Generation::U55 ? 8 : 16;
+    ms.axi_bytes = traits.axi_data_bytes;
     return ms;
 }
 

@@ -44,6 +44,14 @@ struct MemoryMode {
     uint64_t arena_cache_size = 0;
 };
 
+// The keys a section of KIND ("System_Config" or "Memory_Mode") may hold, besides inherit, each
+// with what it means; the parsers take exactly these.
+struct VelaIniKey {
+    std::string name;
+    std::string meaning;
+};
+std::vector<VelaIniKey> vela_ini_keys(std::string_view kind);
+
 // Sections of one or more vela.ini-format texts: "System_Config.X" / "Memory_Mode.X" -> key -> value.
 class VelaIni {
 public:
@@ -75,16 +83,12 @@ private:
     std::map<std::string, Section> sections_;
 };
 
-// Vela's defaults when no system config or memory mode is given.
-std::string default_system_config(Generation g);
-std::string default_memory_mode(Generation g);
-
 // What the timing model needs of the system: the configuration plus, per memory, its
 // bandwidth in bytes per NPU cycle (AXI bytes per beat x ports used x clock scale).
 struct MemorySystem {
     SystemConfig system;
     MemoryMode mode;
-    int axi_bytes = 8;  // bytes per AXI beat: 8 on U55, 16 on U65/U85
+    int axi_bytes = 8;  // bytes per AXI beat (NpuTraits::axi_data_bytes)
 
     MemoryKind port_memory(int port) const { return system.axi_port.at(static_cast<size_t>(port)); }
     const MemoryTiming& timing(MemoryKind k) const { return system.memory.at(static_cast<size_t>(k)); }
@@ -95,8 +99,8 @@ struct MemorySystem {
 };
 
 struct SystemSelection {
-    std::string system_config;  // empty: Vela's default for the generation
-    std::string memory_mode;    // empty: Vela's default
+    std::string system_config;  // empty: Vela's default for the generation (NpuTraits)
+    std::string memory_mode;    // empty: Vela's default (NpuTraits)
     std::vector<std::string> config_files;  // extra vela.ini-format files
 };
 MemorySystem make_memory_system(const NpuConfig& npu, const SystemSelection& selection);

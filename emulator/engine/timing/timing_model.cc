@@ -32,6 +32,30 @@ int64_t dma_bytes(const DecodedOp& op) {
     return cost_product(op, "bytes moved", {static_cast<int64_t>(d.length), rows, planes});
 }
 
+// U55/U65 DMA; to = nullopt: a LUT load into SHRAM, whose only external side is the read. These
+// generations have no index mode.
+int64_t u55_dma_cycles(const DecodedOp& op, const CostContext& ctx, MemoryKind from, std::optional<MemoryKind> to,
+                       int64_t bytes, std::optional<DmaIndexRead>) {
+    if (to) return dma_cycles(op, ctx.memory, from, *to, bytes);
+    return cost_figure(op, "read cycles", double(bytes) / ctx.memory.bytes_per_cycle(from)) +
+           ctx.memory.timing(from).read_latency;
+}
+
+// The cost functions of each CostModel, in its order: a generation's traits name its row.
+struct CostFunctions {
+    OpCost (*kernel)(const DecodedOp&, const CostContext&);
+    int64_t (*dma)(const DecodedOp&, const CostContext&, MemoryKind from, std::optional<MemoryKind> to, int64_t bytes,
+                   std::optional<DmaIndexRead> index);
+};
+constexpr CostFunctions kCostModels[] = {
+    {u55_kernel_cost, u55_dma_cycles},  // CostModel::U55
+    {u85_kernel_cost, u85_dma_cycles},  // CostModel::U85
+};
+
+const CostFunctions& cost_functions(const NpuConfig& npu) {
+    return kCostModels[static_cast<size_t>(npu.traits().cost_model)];
+}
+
 // The indices an index-mode DMA reads: one int32 per row (the skips between planes are not read).
 int64_t index_bytes(const DecodedOp& op) {
     const Dma& d = op.dma;
@@ -88,8 +112,7 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
 }
 
 OpCost TimingModel::kernel_cost(const DecodedOp& op) const {
-    if (npu_.generation == Generation::U85) return u85_kernel_cost(op, ctx_);
-    return u55_kernel_cost(op, ctx_);
+    return cost_functions(npu_).kernel(op, ctx_);
 }
 
 TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
@@ -174,17 +197,12 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
                 index = DmaIndexRead{ctx_.memory_of(d.index.region), index_bytes(op)};
                 t.cost.traffic.add_read(index->memory, index->bytes);
             }
-            const bool u85 = npu_.generation == Generation::U85;
-            int64_t duration = 0;
-            if (d.dst.internal) {  // LUT load into SHRAM / LUT RAM: only the read side is external
-                duration = u85 ? u85_dma_cycles(op, ctx_, from, std::nullopt, bytes, index)
-                               : cost_figure(op, "read cycles", double(bytes) / memory_.bytes_per_cycle(from)) +
-                                     memory_.timing(from).read_latency;
-            } else {
-                const MemoryKind to = ctx_.memory_of(d.dst.region);
-                t.cost.traffic.add_write(to, bytes);
-                duration = u85 ? u85_dma_cycles(op, ctx_, from, to, bytes, index) : dma_cycles(op, memory_, from, to, bytes);
+            std::optional<MemoryKind> to;  // none: a LUT load into SHRAM / LUT RAM, only the read side is external
+            if (!d.dst.internal) {
+                to = ctx_.memory_of(d.dst.region);
+                t.cost.traffic.add_write(*to, bytes);
             }
+            const int64_t duration = cost_functions(npu_).dma(op, ctx_, from, to, bytes, index);
             t.start = std::max(command, dma_free);
             t.end = t.start + duration;
             dma_free = t.end;
