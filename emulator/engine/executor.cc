@@ -30,7 +30,8 @@ uint32_t Shram::load(const DecodedOp& dma, const std::string& source) {
     if (d.dimensions > 1 || d.scatter) {
         throw Error({source, dma.offset, d.scatter ? "NPU_SET_DMA0_DST_REGION.idx_mode" : "NPU_SET_DMA0_SRC_REGION.stride_mode", OffsetKind::Command},
                     "a strided or scattered DMA into internal memory is not supported (Vela loads LUTs with 1-D "
-                    "transfers)");
+                    "transfers)",
+                    ErrorKind::Unsupported);
     }
     const uint64_t size = core_bytes(), dst = d.dst.address;
     if (dst > size || d.length > size - dst) {
@@ -371,7 +372,8 @@ bool uses_accumulator_control(const DecodedOp& op) {
 // U85 features no corpus stream uses: refused rather than guessed.
 void refuse_unmodelled_u85(const DecodedOp& op, const std::string& source) {
     auto refuse = [&](const char* field, const char* what) {
-        throw Error({source, op.offset, field, OffsetKind::Command}, fmt::format("{} is not supported yet", what));
+        throw Error({source, op.offset, field, OffsetKind::Command}, fmt::format("{} is not supported yet", what),
+                    ErrorKind::Unsupported);
     };
     if (!uses_accumulator_control(op)) {
         if (op.output.acc_input != AccInput::Reset) {
@@ -396,7 +398,9 @@ void check_ofm_order(const DecodedOp& op, const std::string& source) {
     const bool transposed = ofm.transpose != OfmTranspose::HWC;
     const bool reversed = ofm.reverse != OfmReverse::None;
     if (!transposed && !reversed) return;
-    auto refuse = [&](const char* field, const std::string& why) { throw Error({source, op.offset, field, OffsetKind::Command}, why); };
+    auto refuse = [&](const char* field, const std::string& why) {
+        throw Error({source, op.offset, field, OffsetKind::Command}, why, ErrorKind::Unsupported);
+    };
     constexpr const char* kTransposeField = "NPU_SET_OFM_PRECISION.activation_transpose";
     constexpr const char* kReverseField = "NPU_SET_OFM_PRECISION.activation_reverse";
     if (transposed && reversed) refuse(kReverseField, "an OFM reverse cannot be combined with an OFM transpose");

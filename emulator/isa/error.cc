@@ -18,7 +18,7 @@ std::string format_error(const ErrorLocation& where, const std::string& reason) 
     return text;
 }
 
-Error::Error(ErrorLocation where, const std::string& what)
-    : std::runtime_error(format_error(where, what)), where_(std::move(where)), reason_(what) {}
+Error::Error(ErrorLocation where, const std::string& what, ErrorKind kind)
+    : std::runtime_error(format_error(where, what)), where_(std::move(where)), reason_(what), kind_(kind) {}
 
 }  // namespace ethosu

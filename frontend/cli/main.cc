@@ -520,7 +520,7 @@ int main(int argc, char** argv) {
             const auto bytes = build_example_model();
             std::ofstream out(out_path, std::ios::binary);
             out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-            if (!out) throw Error({out_path, std::nullopt, {}}, "cannot write file");
+            if (!out) throw Error({out_path, std::nullopt, {}}, "cannot write file", ErrorKind::Io);
             fmt::print("wrote {} ({} bytes): {}\n", out_path, bytes.size(), kExampleDescription);
             return 0;
         }

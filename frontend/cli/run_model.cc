@@ -23,11 +23,13 @@ const NpuInvocation& runnable_invocation(const LoadedModel& model, size_t inputs
         throw Error({model.path, std::nullopt, "ethos-u"},
                     fmt::format("run needs a model whose graph is one NPU operator; this one has {} NPU and {} CPU "
                                 "operators",
-                                model.invocations.size(), model.cpu_operators));
+                                model.invocations.size(), model.cpu_operators),
+                    ErrorKind::Unsupported);
     }
     if (model.cpu_operators) {
         throw Error({model.path, std::nullopt, "operators"},
-                    fmt::format("{} operators run on the CPU; run executes NPU work only", model.cpu_operators));
+                    fmt::format("{} operators run on the CPU; run executes NPU work only", model.cpu_operators),
+                    ErrorKind::Unsupported);
     }
     if (inputs > model.inputs.size()) {
         throw Error({model.path, std::nullopt, "--input"},
@@ -139,7 +141,8 @@ std::vector<std::vector<uint8_t>> run_invocation(const LoadedModel& model, const
         // Without data only unconditional branches can be followed.
         auto no_data = [&](const DecodedOp& branch) -> bool {
             throw Error({model.path, branch.offset, "NPU_OP_BRANCH.branch_cond", OffsetKind::Command},
-                        "an RF_TRUE branch depends on the data: a timing-only run cannot follow it");
+                        "an RF_TRUE branch depends on the data: a timing-only run cannot follow it",
+                        ErrorKind::Unsupported);
         };
         // The data-independent checks a full run makes on the way, in its order: the op's work
         // against the limits, which LUTs DMAs have loaded.

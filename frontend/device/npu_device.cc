@@ -257,6 +257,19 @@ void NpuDevice::fault(uint32_t bits, uint32_t channel, uint32_t qread, std::stri
     raise_irq();
 }
 
+std::pair<uint32_t, uint32_t> NpuDevice::fault_status(const Error& error) const {
+    const Reg& r = *reg_;
+    switch (error.kind()) {
+        case ErrorKind::OutOfBounds: {
+            const auto* bus = dynamic_cast<const BusError*>(&error);
+            return {r.bus_status.mask, bus ? faulting_channel(bus->access()) : 0};
+        }
+        // Only U85 has branches, and a branch_fault bit.
+        case ErrorKind::BranchFault: return {r.branch_fault.mask ? r.branch_fault.mask : r.parse_error.mask, 0};
+        default: return {r.parse_error.mask, 0};
+    }
+}
+
 void NpuDevice::execute() {
     run_requested_ = false;
     running_reported_ = false;
@@ -299,14 +312,9 @@ void NpuDevice::execute() {
     try {
         Executor executor(options_.npu, space, source, &weights_);
         stream = executor.run(words);  // the ops executed, branches followed
-    } catch (const BusError& e) {
-        return fault(r.bus_status.mask, faulting_channel(e.access()),
-                     static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());
     } catch (const Error& e) {
-        // A branch that leads nowhere is the U85's branch fault; the rest is malformed input.
-        const bool branch = r.u85 && e.where().field == "NPU_OP_BRANCH.branch_target";
-        return fault(branch ? r.branch_fault.mask : r.parse_error.mask, 0,
-                     static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());
+        const auto [bits, channel] = fault_status(e);
+        return fault(bits, channel, static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());
     }
     last_timing_ = std::make_unique<TimingResult>(TimingModel(options_.npu, memory_, memories, source).run(stream));
     finished(stream);

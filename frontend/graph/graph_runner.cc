@@ -20,13 +20,15 @@ namespace {
 constexpr size_t kEthosUScratch = 2, kEthosUScratchFast = 3, kEthosUFirstFeatureMap = 4;
 
 const ModelGraph& graph_of(const LoadedModel& model) {
-    if (!model.graph) throw Error({model.path, std::nullopt, "graph"}, "only a .tflite model has an operator graph");
+    if (!model.graph) throw Error({model.path, std::nullopt, "graph"}, "only a .tflite model has an operator graph",
+                                       ErrorKind::Unsupported);
     return *model.graph;
 }
 
 const CpuKernel& cpu_kernel(const OperatorView& v) {
     if (const CpuKernel* k = find_cpu_kernel(v.op.builtin_code)) return *k;
-    v.fail(fmt::format("not implemented on the CPU (implemented: {}, and ethos-u on the NPU)", implemented_cpu_operators()));
+    v.fail(fmt::format("not implemented on the CPU (implemented: {}, and ethos-u on the NPU)", implemented_cpu_operators()),
+           ErrorKind::Unsupported);
 }
 
 // Each feature map of an ethos-u operator must lie inside the region its command stream addresses.
