@@ -6,7 +6,7 @@
 
 #include <utility>
 
-#include "emulator/engine/executor.h"
+#include "emulator/engine/kernel_context.h"
 #include "emulator/isa/error.h"
 
 namespace ethosu {

@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "emulator/engine/output_pipeline.h"
-#include "emulator/engine/executor.h"
+#include "emulator/engine/kernel_context.h"
 #include "emulator/engine/kernel_geometry.h"
 #include "emulator/engine/output_stage.h"
 #include "emulator/engine/simd.h"

@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "emulator/engine/executor.h"
+#include "emulator/engine/kernel_context.h"
 #include "emulator/isa/error.h"
 
 namespace ethosu {

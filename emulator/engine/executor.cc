@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "emulator/engine/kernel_context.h"
 #include "emulator/isa/error.h"
 
 namespace ethosu {
@@ -285,10 +286,19 @@ FeatureMapView ExecutionContext::kernel_ifm(const DecodedOp& op, const IfmGeomet
     return upscaled;
 }
 
+struct Executor::KernelState {
+    ChainBuffers chain;
+    KernelScratch scratch;
+    Accumulators accumulators;
+};
+
 Executor::Executor(const NpuConfig& config, const AddressSpace& memory, std::string source, WeightCache* weights,
                    const WorkLimits& limits)
     : config_(config), memory_(memory), source_(std::move(source)), budget_(limits, source_), shram_(config),
-      shared_weights_(weights) {}
+      shared_weights_(weights), kernels_(std::make_unique<KernelState>()) {}
+
+Executor::~Executor() = default;
+Executor::Executor(Executor&&) noexcept = default;
 
 void Executor::prefetch_weights(std::span<const DecodedOp> ahead, const DecodedOp& op) {
     if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) return;
@@ -306,10 +316,10 @@ void Executor::prefetch_weights(std::span<const DecodedOp> ahead, const DecodedO
 
 void Executor::reset() {
     shram_.clear();
-    for (auto& [slot, buffer] : chain_.slots) buffer.clear();  // an IFM must find its chain buffer filled anew
-    chain_.pending.clear();
-    chain_.pending_slot = -1;
-    accumulators_ = {};
+    for (auto& [slot, buffer] : kernels_->chain.slots) buffer.clear();  // an IFM must find its chain buffer filled anew
+    kernels_->chain.pending.clear();
+    kernels_->chain.pending_slot = -1;
+    kernels_->accumulators = {};
     condition_ = {};
 }
 
@@ -355,7 +365,7 @@ void Executor::update_condition(const DecodedOp& op) {
     }
     // The single element sits at the first tile's base in any format; bit 0 is in its first byte.
     const uint8_t first = ofm.storage == Storage::Chained
-                              ? chain_.slots.at(ofm.region).at(0)
+                              ? kernels_->chain.slots.at(ofm.region).at(0)
                               : memory_.read(ofm.region, ofm.tile_base[0], 1,
                                              {&source_, op.offset, op_kind_name(op.kind), "OFM"})[0];
     condition_.flag = (first & 1) != 0;
@@ -439,8 +449,8 @@ void check_ofm_order(const DecodedOp& op, const std::string& source) {
 
 void Executor::run_op(const DecodedOp& op) {
     budget_.charge(op);
-    ExecutionContext ctx{config_, memory_, shram_, shared_weights_ ? *shared_weights_ : own_weights_, source_, chain_,
-                         scratch_, accumulators_, budget_};
+    ExecutionContext ctx{config_, memory_, shram_, shared_weights_ ? *shared_weights_ : own_weights_, source_,
+                         kernels_->chain, kernels_->scratch, kernels_->accumulators, budget_};
     shram_.check_table(op, source_);
     if (config_.generation == Generation::U85 && is_kernel_op(op.kind)) {
         refuse_unmodelled_u85(op, source_);
@@ -465,12 +475,13 @@ void Executor::run_op(const DecodedOp& op) {
         case OpKind::Resize: run_resize(op, ctx); break;  // U85 only: no other generation has the command
     }
     // Only the ops with accumulator control hand accumulators on; any other kernel op overwrites them.
-    if (!uses_accumulator_control(op)) accumulators_ = {};
+    if (!uses_accumulator_control(op)) kernels_->accumulators = {};
     // A chained OFM is there for the ops that follow. Copied, not moved: each buffer keeps its
     // capacity, so the same stream run again allocates nothing.
-    if (chain_.pending_slot >= 0) {
-        chain_.slots[chain_.pending_slot].assign(chain_.pending.begin(), chain_.pending.end());
-        chain_.pending_slot = -1;
+    ChainBuffers& chain = kernels_->chain;
+    if (chain.pending_slot >= 0) {
+        chain.slots[chain.pending_slot].assign(chain.pending.begin(), chain.pending.end());
+        chain.pending_slot = -1;
     }
     if (config_.generation == Generation::U85) update_condition(op);
 }

@@ -6,7 +6,6 @@
 #include <initializer_list>
 #include <string>
 
-#include "emulator/engine/executor.h"
 #include "emulator/engine/kernel_geometry.h"
 #include "emulator/isa/error.h"
 
