@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "emulator/isa/error.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 
 namespace fs = std::filesystem;
 

@@ -20,7 +20,7 @@
 #include "frontend/cli/check.h"
 #include "frontend/cli/example_model.h"
 #include "frontend/cli/graph_info.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "frontend/cli/run_figures.h"
 #include "frontend/cli/tensor_files.h"
 #include "frontend/graph/graph_runner.h"

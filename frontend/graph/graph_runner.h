@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "frontend/loaders/model.h"
 
 namespace ethosu {

@@ -16,7 +16,7 @@
 
 #include "emulator/engine/timing/pmu.h"
 #include "emulator/isa/builder.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "frontend/device/ethosu_emu.h"
 #include "tests/corpus_index.h"
 

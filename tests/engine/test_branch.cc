@@ -16,7 +16,7 @@
 #include "emulator/isa/control_flow.h"
 #include "emulator/isa/disasm.h"
 #include "emulator/isa/error.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 
 namespace ethosu {
 namespace {

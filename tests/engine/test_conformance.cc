@@ -19,7 +19,7 @@
 #include <sstream>
 
 #include "emulator/isa/error.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 
 namespace fs = std::filesystem;
 

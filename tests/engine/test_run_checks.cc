@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "emulator/isa/error.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "tests/engine/kernel_harness.h"
 
 namespace ethosu::kernel_test {

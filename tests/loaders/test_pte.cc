@@ -11,7 +11,7 @@
 #include <map>
 #include <optional>
 
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "frontend/loaders/executorch_program_generated.h"
 #include "frontend/loaders/model.h"
 #include "loader_test_util.h"

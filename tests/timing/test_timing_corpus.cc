@@ -8,7 +8,7 @@
 
 #include <filesystem>
 
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "tests/config_test_name.h"
 #include "tests/corpus_index.h"
 

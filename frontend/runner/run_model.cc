@@ -1,4 +1,4 @@
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 
 #include <fmt/format.h>
 
