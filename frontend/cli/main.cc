@@ -303,8 +303,9 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
                    t.name.empty() ? "-" : t.name, shape_text(t.shape), element_type_name(t.type));
     }
     const RunResult result = run_whole_model(*model, std::move(inputs),
-                                       {.execute = !cli.timing_only, .system = cli.system, .timing = !cli.no_timing,
-                                        .decode = {.lenient = cli.lenient}, .limits = cli.limits});
+                                       {.system = cli.system,
+                                        .pipeline = {.execute = !cli.timing_only, .timing = !cli.no_timing,
+                                                     .decode = {.lenient = cli.lenient}, .limits = cli.limits}});
     for (const auto& stream : result.streams)
         for (const auto& warning : stream.warnings) fmt::print(stderr, "ethosu-emu: warning: {}\n", warning);
     const PmuReading pmu = read_pmu(result.memory, result.timing, events);

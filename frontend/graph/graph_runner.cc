@@ -109,7 +109,7 @@ RunResult run_graph(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
     // gives an int8 variable its zero point, others zeros), then each operator's outputs.
     HostTensors tensors(graph);
     const auto zeros_of = [&](int32_t t) { return std::vector<uint8_t>(graph.tensors[static_cast<size_t>(t)].info.size_bytes); };
-    if (options.execute) {
+    if (options.pipeline.execute) {
         for (size_t t = 0; t < graph.tensors.size(); ++t) {
             const TensorInfo& info = graph.tensors[t].info;
             if (!info.is_variable || graph.tensors[t].constant) continue;
@@ -133,7 +133,7 @@ RunResult run_graph(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
         if (v.op.invocation >= 0) {
             const NpuInvocation& inv = model.invocations[static_cast<size_t>(v.op.invocation)];
             std::vector<std::vector<uint8_t>> npu_inputs;
-            if (options.execute)
+            if (options.pipeline.execute)
                 for (size_t k = kEthosUFirstFeatureMap; k < v.op.inputs.size(); ++k) npu_inputs.push_back(tensors.read(v.op.inputs[k]));
             auto npu_outputs = run_invocation(model, inv, inv.inputs, std::move(npu_inputs), inv.outputs, options, result);
             result.stream_operators.push_back(i);
@@ -141,12 +141,12 @@ RunResult run_graph(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
             continue;
         }
         result.cpu_operators.push_back({i, v.name(), element_count(v.output(0))});
-        if (!options.execute) continue;
+        if (!options.pipeline.execute) continue;
         for (size_t k = 0; k < v.op.outputs.size(); ++k)
             if (v.op.outputs[k] >= 0) tensors.write(v.op.outputs[k]).assign(v.output(k).size_bytes, 0);
         cpu_kernel(v).run(v, tensors);
     }
-    if (options.execute)
+    if (options.pipeline.execute)
         for (const int32_t t : graph.outputs) result.outputs.push_back(tensors.read(t));
     return result;
 }

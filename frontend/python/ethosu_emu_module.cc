@@ -268,8 +268,9 @@ public:
             // The weight cache serves one run at a time.
             std::lock_guard lock(mutex_);
             run = run_whole_model(*model_, std::move(bytes),
-                                  {.execute = execute, .system = system_, .timing = timing, .weight_cache = &weights_,
-                                   .decode = decode_});
+                                  {.system = system_,
+                                   .pipeline = {.execute = execute, .timing = timing, .decode = decode_,
+                                                .weight_cache = &weights_}});
         }
         return {model_, std::move(run), timing};
     }

@@ -217,7 +217,7 @@ TEST(RegisterFront, CoreDriverSequenceRunsCorpusModels) {
         }
         // The same model through run_model, with the memory system the registers described. The
         // PMU counts on over both inferences, which take the same time whatever the data.
-        const RunResult reference = run_model(*model, {}, {.execute = false, .system = {}});
+        const RunResult reference = run_model(*model, {}, {.pipeline = {.execute = false}});
         const PmuReading expected = read_pmu(reference.memory, reference.timing, events);
         EXPECT_EQ(d.pmu_cycles(), 2 * expected.cycle_counter);
         EXPECT_EQ(ethosu_emu_last_cycles(d.emu()), static_cast<uint64_t>(reference.timing[0].totals.cycles));
