@@ -1,10 +1,11 @@
 #pragma once
 // One run of a command stream, the way every front end makes it (the CLI and the Python module
 // through frontend/runner, ModelSession and the emulated Linux device, the register front): its
-// commands decoded and checked as the command processor reaches them, executed on the NPU's
-// memory (or, timing only, followed without data), then timed. Each stage has its own layer
-// (isa: decode and branches; engine: execute; engine/timing: time); this is the one place that
-// puts them in order. Traces are written from the result by traces/.
+// commands decoded and checked a straight-line block at a time as the command processor reaches
+// them (follow_stream), executed on the NPU's memory (or, timing only, followed without data),
+// then timed. Each stage has its own layer (isa: decode and branches; engine: execute;
+// engine/timing: time); this is the one place that puts them in order. Traces are written from
+// the result by traces/.
 
 #include <array>
 #include <cstdint>

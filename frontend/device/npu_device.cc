@@ -304,8 +304,8 @@ void NpuDevice::execute() {
     }
     StreamOutcome outcome;
     try {
-        // Commands are decoded as the command processor reaches them: a malformed one faults the
-        // run there, after the ops before it have run, as on the hardware.
+        // Each straight-line block is decoded before its ops run (follow_stream): a malformed op
+        // faults the run before any op of its block has run.
         outcome = run_stream(options_.npu, words, source, &space, timed, {.weight_cache = &weights_});
     } catch (const Error& e) {
         const auto [bits, channel] = fault_status(e);
