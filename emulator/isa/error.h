@@ -45,6 +45,8 @@ enum class ErrorKind : uint8_t {
     Io,             // a file that cannot be opened, read or written
     Usage,          // a command line or manifest that cannot be used
 };
+// "malformed", "unsupported", "out_of_bounds", "limit_exceeded", "branch_fault", "io", "usage".
+std::string_view error_kind_name(ErrorKind kind);
 
 class Error : public std::runtime_error {
 public:

@@ -320,6 +320,7 @@ PYBIND11_MODULE(ethosu_emu, m) {
             error.attr("offset") = e.where().offset;
             error.attr("field") = e.where().field;
             error.attr("reason") = e.reason();
+            error.attr("kind") = std::string(error_kind_name(e.kind()));
             PyErr_SetObject(error_class.ptr(), error.ptr());
         }
     });
