@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "emulator/isa/error.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 
 namespace fs = std::filesystem;
 
@@ -70,7 +70,7 @@ void run_network(benchmark::State& state, const std::string& name, NetworkRun ho
         inputs.push_back(fs::exists(input) ? read_bytes(input) : std::vector<uint8_t>{});
     }
     RunOptions options;
-    options.execute = how != NetworkRun::TimingOnly;
+    options.pipeline.execute = how != NetworkRun::TimingOnly;
     std::unique_ptr<ModelSession> session;
     int64_t cycles = 0;
     try {

@@ -128,7 +128,7 @@ Bandwidth bandwidth_over_time(const TracedRun& run) {
 void write_trace_file(const std::string& path, const std::string& text, std::string_view option) {
     std::ofstream out(path, std::ios::binary);
     out << text;
-    if (!out) throw Error({path, std::nullopt, std::string(option)}, "cannot write file");
+    if (!out) throw Error({path, std::nullopt, std::string(option)}, "cannot write file", ErrorKind::Io);
 }
 
 int64_t command_release(const OpTiming& t) {

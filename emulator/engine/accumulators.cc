@@ -6,7 +6,7 @@
 
 #include <utility>
 
-#include "emulator/engine/executor.h"
+#include "emulator/engine/kernel_context.h"
 #include "emulator/isa/error.h"
 
 namespace ethosu {
@@ -52,7 +52,8 @@ AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
             break;
         case AccInput::Ifm2: {
             if (op.weights_from_ifm2) {
-                throw Error(input_field, "accumulator input IFM2 on a CONV that reads its weights from IFM2");
+                throw Error(input_field, "accumulator input IFM2 on a CONV that reads its weights from IFM2",
+                            ErrorKind::Unsupported);
             }
             // Vela loads 32-bit accumulators from an int32 map, 48-bit ones from an int64 map, both
             // without zero point; the IFM2 zero point is not applied to raw sums.

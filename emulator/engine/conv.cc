@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "emulator/engine/output_pipeline.h"
-#include "emulator/engine/executor.h"
+#include "emulator/engine/kernel_context.h"
 #include "emulator/engine/kernel_geometry.h"
 #include "emulator/engine/output_stage.h"
 #include "emulator/engine/simd.h"
@@ -245,17 +245,19 @@ void run_conv_ifm2_weights(const DecodedOp& op, ExecutionContext& ctx, const Laz
     if (op.kernel.width != 1 || op.kernel.height != 1) {
         throw Error({ctx.source, op.offset, "NPU_SET_KERNEL_WIDTH_M1", OffsetKind::Command},
                     fmt::format("weights from IFM2 with a {}x{} kernel (Vela uses 1x1)", op.kernel.height,
-                                op.kernel.width));
+                                op.kernel.width),
+                    ErrorKind::Unsupported);
     }
     if (op.ofm.height != 1) {
         throw Error({ctx.source, op.offset, "NPU_SET_OFM_HEIGHT_M1", OffsetKind::Command},
                     fmt::format("weights from IFM2 for an OFM of {} rows: Vela writes one row, and which IFM2 row "
                                 "another row would read is not determined",
-                                op.ofm.height));
+                                op.ofm.height),
+                    ErrorKind::Unsupported);
     }
     if (op.output.per_channel_scale) {
         throw Error({ctx.source, op.offset, "NPU_SET_OFM_PRECISION.scale_mode", OffsetKind::Command},
-                    "weights from IFM2 with per-channel scaling (Vela writes a global OFM_SCALE)");
+                    "weights from IFM2 with per-channel scaling (Vela writes a global OFM_SCALE)", ErrorKind::Unsupported);
     }
     if (op.ifm2.precision.bits != op.ifm.precision.bits) {
         throw Error({ctx.source, op.offset, "NPU_SET_IFM2_PRECISION", OffsetKind::Command},

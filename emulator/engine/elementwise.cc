@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "emulator/engine/elementwise_rows.h"
-#include "emulator/engine/executor.h"
+#include "emulator/engine/kernel_context.h"
 #include "emulator/engine/output_pipeline.h"
 #include "emulator/isa/error.h"
 

@@ -6,7 +6,7 @@
 
 #include <initializer_list>
 
-#include "emulator/engine/executor.h"
+#include "emulator/engine/kernel_context.h"
 
 namespace ethosu {
 

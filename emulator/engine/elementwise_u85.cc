@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "emulator/engine/elementwise_rows.h"
-#include "emulator/engine/executor.h"
+#include "emulator/engine/kernel_context.h"
 #include "emulator/engine/output_pipeline.h"
 #include "emulator/isa/error.h"
 
@@ -77,7 +77,8 @@ void check_integer_mode(const DecodedOp& op, const ExecutionContext& ctx) {
     const ElementwiseMode m = op.elementwise.mode;
     auto refuse = [&](const char* field, const std::string& why) {
         throw Error({ctx.source, op.offset, field, OffsetKind::Command},
-                    fmt::format("elementwise mode {}: {}", EngineEnum<ElementwiseMode>::names[static_cast<size_t>(m)], why));
+                    fmt::format("elementwise mode {}: {}", EngineEnum<ElementwiseMode>::names[static_cast<size_t>(m)], why),
+                    ErrorKind::Unsupported);
     };
     const Precision& p = op.ifm.precision;
     if (p.bits > 32) refuse("NPU_SET_IFM_PRECISION.activation_precision", "64-bit operands are undefined");

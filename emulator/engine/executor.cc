@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "emulator/engine/kernel_context.h"
 #include "emulator/isa/description.h"
 #include "emulator/isa/error.h"
 
@@ -31,7 +32,8 @@ uint32_t Shram::load(const DecodedOp& dma, const std::string& source) {
     if (d.dimensions > 1 || d.scatter) {
         throw Error({source, dma.offset, d.scatter ? "NPU_SET_DMA0_DST_REGION.idx_mode" : "NPU_SET_DMA0_SRC_REGION.stride_mode", OffsetKind::Command},
                     "a strided or scattered DMA into internal memory is not supported (Vela loads LUTs with 1-D "
-                    "transfers)");
+                    "transfers)",
+                    ErrorKind::Unsupported);
     }
     const uint64_t size = core_bytes(), dst = d.dst.address;
     if (dst > size || d.length > size - dst) {
@@ -285,10 +287,19 @@ FeatureMapView ExecutionContext::kernel_ifm(const DecodedOp& op, const IfmGeomet
     return upscaled;
 }
 
+struct Executor::KernelState {
+    ChainBuffers chain;
+    KernelScratch scratch;
+    Accumulators accumulators;
+};
+
 Executor::Executor(const NpuConfig& config, const AddressSpace& memory, std::string source, WeightCache* weights,
                    const WorkLimits& limits)
     : config_(config), memory_(memory), source_(std::move(source)), budget_(limits, source_), shram_(config),
-      shared_weights_(weights) {}
+      shared_weights_(weights), kernels_(std::make_unique<KernelState>()) {}
+
+Executor::~Executor() = default;
+Executor::Executor(Executor&&) noexcept = default;
 
 void Executor::prefetch_weights(std::span<const DecodedOp> ahead, const DecodedOp& op) {
     if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) return;
@@ -306,10 +317,10 @@ void Executor::prefetch_weights(std::span<const DecodedOp> ahead, const DecodedO
 
 void Executor::reset() {
     shram_.clear();
-    for (auto& [slot, buffer] : chain_.slots) buffer.clear();  // an IFM must find its chain buffer filled anew
-    chain_.pending.clear();
-    chain_.pending_slot = -1;
-    accumulators_ = {};
+    for (auto& [slot, buffer] : kernels_->chain.slots) buffer.clear();  // an IFM must find its chain buffer filled anew
+    kernels_->chain.pending.clear();
+    kernels_->chain.pending_slot = -1;
+    kernels_->accumulators = {};
     condition_ = {};
 }
 
@@ -355,7 +366,7 @@ void Executor::update_condition(const DecodedOp& op) {
     }
     // The single element sits at the first tile's base in any format; bit 0 is in its first byte.
     const uint8_t first = ofm.storage == Storage::Chained
-                              ? chain_.slots.at(ofm.region).at(0)
+                              ? kernels_->chain.slots.at(ofm.region).at(0)
                               : memory_.read(ofm.region, ofm.tile_base[0], 1,
                                              {&source_, op.offset, op_kind_name(op.kind), "OFM"})[0];
     condition_.flag = (first & 1) != 0;
@@ -372,7 +383,8 @@ bool uses_accumulator_control(const DecodedOp& op) {
 // U85 features no corpus stream uses: refused rather than guessed.
 void refuse_unmodelled_u85(const DecodedOp& op, const std::string& source) {
     auto refuse = [&](const char* field, const char* what) {
-        throw Error({source, op.offset, field, OffsetKind::Command}, fmt::format("{} is not supported yet", what));
+        throw Error({source, op.offset, field, OffsetKind::Command}, fmt::format("{} is not supported yet", what),
+                    ErrorKind::Unsupported);
     };
     if (!uses_accumulator_control(op)) {
         if (op.output.acc_input != AccInput::Reset) {
@@ -397,7 +409,9 @@ void check_ofm_order(const DecodedOp& op, const std::string& source) {
     const bool transposed = ofm.transpose != OfmTranspose::HWC;
     const bool reversed = ofm.reverse != OfmReverse::None;
     if (!transposed && !reversed) return;
-    auto refuse = [&](const char* field, const std::string& why) { throw Error({source, op.offset, field, OffsetKind::Command}, why); };
+    auto refuse = [&](const char* field, const std::string& why) {
+        throw Error({source, op.offset, field, OffsetKind::Command}, why, ErrorKind::Unsupported);
+    };
     constexpr const char* kTransposeField = "NPU_SET_OFM_PRECISION.activation_transpose";
     constexpr const char* kReverseField = "NPU_SET_OFM_PRECISION.activation_reverse";
     if (transposed && reversed) refuse(kReverseField, "an OFM reverse cannot be combined with an OFM transpose");
@@ -436,8 +450,8 @@ void check_ofm_order(const DecodedOp& op, const std::string& source) {
 
 void Executor::run_op(const DecodedOp& op) {
     budget_.charge(op);
-    ExecutionContext ctx{config_, memory_, shram_, shared_weights_ ? *shared_weights_ : own_weights_, source_, chain_,
-                         scratch_, accumulators_, budget_};
+    ExecutionContext ctx{config_, memory_, shram_, shared_weights_ ? *shared_weights_ : own_weights_, source_,
+                         kernels_->chain, kernels_->scratch, kernels_->accumulators, budget_};
     shram_.check_table(op, source_);
     // U55/U65 ops hold the defaults these check: the fields exist on U85 only.
     if (is_kernel_op(op.kind)) {
@@ -463,12 +477,13 @@ void Executor::run_op(const DecodedOp& op) {
         case OpKind::Resize: run_resize(op, ctx); break;  // U85 only: no other generation has the command
     }
     // Only the ops with accumulator control hand accumulators on; any other kernel op overwrites them.
-    if (!uses_accumulator_control(op)) accumulators_ = {};
+    if (!uses_accumulator_control(op)) kernels_->accumulators = {};
     // A chained OFM is there for the ops that follow. Copied, not moved: each buffer keeps its
     // capacity, so the same stream run again allocates nothing.
-    if (chain_.pending_slot >= 0) {
-        chain_.slots[chain_.pending_slot].assign(chain_.pending.begin(), chain_.pending.end());
-        chain_.pending_slot = -1;
+    ChainBuffers& chain = kernels_->chain;
+    if (chain.pending_slot >= 0) {
+        chain.slots[chain.pending_slot].assign(chain.pending.begin(), chain.pending.end());
+        chain.pending_slot = -1;
     }
     // COND_STATUS exists where NPU_OP_BRANCH reads it.
     if (isa::describe(config_.generation).command(isa::Cmd::OP_BRANCH)) update_condition(op);

@@ -34,13 +34,14 @@ OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_
             // Vela uses the built-in functions for 16-bit OFMs only (zero point 0); U85 has LUTs instead.
             if (ofm_bits != 16 || op.ofm.zero_point != 0) {
                 throw Error(where, "built-in TANH/SIGMOID activations are supported on U55/U65 16-bit OFMs "
-                                   "with zero point 0 only");
+                                   "with zero point 0 only",
+                            ErrorKind::Unsupported);
             }
             return;
     }
     if (op.output.clip_range == kClipForceInt8) clip_ = {-128, 127};
     else if (op.output.clip_range == kClipForceUint8) clip_ = {0, 255};
-    else if (ofm_bits != 8) throw Error(where, "interpolating 16-bit LUTs are not supported yet");
+    else if (ofm_bits != 8) throw Error(where, "interpolating 16-bit LUTs are not supported yet", ErrorKind::Unsupported);
     lut_signed_index_ = op.output.clip_range == kClipForceInt8 || op.ofm.precision.is_signed;
     lut_entry_bytes_ = ofm_bits / 8;
     lut_ = ctx.shram.lut(op.output.lut_index);
@@ -87,7 +88,9 @@ void OutputPipeline::init_u85(const DecodedOp& op, ExecutionContext& ctx, const 
         }
         // LUT_S16_S16 interpolates to 16 bits; how the hardware rounds slope * fraction / 128 is not
         // in the sources (Vela only uses it with slopes 0 and 128, where no rounding occurs).
-        case LutType::S16S16: throw Error(where, "16-bit input LUT_S16_S16 is not supported: its rounding is not determined");
+        case LutType::S16S16:
+            throw Error(where, "16-bit input LUT_S16_S16 is not supported: its rounding is not determined",
+                        ErrorKind::Unsupported);
         case LutType::None: throw Error(where, "a LUT activation without a LUT type");
     }
     lut_signed_index_ = input.min < 0;

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "emulator/engine/executor.h"
+#include "emulator/engine/kernel_context.h"
 #include "emulator/engine/lut_u85.h"
 #include "emulator/engine/output_stage.h"
 #include "emulator/isa/error.h"

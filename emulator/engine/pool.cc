@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "emulator/engine/executor.h"
+#include "emulator/engine/kernel_context.h"
 #include "emulator/engine/kernel_geometry.h"
 #include "emulator/engine/output_pipeline.h"
 #include "emulator/engine/simd.h"
@@ -25,7 +25,8 @@ namespace {
 void run_null_pool(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline& out) {
     if (op.output.per_channel_scale) {
         throw Error({ctx.source, op.offset, "NPU_SET_OFM_PRECISION.scale_mode", OffsetKind::Command},
-                    "POOL NONE with per-channel scaling is not supported (Vela writes a global OFM_SCALE)");
+                    "POOL NONE with per-channel scaling is not supported (Vela writes a global OFM_SCALE)",
+                    ErrorKind::Unsupported);
     }
     AccumulatorIo accumulators(op, ctx);
     const Scale& global = op.output.global_scale;
@@ -61,7 +62,8 @@ void run_argmax(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline
     const bool along_x = op.pool == PoolMode::ArgMaxX;
     const Kernel& k = op.kernel;
     auto refuse = [&](const char* field, const std::string& why) {
-        throw Error({ctx.source, op.offset, field, OffsetKind::Command}, fmt::format("NPU_OP_POOL ARGMAX_{}: {}", along_x ? 'X' : 'Y', why));
+        throw Error({ctx.source, op.offset, field, OffsetKind::Command}, fmt::format("NPU_OP_POOL ARGMAX_{}: {}", along_x ? 'X' : 'Y', why),
+                    ErrorKind::Unsupported);
     };
     const Scale& s = op.output.global_scale;
     if (op.output.per_channel_scale || s.scale != 1 || s.shift != kArgMaxIndexShift) {
@@ -202,7 +204,8 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
     if (op.pool == PoolMode::ReduceSum) {
         if (k.upscale != UpscaleMode::None) {
             throw Error({ctx.source, op.offset, "NPU_SET_IFM_UPSCALE.mode", OffsetKind::Command},
-                        "NPU_OP_POOL: REDUCE_SUM with an upscaled IFM is undefined (Vela never programs it)");
+                        "NPU_OP_POOL: REDUCE_SUM with an upscaled IFM is undefined (Vela never programs it)",
+                        ErrorKind::Unsupported);
         }
         // Sums over the IFM depth into a single OFM channel, a row of pixels at a time.
         const FeatureMapView ifm = ctx.view(op, op.ifm, op.ofm.height, op.ofm.width, op.ifm.depth, "IFM");

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "emulator/engine/executor.h"
+#include "emulator/engine/kernel_context.h"
 #include "emulator/engine/output_pipeline.h"
 #include "emulator/isa/error.h"
 

@@ -68,7 +68,7 @@ U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, co
     // Vela encodes 2:4 sparsity along the IFM depth of convolutions only.
     if (sparse && w.traversal == Traversal::Depthwise) {
         throw Error({where.file, where.offset, "NPU_SET_WEIGHT_FORMAT.weight_sparsity", OffsetKind::Command},
-                    "2:4 sparse weights on a DEPTHWISE op");
+                    "2:4 sparse weights on a DEPTHWISE op", ErrorKind::Unsupported);
     }
     // Vela's IFM block depth for convolutions (ethos_u85.cpp FindBlockConfig).
     if (w.traversal == Traversal::PartKernelFirst) w.ifm_block_depth = 16;

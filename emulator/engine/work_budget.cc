@@ -6,7 +6,6 @@
 #include <initializer_list>
 #include <string>
 
-#include "emulator/engine/executor.h"
 #include "emulator/engine/kernel_geometry.h"
 #include "emulator/isa/error.h"
 
@@ -118,14 +117,16 @@ void WorkBudget::charge(const DecodedOp& op) {
     if (work > limits_.max_op_work) {
         throw Error({source_, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                     fmt::format("the op's work, {}, is above the limit of {} per op (raise it with --max-op-work)",
-                                work_text(op), limits_.max_op_work));
+                                work_text(op), limits_.max_op_work),
+                    ErrorKind::LimitExceeded);
     }
     if (__builtin_add_overflow(run_work_, work, &run_work_)) run_work_ = UINT64_MAX;
     if (run_work_ > limits_.max_run_work) {
         throw Error({source_, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                     fmt::format("the run's work reaches {} with this op, above the limit of {} per run (a branch loop "
                                 "that never ends? raise it with --max-run-work)",
-                                run_work_, limits_.max_run_work));
+                                run_work_, limits_.max_run_work),
+                    ErrorKind::LimitExceeded);
     }
     check_register_sized_buffers(op);
 }
@@ -134,7 +135,8 @@ void WorkBudget::check_allocation(const DecodedOp& op, uint64_t bytes, std::stri
     if (bytes <= limits_.max_allocation_bytes) return;
     throw Error({source_, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                 fmt::format("the {} needs {} bytes, above the limit of {} per buffer (raise it with --max-allocation)",
-                            what, bytes, limits_.max_allocation_bytes));
+                            what, bytes, limits_.max_allocation_bytes),
+                    ErrorKind::LimitExceeded);
 }
 
 }  // namespace ethosu

@@ -83,7 +83,8 @@ DecodedStream follow_stream(const NpuConfig& config, std::span<const uint32_t> w
             throw Error({source, offset, last_jump ? "NPU_OP_BRANCH" : std::string(commands[pc].desc->name), OffsetKind::Command},
                         fmt::format("the stream is still running after {} (the limit): a branch loop that never "
                                     "ends? It last jumped from here to 0x{:x}",
-                                    limit, commands[pc].offset));
+                                    limit, commands[pc].offset),
+                        ErrorKind::LimitExceeded);
         }
         trace.command_count += static_cast<uint32_t>(block.commands);
         // This execution's ops: the decoded ones moved in, or a copy of the block's first execution.
@@ -111,7 +112,8 @@ DecodedStream follow_stream(const NpuConfig& config, std::span<const uint32_t> w
         if (fault) {
             throw Error({source, branch.offset, "NPU_OP_BRANCH.branch_target", OffsetKind::Command},
                         fmt::format("branch target 0x{:x} is {} (the stream has {} bytes)", target, fault,
-                                    words.size() * 4));
+                                    words.size() * 4),
+                        ErrorKind::BranchFault);
         }
         const bool taken = branch.branch_condition == BranchCondition::Always || result_flag(branch);
         state = block.exit;

@@ -18,7 +18,20 @@ std::string format_error(const ErrorLocation& where, const std::string& reason) 
     return text;
 }
 
-Error::Error(ErrorLocation where, const std::string& what)
-    : std::runtime_error(format_error(where, what)), where_(std::move(where)), reason_(what) {}
+std::string_view error_kind_name(ErrorKind kind) {
+    switch (kind) {
+        case ErrorKind::Malformed: return "malformed";
+        case ErrorKind::Unsupported: return "unsupported";
+        case ErrorKind::OutOfBounds: return "out_of_bounds";
+        case ErrorKind::LimitExceeded: return "limit_exceeded";
+        case ErrorKind::BranchFault: return "branch_fault";
+        case ErrorKind::Io: return "io";
+        case ErrorKind::Usage: return "usage";
+    }
+    return "unknown";
+}
+
+Error::Error(ErrorLocation where, const std::string& what, ErrorKind kind)
+    : std::runtime_error(format_error(where, what)), where_(std::move(where)), reason_(what), kind_(kind) {}
 
 }  // namespace ethosu

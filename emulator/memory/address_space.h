@@ -37,7 +37,7 @@ struct AccessContext {
 class BusError : public Error {
 public:
     BusError(ErrorLocation where, const std::string& what, std::string access)
-        : Error(std::move(where), what), access_(std::move(access)) {}
+        : Error(std::move(where), what, ErrorKind::OutOfBounds), access_(std::move(access)) {}
     const std::string& access() const { return access_; }  // what was accessed: "IFM", "DMA source", ...
 
 private:

@@ -287,7 +287,7 @@ void write_markdown(const Manifest& m, const std::vector<EntryResult>& results, 
                            failed(r) ? fmt::format("**{}**", status_text(r.status)) : std::string(status_text(r.status)),
                            cycles_text(r), markdown_cell(outputs_text(r)), markdown_cell(problems));
     }
-    if (!out) throw Error({path, std::nullopt, "--markdown"}, "cannot write file");
+    if (!out) throw Error({path, std::nullopt, "--markdown"}, "cannot write file", ErrorKind::Io);
 }
 
 std::string xml_escape(std::string_view text) {
@@ -342,7 +342,7 @@ void write_junit(const Manifest& m, const std::vector<EntryResult>& results, con
         }
     }
     out << "  </testsuite>\n</testsuites>\n";
-    if (!out) throw Error({path, std::nullopt, "--junit"}, "cannot write file");
+    if (!out) throw Error({path, std::nullopt, "--junit"}, "cannot write file", ErrorKind::Io);
 }
 
 }  // namespace
@@ -536,7 +536,7 @@ int add_baseline_entry(const CheckCommands::Options& o) {
         const fs::path path = folder / file;
         std::ofstream out(path, std::ios::binary);
         out.write(reinterpret_cast<const char*>(run.outputs[k].data()), static_cast<std::streamsize>(run.outputs[k].size()));
-        if (!out) throw Error({path.string(), std::nullopt, {}}, "cannot write file");
+        if (!out) throw Error({path.string(), std::nullopt, {}}, "cannot write file", ErrorKind::Io);
         entry["outputs"].push_back(file);
     }
     entry["baseline"] = baseline_object(run.timing, o.drift_percent);

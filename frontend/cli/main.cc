@@ -21,7 +21,7 @@
 #include "frontend/cli/example_model.h"
 #include "frontend/cli/graph_info.h"
 #include "frontend/cli/pmu_report.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "frontend/cli/run_figures.h"
 #include "frontend/cli/tensor_files.h"
 #include "frontend/graph/graph_runner.h"
@@ -242,8 +242,9 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
                    t.name.empty() ? "-" : t.name, shape_text(t.shape), element_type_name(t.type));
     }
     const RunResult result = run_whole_model(*model, std::move(inputs),
-                                       {.execute = !cli.timing_only, .system = cli.system, .timing = !cli.no_timing,
-                                        .decode = {.lenient = cli.lenient}, .limits = cli.limits});
+                                       {.system = cli.system,
+                                        .pipeline = {.execute = !cli.timing_only, .timing = !cli.no_timing,
+                                                     .decode = {.lenient = cli.lenient}, .limits = cli.limits}});
     for (const auto& stream : result.streams)
         for (const auto& warning : stream.warnings) fmt::print(stderr, "ethosu-emu: warning: {}\n", warning);
     const PmuReading pmu = read_pmu(result.memory, result.timing, events);
@@ -459,7 +460,7 @@ int main(int argc, char** argv) {
             const auto bytes = build_example_model();
             std::ofstream out(out_path, std::ios::binary);
             out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-            if (!out) throw Error({out_path, std::nullopt, {}}, "cannot write file");
+            if (!out) throw Error({out_path, std::nullopt, {}}, "cannot write file", ErrorKind::Io);
             fmt::print("wrote {} ({} bytes): {}\n", out_path, bytes.size(), kExampleDescription);
             return 0;
         }

@@ -261,7 +261,7 @@ json empty_manifest_document() {
 void write_manifest(const json& document, const std::string& path) {
     std::ofstream out(path);
     out << document.dump(2) << "\n";
-    if (!out) throw Error({path, std::nullopt, {}}, "cannot write file");
+    if (!out) throw Error({path, std::nullopt, {}}, "cannot write file", ErrorKind::Io);
 }
 
 std::string path_in_manifest(const fs::path& path, const fs::path& folder) {

@@ -24,7 +24,7 @@ inline constexpr int kManifestVersion = 1;
 // that is refused or a check that fails (1).
 class UsageError : public Error {
 public:
-    using Error::Error;
+    UsageError(ErrorLocation where, const std::string& what) : Error(std::move(where), what, ErrorKind::Usage) {}
 };
 
 struct OutputExpectation {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "frontend/loaders/model.h"
 
 namespace ethosu {

@@ -46,7 +46,7 @@ void write_tensor_file(const std::string& path, const TensorInfo& t, std::span<c
     }
     std::ofstream out(path, std::ios::binary);
     out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
-    if (!out) throw Error({path, std::nullopt, {}}, "cannot write file");
+    if (!out) throw Error({path, std::nullopt, {}}, "cannot write file", ErrorKind::Io);
 }
 
 }  // namespace ethosu

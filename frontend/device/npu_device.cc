@@ -8,7 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "emulator/engine/executor.h"
+#include "emulator/engine/pipeline.h"
 #include "emulator/isa/builder.h"
 #include "emulator/isa/error.h"
 #include "traces/chrome_trace.h"
@@ -261,6 +261,19 @@ void NpuDevice::fault(uint32_t bits, uint32_t channel, uint32_t qread, std::stri
     raise_irq();
 }
 
+std::pair<uint32_t, uint32_t> NpuDevice::fault_status(const Error& error) const {
+    const Reg& r = *reg_;
+    switch (error.kind()) {
+        case ErrorKind::OutOfBounds: {
+            const auto* bus = dynamic_cast<const BusError*>(&error);
+            return {r.bus_status.mask, bus ? faulting_channel(bus->access()) : 0};
+        }
+        // Only U85 has branches, and a branch_fault bit.
+        case ErrorKind::BranchFault: return {r.branch_fault.mask ? r.branch_fault.mask : r.parse_error.mask, 0};
+        default: return {r.parse_error.mask, 0};
+    }
+}
+
 void NpuDevice::execute() {
     run_requested_ = false;
     running_reported_ = false;
@@ -283,36 +296,27 @@ void NpuDevice::execute() {
     std::vector<uint32_t> words(qsize / 4);
     std::memcpy(words.data(), stream_memory->bytes.data() + (qbase - stream_memory->address), words.size() * 4);
 
-    try {
-        decode_stream(options_.npu, words, source);
-    } catch (const Error& e) {
-        return fault(r.parse_error.mask, 0, static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());
-    }
-
     // The memory behind each region: REGIONCFG picks an AXI configuration per region (U55/U65:
     // AXI_LIMIT 0-1 on AXI0, 2-3 on AXI1; U85: MEM_ATTR n, whose axi_port bit picks the port).
-    std::array<MemoryKind, AddressSpace::kRegions> memories{};
+    TimedMemory timed{memory_, {}};
     AddressSpace space(map_);
     for (int i = 0; i < AddressSpace::kRegions; ++i) {
         const uint32_t cfg = r.region_cfg[static_cast<size_t>(i)].get(at(r.regioncfg));
         const int port = r.mem_attr ? static_cast<int>(r.axi_port.get(at(*r.mem_attr + 4 * cfg))) : (cfg >= 2 ? 1 : 0);
-        memories[static_cast<size_t>(i)] = memory_.port_memory(port);
+        timed.regions[static_cast<size_t>(i)] = memory_.port_memory(port);
         space.set_base(i, read64(r.basep + 8 * i));
     }
-    DecodedStream stream;
+    StreamOutcome outcome;
     try {
-        Executor executor(options_.npu, space, source, &weights_);
-        stream = executor.run(words);  // the ops executed, branches followed
-    } catch (const BusError& e) {
-        return fault(r.bus_status.mask, faulting_channel(e.access()),
-                     static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());
+        // Each straight-line block is decoded before its ops run (follow_stream): a malformed op
+        // faults the run before any op of its block has run.
+        outcome = run_stream(options_.npu, words, source, &space, timed, {.weight_cache = &weights_});
     } catch (const Error& e) {
-        // A branch that leads nowhere is the U85's branch fault; the rest is malformed input.
-        const bool branch = r.branch_fault.mask && e.where().field == "NPU_OP_BRANCH.branch_target";
-        return fault(branch ? r.branch_fault.mask : r.parse_error.mask, 0,
-                     static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());
+        const auto [bits, channel] = fault_status(e);
+        return fault(bits, channel, static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());
     }
-    last_timing_ = std::make_unique<TimingResult>(TimingModel(options_.npu, memory_, memories, source).run(stream));
+    const DecodedStream& stream = outcome.stream;
+    last_timing_ = std::make_unique<TimingResult>(std::move(*outcome.timing));
     finished(stream);
     uint32_t history = 0;
     for (const auto& op : stream.ops)
@@ -351,8 +355,8 @@ uint64_t NpuDevice::copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_
     space.set_base(1, dst_address);
     // Both sides in the memory Vela's memory mode gives the arena: the copies move tensors
     // between the application's buffers and the NPU's scratch, which share that memory.
-    std::array<MemoryKind, AddressSpace::kRegions> memories{};
-    memories.fill(memory_.port_memory(memory_.port_for_role("scratch")));
+    TimedMemory timed{memory_, {}};
+    timed.regions.fill(memory_.port_memory(memory_.port_for_role("scratch")));
 
     using isa::Cmd;
     using isa::Field;
@@ -367,10 +371,9 @@ uint64_t NpuDevice::copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_
             .emit(Cmd::OP_DMA_START);
     }
     b.emit(Cmd::OP_DMA_WAIT, {{Field::OP_DMA_WAIT__k, 0}}).emit(Cmd::OP_STOP, {{Field::OP_STOP__mask, 0}});
-    Executor executor(options_.npu, space, source, &weights_);
-    const DecodedStream stream = executor.run(b.words());
-    last_timing_ = std::make_unique<TimingResult>(TimingModel(options_.npu, memory_, memories, source).run(stream));
-    finished(stream);
+    StreamOutcome outcome = run_stream(options_.npu, b.words(), source, &space, timed, {.weight_cache = &weights_});
+    last_timing_ = std::make_unique<TimingResult>(std::move(*outcome.timing));
+    finished(outcome.stream);
     count_pmu(*last_timing_);
     publish();
     return static_cast<uint64_t>(last_timing_->totals.cycles);

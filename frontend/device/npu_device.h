@@ -21,11 +21,13 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "emulator/engine/executor.h"
 #include "emulator/engine/timing/pmu.h"
 #include "emulator/isa/description.h"
+#include "emulator/isa/error.h"
 #include "emulator/memory/address_space.h"
 
 namespace ethosu {
@@ -98,6 +100,10 @@ private:
     void execute();
     uint64_t copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_t> src);
     void fault(uint32_t bits, uint32_t channel, uint32_t qread, std::string message);
+    // The STATUS fault bits and faulting channel of a run's error, by its kind: an access outside
+    // mapped memory is a bus error on the channel that made it, a branch that leads nowhere the
+    // U85's branch fault, anything else a command parse error.
+    std::pair<uint32_t, uint32_t> fault_status(const Error& error) const;
     void raise_irq();
     void count_pmu(const TimingResult& timing);
     uint32_t block_value(uint32_t offset);

@@ -29,8 +29,8 @@ std::string OperatorView::name() const {
                                     : builtin_operator_name(op.builtin_code);
 }
 
-void OperatorView::fail(const std::string& reason) const {
-    throw Error({model.path, std::nullopt, fmt::format("subgraphs[0].operators[{}] ({})", index, name())}, reason);
+void OperatorView::fail(const std::string& reason, ErrorKind kind) const {
+    throw Error({model.path, std::nullopt, fmt::format("subgraphs[0].operators[{}] ({})", index, name())}, reason, kind);
 }
 
 void OperatorView::expect_arity(size_t inputs, size_t outputs) const {

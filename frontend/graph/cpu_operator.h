@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "emulator/isa/error.h"
 #include "frontend/loaders/model.h"
 
 namespace ethosu {
@@ -25,7 +26,7 @@ struct OperatorView {
 
     std::string name() const;
     // An ethosu::Error naming `subgraphs[0].operators[<index>] (<NAME>)`.
-    [[noreturn]] void fail(const std::string& reason) const;
+    [[noreturn]] void fail(const std::string& reason, ErrorKind kind = ErrorKind::Malformed) const;
     void expect(bool ok, const std::string& reason) const {
         if (!ok) fail(reason);
     }

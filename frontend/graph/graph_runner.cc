@@ -20,13 +20,15 @@ namespace {
 constexpr size_t kEthosUScratch = 2, kEthosUScratchFast = 3, kEthosUFirstFeatureMap = 4;
 
 const ModelGraph& graph_of(const LoadedModel& model) {
-    if (!model.graph) throw Error({model.path, std::nullopt, "graph"}, "only a .tflite model has an operator graph");
+    if (!model.graph) throw Error({model.path, std::nullopt, "graph"}, "only a .tflite model has an operator graph",
+                                       ErrorKind::Unsupported);
     return *model.graph;
 }
 
 const CpuKernel& cpu_kernel(const OperatorView& v) {
     if (const CpuKernel* k = find_cpu_kernel(v.op.builtin_code)) return *k;
-    v.fail(fmt::format("not implemented on the CPU (implemented: {}, and ethos-u on the NPU)", implemented_cpu_operators()));
+    v.fail(fmt::format("not implemented on the CPU (implemented: {}, and ethos-u on the NPU)", implemented_cpu_operators()),
+           ErrorKind::Unsupported);
 }
 
 // Each feature map of an ethos-u operator must lie inside the region its command stream addresses.
@@ -107,7 +109,7 @@ RunResult run_graph(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
     // gives an int8 variable its zero point, others zeros), then each operator's outputs.
     HostTensors tensors(graph);
     const auto zeros_of = [&](int32_t t) { return std::vector<uint8_t>(graph.tensors[static_cast<size_t>(t)].info.size_bytes); };
-    if (options.execute) {
+    if (options.pipeline.execute) {
         for (size_t t = 0; t < graph.tensors.size(); ++t) {
             const TensorInfo& info = graph.tensors[t].info;
             if (!info.is_variable || graph.tensors[t].constant) continue;
@@ -132,7 +134,7 @@ RunResult run_graph(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
         if (v.op.invocation >= 0) {
             const NpuInvocation& inv = model.invocations[static_cast<size_t>(v.op.invocation)];
             std::vector<std::vector<uint8_t>> npu_inputs;
-            if (options.execute)
+            if (options.pipeline.execute)
                 for (size_t k = kEthosUFirstFeatureMap; k < v.op.inputs.size(); ++k) npu_inputs.push_back(tensors.read(v.op.inputs[k]));
             auto npu_outputs = run_invocation(model, inv, inv.inputs, std::move(npu_inputs), inv.outputs, options, result);
             result.stream_operators.push_back(i);
@@ -140,12 +142,12 @@ RunResult run_graph(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
             continue;
         }
         result.cpu_operators.push_back({i, v.name(), element_count(v.output(0))});
-        if (!options.execute) continue;
+        if (!options.pipeline.execute) continue;
         for (size_t k = 0; k < v.op.outputs.size(); ++k)
             if (v.op.outputs[k] >= 0) tensors.write(v.op.outputs[k]).assign(v.output(k).size_bytes, 0);
         cpu_kernel(v).run(v, tensors);
     }
-    if (options.execute)
+    if (options.pipeline.execute)
         for (const int32_t t : graph.outputs) result.outputs.push_back(tensors.read(t));
     return result;
 }

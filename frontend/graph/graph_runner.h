@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "frontend/loaders/model.h"
 
 namespace ethosu {
@@ -22,7 +22,7 @@ bool runs_as_graph(const LoadedModel& model);
 void check_graph(const LoadedModel& model);
 
 // inputs: raw bytes per model input (empty = zeros). Outputs in model output order; with
-// options.execute false only the ethos-u operators' streams are timed.
+// options.pipeline.execute false only the ethos-u operators' streams are timed.
 RunResult run_graph(const LoadedModel& model, std::vector<std::vector<uint8_t>> inputs, const RunOptions& options = {});
 
 // run_graph for a model that runs as a graph, else run_model.

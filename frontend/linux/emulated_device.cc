@@ -32,7 +32,7 @@
 #include "emulator/engine/timing/pmu.h"
 #include "emulator/isa/description.h"
 #include "emulator/isa/error.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "frontend/linux/ethosu_linux.h"
 #include "frontend/linux/ethosu_uapi.h"
 #include "frontend/loaders/model.h"

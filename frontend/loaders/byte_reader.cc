@@ -67,8 +67,8 @@ ByteReader ByteReader::sub(uint64_t count, std::string_view field) {
 
 void ByteReader::fail(std::string_view field, const std::string& reason) const { fail_at(pos_, field, reason); }
 
-void ByteReader::fail_at(size_t pos, std::string_view field, const std::string& reason) const {
-    throw Error({label_, file_offset_of(pos), std::string(field)}, reason);
+void ByteReader::fail_at(size_t pos, std::string_view field, const std::string& reason, ErrorKind kind) const {
+    throw Error({label_, file_offset_of(pos), std::string(field)}, reason, kind);
 }
 
 }  // namespace ethosu

@@ -45,7 +45,8 @@ public:
 
     // Errors at the current position, or at an explicit position of this reader.
     [[noreturn]] void fail(std::string_view field, const std::string& reason) const;
-    [[noreturn]] void fail_at(size_t pos, std::string_view field, const std::string& reason) const;
+    [[noreturn]] void fail_at(size_t pos, std::string_view field, const std::string& reason,
+                              ErrorKind kind = ErrorKind::Malformed) const;
     void expect(bool condition, std::string_view field, const std::string& reason) const {
         if (!condition) fail(field, reason);
     }

@@ -54,7 +54,8 @@ CommandStream parse_cop1(ByteReader& r, uint64_t max_stream_words) {
             case kDumpShram:
                 r.fail_at(tag_pos, "tag",
                           fmt::format("driver action {} ({}) is not supported", tag & 0xFF,
-                                      (tag & 0xFF) == kReadApb ? "READ_APB" : "DUMP_SHRAM"));
+                                      (tag & 0xFF) == kReadApb ? "READ_APB" : "DUMP_SHRAM"),
+                          ErrorKind::Unsupported);
             default:
                 r.fail_at(tag_pos, "tag", fmt::format("unknown driver action id {} in tag 0x{:08x}", tag & 0xFF, tag));
         }
@@ -80,7 +81,7 @@ void parse_cop2_stream_entry(ByteReader entry, CommandStream& cs, uint64_t max_s
     const size_t features_pos = data.position();
     if (data.u32("metadata.features") & kCop2LocalAddressing)
         data.fail_at(features_pos, "metadata.features",
-                     "local addressing (vela --separate-io-regions) is not supported");
+                     "local addressing (vela --separate-io-regions) is not supported", ErrorKind::Unsupported);
 
     if (entry.remaining() % 4 != 0)
         entry.fail("COMMAND_STREAM",

@@ -46,7 +46,8 @@ Block read_block(ByteReader& r) {
     const uint32_t size = r.u32(name + ".size");
     const size_t external_pos = r.position();
     if (r.u8(name + ".external") == kExternalBlock)
-        r.fail_at(external_pos, name, "external blocks (kept in ExecuTorch's named data map) are not supported");
+        r.fail_at(external_pos, name, "external blocks (kept in ExecuTorch's named data map) are not supported",
+                  ErrorKind::Unsupported);
     r.skip(11, name + ".reserved");
     ByteReader data = r.sub(size, name);
     r.skip((kAlignment - size % kAlignment) % kAlignment, name + ".padding");

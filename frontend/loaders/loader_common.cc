@@ -20,7 +20,8 @@ void check_stream_length(const ByteReader& r, size_t pos, uint64_t words, uint64
     if (words > max_words)
         r.fail_at(pos, field,
                   fmt::format("command stream of {} words is over the limit of {} (--max-stream-words raises it)", words,
-                              max_words));
+                              max_words),
+                  ErrorKind::LimitExceeded);
 }
 
 uint64_t checked_region_size(int64_t size, const ErrorLocation& where) {

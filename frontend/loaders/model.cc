@@ -84,7 +84,7 @@ constexpr std::string_view kExecuTorchProgramIdentifier{"ET12"};
 }  // namespace
 
 FileBytes map_file(const std::string& path) {
-    const auto fail = [&](const std::string& what) { throw Error({path, std::nullopt, ""}, what); };
+    const auto fail = [&](const std::string& what) { throw Error({path, std::nullopt, ""}, what, ErrorKind::Io); };
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) fail(ec ? "cannot open: " + ec.message() : "not a regular file");
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

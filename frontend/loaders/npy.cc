@@ -169,7 +169,7 @@ NpyArray parse_npy(ByteReader member, const std::string& name) {
     HeaderParser(member, header_pos, {reinterpret_cast<const char*>(header.data()), header.size()}, name + ": header")
         .parse(array);
     if (array.fortran_order && array.shape.size() > 1)
-        member.fail_at(header_pos, name + ": header", "Fortran-ordered arrays are not supported");
+        member.fail_at(header_pos, name + ": header", "Fortran-ordered arrays are not supported", ErrorKind::Unsupported);
 
     const uint64_t item = item_size(member, header_pos, array.descr, name + ": header");
     uint64_t count = 0;

@@ -56,7 +56,8 @@ public:
         const auto [limit, why] = member_limit(key);
         if (member.size > limit)
             throw Error({archive_.label(), member.data_offset, member.name},
-                        fmt::format("member holds {} bytes, over the limit of {} ({})", member.size, limit, why));
+                        fmt::format("member holds {} bytes, over the limit of {} ({})", member.size, limit, why),
+                        ErrorKind::LimitExceeded);
         return parse_npy(open_zip_member(archive_, member, inflated_.emplace_back()), member.name);
     }
 

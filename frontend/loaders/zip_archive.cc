@@ -57,9 +57,9 @@ Directory read_end_of_directory(ByteReader r) {
     d.size = r.u32("end of central directory.directory size");
     d.offset = r.u32("end of central directory.directory offset");
     if (disk != 0 || directory_disk != 0 || disk_entries != d.entries)
-        r.fail("end of central directory", "multi-disk archives are not supported");
+        r.fail_at(r.position(), "end of central directory", "multi-disk archives are not supported", ErrorKind::Unsupported);
     if (d.entries == kZip64Marker16 || d.size == kZip64Marker32 || d.offset == kZip64Marker32)
-        r.fail("end of central directory", "zip64 archives are not supported");
+        r.fail_at(r.position(), "end of central directory", "zip64 archives are not supported", ErrorKind::Unsupported);
     return d;
 }
 
@@ -85,11 +85,11 @@ ZipMember read_directory_entry(ByteReader& dir) {
     dir.skip(uint64_t{extra_length} + comment_length, "central directory.extra");
 
     const std::string field = "member " + m.name;
-    if (flags & kEncryptedFlags) dir.fail_at(entry_pos, field, "encrypted members are not supported");
+    if (flags & kEncryptedFlags) dir.fail_at(entry_pos, field, "encrypted members are not supported", ErrorKind::Unsupported);
     if (m.method != kStored && m.method != kDeflated)
         dir.fail_at(entry_pos, field, fmt::format("compression method {} is not STORED or DEFLATE", m.method));
     if (m.compressed_size == kZip64Marker32 || m.size == kZip64Marker32 || local_offset == kZip64Marker32)
-        dir.fail_at(entry_pos, field, "zip64 members are not supported");
+        dir.fail_at(entry_pos, field, "zip64 members are not supported", ErrorKind::Unsupported);
     if (m.method == kStored && m.compressed_size != m.size)
         dir.fail_at(entry_pos, field,
                     fmt::format("STORED member with compressed size {} != size {}", m.compressed_size, m.size));

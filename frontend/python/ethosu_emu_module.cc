@@ -15,7 +15,7 @@
 
 #include "emulator/engine/timing/pmu.h"
 #include "emulator/isa/error.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "frontend/graph/graph_runner.h"
 #include "frontend/loaders/model.h"
 #include "traces/chrome_trace.h"
@@ -268,8 +268,9 @@ public:
             // The weight cache serves one run at a time.
             std::lock_guard lock(mutex_);
             run = run_whole_model(*model_, std::move(bytes),
-                                  {.execute = execute, .system = system_, .timing = timing, .weight_cache = &weights_,
-                                   .decode = decode_});
+                                  {.system = system_,
+                                   .pipeline = {.execute = execute, .timing = timing, .decode = decode_,
+                                                .weight_cache = &weights_}});
         }
         return {model_, std::move(run), timing};
     }
@@ -319,6 +320,7 @@ PYBIND11_MODULE(ethosu_emu, m) {
             error.attr("offset") = e.where().offset;
             error.attr("field") = e.where().field;
             error.attr("reason") = e.reason();
+            error.attr("kind") = std::string(error_kind_name(e.kind()));
             PyErr_SetObject(error_class.ptr(), error.ptr());
         }
     });

@@ -5,7 +5,7 @@
 
 #include "frontend/cli/example_model.h"
 #include "frontend/cli/pmu_report.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "tests/loaders/loader_test_util.h"
 
 namespace ethosu {

@@ -21,7 +21,7 @@
 
 #include "emulator/engine/timing/pmu.h"
 #include "emulator/isa/builder.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "frontend/device/ethosu_emu.h"
 #include "tests/config_test_name.h"
 #include "tests/corpus_index.h"
@@ -336,7 +336,7 @@ TEST_P(CallPatterns, TfliteMicroRunsManyInferencesWithPowerReleasedBetween) {
         EXPECT_EQ(npu.drv.irqs, kInferences);
         EXPECT_EQ(npu.drv.power_requests, 0);
         // The PMU saw each inference alone (reset in the begin callback): the run's own figures.
-        const RunResult reference = run_model(*m.model, {}, {.execute = false, .system = {}});
+        const RunResult reference = run_model(*m.model, {}, {.pipeline = {.execute = false}});
         if (std::string(GetParam()) == "ethos-u55-128") {
             EXPECT_EQ(checker.cycles, static_cast<uint64_t>(reference.timing[0].totals.cycles));
             const PmuReading expected = read_pmu(reference.memory, reference.timing, m.events);

@@ -16,7 +16,7 @@
 
 #include "emulator/engine/timing/pmu.h"
 #include "emulator/isa/builder.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "frontend/device/ethosu_emu.h"
 #include "tests/corpus_index.h"
 
@@ -217,7 +217,7 @@ TEST(RegisterFront, CoreDriverSequenceRunsCorpusModels) {
         }
         // The same model through run_model, with the memory system the registers described. The
         // PMU counts on over both inferences, which take the same time whatever the data.
-        const RunResult reference = run_model(*model, {}, {.execute = false, .system = {}});
+        const RunResult reference = run_model(*model, {}, {.pipeline = {.execute = false}});
         const PmuReading expected = read_pmu(reference.memory, reference.timing, events);
         EXPECT_EQ(d.pmu_cycles(), 2 * expected.cycle_counter);
         EXPECT_EQ(ethosu_emu_last_cycles(d.emu()), static_cast<uint64_t>(reference.timing[0].totals.cycles));
@@ -290,6 +290,27 @@ TEST_F(SmallRun, AnUnknownOpcodeIsACommandParseError) {
     const uint32_t status = run(words, {src.npu_address, dst.npu_address});
     EXPECT_TRUE(status & kParseError);
     EXPECT_EQ(d.rd(QREAD), 8u);  // the offending command
+}
+
+// A straight-line block (up to a BRANCH or STOP) is decoded before its first op runs: a POOL that
+// reads registers no command wrote faults the run before the DMA ahead of it copies anything.
+TEST_F(SmallRun, AMalformedOpFaultsItsBlockBeforeItRuns) {
+    using isa::Cmd;
+    using isa::Field;
+    auto words = dma_stream(64, 1);
+    words.resize(words.size() - 4);  // without its STOP
+    CommandStreamBuilder tail(Generation::U55);
+    tail.emit(Cmd::OP_POOL).emit(Cmd::OP_STOP, {{Field::OP_STOP__mask, 1}});
+    const auto pool_offset = static_cast<uint32_t>(words.size());
+    words.resize(words.size() + tail.words().size() * 4);
+    std::memcpy(words.data() + pool_offset, tail.words().data(), tail.words().size() * 4);
+    const uint32_t status = run(words, {src.npu_address, dst.npu_address});
+    EXPECT_TRUE(status & kParseError);
+    EXPECT_FALSE(status & (kBusStatus | kEndReached));
+    EXPECT_EQ(d.rd(QREAD), pool_offset);
+    EXPECT_TRUE(std::all_of(dst.bytes.begin(), dst.bytes.end(), [](uint8_t b) { return b == 0; }));
+    EXPECT_NE(std::string(ethosu_emu_last_error(d.emu())).find("never wrote"), std::string::npos)
+        << ethosu_emu_last_error(d.emu());
 }
 
 // U85: a BRANCH to an offset past the stream is a branch fault (STATUS bit 9), QREAD at the branch.

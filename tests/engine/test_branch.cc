@@ -16,7 +16,7 @@
 #include "emulator/isa/control_flow.h"
 #include "emulator/isa/disasm.h"
 #include "emulator/isa/error.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 
 namespace ethosu {
 namespace {
@@ -294,7 +294,7 @@ TEST(Branch, RunModelFollowsBranchesAndTimingOnlyRunsRefuseRfTrue) {
     const Program p = if_program();
     const LoadedModel model = model_of(p.words());
     RunOptions timing_only;
-    timing_only.execute = false;
+    timing_only.pipeline.execute = false;
     const RunResult full = run_model(model, {});
     ASSERT_EQ(full.streams.at(0).ops.size(), 7u);
     EXPECT_EQ(full.timing.at(0).ops.size(), 7u);
@@ -412,14 +412,14 @@ TEST(Branch, WorkLimitsStopALoopInFullAndTimingOnlyRunsAlike) {
     for (const bool execute : {true, false}) {
         SCOPED_TRACE(execute ? "full run" : "timing only");
         try {
-            run_model(model, {}, {.execute = execute, .system = {}, .timing = true, .limits = {.max_run_work = 50}});
+            run_model(model, {}, {.pipeline = {.execute = execute, .timing = true, .limits = {.max_run_work = 50}}});
             FAIL() << "expected an error";
         } catch (const Error& e) {
             EXPECT_EQ(e.where().offset, add_offset);
             EXPECT_NE(std::string(e.what()).find("the run's work reaches 51"), std::string::npos) << e.what();
         }
         try {
-            run_model(model, {}, {.execute = execute, .system = {}, .timing = true, .limits = {.max_commands = 1000}});
+            run_model(model, {}, {.pipeline = {.execute = execute, .timing = true, .limits = {.max_commands = 1000}}});
             FAIL() << "expected an error";
         } catch (const Error& e) {
             EXPECT_EQ(e.where().field, "NPU_OP_BRANCH");

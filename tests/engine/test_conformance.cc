@@ -19,7 +19,7 @@
 #include <sstream>
 
 #include "emulator/isa/error.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 
 namespace fs = std::filesystem;
 
@@ -108,7 +108,7 @@ void check_corpus(const fs::path& corpus, const std::string& config, const std::
                 for (size_t k = 0; k < model->inputs.size(); ++k)
                     inputs.push_back(read_file_bytes(golden / fmt::format("seed{}.in{}.bin", seed, k)));
                 const RunResult result =
-                    run_model(*model, std::move(inputs), {.execute = true, .system = {}, .timing = false});
+                    run_model(*model, std::move(inputs), {.pipeline = {.execute = true, .timing = false}});
                 for (size_t k = 0; k < result.outputs.size(); ++k) {
                     const auto expected = read_file_bytes(golden / fmt::format("seed{}.out{}.bin", seed, k));
                     const int elem = std::max(1, element_size(model->outputs[k].type));
@@ -169,7 +169,7 @@ TEST(ModelMemory, ARunLeavesFewWeightPagesResident) {
     ASSERT_EQ(weights.role, "weights");
     ASSERT_TRUE(weights.file_mapped);
     const RunResult result =
-        run_model(*model, {read_file_bytes(dir / "golden" / "seed1.in0.bin")}, {.execute = true, .system = {}, .timing = false});
+        run_model(*model, {read_file_bytes(dir / "golden" / "seed1.in0.bin")}, {.pipeline = {.execute = true, .timing = false}});
     EXPECT_EQ(result.outputs.at(0), read_file_bytes(dir / "golden" / "seed1.out0.bin"));
     const auto resident = resident_pages(weights.bytes);
     if (!resident) GTEST_SKIP() << "/proc/self/pagemap cannot be read here";

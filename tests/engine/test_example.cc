@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "frontend/cli/example_model.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 
 namespace ethosu {
 namespace {

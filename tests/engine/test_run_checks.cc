@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "emulator/isa/error.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "tests/engine/kernel_harness.h"
 
 namespace ethosu::kernel_test {
@@ -35,7 +35,7 @@ void expect_same_refusal(const LoadedModel& model, uint32_t offset, const std::s
         SCOPED_TRACE(execute ? "full run" : "timing-only run");
         try {
             RunOptions options;
-            options.execute = execute;
+            options.pipeline.execute = execute;
             run_model(model, {}, options);
             ADD_FAILURE() << "the stream was accepted";
         } catch (const Error& e) {

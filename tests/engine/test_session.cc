@@ -11,7 +11,7 @@
 #include <new>
 
 #include "frontend/cli/example_model.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "tests/config_test_name.h"
 #include "tests/corpus_index.h"
 

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "tests/corpus_index.h"
 
 namespace fs = std::filesystem;

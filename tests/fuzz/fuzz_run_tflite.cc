@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "emulator/isa/error.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "frontend/loaders/model.h"
 #include "frontend/loaders/vela_tflite_generated.h"
 #include "tests/fuzz/command_mutator.h"

@@ -6,7 +6,7 @@
 
 #include "emulator/isa/error.h"
 #include "frontend/cli/example_model.h"
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 
 namespace ethosu::fuzz {
 namespace {
@@ -19,11 +19,11 @@ const LoadedModel& example_model() {
 }  // namespace
 
 RunOptions fuzz_run_options(bool execute) {
-    return {.execute = execute,
-            .limits = {.max_op_work = uint64_t{1} << 16,
-                       .max_run_work = uint64_t{1} << 18,
-                       .max_commands = uint64_t{1} << 12,
-                       .max_allocation_bytes = uint64_t{1} << 20}};
+    return {.pipeline = {.execute = execute,
+                         .limits = {.max_op_work = uint64_t{1} << 16,
+                                    .max_run_work = uint64_t{1} << 18,
+                                    .max_commands = uint64_t{1} << 12,
+                                    .max_allocation_bytes = uint64_t{1} << 20}}};
 }
 
 void run_example_with_stream(const uint8_t* data, size_t size) {

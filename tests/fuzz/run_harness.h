@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 
 namespace ethosu::fuzz {
 

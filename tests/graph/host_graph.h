@@ -83,7 +83,7 @@ struct HostGraph {
     std::vector<std::vector<uint8_t>> run(std::vector<std::vector<uint8_t>> in) const {
         const LoadedModel m = model();
         RunOptions options;
-        options.timing = false;
+        options.pipeline.timing = false;
         return run_graph(m, std::move(in), options).outputs;
     }
 };

@@ -71,7 +71,7 @@ TEST(GraphCorpus, ModelsWithCpuOperatorsRunToTheGolden) {
             all_seeds = all_seeds && full.outputs == seed.outputs;
             bit_exact += full.outputs == seed.outputs;
             RunOptions no_data;
-            no_data.execute = false;
+            no_data.pipeline.execute = false;
             const RunResult timing_only = run_graph(*loaded, {}, no_data);
             ASSERT_EQ(timing_only.timing.size(), full.timing.size());
             for (size_t s = 0; s < full.timing.size(); ++s)

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "frontend/loaders/model.h"
 #include "frontend/loaders/npy.h"
 #include "loader_test_util.h"

@@ -11,7 +11,7 @@
 #include <map>
 #include <optional>
 
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "frontend/loaders/executorch_program_generated.h"
 #include "frontend/loaders/model.h"
 #include "loader_test_util.h"
@@ -286,7 +286,7 @@ TEST(PteCorpus, EthosUDelegatesRunToTheGoldens) {
                 std::vector<std::vector<uint8_t>> inputs;
                 for (size_t k = 0; k < pte->inputs.size(); ++k)
                     inputs.push_back(read_bytes(golden / fmt::format("seed{}.in{}.bin", seed, k)));
-                const RunResult result = run_model(*pte, inputs, {.execute = true, .system = {}, .timing = false});
+                const RunResult result = run_model(*pte, inputs, {.pipeline = {.execute = true, .timing = false}});
                 ++runs;
                 ASSERT_EQ(result.outputs.size(), pte->outputs.size());
                 bool matches_golden = true;
@@ -294,7 +294,7 @@ TEST(PteCorpus, EthosUDelegatesRunToTheGoldens) {
                     matches_golden &= result.outputs[k] == read_bytes(golden / fmt::format("seed{}.out{}.bin", seed, k));
                 if (matches_golden) continue;
                 EXPECT_TRUE(kNotTflmOutput.contains(entry.model)) << "seed " << seed << " differs from TFLM's output";
-                EXPECT_EQ(result.outputs, run_model(*npz, inputs, {.execute = true, .system = {}, .timing = false}).outputs) << "seed " << seed;
+                EXPECT_EQ(result.outputs, run_model(*npz, inputs, {.pipeline = {.execute = true, .timing = false}}).outputs) << "seed " << seed;
                 ++as_npz;
             }
         }

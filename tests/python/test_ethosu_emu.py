@@ -311,6 +311,7 @@ class Errors(unittest.TestCase):
         self.assertEqual(error.file, path)
         self.assertTrue(str(error).startswith(path + ": "), str(error))
         self.assertTrue(error.reason)
+        self.assertEqual(error.kind, "malformed")
 
     def test_not_a_model(self):
         with tempfile.NamedTemporaryFile(suffix=".bin") as f:
@@ -320,8 +321,9 @@ class Errors(unittest.TestCase):
                 ethosu_emu.load(f.name)
 
     def test_missing_file(self):
-        with self.assertRaises(ethosu_emu.Error):
+        with self.assertRaises(ethosu_emu.Error) as raised:
             ethosu_emu.load("/nonexistent/model.tflite")
+        self.assertEqual(raised.exception.kind, "io")
 
     @unittest.skipUnless((HOSTILE / "ub_op_cost_47.tflite").exists(), f"reproducer absent: {HOSTILE}")
     def test_hostile_stream(self):
@@ -331,6 +333,7 @@ class Errors(unittest.TestCase):
         self.assertEqual(raised.exception.offset, 0x4c)
         self.assertEqual(raised.exception.field, "NPU_SET_IFM_DEPTH_M1")
         self.assertIn("never wrote", raised.exception.reason)
+        self.assertEqual(raised.exception.kind, "malformed")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@
 
 #include <filesystem>
 
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 #include "tests/config_test_name.h"
 #include "tests/corpus_index.h"
 
@@ -27,7 +27,7 @@ TEST_P(TimingCorpus, TotalCyclesAgreeWithVelasEstimate) {
     std::string outliers;
     for (const auto& row : fully_npu_entries(vectors, config)) {
         const auto model = load_model((vectors / row.model / config / "model_vela.tflite").string(), {});
-        const RunResult r = run_model(*model, {}, {.execute = false, .system = {}});
+        const RunResult r = run_model(*model, {}, {.pipeline = {.execute = false}});
         const double ratio = double(r.timing.at(0).totals.cycles) / double(row.vela_total_cycles);
         ++total;
         if (std::abs(ratio - 1.0) <= 0.25) ++within;
@@ -50,7 +50,7 @@ TEST(TimingCorpus, TimingOnlyEqualsFullRun) {
     for (const char* name : {"person_detect", "mlperftiny_kws_dscnn_int8", "conv_k3s2_same_15x23x24to48"}) {
         const auto model = load_model((vectors / name / "ethos-u55-128" / "model_vela.tflite").string(), {});
         const RunResult full = run_model(*model, {});
-        const RunResult timing_only = run_model(*model, {}, {.execute = false, .system = {}});
+        const RunResult timing_only = run_model(*model, {}, {.pipeline = {.execute = false}});
         ASSERT_FALSE(full.outputs.empty());
         EXPECT_TRUE(timing_only.outputs.empty());
         const auto& a = full.timing.at(0);

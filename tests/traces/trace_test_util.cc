@@ -21,7 +21,7 @@ std::string read_text(const std::filesystem::path& path) {
 TimedRun run_example() {
     TimedRun run;
     run.model = load_executorch_bin("example.bin", build_example_model(), {});
-    run.result = run_model(*run.model, {}, {.execute = false, .system = {}});
+    run.result = run_model(*run.model, {}, {.pipeline = {.execute = false}});
     return run;
 }
 
@@ -29,7 +29,7 @@ TimedRun run_corpus_model(const std::string& name, const std::string& config, bo
     const auto dir = vectors_dir() / name / config;
     TimedRun run;
     run.model = load_model((dir / "model_vela.tflite").string(), {});
-    run.result = run_model(*run.model, {}, {.execute = false, .system = {}});
+    run.result = run_model(*run.model, {}, {.pipeline = {.execute = false}});
     if (with_debug_db) {
         const uint64_t stream_bytes = run.model->invocations.at(0).stream.words.size() * 4;
         run.debug_db =

@@ -17,7 +17,8 @@ namespace {
     throw Error({kCostSource, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                 fmt::format("its {} ({}) is beyond the timing model's range of 2^53: the op is far larger than any "
                             "NPU op can be",
-                            what, figure));
+                            what, figure),
+                ErrorKind::LimitExceeded);
 }
 
 }  // namespace

@@ -72,7 +72,8 @@ void check_timeline(const DecodedOp& op, std::initializer_list<int64_t> figures)
         if (f > kMaxTimeline) {
             throw Error({kCostSource, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                         fmt::format("the run's cycles or traffic reach {} here, beyond the timing model's range of 2^62",
-                                    f));
+                                    f),
+                        ErrorKind::LimitExceeded);
         }
     }
 }
@@ -107,7 +108,7 @@ TimingResult TimingModel::run(const DecodedStream& stream) const {
         if (e.where().file != kCostSource) throw;
         ErrorLocation where = e.where();
         where.file = source_;
-        throw Error(std::move(where), e.reason());
+        throw Error(std::move(where), e.reason(), e.kind());
     }
 }
 

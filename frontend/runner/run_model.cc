@@ -1,4 +1,4 @@
-#include "frontend/cli/run_model.h"
+#include "frontend/runner/run_model.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,6 @@
 #include <new>
 #include <type_traits>
 
-#include "emulator/engine/executor.h"
 #include "emulator/isa/error.h"
 
 namespace ethosu {
@@ -23,11 +22,13 @@ const NpuInvocation& runnable_invocation(const LoadedModel& model, size_t inputs
         throw Error({model.path, std::nullopt, "ethos-u"},
                     fmt::format("run needs a model whose graph is one NPU operator; this one has {} NPU and {} CPU "
                                 "operators",
-                                model.invocations.size(), model.cpu_operators));
+                                model.invocations.size(), model.cpu_operators),
+                    ErrorKind::Unsupported);
     }
     if (model.cpu_operators) {
         throw Error({model.path, std::nullopt, "operators"},
-                    fmt::format("{} operators run on the CPU; run executes NPU work only", model.cpu_operators));
+                    fmt::format("{} operators run on the CPU; run executes NPU work only", model.cpu_operators),
+                    ErrorKind::Unsupported);
     }
     if (inputs > model.inputs.size()) {
         throw Error({model.path, std::nullopt, "--input"},
@@ -137,72 +138,40 @@ std::vector<std::vector<uint8_t>> run_invocation(const LoadedModel& model, const
                                                  std::vector<std::vector<uint8_t>> inputs,
                                                  const std::vector<TensorInfo>& output_tensors,
                                                  const RunOptions& options, RunResult& result) {
-    const auto memories = invocation_memories(result.memory, inv);
-    auto time_it = [&] {
-        if (options.timing) result.timing.push_back(TimingModel(model.config, result.memory, memories, model.path).run(result.streams.back()));
-    };
-    if (!options.execute) {
-        // Without data only unconditional branches can be followed.
-        auto no_data = [&](const DecodedOp& branch) -> bool {
-            throw Error({model.path, branch.offset, "NPU_OP_BRANCH.branch_cond", OffsetKind::Command},
-                        "an RF_TRUE branch depends on the data: a timing-only run cannot follow it");
-        };
-        // The data-independent checks a full run makes on the way, in its order: the op's work
-        // against the limits, which LUTs DMAs have loaded.
-        WorkBudget budget(options.limits, model.path);
-        Shram shram(model.config);
-        auto check = [&](const DecodedOp& op, std::span<const DecodedOp>) {
-            budget.charge(op);
-            if (op.kind == OpKind::DmaStart && op.dma.dst.internal) shram.load(op, model.path);
-            shram.check_table(op, model.path);
-        };
-        result.streams.push_back(follow_stream(model.config, inv.stream.words, model.path, check, no_data,
-                                               budget.follow_options({.decode = options.decode})));
-        time_it();
-        return {};
-    }
+    const TimedMemory timed{result.memory, invocation_memories(result.memory, inv)};
     MemoryMap map;
     AddressSpace space(map);
-    map_regions(model, inv, memories, map, space);
-    place_inputs(model, inv, input_tensors, space, inputs);
-    {
-        // Gone before the timing model runs: its scratch and decoded weights are not needed then.
-        Executor executor(model.config, space, model.path, options.weight_cache, options.limits);
-        result.streams.push_back(executor.run(inv.stream.words, {.decode = options.decode}));
+    if (options.pipeline.execute) {
+        map_regions(model, inv, timed.regions, map, space);
+        place_inputs(model, inv, input_tensors, space, inputs);
     }
-    time_it();
+    StreamOutcome outcome = run_stream(model.config, inv.stream.words, model.path,
+                                       options.pipeline.execute ? &space : nullptr, timed, options.pipeline);
+    result.streams.push_back(std::move(outcome.stream));
+    if (outcome.timing) result.timing.push_back(std::move(*outcome.timing));
     std::vector<std::vector<uint8_t>> outputs;
-    read_outputs(model, output_tensors, space, outputs);
+    if (options.pipeline.execute) read_outputs(model, output_tensors, space, outputs);
     return outputs;
 }
 
 ModelSession::ModelSession(const LoadedModel& model, const SystemSelection& system, bool timing)
     : model_(model), invocation_(runnable_invocation(model, 0)), memory_(make_memory_system(model.config, system)),
-      memories_(invocation_memories(memory_, invocation_)), timing_enabled_(timing), space_(map_) {
-    writable_ = map_regions(model_, invocation_, memories_, map_, space_);
-    executor_ = std::make_unique<Executor>(model_.config, space_, model_.path, &weights_);
+      timed_{memory_, invocation_memories(memory_, invocation_)}, space_(map_) {
+    writable_ = map_regions(model_, invocation_, timed_.regions, map_, space_);
+    stream_ = std::make_unique<StreamSession>(model_.config, invocation_.stream.words, model_.path, space_, timed_, timing);
 }
 
 ModelSession::~ModelSession() = default;
 
 void ModelSession::run(const std::vector<std::vector<uint8_t>>& inputs) {
     runnable_invocation(model_, inputs.size());
-    // Every inference starts from the model's initial memory and a freshly reset NPU.
+    // Every inference starts from the model's initial memory and a freshly reset NPU (StreamSession).
     for (const auto& [bytes, initial] : writable_) {
         if (!initial.empty()) std::memcpy(bytes.data(), initial.data(), initial.size());
         std::fill(bytes.begin() + static_cast<ptrdiff_t>(initial.size()), bytes.end(), uint8_t{0});
     }
-    executor_->reset();
     place_inputs(model_, invocation_, model_.inputs, space_, inputs);
-    if (replay_) {
-        executor_->run(stream_);
-    } else {
-        stream_ = executor_->run(invocation_.stream.words);
-        // Without branches the path never changes: later inferences replay these ops, and their
-        // timing, which reads only the ops, is this one's.
-        replay_ = std::ranges::none_of(stream_.ops, [](const DecodedOp& op) { return op.kind == OpKind::Branch; });
-        if (timing_enabled_) timing_ = TimingModel(model_.config, memory_, memories_, model_.path).run(stream_);
-    }
+    stream_->run();
     read_outputs(model_, model_.outputs, space_, outputs_);
 }
 

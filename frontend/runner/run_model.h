@@ -1,5 +1,5 @@
 #pragma once
-// Runs a loaded model's NPU work: maps its regions, places the inputs, executes every
+// Runs a loaded model's NPU work: maps its regions, places the inputs, runs every
 // command stream, times it, and returns the outputs and the timeline.
 
 #include <array>
@@ -10,23 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "emulator/engine/executor.h"
-#include "emulator/engine/timing/timing_model.h"
-#include "emulator/isa/decoder.h"
+#include "emulator/engine/pipeline.h"
 #include "frontend/loaders/model.h"
 
 namespace ethosu {
 
 struct RunOptions {
-    bool execute = true;  // false: timing only; no data is computed and no outputs are produced
-    SystemSelection system;
-    bool timing = true;   // false: outputs only, no cycle estimate (RunResult::timing stays empty)
-    // Decoded weights kept across runs of the same model (weights decode once per model);
-    // nullptr: each run decodes them afresh.
-    WeightCache* weight_cache = nullptr;
-    DecodeOptions decode{};  // lenient: ops may read never-written registers (as 0), with a warning
-    // Work and buffer limits; a timing-only run charges its ops' work as a full run does.
-    WorkLimits limits{};
+    SystemSelection system{};
+    // Per NPU stream: execute or timing only (no data is computed and no outputs are produced),
+    // timed or not (RunResult::timing stays empty), decoding, work limits, a weight cache kept
+    // across runs.
+    PipelineOptions pipeline{};
 };
 
 // A graph operator run on the host (frontend/graph): no cycle model prices it.
@@ -78,24 +72,19 @@ public:
     // Of the last inference: the outputs (model output order), the ops executed, their timing
     // (when the session times).
     const std::vector<std::vector<uint8_t>>& outputs() const { return outputs_; }
-    const DecodedStream& stream() const { return stream_; }
-    const std::optional<TimingResult>& timing() const { return timing_; }
+    const DecodedStream& stream() const { return stream_->last().stream; }
+    const std::optional<TimingResult>& timing() const { return stream_->last().timing; }
     const MemorySystem& memory() const { return memory_; }
 
 private:
     const LoadedModel& model_;
     const NpuInvocation& invocation_;
     MemorySystem memory_;
-    std::array<MemoryKind, AddressSpace::kRegions> memories_;
-    bool timing_enabled_;
+    TimedMemory timed_;
     MemoryMap map_;
     AddressSpace space_;
     std::vector<std::pair<std::span<uint8_t>, std::span<const uint8_t>>> writable_;  // region, initial bytes
-    WeightCache weights_;
-    std::unique_ptr<Executor> executor_;
-    bool replay_ = false;
-    DecodedStream stream_;
-    std::optional<TimingResult> timing_;
+    std::unique_ptr<StreamSession> stream_;
     std::vector<std::vector<uint8_t>> outputs_;
 };
 

@@ -67,6 +67,7 @@ TEST(Memory, ReadOnlyMappingRefusesWrites) {
         space.write(0, 4, 4, who);
         FAIL();
     } catch (const BusError& e) {
+        EXPECT_EQ(e.kind(), ErrorKind::OutOfBounds);
         EXPECT_EQ(e.where().offset, 0x88u);
         EXPECT_NE(std::string(e.what()).find("DMA destination writes region 0 bytes [0x4, 0x8), which lie in read-only "
                                              "weights"),
