@@ -436,6 +436,15 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         case OpKind::Pool: {
             op.pool = engine_meaning<PoolMode>(*param->enumeration, param->extract(command.value));
             read_ifm(op.ifm);
+            // Vela 5.1's s_opDataTypeSupport (regor ethos_u85_constraints.cpp) gives the hardware's
+            // pooling ops IFMs of at most 32 bits (Pooling and ArgMax 8/16, ReduceSum and
+            // ReduceMinMax up to Int32). A 64-bit IFM overflowed REDUCE_SUM's int64 sum (the fuzz
+            // campaign's finding on U85).
+            if (op.ifm.precision.bits > 32) {
+                throw Error({source_, command.offset, "NPU_SET_IFM_PRECISION.activation_precision", OffsetKind::Command},
+                            fmt::format("{} reads a {}-bit IFM; pooling takes IFMs of at most 32 bits",
+                                        command.desc->name, op.ifm.precision.bits));
+            }
             if (accumulators_from_ifm2()) {
                 op.has_ifm2 = true;
                 read_ifm2(op.ifm2);

@@ -301,6 +301,31 @@ TEST(Decoder, RefusesPrecisionsTheGenerationLacks) {
     }
 }
 
+// Pooling takes IFMs of at most 32 bits; the fuzz campaign's 64-bit IFM into a U85 REDUCE_SUM
+// overflowed the kernel's int64 sum. 32 bits (REDUCE_SUM's widest) still decodes.
+TEST(Decoder, RefusesSixtyFourBitIfmsOfPools) {
+    for (const int precision : {2, 3}) {  // B32, B64
+        CommandStreamBuilder b(Generation::U85);
+        b.emit(Cmd::SET_IFM_PRECISION, {{Field::SET_IFM_PRECISION__activation_type, 1},
+                                        {Field::SET_IFM_PRECISION__activation_precision, precision}});
+        const uint32_t op = static_cast<uint32_t>(b.words().size() * 4);
+        b.emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 2}});  // REDUCE_SUM
+        try {
+            decode_stream(*find_npu_config("ethos-u85-256"), b.words(), "wide.bin");
+            EXPECT_EQ(precision, 2) << "a 64-bit IFM was accepted";
+        } catch (const Error& e) {
+            if (precision == 2) {
+                // A 32-bit IFM passes this check; any refusal must be about another register.
+                EXPECT_NE(e.where().field, "NPU_SET_IFM_PRECISION.activation_precision") << e.what();
+                continue;
+            }
+            EXPECT_EQ(e.where().offset, op);
+            EXPECT_EQ(e.where().field, "NPU_SET_IFM_PRECISION.activation_precision");
+            EXPECT_NE(std::string(e.what()).find("at most 32 bits"), std::string::npos) << e.what();
+        }
+    }
+}
+
 // CONV and DEPTHWISE multiply 8- and 16-bit IFMs only; the fuzz campaign's 64-bit IFM into a U85
 // CONV overflowed the kernel's int64 sum.
 TEST(Decoder, RefusesWideIfmsOfMacOps) {
