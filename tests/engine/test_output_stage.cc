@@ -229,5 +229,69 @@ TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
     EXPECT_THROW(OutputPipeline(op, u85_ctx), Error);
 }
 
+// apply_channels' vectorised per-channel scaling (output_pipeline.cc scale_channels_64) against
+// apply() channel by channel: int32 and int64 sums, every rounding mode, int8/int16/int32 OFMs,
+// odd channel counts, and pixels with a channel outside its closed form (sums of 2^30 and more,
+// shifts of 0 and 63), which must take the general path whole.
+TEST(OutputStage, ApplyChannelsEqualsApplyPerChannel) {
+    const NpuConfig config = *find_npu_config("ethos-u55-128");
+    MemoryMap map;
+    AddressSpace memory(map);
+    Shram shram(config);
+    WeightCache cache;
+    ChainBuffers chain;
+    KernelScratch scratch;
+    Accumulators accumulators;
+    const std::string source = "test";
+    const WorkBudget budget({}, source);
+    ExecutionContext ctx{config, memory, shram, cache, source, chain, scratch, accumulators, budget};
+    std::mt19937_64 rng(3);
+    for (const RoundMode round : {RoundMode::DoubleSymmetric, RoundMode::Natural, RoundMode::DoubleAsymmetric,
+                                  RoundMode::Truncate, RoundMode::TruncateToLower, RoundMode::Symmetric}) {
+        for (const int bits : {8, 16, 32}) {
+            for (const int channels : {1, 7, 16, 37}) {
+                for (const bool outside : {false, true}) {
+                    DecodedOp op;
+                    op.ofm.precision = {true, bits};
+                    op.ofm.zero_point = bits == 8 ? -5 : 0;
+                    op.output.per_channel_scale = true;
+                    op.output.round = round;
+                    op.output.clip_min = bits == 8 ? -100 : -30000;
+                    op.output.clip_max = bits == 8 ? 120 : 30000;
+                    const OutputPipeline pipeline(op, ctx);
+                    OpWeights w;
+                    std::vector<int32_t> narrow(static_cast<size_t>(channels));
+                    std::vector<int64_t> wide(static_cast<size_t>(channels));
+                    for (int c = 0; c < channels; ++c) {
+                        w.bias.push_back(static_cast<int64_t>(rng() % 2000001) - 1000000);
+                        w.scale.push_back(static_cast<uint32_t>(rng()));
+                        w.shift.push_back(static_cast<uint8_t>(1 + rng() % 50));
+                        narrow[static_cast<size_t>(c)] = static_cast<int32_t>(rng() >> (34 + rng() % 30)) *
+                                                         (rng() & 1 ? 1 : -1);
+                        wide[static_cast<size_t>(c)] = narrow[static_cast<size_t>(c)];
+                    }
+                    if (outside) {
+                        const size_t c = rng() % static_cast<size_t>(channels);
+                        if (rng() & 1) {
+                            narrow[c] = INT32_MAX;
+                            wide[c] = int64_t{1} << 40;
+                        } else {
+                            w.shift[c] = rng() & 1 ? 0 : 63;
+                        }
+                    }
+                    std::vector<int64_t> from_narrow(static_cast<size_t>(channels)), from_wide(from_narrow.size());
+                    pipeline.apply_channels(narrow.data(), channels, &w, from_narrow.data());
+                    pipeline.apply_channels(wide.data(), channels, &w, from_wide.data());
+                    for (int c = 0; c < channels; ++c) {
+                        const size_t i = static_cast<size_t>(c);
+                        ASSERT_EQ(from_narrow[i], pipeline.apply(narrow[i], c, &w)) << "channel " << c;
+                        ASSERT_EQ(from_wide[i], pipeline.apply(wide[i], c, &w)) << "channel " << c;
+                    }
+                }
+            }
+        }
+    }
+}
+
 }  // namespace
 }  // namespace ethosu
