@@ -16,9 +16,11 @@ constexpr int kClipForceInt8 = 3;
 
 // Per-channel scaling without an activation function, for whole pixels at a time: scale_value's
 // 64-bit closed form (DBL, NATURAL), bias, zero point and clamp, written without branches so that
-// it vectorises. Every channel is computed; false when any channel's sum or shift lies outside
-// what that form covers (|sum| >= 2^30, a shift outside 1..62), and the caller then recomputes
-// them all the general way. The product wraps instead of overflowing for such channels.
+// it vectorises. Every channel is computed; false when any channel lies outside what this form
+// covers (|sum| >= 2^30, a scale of 2^31 or more, a shift outside 1..62), and the caller then
+// recomputes them all the general way. Within it, sum and scale are int32, whose product AVX2
+// takes in one instruction, and (x + 2^(s-1)) >> s is computed as ((x >> (s-1)) + 1) >> 1, the
+// same integer: GCC 12 does not vectorise a shift of the constant 1 by a varying count.
 template <bool kDoubleSymmetric, typename Acc>
 [[gnu::always_inline]] inline bool scale_channels_64(const Acc* acc, const int64_t* bias, const uint32_t* scale,
                                                       const uint8_t* shift, int64_t zero_point, Range clip, int count,
@@ -29,11 +31,12 @@ template <bool kDoubleSymmetric, typename Acc>
         const int64_t sum = acc[i] + bias[i];
         const int s = shift[i];
         outside |= static_cast<uint64_t>(sum) + (kLimit - 1) >= static_cast<uint64_t>(2 * kLimit - 1);
+        outside |= scale[i] >> 31;
         outside |= static_cast<uint64_t>(s - 1) >= 62;
-        auto round = static_cast<int64_t>(uint64_t{1} << ((s - 1) & 63));
-        if (kDoubleSymmetric && s > 31) round += sum >= 0 ? kLimit : -kLimit;
-        const auto product = static_cast<int64_t>(static_cast<uint64_t>(sum) * scale[i] + static_cast<uint64_t>(round));
-        out[i] = clamp((product >> (s & 63)) + zero_point, clip);
+        const int64_t nudge = kDoubleSymmetric && s > 31 ? (sum >= 0 ? kLimit : -kLimit) : 0;
+        const int64_t product =
+            int64_t{static_cast<int32_t>(sum)} * int64_t{static_cast<int32_t>(scale[i])} + nudge;
+        out[i] = clamp((((product >> ((s - 1) & 63)) + 1) >> 1) + zero_point, clip);
     }
     return outside == 0;
 }
