@@ -23,7 +23,7 @@ constexpr int kClipForceInt8 = 3;
 // same integer: GCC 12 does not vectorise a shift of the constant 1 by a varying count.
 template <bool kDoubleSymmetric, typename Acc>
 [[gnu::always_inline]] inline bool scale_channels_64(const Acc* acc, const int64_t* bias, const uint32_t* scale,
-                                                      const uint8_t* shift, int64_t zero_point, Range clip, int count,
+                                                      const int32_t* shift, int64_t zero_point, Range clip, int count,
                                                       int64_t* out) {
     constexpr int64_t kLimit = int64_t{1} << 30;
     uint64_t outside = 0;
@@ -43,7 +43,7 @@ template <bool kDoubleSymmetric, typename Acc>
 
 template <typename Acc>
 [[gnu::always_inline]] inline bool scale_channels_by_mode(const Acc* acc, const int64_t* bias, const uint32_t* scale,
-                                                          const uint8_t* shift, RoundMode round, int64_t zero_point,
+                                                          const int32_t* shift, RoundMode round, int64_t zero_point,
                                                           Range clip, int count, int64_t* out) {
     if (round == RoundMode::DoubleSymmetric)
         return scale_channels_64<true>(acc, bias, scale, shift, zero_point, clip, count, out);
@@ -52,12 +52,12 @@ template <typename Acc>
 
 // One clone per accumulator type, not a template: clones of templates are a GCC extension.
 ETHOSU_SIMD_CLONES bool scale_channels_fast(const int32_t* acc, const int64_t* bias, const uint32_t* scale,
-                                            const uint8_t* shift, RoundMode round, int64_t zero_point, Range clip,
+                                            const int32_t* shift, RoundMode round, int64_t zero_point, Range clip,
                                             int count, int64_t* out) {
     return scale_channels_by_mode(acc, bias, scale, shift, round, zero_point, clip, count, out);
 }
 ETHOSU_SIMD_CLONES bool scale_channels_fast(const int64_t* acc, const int64_t* bias, const uint32_t* scale,
-                                            const uint8_t* shift, RoundMode round, int64_t zero_point, Range clip,
+                                            const int32_t* shift, RoundMode round, int64_t zero_point, Range clip,
                                             int count, int64_t* out) {
     return scale_channels_by_mode(acc, bias, scale, shift, round, zero_point, clip, count, out);
 }
@@ -187,7 +187,7 @@ void OutputPipeline::apply_channels_as(const Acc* acc, int count, const OpWeight
         const RoundMode round = o.round;
         const int64_t* bias = weights->bias.data();
         const uint32_t* scale = weights->scale.data();
-        const uint8_t* shift = weights->shift.data();
+        const int32_t* shift = weights->shift.data();
         const bool closed_form = round == RoundMode::DoubleSymmetric || round == RoundMode::Natural ||
                                  round == RoundMode::DoubleAsymmetric;
         if (closed_form && scale_channels_fast(acc, bias, scale, shift, round, zero_point, clip, count, out)) return;

@@ -30,7 +30,7 @@ struct OpWeights {
     // (global OFM_SCALE, no bias).
     std::vector<int64_t> bias;
     std::vector<uint32_t> scale;
-    std::vector<uint8_t> shift;
+    std::vector<int32_t> shift;  // 32 bits wide like scale: the output stage vectorises without mixing widths
     // CONV: values packed for gemm_int16, the fast path's layout.
     GemmWeights gemm;
 
