@@ -116,6 +116,19 @@ struct Palette {
 
     // A symbol (palette index or direct value) as the sign-folded 9-bit value it stands for.
     int folded_value(int symbol) const { return symbol < size ? entries[symbol] : symbol - size + direct_offset; }
+
+    // The signed weight of every symbol below 512 (bit 0 of the folded value is the sign), looked
+    // up by emit_slice without a branch; kBeyond9Bits where the folded value passes 9 bits.
+    static constexpr int16_t kBeyond9Bits = INT16_MIN;
+    std::array<int16_t, kMaxWeightSymbol + 1> weights{};
+    void tabulate() {
+        for (int symbol = 0; symbol <= kMaxWeightSymbol; ++symbol) {
+            const int folded = folded_value(symbol);
+            const int magnitude = folded >> 1;
+            weights[static_cast<size_t>(symbol)] = folded > kMaxWeightSymbol ? kBeyond9Bits
+                                                   : static_cast<int16_t>(folded & 1 ? -magnitude : magnitude);
+        }
+    }
 };
 
 struct SliceHeader {
@@ -153,6 +166,7 @@ SliceHeader read_slice_header(BitReader& bits, int zero_divisor, Palette& palett
         palette.entry_bits = static_cast<int>(bits.get(3, "PALBITS")) + 2;
         for (int i = 0; i < palette.size; ++i)
             palette.entries[i] = static_cast<int>(bits.get(palette.entry_bits, "PALETTE"));
+        palette.tabulate();
         palette.defined = true;
         palette.zero_runs = h.zero_runs;
     }
@@ -296,11 +310,10 @@ void emit_slice(const SliceHeader& h, const Palette& palette, const RiceChannel&
     int16_t* to = out.data() + start;
     if (h.zero_runs && h.new_palette) to += zeros.values()[0];
     for (int i = 0; i < h.weight_count; ++i) {
-        const int64_t symbol = weights.values()[static_cast<size_t>(i)];
-        const int64_t folded = symbol > kMaxWeightSymbol ? symbol : palette.folded_value(static_cast<int>(symbol));
-        if (folded > kMaxWeightSymbol) throw bits.error("WREMAIN", "weight symbol beyond 9 bits");
-        const int magnitude = static_cast<int>(folded >> 1);
-        *to++ = static_cast<int16_t>(folded & 1 ? -magnitude : magnitude);  // the sign sits in bit 0
+        const int32_t symbol = weights.values()[static_cast<size_t>(i)];
+        const int16_t value = symbol > kMaxWeightSymbol ? Palette::kBeyond9Bits : palette.weights[static_cast<size_t>(symbol)];
+        if (value == Palette::kBeyond9Bits) throw bits.error("WREMAIN", "weight symbol beyond 9 bits");
+        *to++ = value;
         if (h.zero_runs) to += zeros.values()[static_cast<size_t>(i + first_run)];
     }
 }
