@@ -5,6 +5,7 @@
 // length of the k range (conv.cc: int32_exact_terms), so the result equals the plain loop's.
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace ethosu {
@@ -31,8 +32,10 @@ GemmWeights pack_gemm_weights(const int16_t* ohwi, int n, int k);
 void gemm_int16(const int16_t* const rows[kGemmRows], const GemmWeights& w, int first, int last, int channels,
                 int32_t* sums);
 
-// The same with the baseline instruction set whatever the CPU (tests compare both).
-void gemm_int16_baseline(const int16_t* const rows[kGemmRows], const GemmWeights& w, int first, int last,
-                         int channels, int32_t* sums);
+// Every implementation of gemm_int16 this CPU runs, the one it uses first (AVX-512 VNNI, AVX2,
+// plain loops): tests compare them all.
+using GemmKernel = void (*)(const int16_t* const rows[kGemmRows], const GemmWeights& w, int first, int last,
+                            int channels, int32_t* sums);
+std::span<const GemmKernel> gemm_int16_kernels();
 
 }  // namespace ethosu

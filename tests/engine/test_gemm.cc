@@ -1,8 +1,9 @@
 // The CONV fast path's GEMM (emulator/engine/gemm.cc) against a plain loop over OHWI weights:
-// both the dispatched kernel (AVX2 where the CPU has it) and the baseline one.
+// every implementation the CPU runs (AVX-512 VNNI, AVX2, plain loops).
 
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <random>
 #include <vector>
 
@@ -35,27 +36,27 @@ void check(const GemmCase& c, std::mt19937& rng) {
         for (int last : {first + 2, (first + c.k) / 4 * 2, c.k}) {
             if (last <= first || last > c.k) continue;
             for (int channels : {c.n, (c.n + 1) / 2}) {
-                std::vector<int32_t> fast(static_cast<size_t>(kGemmRows) * w.n_padded, -1);
-                std::vector<int32_t> baseline(fast.size(), -1);
-                gemm_int16(pointers, w, first, last, channels, fast.data());
-                gemm_int16_baseline(pointers, w, first, last, channels, baseline.data());
-                for (int r = 0; r < kGemmRows; ++r)
-                    for (int o = 0; o < channels; ++o) {
-                        int64_t expected = 0;
-                        for (int i = first; i < last; ++i)
-                            expected += int64_t{rows[static_cast<size_t>(r)][static_cast<size_t>(i)]} *
-                                        ohwi[static_cast<size_t>(o) * c.k + i];
-                        const size_t at = static_cast<size_t>(r) * w.n_padded + o;
-                        ASSERT_EQ(fast[at], expected) << "n " << c.n << " k " << c.k << " [" << first << ", " << last
-                                                      << ") row " << r << " channel " << o;
-                        ASSERT_EQ(baseline[at], expected) << "baseline, n " << c.n << " k " << c.k;
-                    }
+                for (size_t kernel = 0; kernel < gemm_int16_kernels().size(); ++kernel) {
+                    std::vector<int32_t> sums(static_cast<size_t>(kGemmRows) * w.n_padded, -1);
+                    gemm_int16_kernels()[kernel](pointers, w, first, last, channels, sums.data());
+                    for (int r = 0; r < kGemmRows; ++r)
+                        for (int o = 0; o < channels; ++o) {
+                            int64_t expected = 0;
+                            for (int i = first; i < last; ++i)
+                                expected += int64_t{rows[static_cast<size_t>(r)][static_cast<size_t>(i)]} *
+                                            ohwi[static_cast<size_t>(o) * c.k + i];
+                            ASSERT_EQ(sums[static_cast<size_t>(r) * w.n_padded + o], expected)
+                                << "kernel " << kernel << ", n " << c.n << " k " << c.k << " [" << first << ", "
+                                << last << ") row " << r << " channel " << o;
+                        }
+                }
             }
         }
     }
 }
 
 TEST(Gemm, EqualsPlainLoopsForInt8Int16AndInt4Operands) {
+    std::cout << gemm_int16_kernels().size() << " implementations on this CPU\n";
     std::mt19937 rng(7);
     const GemmCase cases[] = {
         {1, 1, 255, 256},     {3, 2, 255, 256},   {16, 16, 255, 256}, {17, 33, 255, 256}, {40, 9, 255, 256},
@@ -73,9 +74,11 @@ TEST(Gemm, ExtremeOperandsStayExact) {
     const GemmWeights w = pack_gemm_weights(ohwi.data(), n, k);
     std::vector<int16_t> row(k, -32768);
     const int16_t* rows[kGemmRows] = {row.data(), row.data(), row.data(), row.data()};
-    std::vector<int32_t> sums(static_cast<size_t>(kGemmRows) * w.n_padded);
-    gemm_int16(rows, w, 0, k, n, sums.data());
-    for (int o = 0; o < n; ++o) EXPECT_EQ(sums[static_cast<size_t>(o)], 240 * 32768 * 256);
+    for (const GemmKernel kernel : gemm_int16_kernels()) {
+        std::vector<int32_t> sums(static_cast<size_t>(kGemmRows) * w.n_padded);
+        kernel(rows, w, 0, k, n, sums.data());
+        for (int o = 0; o < n; ++o) EXPECT_EQ(sums[static_cast<size_t>(o)], 240 * 32768 * 256);
+    }
 }
 
 }  // namespace
