@@ -189,18 +189,24 @@ TEST(BuiltinActivation, InterpolationBoundariesAndAccuracy) {
     }
 }
 
-TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
-    const NpuConfig config = *find_npu_config("ethos-u55-128");
+// What an OutputPipeline reads of a run: an ExecutionContext of U55-128 on an empty memory map.
+struct PipelineContext {
+    NpuConfig config = *find_npu_config("ethos-u55-128");
     MemoryMap map;
-    AddressSpace memory(map);
-    Shram shram(config);
+    AddressSpace memory{map};
+    Shram shram{config};
     WeightCache weights;
     ChainBuffers chain;
     KernelScratch scratch;
     Accumulators accumulators;
-    const std::string source = "test";
-    const WorkBudget budget({}, source);
+    std::string source = "test";
+    WorkBudget budget{{}, source};
     ExecutionContext ctx{config, memory, shram, weights, source, chain, scratch, accumulators, budget};
+};
+
+TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
+    PipelineContext rig;
+    ExecutionContext& ctx = rig.ctx;
     DecodedOp op;
     op.ofm.precision = {true, 16};
     op.output.activation = Activation::Sigmoid;
@@ -225,7 +231,8 @@ TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
     EXPECT_THROW(OutputPipeline(op, ctx), Error);
     op.ofm.zero_point = 0;
     const NpuConfig u85 = *find_npu_config("ethos-u85-256");
-    ExecutionContext u85_ctx{u85, memory, shram, weights, source, chain, scratch, accumulators, budget};
+    ExecutionContext u85_ctx{u85,        rig.memory,  rig.shram,        rig.weights, rig.source,
+                             rig.chain,  rig.scratch, rig.accumulators, rig.budget};
     EXPECT_THROW(OutputPipeline(op, u85_ctx), Error);
 }
 
@@ -234,17 +241,8 @@ TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
 // odd channel counts, and pixels with a channel outside its closed form (sums of 2^30 and more,
 // shifts of 0 and 63), which must take the general path whole.
 TEST(OutputStage, ApplyChannelsEqualsApplyPerChannel) {
-    const NpuConfig config = *find_npu_config("ethos-u55-128");
-    MemoryMap map;
-    AddressSpace memory(map);
-    Shram shram(config);
-    WeightCache cache;
-    ChainBuffers chain;
-    KernelScratch scratch;
-    Accumulators accumulators;
-    const std::string source = "test";
-    const WorkBudget budget({}, source);
-    ExecutionContext ctx{config, memory, shram, cache, source, chain, scratch, accumulators, budget};
+    PipelineContext rig;
+    ExecutionContext& ctx = rig.ctx;
     std::mt19937_64 rng(3);
     for (const RoundMode round : {RoundMode::DoubleSymmetric, RoundMode::Natural, RoundMode::DoubleAsymmetric,
                                   RoundMode::Truncate, RoundMode::TruncateToLower, RoundMode::Symmetric}) {
