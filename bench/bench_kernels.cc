@@ -69,12 +69,18 @@ public:
     void emit_ifm2(const Shape& s, uint64_t base) {
         builder_.emit(Cmd::SET_IFM2_REGION, {{Field::SET_IFM2_REGION__region, kFeatureMapRegion}})
             .emit(Cmd::SET_IFM2_BASE0, {{Field::SET_IFM2_BASE0__addr, base}})
+            .emit(Cmd::SET_IFM2_BASE1, {{Field::SET_IFM2_BASE1__addr, base}})
+            .emit(Cmd::SET_IFM2_BASE2, {{Field::SET_IFM2_BASE2__addr, base}})
+            .emit(Cmd::SET_IFM2_BASE3, {{Field::SET_IFM2_BASE3__addr, base}})
             .emit(Cmd::SET_IFM2_HEIGHT0_M1, {{Field::SET_IFM2_HEIGHT0_M1__height_m1, s.height - 1}})
             .emit(Cmd::SET_IFM2_HEIGHT1_M1, {{Field::SET_IFM2_HEIGHT1_M1__height_m1, s.height - 1}})
             .emit(Cmd::SET_IFM2_WIDTH0_M1, {{Field::SET_IFM2_WIDTH0_M1__width_m1, s.width - 1}})
             .emit(Cmd::SET_IFM2_STRIDE_X, {{Field::SET_IFM2_STRIDE_X__addr, s.depth * bytes_}})
             .emit(Cmd::SET_IFM2_STRIDE_Y, {{Field::SET_IFM2_STRIDE_Y__addr, s.width * s.depth * bytes_}})
             .emit(Cmd::SET_IFM2_STRIDE_C, {{Field::SET_IFM2_STRIDE_C__addr, bytes_}})
+            .emit(Cmd::SET_IFM2_BROADCAST)
+            .emit(Cmd::SET_IFM2_ZERO_POINT)
+            .emit(Cmd::SET_IFM2_IB_START, {{Field::SET_IFM2_IB_START__ib_start, 8}})
             .emit(Cmd::SET_IFM2_PRECISION, {{Field::SET_IFM2_PRECISION__activation_type, 1},
                                             {Field::SET_IFM2_PRECISION__activation_precision, precision()}});
     }
@@ -83,6 +89,9 @@ public:
     void emit_ifm(const Shape& s, uint64_t base, int pad) {
         builder_.emit(Cmd::SET_IFM_REGION, {{Field::SET_IFM_REGION__region, kFeatureMapRegion}})
             .emit(Cmd::SET_IFM_BASE0, {{Field::SET_IFM_BASE0__addr, base}})
+            .emit(Cmd::SET_IFM_BASE1, {{Field::SET_IFM_BASE1__addr, base}})
+            .emit(Cmd::SET_IFM_BASE2, {{Field::SET_IFM_BASE2__addr, base}})
+            .emit(Cmd::SET_IFM_BASE3, {{Field::SET_IFM_BASE3__addr, base}})
             .emit(Cmd::SET_IFM_HEIGHT0_M1, {{Field::SET_IFM_HEIGHT0_M1__height_m1, s.height - 1}})
             .emit(Cmd::SET_IFM_HEIGHT1_M1, {{Field::SET_IFM_HEIGHT1_M1__height_m1, s.height - 1}})
             .emit(Cmd::SET_IFM_WIDTH0_M1, {{Field::SET_IFM_WIDTH0_M1__width_m1, s.width - 1}})
@@ -104,6 +113,9 @@ public:
     void emit_ofm(const Shape& s, uint64_t base, bool per_channel) {
         builder_.emit(Cmd::SET_OFM_REGION, {{Field::SET_OFM_REGION__region, kFeatureMapRegion}})
             .emit(Cmd::SET_OFM_BASE0, {{Field::SET_OFM_BASE0__addr, base}})
+            .emit(Cmd::SET_OFM_BASE1, {{Field::SET_OFM_BASE1__addr, base}})
+            .emit(Cmd::SET_OFM_BASE2, {{Field::SET_OFM_BASE2__addr, base}})
+            .emit(Cmd::SET_OFM_BASE3, {{Field::SET_OFM_BASE3__addr, base}})
             .emit(Cmd::SET_OFM_HEIGHT_M1, {{Field::SET_OFM_HEIGHT_M1__height_m1, s.height - 1}})
             .emit(Cmd::SET_OFM_WIDTH_M1, {{Field::SET_OFM_WIDTH_M1__width_m1, s.width - 1}})
             .emit(Cmd::SET_OFM_HEIGHT0_M1, {{Field::SET_OFM_HEIGHT0_M1__height_m1, s.height - 1}})
@@ -123,7 +135,11 @@ public:
             .emit(Cmd::SET_ACTIVATION_MAX, {{Field::SET_ACTIVATION_MAX__clip_boundary, bytes_ == 1 ? 0x7F : 0x7FFF}})
             .emit(Cmd::SET_OFM_BLK_HEIGHT_M1, {{Field::SET_OFM_BLK_HEIGHT_M1__height_m1, 7}})
             .emit(Cmd::SET_OFM_BLK_WIDTH_M1, {{Field::SET_OFM_BLK_WIDTH_M1__width_m1, 7}})
-            .emit(Cmd::SET_OFM_BLK_DEPTH_M1, {{Field::SET_OFM_BLK_DEPTH_M1__depth_m1, 15}});
+            .emit(Cmd::SET_OFM_BLK_DEPTH_M1, {{Field::SET_OFM_BLK_DEPTH_M1__depth_m1, 15}})
+            // The SHRAM layout registers every kernel op reads (the functional run ignores them).
+            .emit(Cmd::SET_IFM_IB_END, {{Field::SET_IFM_IB_END__ib_end, 8}})
+            .emit(Cmd::SET_AB_START, {{Field::SET_AB_START__ab_start, 8}})
+            .emit(Cmd::SET_BLOCKDEP);
     }
 
     void emit_kernel(const Shape& s) {

@@ -8,7 +8,8 @@ NPU cycles per wall second, peak RSS of the benchmark process, model file + aren
 own, so that its peak RSS is its own. Skipped benchmarks show their message.
 
 A second table is what a user sees: one `ethosu-emu run` per network (bit-exact run with timing,
-golden input, output compared with the golden), its wall time and peak RSS (GNU time), the model
+golden input, output compared with the golden), its wall and CPU time (user + system, all
+threads: on a loaded machine the wall time carries other processes) and peak RSS (GNU time), the model
 file plus the arena it runs in, and the peak over that yardstick, whole and above the fixed cost
 every run has whatever its model (the executable, its libraries and its thread pool: taken as the
 smallest network's peak).
@@ -91,17 +92,18 @@ CONFIG = "ethos-u55-128"
 
 
 def run_measured(command):
-    """Runs command; returns (exit status, wall seconds, peak RSS in MiB).
+    """Runs command; returns (exit status, wall seconds, CPU seconds, peak RSS in MiB).
 
     GNU time starts it: a child forked from this Python process would count Python's own pages in
     its peak before exec replaced them.
     """
     with tempfile.NamedTemporaryFile("r") as rss:
         start = time.perf_counter()
-        run = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name] + command, stdout=subprocess.DEVNULL,
+        run = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", rss.name] + command, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
         wall = time.perf_counter() - start
-        return run.returncode, wall, int(rss.read().split()[-1]) / 1024.0
+        user, system, peak = rss.read().split()[-3:]
+        return run.returncode, wall, float(user) + float(system), int(peak) / 1024.0
 
 
 def arena_bytes(cli, model):
@@ -110,7 +112,7 @@ def arena_bytes(cli, model):
 
 
 def cli_table(cli, vectors):
-    _, _, help_peak = run_measured([cli, "--help"])
+    _, _, _, help_peak = run_measured([cli, "--help"])
     runs = []
     for name in NETWORKS:
         model = vectors / name / CONFIG / "model_vela.tflite"
@@ -123,24 +125,24 @@ def cli_table(cli, vectors):
             inputs = sorted(golden.glob("seed1.in*.bin"))
             for i in inputs:
                 command += ["--input", str(i)]
-            status, wall, peak = run_measured(command)
+            status, wall, cpu, peak = run_measured(command)
             outputs = sorted(Path(out).glob("out.out*.bin"))
             exact = status == 0 and bool(inputs) and len(outputs) > 0 and all(
                 o.read_bytes() == (golden / o.name.replace("out.out", "seed1.out")).read_bytes() for o in outputs)
         yardstick = (model.stat().st_size + arena_bytes(cli, str(model))) / (1024.0 * 1024.0)
-        runs.append((name, (wall, peak, yardstick, exact)))
+        runs.append((name, (wall, cpu, peak, yardstick, exact)))
     measured = [r for _, r in runs if r]
     # What every run costs whatever the model: the executable, its libraries and its threads.
-    fixed = min(r[1] for r in measured) if measured else 0.0
-    header = ["network (one CLI run)", "wall s", "peak RSS MB", "file+arena MB", "peak / (file+arena)",
+    fixed = min(r[2] for r in measured) if measured else 0.0
+    header = ["network (one CLI run)", "wall s", "cpu s", "peak RSS MB", "file+arena MB", "peak / (file+arena)",
               "(peak - fixed) / (file+arena)", "bit-exact"]
     rows = []
     for name, r in runs:
         if not r:
             rows.append([name, "skipped: not in the vectors"] + [""] * (len(header) - 2))
             continue
-        wall, peak, yardstick, exact = r
-        rows.append([name, f"{wall:.3f}", f"{peak:.1f}", f"{yardstick:.2f}", f"{peak / yardstick:.1f}",
+        wall, cpu, peak, yardstick, exact = r
+        rows.append([name, f"{wall:.3f}", f"{cpu:.3f}", f"{peak:.1f}", f"{yardstick:.2f}", f"{peak / yardstick:.1f}",
                      f"{(peak - fixed) / yardstick:.1f}", "yes" if exact else "NO"])
     print(f"\n{CONFIG}; fixed cost = the smallest run's peak, {fixed:.1f} MB "
           f"(`ethosu-emu --help` alone: {help_peak:.1f} MB)")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ethosu-emu needs, if any are missing (root or sudo).
 set -euo pipefail
-packages=(cmake g++ clang libclang-rt-14-dev python3 libeigen3-dev libfmt-dev libtbb-dev libgtest-dev
+packages=(cmake g++ clang libclang-rt-14-dev python3 libfmt-dev libtbb-dev libgtest-dev
           libbenchmark-dev libflatbuffers-dev flatbuffers-compiler nlohmann-json3-dev libcli11-dev zlib1g-dev time
           pybind11-dev python3-dev python3-numpy)
 missing=()

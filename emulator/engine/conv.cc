@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "emulator/engine/output_pipeline.h"
+#include "emulator/engine/gemm.h"
 #include "emulator/engine/kernel_context.h"
 #include "emulator/engine/kernel_geometry.h"
 #include "emulator/engine/output_stage.h"
@@ -30,11 +31,15 @@ int64_t int32_exact_terms(const DecodedOp& op) {
     return terms >= 16 ? terms / 16 * 16 : terms;
 }
 
-// IFM rows [first, last) x [0, width) x [0, depth) minus the zero point, dense HWC.
+// IFM rows [first, last) x [0, width) x [0, depth) minus the zero point, dense HWC, and a zero
+// after them: gemm_int16 reads the operands of a 1x1 CONV's pixels in pairs, so an odd depth's
+// last pixel reads one element further (its weight is zero).
 void load_dense_ifm(const FeatureMapView& ifm, int first, int last, int depth, int64_t zero_point,
                     std::vector<int16_t>& out) {
     const int width = ifm.width();
-    fit_scratch(out, static_cast<size_t>(last - first) * width * depth);
+    const size_t count = static_cast<size_t>(last - first) * width * depth;
+    fit_scratch(out, count + 1);
+    out[count] = 0;
     tbb::parallel_for(tbb::blocked_range<int>(first, last), [&](const tbb::blocked_range<int>& rows) {
         for (int y = rows.begin(); y < rows.end(); ++y)
             for (int x = 0; x < width; ++x)
@@ -50,56 +55,6 @@ constexpr int64_t kIfmBandBytes = 128 * 1024;
 
 // Decoded weights a layer too large to hold whole (ConvWeightGroups) holds at a time.
 constexpr int64_t kWeightGroupBytes = 128 * 1024;
-
-ETHOSU_SIMD_CLONES int32_t dot(const int16_t* a, const int16_t* b, int n) {
-    int32_t sum = 0;
-    for (int i = 0; i < n; ++i) sum += int32_t{a[i]} * b[i];
-    return sum;
-}
-
-// Four dot products of a with the rows b, b + n, b + 2n, b + 3n: each element of a is loaded once.
-ETHOSU_SIMD_CLONES void dot4(const int16_t* a, const int16_t* b, int n, int32_t* sums) {
-    int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-    const int16_t *b0 = b, *b1 = b + n, *b2 = b + 2 * n, *b3 = b + 3 * n;
-    for (int i = 0; i < n; ++i) {
-        const int32_t x = a[i];
-        s0 += x * b0[i];
-        s1 += x * b1[i];
-        s2 += x * b2[i];
-        s3 += x * b3[i];
-    }
-    sums[0] = s0, sums[1] = s1, sums[2] = s2, sums[3] = s3;
-}
-
-// dot4 for sums longer than an int32 holds: int32 partial sums of `chunk` products, added in int64.
-ETHOSU_SIMD_CLONES void dot4_wide(const int16_t* a, const int16_t* b, int n, int chunk, int64_t* sums) {
-    int64_t w0 = 0, w1 = 0, w2 = 0, w3 = 0;
-    const int16_t *b0 = b, *b1 = b + n, *b2 = b + 2 * n, *b3 = b + 3 * n;
-    for (int start = 0; start < n; start += chunk) {
-        const int end = std::min(n, start + chunk);
-        int32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (int i = start; i < end; ++i) {
-            const int32_t x = a[i];
-            s0 += x * b0[i];
-            s1 += x * b1[i];
-            s2 += x * b2[i];
-            s3 += x * b3[i];
-        }
-        w0 += s0, w1 += s1, w2 += s2, w3 += s3;
-    }
-    sums[0] = w0, sums[1] = w1, sums[2] = w2, sums[3] = w3;
-}
-
-ETHOSU_SIMD_CLONES int64_t dot_wide(const int16_t* a, const int16_t* b, int n, int chunk) {
-    int64_t sum = 0;
-    for (int start = 0; start < n; start += chunk) {
-        const int end = std::min(n, start + chunk);
-        int32_t partial = 0;
-        for (int i = start; i < end; ++i) partial += int32_t{a[i]} * b[i];
-        sum += partial;
-    }
-    return sum;
-}
 
 // wide[c] += partial[c], and partial[c] = 0: a DEPTHWISE's int32 sums handed on to int64.
 ETHOSU_SIMD_CLONES void add_to_wide(int64_t* wide, int32_t* partial, int channels) {
@@ -125,61 +80,68 @@ struct FastConv {
     // The OFM channels w holds: [first_channel, first_channel + channels) (DEPTHWISE: all, from 0).
     int first_channel = 0;
     int channels = 0;
-    // Products one int32 sum holds exactly (int32_exact_terms); longer sums go on in int64.
+    // Products one int32 sum holds exactly (int32_exact_terms, even); longer sums go on in int64.
     int chunk = 0;
+    const GemmWeights* packed = nullptr;  // CONV: w's values packed for gemm_int16
 
-    // CONV: each output pixel is one dot product per OFM channel between its IFM patch (taps x
-    // channels, OHWI order; padding taps are zeros) and the channel's weights.
-    void conv_rows(int first, int last) const {
-        const Kernel& k = op.kernel;
+    // The IFM operands of OFM pixel (oy, ox), kernel_height x kernel_width x depth (OHWI order,
+    // padding taps zeros): a 1x1 kernel's are an IFM pixel itself, others are copied to `patch`.
+    const int16_t* operands(int oy, int ox, int16_t* patch, const int16_t* zeros) const {
         const int depth = w.ifm_depth;
-        const int row_len = w.kernel_width * depth;
-        const int patch_len = w.kernel_height * row_len;
-        std::vector<int16_t>& patch = scratch.patches.local();
-        patch.resize(static_cast<size_t>(patch_len));
-        std::vector<int32_t>& acc = scratch.accumulators.local();
-        acc.resize(static_cast<size_t>(channels));
+        const WindowOrigin origin = window_origin(op.kernel, oy, ox);
+        const auto pixel = [&](int iy, int ix) -> const int16_t* {
+            if (iy < 0 || iy >= ifm_height || ix < 0 || ix >= ifm_width) return zeros;
+            return ifm.data() + (static_cast<size_t>(iy - ifm_row0) * ifm_width + ix) * depth;
+        };
+        if (w.kernel_height == 1 && w.kernel_width == 1) return pixel(origin.y, origin.x);
+        int16_t* to = patch;
+        for (int ky = 0; ky < w.kernel_height; ++ky)
+            for (int kx = 0; kx < w.kernel_width; ++kx, to += depth) {
+                const int16_t* from = pixel(origin.y + ky * step_y, origin.x + kx * step_x);
+                std::copy(from, from + depth, to);
+            }
+        return patch;
+    }
+
+    // CONV: kGemmRows OFM pixels at a time, each the product of its IFM operands with every
+    // channel's weights (gemm_int16); sums longer than `chunk` products go on in int64.
+    void conv_rows(int first, int last) const {
+        const GemmWeights& gemm = *packed;
+        const int patch_len = gemm.k;
+        const int patch_room = (patch_len + 1) / 2 * 2;  // gemm_int16 reads whole pairs
+        std::vector<int16_t>& buffers = scratch.patches.local();
+        buffers.assign(static_cast<size_t>(kGemmRows + 1) * patch_room, 0);
+        const int16_t* zeros = buffers.data() + static_cast<size_t>(kGemmRows) * patch_room;
+        std::vector<int32_t>& sums = scratch.accumulators.local();
+        sums.resize(static_cast<size_t>(kGemmRows) * gemm.n_padded);
         std::vector<int64_t>& out = scratch.results.local();
         out.resize(static_cast<size_t>(channels));
         const bool wide = patch_len > chunk;
-        std::vector<int64_t>& wide_acc = scratch.wide_sums.local();
-        if (wide) wide_acc.resize(static_cast<size_t>(channels));
+        std::vector<int64_t>& wide_sums = scratch.wide_sums.local();
+        if (wide) wide_sums.resize(static_cast<size_t>(kGemmRows) * gemm.n_padded);
+        const int width = op.ofm.width;
         for (int oy = first; oy < last; ++oy) {
-            for (int ox = 0; ox < op.ofm.width; ++ox) {
-                const int iy0 = oy * k.stride_y - k.padding.top;
-                const int ix0 = ox * k.stride_x - k.padding.left;
-                int16_t* to = patch.data();
-                for (int ky = 0; ky < w.kernel_height; ++ky) {
-                    const int iy = iy0 + ky * step_y;
-                    for (int kx = 0; kx < w.kernel_width; ++kx, to += depth) {
-                        const int ix = ix0 + kx * step_x;
-                        if (iy < 0 || iy >= ifm_height || ix < 0 || ix >= ifm_width) {
-                            std::fill(to, to + depth, int16_t{0});
-                        } else {
-                            const int16_t* from =
-                                ifm.data() + (static_cast<size_t>(iy - ifm_row0) * ifm_width + ix) * depth;
-                            std::copy(from, from + depth, to);
-                        }
-                    }
-                }
-                const int16_t* weights = w.values.data();
-                int oc = 0;
+            for (int ox0 = 0; ox0 < width; ox0 += kGemmRows) {
+                const int count = std::min(kGemmRows, width - ox0);
+                const int16_t* rows[kGemmRows];
+                for (int r = 0; r < kGemmRows; ++r)  // past the row's end: the last pixel again, not stored
+                    rows[r] = operands(oy, ox0 + std::min(r, count - 1),
+                                       buffers.data() + static_cast<size_t>(r) * patch_room, zeros);
                 if (wide) {
-                    for (; oc + 4 <= channels; oc += 4)
-                        dot4_wide(patch.data(), weights + static_cast<size_t>(oc) * patch_len, patch_len, chunk,
-                                  &wide_acc[oc]);
-                    for (; oc < channels; ++oc)
-                        wide_acc[oc] =
-                            dot_wide(patch.data(), weights + static_cast<size_t>(oc) * patch_len, patch_len, chunk);
-                    act.apply_channels(wide_acc.data(), channels, &w, out.data());
+                    std::fill(wide_sums.begin(), wide_sums.end(), 0);
+                    for (int start = 0; start < patch_len; start += chunk) {
+                        gemm_int16(rows, gemm, start, std::min(patch_len, start + chunk), channels, sums.data());
+                        for (size_t i = 0; i < sums.size(); ++i) wide_sums[i] += sums[i];
+                    }
                 } else {
-                    for (; oc + 4 <= channels; oc += 4)
-                        dot4(patch.data(), weights + static_cast<size_t>(oc) * patch_len, patch_len, &acc[oc]);
-                    for (; oc < channels; ++oc)
-                        acc[oc] = dot(patch.data(), weights + static_cast<size_t>(oc) * patch_len, patch_len);
-                    act.apply_channels(acc.data(), channels, &w, out.data());
+                    gemm_int16(rows, gemm, 0, patch_len, channels, sums.data());
                 }
-                ofm.store_channels(oy, ox, channels, out.data(), first_channel);
+                for (int r = 0; r < count; ++r) {
+                    const size_t at = static_cast<size_t>(r) * gemm.n_padded;
+                    if (wide) act.apply_channels(wide_sums.data() + at, channels, &w, out.data());
+                    else act.apply_channels(sums.data() + at, channels, &w, out.data());
+                    ofm.store_channels(oy, ox0 + r, channels, out.data(), first_channel);
+                }
             }
         }
     }
@@ -188,7 +150,6 @@ struct FastConv {
     // rearranged to [tap][channel]. A kernel of more taps than an int32 sum holds hands its sums
     // on to int64 every `chunk` taps.
     void depthwise_rows(int first, int last) const {
-        const Kernel& k = op.kernel;
         const int ifm_depth = op.ifm.depth;
         std::vector<int32_t>& acc = scratch.accumulators.local();
         acc.resize(static_cast<size_t>(channels));
@@ -199,16 +160,15 @@ struct FastConv {
         if (wide) wide_acc.resize(static_cast<size_t>(channels));
         for (int oy = first; oy < last; ++oy) {
             for (int ox = 0; ox < op.ofm.width; ++ox) {
-                const int iy0 = oy * k.stride_y - k.padding.top;
-                const int ix0 = ox * k.stride_x - k.padding.left;
+                const WindowOrigin origin = window_origin(op.kernel, oy, ox);
                 std::fill(acc.begin(), acc.end(), 0);
                 if (wide) std::fill(wide_acc.begin(), wide_acc.end(), 0);
                 int taps_in_acc = 0;
                 for (int ky = 0; ky < w.kernel_height; ++ky) {
-                    const int iy = iy0 + ky * step_y;
+                    const int iy = origin.y + ky * step_y;
                     if (iy < 0 || iy >= ifm_height) continue;
                     for (int kx = 0; kx < w.kernel_width; ++kx) {
-                        const int ix = ix0 + kx * step_x;
+                        const int ix = origin.x + kx * step_x;
                         if (ix < 0 || ix >= ifm_width) continue;
                         const int16_t* x =
                             ifm.data() + (static_cast<size_t>(iy - ifm_row0) * ifm_width + ix) * ifm_depth;
@@ -279,11 +239,10 @@ void run_conv_ifm2_weights(const DecodedOp& op, ExecutionContext& ctx, const Laz
     const OutputPipeline act(op, ctx);
     std::vector<int64_t> pixel(static_cast<size_t>(depth));
     for (int oy = 0; oy < op.ofm.height; ++oy) {
-        const int iy = oy * k.stride_y - k.padding.top;
         for (int ox = 0; ox < op.ofm.width; ++ox) {
-            const int ix = ox * k.stride_x - k.padding.left;
-            const bool inside = iy >= 0 && iy < geo.height && ix >= 0 && ix < geo.width;
-            if (inside) ifm.load_channels(iy, ix, depth, op.ifm.zero_point, pixel.data());
+            const WindowOrigin at = window_origin(k, oy, ox);  // a 1x1 window: the one IFM pixel
+            const bool inside = at.y >= 0 && at.y < geo.height && at.x >= 0 && at.x < geo.width;
+            if (inside) ifm.load_channels(at.y, at.x, depth, op.ifm.zero_point, pixel.data());
             for (int oc = 0; oc < op.ofm.depth; ++oc) {
                 int64_t acc = accumulators.initial(oy, ox, oc);
                 if (inside) {
@@ -311,13 +270,17 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
                                                           std::max(op.ofm.height, 1)));
     const int channels = std::min(w.ofm_depth, op.ofm.depth - first_channel);
     const int chunk = static_cast<int>(std::min<int64_t>(int32_exact_terms(op), INT32_MAX));
+    // Sums: DEPTHWISE one pixel's channels, CONV kGemmRows pixels' (and their operands, plus a row
+    // of zeros for padding taps).
+    size_t sums = static_cast<size_t>(channels);
     if (!depthwise) {
-        const size_t patch = static_cast<size_t>(w.kernel_height) * w.kernel_width * w.ifm_depth;
-        scratch.patches.fit(patch);
+        const size_t patch_room = (static_cast<size_t>(w.gemm.k) + 1) / 2 * 2;
+        scratch.patches.fit((kGemmRows + 1) * patch_room);
+        sums = static_cast<size_t>(kGemmRows) * w.gemm.n_padded;
     }
-    scratch.accumulators.fit(static_cast<size_t>(channels));
+    scratch.accumulators.fit(sums);
     scratch.results.fit(static_cast<size_t>(channels));
-    scratch.wide_sums.fit(static_cast<size_t>(channels));
+    scratch.wide_sums.fit(sums);
     for (int first = 0; first < op.ofm.height; first += band) {
         const int last = std::min(op.ofm.height, first + band);
         // The IFM rows the band's windows reach (padding rows excepted).
@@ -329,7 +292,7 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
         load_dense_ifm(ifm, top, bottom, op.ifm.depth, op.ifm.zero_point, scratch.ifm);
         const FastConv fast{op,       w,      ofm,    act,     scratch.ifm,   top,
                             geo.height, geo.width, step_y, step_x, scratch, first_channel,
-                            channels, chunk};
+                            channels, chunk, &w.gemm};
         const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
             if (depthwise) fast.depthwise_rows(rows.begin(), rows.end());
             else fast.conv_rows(rows.begin(), rows.end());
@@ -429,15 +392,14 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
 
     for (int oy = 0; oy < op.ofm.height; ++oy) {
         for (int ox = 0; ox < op.ofm.width; ++ox) {
-            const int iy0 = oy * k.stride_y - k.padding.top;
-            const int ix0 = ox * k.stride_x - k.padding.left;
+            const WindowOrigin origin = window_origin(k, oy, ox);
             for (int oc = 0; oc < op.ofm.depth; ++oc) {
                 int64_t acc = accumulators.initial(oy, ox, oc);
                 for (int ky = 0; ky < w.kernel_height; ++ky) {
-                    const int iy = iy0 + ky * step_y;
+                    const int iy = origin.y + ky * step_y;
                     if (iy < 0 || iy >= geo.height) continue;  // padding contributes zero
                     for (int kx = 0; kx < w.kernel_width; ++kx) {
-                        const int ix = ix0 + kx * step_x;
+                        const int ix = origin.x + kx * step_x;
                         if (ix < 0 || ix >= geo.width) continue;
                         if (depthwise) {
                             acc += (ifm.load(iy, ix, oc) - ifm_zp) * w.at(oc, ky, kx, 0);

@@ -22,6 +22,16 @@ struct IfmGeometry {
     int stored_width = 0;
 };
 
+// Where the window of OFM element (oy, ox) starts in the IFM area: its top-left tap, negative
+// inside the top or left padding.
+struct WindowOrigin {
+    int y = 0;
+    int x = 0;
+};
+inline WindowOrigin window_origin(const Kernel& k, int oy, int ox) {
+    return {oy * k.stride_y - k.padding.top, ox * k.stride_x - k.padding.left};
+}
+
 inline IfmGeometry ifm_geometry(const DecodedOp& op, const LazyLocation& where) {
     const Kernel& k = op.kernel;
     const int64_t height = int64_t{op.ofm.height - 1} * k.stride_y + k.height - k.padding.top - k.padding.bottom;

@@ -471,6 +471,17 @@ ConvWeightGroups::~ConvWeightGroups() = default;
 
 uint64_t ConvWeightGroups::stream_bytes_read() const { return state_->values.bytes_read(); }
 
+namespace {
+
+// A CONV's weights also packed for conv.cc's GEMM, once, as they are decoded (a ModelSession runs
+// them again and again); DEPTHWISE reads its values directly.
+void pack_conv_weights(const DecodedOp& op, OpWeights& w) {
+    if (op.kind != OpKind::Conv) return;
+    w.gemm = pack_gemm_weights(w.values.data(), w.ofm_depth, w.kernel_height * w.kernel_width * w.ifm_depth);
+}
+
+}  // namespace
+
 bool ConvWeightGroups::next(int channels, OpWeights& out) {
     State& s = *state_;
     if (s.next >= s.order.ofm_depth) {
@@ -493,6 +504,7 @@ bool ConvWeightGroups::next(int channels, OpWeights& out) {
     part(s.all.bias, out.bias);
     part(s.all.scale, out.scale);
     part(s.all.shift, out.shift);
+    pack_conv_weights(s.op, out);
     first_ = first;
     s.next = end;
     return true;
@@ -504,6 +516,7 @@ OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const 
     OpWeights w = weights_shape(op);
     if (config.traits().weight_encoding == WeightEncoding::PerDecoder) {
         decode_u85_weights(op, config, fetch, source, w);
+        pack_conv_weights(op, w);
         return w;
     }
     const int streams = static_cast<int>(op.weights.size());
@@ -516,6 +529,7 @@ OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const 
         w.shift.assign(static_cast<size_t>(w.ofm_depth), 0);
         for (int s = 0; s < static_cast<int>(op.scales.size()); ++s) decode_scale_stream(op, fetch, source, s, w);
     }
+    pack_conv_weights(op, w);
     return w;
 }
 

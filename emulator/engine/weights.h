@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "emulator/engine/gemm.h"
 #include "emulator/isa/decoded_op.h"
 #include "emulator/isa/npu_config.h"
 
@@ -29,7 +30,9 @@ struct OpWeights {
     // (global OFM_SCALE, no bias).
     std::vector<int64_t> bias;
     std::vector<uint32_t> scale;
-    std::vector<uint8_t> shift;
+    std::vector<int32_t> shift;  // 32 bits wide like scale: the output stage vectorises without mixing widths
+    // CONV: values packed for gemm_int16, the fast path's layout.
+    GemmWeights gemm;
 
     int16_t at(int o, int y, int x, int i) const {
         return values[((static_cast<size_t>(o) * kernel_height + y) * kernel_width + x) * ifm_depth + i];

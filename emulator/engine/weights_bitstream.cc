@@ -23,26 +23,53 @@ constexpr int kMaxPalette = 32;
 constexpr int kSymbolsPerChunk = 12;
 constexpr int kMaxWeightSymbol = 511;  // the hardware decodes 9-bit symbols
 
+// Set bits of a chunk's 12 WUNARY0 positions, looked up: the baseline x86-64 has no POPCNT, and
+// std::popcount there is a library call.
+constexpr auto kSetBits12 = [] {
+    std::array<uint8_t, 1 << kSymbolsPerChunk> table{};
+    for (size_t i = 1; i < table.size(); ++i) table[i] = static_cast<uint8_t>(table[i >> 1] + (i & 1));
+    return table;
+}();
+
 // Reads LSB-first, as the hardware does; a read past the end names the field and byte offset.
+// The bits ahead wait in a 64-bit buffer, refilled 8 bytes at a time, so a field costs a mask and
+// a shift.
 class BitReader {
 public:
     BitReader(std::span<const uint8_t> bytes, const std::string& source, uint64_t base)
         : bytes_(bytes), source_(source), base_(base) {}
 
     uint32_t get(int bits, const char* field) {
-        if (position_ + static_cast<uint64_t>(bits) > bytes_.size() * 8) {
-            throw Error({source_, byte_offset(), field}, "weight stream ends in the middle of a slice");
+        if (bits > buffered_) {
+            refill();
+            if (bits > buffered_) throw Error({source_, byte_offset(), field}, "weight stream ends in the middle of a slice");
         }
-        if (bits == 0) return 0;
-        // Up to 8 bytes from the current one hold the field (bits <= 32, at most 7 bits in).
-        const size_t first = static_cast<size_t>(position_ / 8);
-        uint64_t window = 0;
-        std::memcpy(&window, bytes_.data() + first, std::min<size_t>(8, bytes_.size() - first));  // little-endian host
-        const uint64_t value = (window >> (position_ % 8)) & ((uint64_t{1} << bits) - 1);
+        const uint64_t value = buffer_ & ((uint64_t{1} << bits) - 1);  // bits <= 32
+        buffer_ >>= bits;
+        buffered_ -= bits;
         position_ += static_cast<uint64_t>(bits);
         return static_cast<uint32_t>(value);
     }
-    void skip_to_byte_boundary() { position_ = (position_ + 7) / 8 * 8; }
+    // get(bits) n times into out, the fields the buffer holds at a time taken with the buffer in
+    // a register (out could alias the reader's members as far as the compiler knows).
+    void get_many(int bits, int32_t* out, size_t n, const char* field) {
+        const uint64_t mask = (uint64_t{1} << bits) - 1;
+        for (size_t i = 0; i < n;) {
+            if (bits > buffered_) {
+                refill();
+                if (bits > buffered_) throw Error({source_, byte_offset(), field}, "weight stream ends in the middle of a slice");
+            }
+            const size_t fields = bits == 0 ? n - i : std::min(static_cast<size_t>(buffered_ / bits), n - i);
+            uint64_t buffer = buffer_;
+            for (size_t k = 0; k < fields; ++k, buffer >>= bits) out[i + k] = static_cast<int32_t>(buffer & mask);
+            buffer_ = buffer;
+            buffered_ -= static_cast<int>(fields) * bits;
+            position_ += fields * static_cast<uint64_t>(bits);
+            i += fields;
+        }
+    }
+    // The rest of the current byte (an end-of-stream marker's padding).
+    void skip_to_byte_boundary() { get(static_cast<int>((8 - position_ % 8) % 8), "ZDIV"); }
     bool at_end() const { return position_ >= bytes_.size() * 8; }
     uint64_t byte_offset() const { return base_ + position_ / 8; }
     uint64_t bytes_read() const { return (position_ + 7) / 8; }
@@ -51,10 +78,31 @@ public:
     }
 
 private:
+    // Bits of whole bytes after the buffered ones, up to 56 and more buffered (bytes are appended
+    // above the buffered bits; an 8-byte load may set bits past them, which are the stream's next
+    // bits anyway, and the next refill ORs the same bits in again).
+    void refill() {
+        if (next_byte_ + 8 <= bytes_.size()) {
+            uint64_t word;
+            std::memcpy(&word, bytes_.data() + next_byte_, sizeof word);  // little-endian host
+            buffer_ |= word << buffered_;
+            const int bytes = (63 - buffered_) / 8;
+            next_byte_ += static_cast<size_t>(bytes);
+            buffered_ += 8 * bytes;
+            return;
+        }
+        while (buffered_ <= 56 && next_byte_ < bytes_.size()) {
+            buffer_ |= uint64_t{bytes_[next_byte_++]} << buffered_;
+            buffered_ += 8;
+        }
+    }
     std::span<const uint8_t> bytes_;
     const std::string& source_;
     uint64_t base_;
-    uint64_t position_ = 0;
+    uint64_t position_ = 0;  // bits consumed
+    uint64_t buffer_ = 0;    // the next `buffered_` bits, LSB first
+    int buffered_ = 0;
+    size_t next_byte_ = 0;  // the first byte not yet in the buffer
 };
 
 // Palette state; it persists across slices until a slice with NEWPAL replaces it.
@@ -68,6 +116,19 @@ struct Palette {
 
     // A symbol (palette index or direct value) as the sign-folded 9-bit value it stands for.
     int folded_value(int symbol) const { return symbol < size ? entries[symbol] : symbol - size + direct_offset; }
+
+    // The signed weight of every symbol below 512 (bit 0 of the folded value is the sign), looked
+    // up by emit_slice without a branch; kBeyond9Bits where the folded value passes 9 bits.
+    static constexpr int16_t kBeyond9Bits = INT16_MIN;
+    std::array<int16_t, kMaxWeightSymbol + 1> weights{};
+    void tabulate() {
+        for (int symbol = 0; symbol <= kMaxWeightSymbol; ++symbol) {
+            const int folded = folded_value(symbol);
+            const int magnitude = folded >> 1;
+            weights[static_cast<size_t>(symbol)] = folded > kMaxWeightSymbol ? kBeyond9Bits
+                                                   : static_cast<int16_t>(folded & 1 ? -magnitude : magnitude);
+        }
+    }
 };
 
 struct SliceHeader {
@@ -105,6 +166,7 @@ SliceHeader read_slice_header(BitReader& bits, int zero_divisor, Palette& palett
         palette.entry_bits = static_cast<int>(bits.get(3, "PALBITS")) + 2;
         for (int i = 0; i < palette.size; ++i)
             palette.entries[i] = static_cast<int>(bits.get(palette.entry_bits, "PALETTE"));
+        palette.tabulate();
         palette.defined = true;
         palette.zero_runs = h.zero_runs;
     }
@@ -125,7 +187,10 @@ SliceHeader read_slice_header(BitReader& bits, int zero_divisor, Palette& palett
 // the unary quotients of up to 12 symbols; their remainders come one chunk later.
 class RiceChannel {
 public:
-    RiceChannel(int divisor, int symbols) : divisor_(divisor), values_(static_cast<size_t>(symbols)) {}
+    // values: the reader's buffer for this channel, reused from slice to slice.
+    RiceChannel(int divisor, int symbols, std::vector<int32_t>& values) : divisor_(divisor), values_(values) {
+        values_.assign(static_cast<size_t>(symbols), 0);
+    }
 
     int symbols_started() const { return started_; }
     bool wants_more() const { return started_ < static_cast<int>(values_.size()); }
@@ -155,9 +220,15 @@ public:
         current_count_ = 0;
     }
 
+    // Symbols with no unary part (uncompressed weights): their remainders alone, one after another.
+    void read_remainders(BitReader& bits, const char* field) {
+        bits.get_many(divisor_, values_.data(), values_.size(), field);
+        started_ = finished_ = static_cast<int>(values_.size());
+    }
+
 private:
     int divisor_;
-    std::vector<int32_t> values_;
+    std::vector<int32_t>& values_;
     std::array<int64_t, kSymbolsPerChunk> current_{}, previous_{};
     int current_count_ = 0, previous_count_ = 0;
     int64_t run_ = 0;
@@ -180,23 +251,36 @@ void read_zero_unary(BitReader& bits, int width, RiceChannel& zeros) {
 }
 
 // Weight quotients: WUNARY0 has a bit per symbol position, WUNARY1 a second bit for each set one;
-// a code of 2 continues the run unless the slice is truncated.
+// a code of 2 continues the run unless the slice is truncated. The positions of code 2 ("twos")
+// come from spreading WUNARY1's bits over WUNARY0's set ones; a run then ends at every other
+// position, so the chunk is walked run by run, as read_zero_unary does.
 void read_weight_unary(BitReader& bits, const SliceHeader& h, uint32_t unary0, RiceChannel& weights) {
     const int positions = h.uncompressed && h.weight_divisor > 5 ? 8 : kSymbolsPerChunk;
-    const uint32_t position_mask = (1u << positions) - 1;
-    uint32_t unary1 = bits.get(std::popcount(unary0 & position_mask), "WUNARY1");
-    for (int i = 0; i < positions; ++i) {
-        // Branch-free: the codes are data, a mispredicted branch per position costs more.
-        const uint32_t set = (unary0 >> i) & 1;
-        const int code = static_cast<int>(set + (set & unary1));
-        unary1 >>= set;
-        weights.add_unary_run(code, code < 2 || h.truncated);
+    const uint32_t set = unary0 & ((1u << positions) - 1);
+    uint32_t unary1 = bits.get(kSetBits12[set], "WUNARY1");
+    uint32_t twos = 0;
+    for (uint32_t rest = set; rest; rest &= rest - 1, unary1 >>= 1) twos |= (unary1 & 1) << std::countr_zero(rest);
+    if (h.truncated) {  // every code ends its run
+        for (int i = 0; i < positions; ++i) weights.add_unary_run(static_cast<int>((set >> i & 1) + (twos >> i & 1)), true);
+        return;
     }
+    int next = 0;
+    for (uint32_t ends = ~twos & ((1u << positions) - 1); ends; ends &= ends - 1) {
+        const int at = std::countr_zero(ends);
+        weights.add_unary_run(2 * (at - next) + static_cast<int>(set >> at & 1), true);
+        next = at + 1;
+    }
+    weights.add_unary_run(2 * (positions - next), false);
 }
 
 // Reads a slice body: weight and zero-run chunks interleaved under the encoder's flow control,
 // which keeps the weights no more than 8 symbols ahead of the zero runs.
 void read_slice_body(BitReader& bits, const SliceHeader& h, RiceChannel& weights, RiceChannel& zeros) {
+    // Without unary bits of either channel, every chunk holds the previous chunk's remainders only.
+    if (h.uncompressed && !h.zero_runs) {
+        weights.read_remainders(bits, "WREMAIN");
+        return;
+    }
     const int zero_unary_width = h.zero_divisor < 3 ? 12 : 8;
     bool chunk_had_symbols = false;
     do {
@@ -213,22 +297,24 @@ void read_slice_body(BitReader& bits, const SliceHeader& h, RiceChannel& weights
     } while (chunk_had_symbols);
 }
 
-// Appends the slice's weights with the zero runs between them.
+// Appends the slice's weights with the zero runs between them: the slice's room at once, zeros,
+// then each weight written past its preceding run.
 void emit_slice(const SliceHeader& h, const Palette& palette, const RiceChannel& weights, const RiceChannel& zeros,
                 const BitReader& bits, std::vector<int16_t>& out) {
     const int first_run = h.new_palette ? 1 : 0;  // a new palette brings a run of zeros before the first weight
-    auto emit_zeros = [&](size_t run) {
-        const int64_t n = zeros.values()[run];
-        out.insert(out.end(), static_cast<size_t>(n), int16_t{0});
-    };
-    if (h.zero_runs && h.new_palette) emit_zeros(0);
+    size_t room = static_cast<size_t>(h.weight_count);
+    if (h.zero_runs)
+        for (const int32_t run : zeros.values()) room += static_cast<size_t>(run);
+    const size_t start = out.size();
+    out.resize(start + room);
+    int16_t* to = out.data() + start;
+    if (h.zero_runs && h.new_palette) to += zeros.values()[0];
     for (int i = 0; i < h.weight_count; ++i) {
-        const int64_t symbol = weights.values()[static_cast<size_t>(i)];
-        const int64_t folded = symbol > kMaxWeightSymbol ? symbol : palette.folded_value(static_cast<int>(symbol));
-        if (folded > kMaxWeightSymbol) throw bits.error("WREMAIN", "weight symbol beyond 9 bits");
-        const int magnitude = static_cast<int>(folded >> 1);
-        out.push_back(static_cast<int16_t>(folded & 1 ? -magnitude : magnitude));  // the sign sits in bit 0
-        if (h.zero_runs) emit_zeros(static_cast<size_t>(i + first_run));
+        const int32_t symbol = weights.values()[static_cast<size_t>(i)];
+        const int16_t value = symbol > kMaxWeightSymbol ? Palette::kBeyond9Bits : palette.weights[static_cast<size_t>(symbol)];
+        if (value == Palette::kBeyond9Bits) throw bits.error("WREMAIN", "weight symbol beyond 9 bits");
+        *to++ = value;
+        if (h.zero_runs) to += zeros.values()[static_cast<size_t>(i + first_run)];
     }
 }
 
@@ -237,11 +323,12 @@ void emit_slice(const SliceHeader& h, const Palette& palette, const RiceChannel&
 struct WeightBitstreamReader::State {
     BitReader bits;
     Palette palette;
+    std::vector<int32_t> weight_values, zero_runs;  // the current slice's symbols
 };
 
 WeightBitstreamReader::WeightBitstreamReader(std::span<const uint8_t> stream, const std::string& source,
                                              uint64_t base_offset)
-    : state_(std::make_unique<State>(State{BitReader(stream, source, base_offset), Palette{}})) {}
+    : state_(std::make_unique<State>(State{BitReader(stream, source, base_offset), Palette{}, {}, {}})) {}
 
 WeightBitstreamReader::~WeightBitstreamReader() = default;
 
@@ -263,8 +350,9 @@ bool WeightBitstreamReader::append_slice(std::vector<int16_t>& out) {
             continue;
         }
         const SliceHeader h = read_slice_header(bits, zero_divisor, palette);
-        RiceChannel weights(h.weight_divisor, h.weight_count);
-        RiceChannel zeros(h.zero_divisor, h.zero_runs ? h.weight_count + (h.new_palette ? 1 : 0) : 0);
+        RiceChannel weights(h.weight_divisor, h.weight_count, state_->weight_values);
+        RiceChannel zeros(h.zero_divisor, h.zero_runs ? h.weight_count + (h.new_palette ? 1 : 0) : 0,
+                          state_->zero_runs);
         read_slice_body(bits, h, weights, zeros);
         emit_slice(h, palette, weights, zeros, bits, out);
         return true;

@@ -211,7 +211,7 @@ std::vector<int16_t> decode_fast_weights(std::span<const uint8_t> stream, uint64
     return values;
 }
 
-void decode_u85_scale_record(const uint8_t* r, bool acc48, int64_t& bias, uint32_t& scale, uint8_t& shift) {
+void decode_u85_scale_record(const uint8_t* r, bool acc48, int64_t& bias, uint32_t& scale, int32_t& shift) {
     uint64_t b = 0;
     const int bias_bytes = acc48 ? 6 : 4;
     for (int i = 0; i < bias_bytes; ++i) b |= uint64_t{r[i]} << (8 * i);

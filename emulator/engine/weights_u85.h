@@ -55,6 +55,6 @@ int u85_fast_interleave_block(const U85WeightOrder& order);
 
 // One 10-byte scale/bias record: 32-bit accumulators carry bias int32, scale uint31, shift;
 // 48-bit ones bias int48, scale uint15, shift.
-void decode_u85_scale_record(const uint8_t* record, bool acc48, int64_t& bias, uint32_t& scale, uint8_t& shift);
+void decode_u85_scale_record(const uint8_t* record, bool acc48, int64_t& bias, uint32_t& scale, int32_t& shift);
 
 }  // namespace ethosu

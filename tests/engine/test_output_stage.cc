@@ -189,18 +189,24 @@ TEST(BuiltinActivation, InterpolationBoundariesAndAccuracy) {
     }
 }
 
-TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
-    const NpuConfig config = *find_npu_config("ethos-u55-128");
+// What an OutputPipeline reads of a run: an ExecutionContext of U55-128 on an empty memory map.
+struct PipelineContext {
+    NpuConfig config = *find_npu_config("ethos-u55-128");
     MemoryMap map;
-    AddressSpace memory(map);
-    Shram shram(config);
+    AddressSpace memory{map};
+    Shram shram{config};
     WeightCache weights;
     ChainBuffers chain;
     KernelScratch scratch;
     Accumulators accumulators;
-    const std::string source = "test";
-    const WorkBudget budget({}, source);
+    std::string source = "test";
+    WorkBudget budget{{}, source};
     ExecutionContext ctx{config, memory, shram, weights, source, chain, scratch, accumulators, budget};
+};
+
+TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
+    PipelineContext rig;
+    ExecutionContext& ctx = rig.ctx;
     DecodedOp op;
     op.ofm.precision = {true, 16};
     op.output.activation = Activation::Sigmoid;
@@ -225,8 +231,64 @@ TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
     EXPECT_THROW(OutputPipeline(op, ctx), Error);
     op.ofm.zero_point = 0;
     const NpuConfig u85 = *find_npu_config("ethos-u85-256");
-    ExecutionContext u85_ctx{u85, memory, shram, weights, source, chain, scratch, accumulators, budget};
+    ExecutionContext u85_ctx{u85,        rig.memory,  rig.shram,        rig.weights, rig.source,
+                             rig.chain,  rig.scratch, rig.accumulators, rig.budget};
     EXPECT_THROW(OutputPipeline(op, u85_ctx), Error);
+}
+
+// apply_channels' vectorised per-channel scaling (output_pipeline.cc scale_channels_64) against
+// apply() channel by channel: int32 and int64 sums, every rounding mode, int8/int16/int32 OFMs,
+// odd channel counts, and pixels with a channel outside its closed form (sums of 2^30 and more,
+// shifts of 0 and 63), which must take the general path whole.
+TEST(OutputStage, ApplyChannelsEqualsApplyPerChannel) {
+    PipelineContext rig;
+    ExecutionContext& ctx = rig.ctx;
+    std::mt19937_64 rng(3);
+    for (const RoundMode round : {RoundMode::DoubleSymmetric, RoundMode::Natural, RoundMode::DoubleAsymmetric,
+                                  RoundMode::Truncate, RoundMode::TruncateToLower, RoundMode::Symmetric}) {
+        for (const int bits : {8, 16, 32}) {
+            for (const int channels : {1, 7, 16, 37}) {
+                for (const bool outside : {false, true}) {
+                    DecodedOp op;
+                    op.ofm.precision = {true, bits};
+                    op.ofm.zero_point = bits == 8 ? -5 : 0;
+                    op.output.per_channel_scale = true;
+                    op.output.round = round;
+                    op.output.clip_min = bits == 8 ? -100 : -30000;
+                    op.output.clip_max = bits == 8 ? 120 : 30000;
+                    const OutputPipeline pipeline(op, ctx);
+                    OpWeights w;
+                    std::vector<int32_t> narrow(static_cast<size_t>(channels));
+                    std::vector<int64_t> wide(static_cast<size_t>(channels));
+                    for (int c = 0; c < channels; ++c) {
+                        w.bias.push_back(static_cast<int64_t>(rng() % 2000001) - 1000000);
+                        w.scale.push_back(static_cast<uint32_t>(rng()));
+                        w.shift.push_back(static_cast<uint8_t>(1 + rng() % 50));
+                        narrow[static_cast<size_t>(c)] = static_cast<int32_t>(rng() >> (34 + rng() % 30)) *
+                                                         (rng() & 1 ? 1 : -1);
+                        wide[static_cast<size_t>(c)] = narrow[static_cast<size_t>(c)];
+                    }
+                    if (outside) {
+                        const size_t c = rng() % static_cast<size_t>(channels);
+                        if (rng() & 1) {
+                            narrow[c] = INT32_MAX;
+                            wide[c] = int64_t{1} << 40;
+                        } else {
+                            w.shift[c] = rng() & 1 ? 0 : 63;
+                        }
+                    }
+                    std::vector<int64_t> from_narrow(static_cast<size_t>(channels)), from_wide(from_narrow.size());
+                    pipeline.apply_channels(narrow.data(), channels, &w, from_narrow.data());
+                    pipeline.apply_channels(wide.data(), channels, &w, from_wide.data());
+                    for (int c = 0; c < channels; ++c) {
+                        const size_t i = static_cast<size_t>(c);
+                        ASSERT_EQ(from_narrow[i], pipeline.apply(narrow[i], c, &w)) << "channel " << c;
+                        ASSERT_EQ(from_wide[i], pipeline.apply(wide[i], c, &w)) << "channel " << c;
+                    }
+                }
+            }
+        }
+    }
 }
 
 }  // namespace
