@@ -124,6 +124,27 @@ TEST_F(Timeline, PmuCountsOnlyInsideItsWindows) {
     EXPECT_EQ(p.counters[3], 4096u / 8);
 }
 
+// Beats are counted per transfer: three SRAM -> SRAM DMAs of 12 bytes move 2 beats each way
+// (12 bytes on an 8-byte bus), 6 in all, though their 36 bytes would fill 5. The run's totals
+// (what run --json prints) and the PMU agree. A transaction is a burst of the memory (32 bytes,
+// 4 beats): one per DMA each way.
+TEST_F(Timeline, BeatsAreCountedPerTransferAndThePmuAgrees) {
+    for (uint32_t i = 0; i < 3; ++i) dma(4 * i, 1, 1, 12);
+    const TimingResult r = model.run(stream);
+    EXPECT_EQ(r.totals.traffic.read[static_cast<size_t>(MemoryKind::Sram)], 36);
+    EXPECT_EQ(r.totals.beats.read[0], 6);
+    EXPECT_EQ(r.totals.beats.write[0], 6);
+    EXPECT_EQ(r.totals.beats.read_transactions[0], 3);
+    EXPECT_EQ(r.totals.beats.write_transactions[0], 3);
+    const auto g = npu.generation;
+    const std::vector<uint32_t> events = {*pmu_event_id(g, "AXI0_RD_DATA_BEAT_RECEIVED"),
+                                          *pmu_event_id(g, "AXI0_WR_DATA_BEAT_WRITTEN"),
+                                          *pmu_event_id(g, "AXI0_RD_TRANS_ACCEPTED"),
+                                          *pmu_event_id(g, "AXI0_WR_TRANS_ACCEPTED")};
+    const PmuReading p = read_pmu(memory, {r}, events);
+    EXPECT_EQ(p.counters, (std::vector<uint64_t>{6, 6, 3, 3}));
+}
+
 TEST(Pmu, EventTablesFollowTheDescription) {
     EXPECT_EQ(pmu_event_counters(Generation::U55), 4);
     EXPECT_EQ(pmu_event_counters(Generation::U85), 8);

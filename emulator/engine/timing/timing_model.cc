@@ -205,6 +205,7 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             totals.traffic.read[m] += t.cost.traffic.read[m];
             totals.traffic.write[m] += t.cost.traffic.write[m];
         }
+        totals.beats += port_beats(memory_, t.cost.traffic);
         check_timeline(op, {command, kernel_free, dma_free, totals.macs, totals.mac_active, totals.output_active,
                             totals.weight_decode_active, totals.dma_active, totals.command_words});
         for (int m = 0; m < kMemoryKinds; ++m) check_timeline(op, {totals.traffic.read[m], totals.traffic.write[m]});
@@ -232,6 +233,16 @@ std::array<MemoryKind, AddressSpace::kRegions> region_memories(const MemorySyste
     return out;
 }
 
+PortBeats& PortBeats::operator+=(const PortBeats& other) {
+    for (size_t p = 0; p < 2; ++p) {
+        read[p] += other.read[p];
+        write[p] += other.write[p];
+        read_transactions[p] += other.read_transactions[p];
+        write_transactions[p] += other.write_transactions[p];
+    }
+    return *this;
+}
+
 PortBeats port_beats(const MemorySystem& memory, const MemoryTraffic& traffic) {
     PortBeats beats;
     for (int m = 0; m < kMemoryKinds; ++m) {
@@ -239,8 +250,14 @@ PortBeats port_beats(const MemorySystem& memory, const MemoryTraffic& traffic) {
         // A memory behind neither port (unused by this system) carries no traffic.
         for (int port = 0; port < 2; ++port) {
             if (memory.port_memory(port) != kind) continue;
-            beats.read[static_cast<size_t>(port)] += div_round_up(traffic.read[m], memory.axi_bytes);
-            beats.write[static_cast<size_t>(port)] += div_round_up(traffic.write[m], memory.axi_bytes);
+            const auto p = static_cast<size_t>(port);
+            const int64_t read = div_round_up(traffic.read[m], memory.axi_bytes);
+            const int64_t write = div_round_up(traffic.write[m], memory.axi_bytes);
+            const int64_t burst_beats = std::max<int64_t>(1, memory.timing(kind).burst_length / memory.axi_bytes);
+            beats.read[p] += read;
+            beats.write[p] += write;
+            beats.read_transactions[p] += div_round_up(read, burst_beats);
+            beats.write_transactions[p] += div_round_up(write, burst_beats);
             break;
         }
     }
