@@ -121,7 +121,7 @@ TEST_F(Timeline, PmuCountsOnlyInsideItsWindows) {
     EXPECT_EQ(p.counters[0], 1u + 3073u);
     EXPECT_EQ(p.counters[1], 3072u);
     EXPECT_EQ(p.counters[2], 4096u / 8);  // SRAM bytes read / 8-byte beats
-    EXPECT_EQ(p.counters[3], 4096u / 8);
+    EXPECT_EQ(p.counters[3], 2048u / 8);
 }
 
 // Beats are counted per transfer: three SRAM -> SRAM DMAs of 12 bytes move 2 beats each way

@@ -34,7 +34,8 @@ struct Npu {
 //     32 latency + 2048 / 8 = 288; OFM block write: depth 32 > 16 -> 16 B bursts, 2048 bytes
 //     cost 4096: 32 + 4096 / 8 = 544.
 //   issue limit: ceil((544 / 2048 + 1.5) / 4 x 2048) = ceil(904) = 904 < 3072.
-//   traffic: IFM 2048 + IFM2 2048 read; OFM 2048 bytes at half-size bursts = 4096 written.
+//   traffic: IFM 2048 + IFM2 2048 read, OFM 2048 written; the OFM's 16 B bursts take the SRAM
+//   time of 4096 bytes, so the access needs (2048 + 2048 + 4096) / 8 = 1024 cycles.
 TEST(U55Cost, ElementwiseAddIsOutputUnitBound) {
     const Npu s("ethos-u55-128");
     const OpCost c = s.cost(elementwise_add(8, 8, 32, 8, 1, 1, {8, 8, 32}));
@@ -42,7 +43,8 @@ TEST(U55Cost, ElementwiseAddIsOutputUnitBound) {
     EXPECT_EQ(c.output_cycles, 3072);
     EXPECT_EQ(c.issue_cycles, 904);
     EXPECT_EQ(c.traffic.read[kSram], 4096);
-    EXPECT_EQ(c.traffic.write[kSram], 4096);
+    EXPECT_EQ(c.traffic.write[kSram], 2048);
+    EXPECT_EQ(c.access_cycles[kSram], 1024);
     EXPECT_EQ(c.macs, 0);
 }
 
@@ -71,6 +73,24 @@ TEST(U55Cost, PointwiseConvIsMacBound) {
     EXPECT_EQ(c.issue_cycles, 896);
     EXPECT_EQ(c.mac_cycles, 2048 * 4 + 1024);
     EXPECT_EQ(c.compute_cycles, 10816);
+}
+
+// Short bursts cost time, not bytes. ADD int8 8x8x8, block 8x8x8, both operands 8 channels of a
+// 16-channel NHWC map (pixel stride 16 B > block depth 8 B: a pixel's 8 bytes at a time):
+//   reads: 2 x 512 bytes moved (64 beats each); as 8 B of SRAM's 32 B bursts they take the time of
+//   4 x 1024 = 4096 bytes. OFM: 512 contiguous bytes (depth 8 <= 16): whole bursts, 512.
+//   access: (4096 + 512) / 8 B per cycle = 576 cycles.
+TEST(U55Cost, ShortBurstsLengthenTheAccessButMoveTheSameBytes) {
+    const Npu s("ethos-u55-128");
+    DecodedOp op = elementwise_add(8, 8, 8, 8, 1, 1, {8, 8, 8});
+    for (FeatureMap* fm : {&op.ifm, &op.ifm2}) {
+        fm->stride_x = 16;
+        fm->stride_y = 8 * 16;
+    }
+    const OpCost c = s.cost(op);
+    EXPECT_EQ(c.traffic.read[kSram], 1024);
+    EXPECT_EQ(c.traffic.write[kSram], 512);
+    EXPECT_EQ(c.access_cycles[kSram], 576);
 }
 
 // Weights and scales are streamed again for every OFM block in height and width: a 16x16 OFM in

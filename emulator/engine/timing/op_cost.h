@@ -36,8 +36,8 @@ struct OpCost {
     int64_t drain_cycles = 0;
     int64_t macs = 0;
     MemoryTraffic traffic;       // what the op's block traversal reads and writes
-    // Per memory, cycles its accesses need when a channel limits them below the memory's
-    // bandwidth (U85's per-channel read buffers); 0: bytes / bandwidth is the limit.
+    // Per memory, cycles its accesses need when they take longer than bytes / bandwidth (U55/U65:
+    // bursts shorter than the memory's; U85: per-channel read buffers); 0: bytes / bandwidth.
     std::array<int64_t, kMemoryKinds> access_cycles{};
 };
 
