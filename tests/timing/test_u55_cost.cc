@@ -102,6 +102,18 @@ TEST(U55Cost, WeightsAreRefetchedPerSpatialBlock) {
     EXPECT_EQ(c.traffic.read[flash], 2 * (128 * 64 + 64 * 10));
 }
 
+// The IFM of a block position stays in SHRAM across the OFM depth blocks there when it is one IFM
+// block (32 channels for int8 depth-first) deep. 1x1 CONV 16x16xC -> 16x16x64 int8, block
+// 8x16x16, U55-128: 2 block positions x 4 depth blocks; the IFM block is 8x16 pixels.
+//   C = 16 (one IFM block deep): each position's 8 x 16 x 16 = 2048 bytes once: 2 x 2048 = 4096.
+//   C = 48 (IFM block depth 32: two chunks): 8 x 16 x 48 = 6144 bytes per depth block: x 8 = 49152.
+// The weights and scales are in flash: SRAM reads are the IFM's alone.
+TEST(U55Cost, AnIfmOneBlockDeepIsReadOncePerBlockPosition) {
+    const Npu s("ethos-u55-128");
+    EXPECT_EQ(s.cost(conv_1x1(16, 16, 16, 64, {8, 16, 16})).traffic.read[kSram], 4096);
+    EXPECT_EQ(s.cost(conv_1x1(16, 16, 48, 64, {8, 16, 16})).traffic.read[kSram], 49152);
+}
+
 // IFM_UPSCALE: a 2x2 AVERAGE pool over an 8x8x16 IFM upscaled NEAREST to 16x16 (Vela's 2x
 // bilinear resize) fetches IFM blocks half as high and wide from the 8x8 map in memory: less than
 // half the bytes the same pool reads from a 16x16 IFM (the blocks' micro-block rounding and

@@ -259,7 +259,15 @@ struct U55Op {
                      storage_rounded(shape_of_ifm2(), op.ifm2.format).elements());
         } else {
             Block3 blocks = div_up3(ofm_shape, ofm_block);
-            if (kind == MacOp::Depthwise || kind == MacOp::Pooling) blocks.depth = 1;
+            // Depthwise and pooling blocks read only their own channels; a convolution reads the
+            // IFM's whole depth for each OFM depth block, unless it is one IFM block deep. The
+            // IFM buffer is double-buffered by IFM depth chunks (ifm_block.depth channels, Vela's
+            // _ifm_blockdepth): a single chunk is still in the buffer when the next depth block at
+            // the same position starts, while deeper IFMs cycle their chunks through it. The FVP
+            // anchors: RNNoise's fully connected layers (48-114 channels, 2-3 depth blocks) read
+            // their IFM per depth block (its 530 AXI0 read beats); MobileNetV2's pointwise
+            // convolutions of 16-32 channels into 96-192 read less than that.
+            if (kind == MacOp::Depthwise || kind == MacOp::Pooling || ifm_shape.depth <= ifm_block.depth) blocks.depth = 1;
             const int64_t sub_kernels =
                 div_round_up(kernel.width, kSubKernelMax) * div_round_up(kernel.height, kSubKernelMax);
             const Block3 fetch_block = storage_rounded(ifm_block, op.ifm.format);
