@@ -133,9 +133,10 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             int64_t access = 0;
             for (int m = 0; m < kMemoryKinds; ++m) {
                 const auto kind = static_cast<MemoryKind>(m);
-                const int64_t bytes = t.cost.traffic.read[m] + t.cost.traffic.write[m];
-                if (bytes == 0) continue;
-                t.access_cycles[m] = std::max(cost_figure(op, "access cycles", double(bytes) / memory_.bytes_per_cycle(kind)),
+                // AXI's read and write data channels are separate, each with the port's bandwidth.
+                const int64_t busiest = std::max(t.cost.traffic.read[m], t.cost.traffic.write[m]);
+                if (busiest == 0) continue;
+                t.access_cycles[m] = std::max(cost_figure(op, "access cycles", double(busiest) / memory_.bytes_per_cycle(kind)),
                                               t.cost.access_cycles[m]);
                 access = std::max(access, t.access_cycles[m]);
             }

@@ -240,16 +240,18 @@ struct U55Op {
     // (530 beats, the FVP's 530), where its scaled bytes are 26% more on MobileNetV2's reads.
     void traffic(OpCost& cost) const {
         MemoryTraffic& t = cost.traffic;
-        std::array<int64_t, kMemoryKinds> burst_bytes{};  // per memory, bytes as whole bursts cost them
+        MemoryTraffic burst_bytes;  // per memory and direction, bytes as whole bursts cost them
         auto move = [&](bool read, MemoryKind mem, const FeatureMap& fm, int bits, const Block3& block, int64_t elements) {
             const int64_t bytes = cost_product(op, "bytes moved", {elements, bits / 8});
             if (read) t.add_read(mem, bytes);
             else t.add_write(mem, bytes);
-            burst_bytes[static_cast<size_t>(mem)] += transfer(read, mem, fm, bits, block, elements);
+            const int64_t cost_bytes = transfer(read, mem, fm, bits, block, elements);
+            if (read) burst_bytes.add_read(mem, cost_bytes);
+            else burst_bytes.add_write(mem, cost_bytes);
         };
         auto stream = [&](MemoryKind mem, int64_t bytes) {  // weights and scales: whole bursts
             t.add_read(mem, bytes);
-            burst_bytes[static_cast<size_t>(mem)] += bytes;
+            burst_bytes.add_read(mem, bytes);
         };
         const Block3 out = storage_rounded(ofm_shape, op.ofm.format);
         if (kind == MacOp::Elementwise) {
@@ -283,10 +285,13 @@ struct U55Op {
                 stream(ctx.memory_of(s.region), cost_product(op, "scale bytes", {refetch, static_cast<int64_t>(s.length)}));
         }
         move(false, ofm_memory(), op.ofm, ofm_bits, ofm_block_config, out.elements());
+        // AXI's read and write data channels are separate, each with the port's bandwidth (AMBA
+        // AXI; Vela adds the two up): the busier one bounds the access.
         for (int m = 0; m < kMemoryKinds; ++m) {
-            if (burst_bytes[m] > 0)
+            const int64_t busiest = std::max(burst_bytes.read[m], burst_bytes.write[m]);
+            if (busiest > 0)
                 cost.access_cycles[m] =
-                    cost_figure(op, "access cycles", double(burst_bytes[m]) / bandwidth(static_cast<MemoryKind>(m)));
+                    cost_figure(op, "access cycles", double(busiest) / bandwidth(static_cast<MemoryKind>(m)));
         }
     }
 
