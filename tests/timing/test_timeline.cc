@@ -91,6 +91,33 @@ TEST_F(Timeline, KernelOpsSerialiseAndKernelWaitHolds) {
     EXPECT_EQ(r.ops[3].end, 6146 + 42);
 }
 
+// Kernel ops and DMA share a memory's bandwidth. The ADD of add_op() with both operands in
+// flash (region 0, 1 B/cycle) reads 4096 bytes there: it starts at 1 and is flash bound, 4096
+// cycles -> 4097, taking the flash's whole read bandwidth. A DMA of 1000 bytes from flash,
+// issued at 2 without a wait, gets no flash until then: its reads run 4097..5097, plus the read
+// latency of 64: it ends at 5161 (alone it would have ended at 2 + 1064).
+TEST_F(Timeline, ADmaWaitsForAKernelOpSaturatingItsMemory) {
+    add(elementwise_add(8, 8, 32, 8, 0, 1, {8, 8, 32}), 0);
+    dma(4, 0, 1, 1000);
+    const TimingResult r = model.run(stream);
+    EXPECT_EQ(r.ops[0].end, 4097);
+    EXPECT_EQ(r.ops[1].start, 4097);
+    EXPECT_EQ(r.ops[1].end, 5161);
+}
+
+// The other way round: the DMA (issued at 1) holds 1000 / 1064 of the flash until 1065; the ADD
+// from 2 gets the rest, 63.9 cycles' worth, then the whole flash: its 4096 bytes are read by
+// 1065 + 4096 - 63.9 = 5097.1 -> 5097 (alone: 2 + 4096 = 4098). The flash moves 5096 bytes in
+// the 5096 cycles from 1.
+TEST_F(Timeline, AKernelOpSharesItsMemoryWithADmaUnderWay) {
+    dma(0, 0, 1, 1000);
+    add(elementwise_add(8, 8, 32, 8, 0, 1, {8, 8, 32}), 4);
+    const TimingResult r = model.run(stream);
+    EXPECT_EQ(r.ops[0].end, 1065);
+    EXPECT_EQ(r.ops[1].start, 2);
+    EXPECT_EQ(r.ops[1].end, 5097);
+}
+
 // A wait for "at most 1 outstanding" does not wait for the newest DMA.
 TEST_F(Timeline, DmaWaitCountLeavesTheNewestOutstanding) {
     dma(0, 0, 1, 100);   // starts at 1: 164 cycles (100 + 64) -> 165

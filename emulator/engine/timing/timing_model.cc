@@ -53,6 +53,82 @@ void check_timeline(const DecodedOp& op, std::initializer_list<int64_t> figures)
     }
 }
 
+// One unit's use of a memory channel (read or write data, AXI keeps them apart): over
+// [start, end) it takes `share` of the channel's bandwidth. A kernel op's block traversal and a
+// DMA's transfer spread their traffic over their whole span.
+struct ChannelUse {
+    int64_t start = 0, end = 0;
+    double share = 0;
+};
+using ChannelUses = std::array<std::array<std::vector<ChannelUse>, 2>, kMemoryKinds>;  // [memory][read, write]
+
+// When a transfer needing `busy` cycles of a channel's full bandwidth from `start` has had them,
+// given the other unit's use of the channel (`uses`, sorted: each unit runs its ops in order).
+// The kernel pipeline and the DMA share each AXI port: a DMA on flash under a convolution
+// streaming its weights from flash gets what the convolution leaves, and the other way round,
+// so that the port never carries more than its peak (issue 17: person_detect's flash at 198%).
+// `first` (when given) is set to when the transfer first gets bandwidth.
+int64_t shared_transfer_end(const std::vector<ChannelUse>& uses, int64_t start, double busy, int64_t* first = nullptr) {
+    double t = double(start), left = busy;
+    if (first) *first = start;
+    auto it = std::lower_bound(uses.begin(), uses.end(), start,
+                               [](const ChannelUse& u, int64_t at) { return u.end <= at; });
+    for (; it != uses.end() && left > 0; ++it) {
+        if (double(it->start) > t) {  // the channel is this transfer's alone until the use starts
+            const double alone = double(it->start) - t;
+            if (alone >= left) break;
+            left -= alone;
+            t = double(it->start);
+        }
+        const double rate = std::max(0.0, 1.0 - it->share);
+        const double span = double(it->end) - t;
+        if (first && rate <= 0 && double(*first) >= t) *first = it->end;  // saturated: nothing yet
+        if (rate * span >= left) {
+            t += left / std::max(rate, 1e-9);
+            left = 0;
+            break;
+        }
+        left -= rate * span;
+        t = double(it->end);
+    }
+    return static_cast<int64_t>(t + left);  // truncated, as cost_figure truncates
+}
+
+// The cycles each channel of each memory is busy with `traffic` at full bandwidth.
+std::array<std::array<double, 2>, kMemoryKinds> channel_busy(const MemorySystem& memory, const MemoryTraffic& traffic) {
+    std::array<std::array<double, 2>, kMemoryKinds> busy{};
+    for (int m = 0; m < kMemoryKinds; ++m) {
+        const double bandwidth = memory.bytes_per_cycle(static_cast<MemoryKind>(m));
+        busy[m] = {double(traffic.read[m]) / bandwidth, double(traffic.write[m]) / bandwidth};
+    }
+    return busy;
+}
+
+// When a unit's transfers from `start` are done, sharing the channels with `others`; `first`
+// (when given) is set to when every channel has begun to move them.
+int64_t shared_end(const ChannelUses& others, int64_t start, const std::array<std::array<double, 2>, kMemoryKinds>& busy,
+                   int64_t* first = nullptr) {
+    int64_t end = start;
+    if (first) *first = start;
+    for (int m = 0; m < kMemoryKinds; ++m) {
+        for (int channel = 0; channel < 2; ++channel) {
+            if (busy[m][channel] == 0) continue;
+            int64_t begun = start;
+            end = std::max(end, shared_transfer_end(others[m][channel], start, busy[m][channel], &begun));
+            if (first) *first = std::max(*first, begun);
+        }
+    }
+    return end;
+}
+
+// Records a unit's use of the channels over [start, end).
+void record_use(ChannelUses& uses, int64_t start, int64_t end, const std::array<std::array<double, 2>, kMemoryKinds>& busy) {
+    if (end <= start) return;
+    for (int m = 0; m < kMemoryKinds; ++m)
+        for (int channel = 0; channel < 2; ++channel)
+            if (busy[m][channel] > 0) uses[m][channel].push_back({start, end, busy[m][channel] / double(end - start)});
+}
+
 // Whether b continues a: slices of one operation's OFM depth (Vela slices an op's OFM depth to
 // stream its weights). Same kind, IFM and kernel; weight streams; an OFM of the same rows and
 // columns that starts at a later channel of the same pixel.
@@ -104,6 +180,7 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
     bool pmu_counting = true;
     int64_t pmu_window_start = 0;
     std::vector<int64_t> kernel_ends, dma_ends;
+    ChannelUses kernel_uses, dma_uses;  // see shared_transfer_end
     std::vector<std::pair<int64_t, int64_t>> busy;
     result.ops.reserve(stream.ops.size());
 
@@ -153,8 +230,12 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             t.start = chained ? std::max(command, previous_start)
                               : std::max(command, kernel_free - (slice ? previous_drain : 0));
             previous_start = t.start;
-            t.end = std::max(t.start + std::max(t.cost.compute_cycles - hidden_fill, access), kernel_free);  // in order
+            // Its traffic shares each channel with the DMA's.
+            const auto busy_cycles = channel_busy(memory_, t.cost.traffic);
+            t.end = std::max({t.start + std::max(t.cost.compute_cycles - hidden_fill, access),
+                              shared_end(dma_uses, t.start, busy_cycles), kernel_free});  // in order
             const int64_t duration = t.end - t.start;
+            record_use(kernel_uses, t.start, t.end, busy_cycles);
             previous_kernel = &op;
             previous_drain = std::min(slack, t.cost.drain_cycles);
             kernel_free = t.end;
@@ -187,10 +268,19 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
                 duration = u85 ? u85_dma_cycles(op, ctx_, from, to, bytes, index) : dma_cycles(op, memory_, from, to, bytes);
             }
             t.start = std::max(command, dma_free);
-            t.end = t.start + duration;
+            const auto busy_cycles = channel_busy(memory_, t.cost.traffic);
+            // Latencies and the slower side set its duration alone; sharing the channels with the
+            // kernel ops stretches it by what they take.
+            int64_t alone = t.start;
+            for (const auto& channels : busy_cycles)
+                for (const double b : channels) alone = std::max(alone, t.start + static_cast<int64_t>(b));
+            int64_t begun = t.start;
+            t.end = t.start + duration + (shared_end(kernel_uses, t.start, busy_cycles, &begun) - alone);
+            t.start = begun;  // a DMA whose port a kernel op saturates waits for it
+            record_use(dma_uses, t.start, t.end, busy_cycles);
             dma_free = t.end;
             dma_ends.push_back(t.end);
-            totals.dma_active += duration;
+            totals.dma_active += t.end - t.start;
         } else if (op.kind == OpKind::DmaWait || op.kind == OpKind::KernelWait) {
             const auto& ends = op.kind == OpKind::DmaWait ? dma_ends : kernel_ends;
             const int64_t must_finish = static_cast<int64_t>(ends.size()) - op.wait_count;
