@@ -115,6 +115,17 @@ TEST(U55Cost, AnIfmOneBlockDeepIsReadOncePerBlockPosition) {
     EXPECT_EQ(s.cost(conv_1x1(16, 16, 48, 64, {8, 16, 16})).traffic.read[kSram], 49152);
 }
 
+// Reads come in the memory's aligned bursts: a weight stream of 200 bytes at flash address 100
+// spans the 128-byte bursts at 0, 128 and 256: 384 bytes; its 80-byte scale stream at 300..379
+// lies in the one at 256: 128 bytes. One OFM block (16x16x32 in 16x16x32): read once, 512 bytes.
+TEST(U55Cost, StreamsAreReadInWholeAlignedBursts) {
+    const Npu s("ethos-u55-128");
+    DecodedOp op = conv_1x1(16, 16, 8, 32, {16, 16, 32});
+    op.weights = {{0, 100, 200}};
+    op.scales = {{0, 300, 80}};
+    EXPECT_EQ(s.cost(op).traffic.read[static_cast<size_t>(MemoryKind::OffChipFlash)], 384 + 128);
+}
+
 // IFM_UPSCALE: a 2x2 AVERAGE pool over an 8x8x16 IFM upscaled NEAREST to 16x16 (Vela's 2x
 // bilinear resize) fetches IFM blocks half as high and wide from the 8x8 map in memory: less than
 // half the bytes the same pool reads from a 16x16 IFM (the blocks' micro-block rounding and

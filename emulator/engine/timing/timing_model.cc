@@ -250,7 +250,13 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             const Dma& d = op.dma;
             const int64_t bytes = dma_bytes(op);
             const MemoryKind from = ctx_.memory_of(d.src.region);
-            t.cost.traffic.add_read(from, bytes);
+            // A 1D transfer's reads come in the source memory's aligned bursts (the rows of 2D and
+            // 3D transfers are counted as their bytes).
+            const int64_t read_bytes =
+                d.dimensions == 1 ? burst_aligned_bytes(op, d.src.address, static_cast<uint64_t>(bytes),
+                                                        memory_.timing(from).burst_length)
+                                  : bytes;
+            t.cost.traffic.add_read(from, read_bytes);
             std::optional<DmaIndexRead> index;
             if (d.gather || d.scatter) {
                 index = DmaIndexRead{ctx_.memory_of(d.index.region), index_bytes(op)};
@@ -260,12 +266,13 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             int64_t duration = 0;
             if (d.dst.internal) {  // LUT load into SHRAM / LUT RAM: only the read side is external
                 duration = u85 ? u85_dma_cycles(op, ctx_, from, std::nullopt, bytes, index)
-                               : cost_figure(op, "read cycles", double(bytes) / memory_.bytes_per_cycle(from)) +
+                               : cost_figure(op, "read cycles", double(read_bytes) / memory_.bytes_per_cycle(from)) +
                                      memory_.timing(from).read_latency;
             } else {
                 const MemoryKind to = ctx_.memory_of(d.dst.region);
                 t.cost.traffic.add_write(to, bytes);
-                duration = u85 ? u85_dma_cycles(op, ctx_, from, to, bytes, index) : dma_cycles(op, memory_, from, to, bytes);
+                duration = u85 ? u85_dma_cycles(op, ctx_, from, to, bytes, index)
+                               : dma_cycles(op, memory_, from, to, read_bytes, bytes);
             }
             t.start = std::max(command, dma_free);
             const auto busy_cycles = channel_busy(memory_, t.cost.traffic);

@@ -279,10 +279,13 @@ struct U55Op {
             move(true, ifm_memory(0), op.ifm, ifm_bits, ifm_block_config, ifm_elements);
             // Weights and scales are streamed again for every OFM block in height and width.
             const int64_t refetch = blocks.elements_wh();
-            for (const auto& w : op.weights)
-                stream(ctx.memory_of(w.region), cost_product(op, "weight bytes", {refetch, static_cast<int64_t>(w.length)}));
-            for (const auto& s : op.scales)
-                stream(ctx.memory_of(s.region), cost_product(op, "scale bytes", {refetch, static_cast<int64_t>(s.length)}));
+            for (const std::vector<Stream>* streams : {&op.weights, &op.scales}) {
+                for (const Stream& w : *streams) {
+                    const MemoryKind mem = ctx.memory_of(w.region);
+                    stream(mem, cost_product(op, "weight bytes",
+                                             {refetch, burst_aligned_bytes(op, w.base, w.length, timing(mem).burst_length)}));
+                }
+            }
         }
         move(false, ofm_memory(), op.ofm, ofm_bits, ofm_block_config, out.elements());
         // AXI's read and write data channels are separate, each with the port's bandwidth (AMBA
