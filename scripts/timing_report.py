@@ -8,8 +8,13 @@ per config, the share of pairs within 10% and 25%, the median ratio and the outl
 --per-op, the distribution of per-op ratios: the emulator's per-layer CSV (run --per-layer with
 Vela's debug database, so its rows are Vela's) against Vela's model_per-layer.csv, row by row.
 
+With --anchors DIR (../shared/anchors) it compares instead, per FVP anchor, NPU ACTIVE cycles and
+AXI beats per port with the published FVP counts (anchors.csv) and with Vela's estimate on the same
+stream (its model summary: total cycles, unscaled bytes / 8); with --per-op also the kernel ops
+moving the most AXI0 read beats, where a read excess would sit.
+
 usage: scripts/timing_report.py [--emu build/frontend/cli/ethosu-emu] [--vectors ../shared/vectors]
-                                [--config ethos-u55-128 ...] [--per-op] [--csv FILE]
+                                [--config ethos-u55-128 ...] [--per-op] [--csv FILE] [--anchors DIR]
 """
 import argparse
 import csv
@@ -55,6 +60,59 @@ def op_cycle_ratios(emu, model_dir):
             for o, v in zip(ours, vela) if float(v["Op Cycles"] or 0) > 0 and o["Op Cycles"]]
 
 
+# The anchors' system (anchors/README.md): U55-128, 8-byte AXI beats.
+ANCHOR_RUN = ["--npu", "ethos-u55-128", "--system-config", "Ethos_U55_High_End_Embedded", "--memory-mode", "Shared_Sram"]
+ANCHOR_FIGURES = [("NPU ACTIVE", "published_fvp_npu_active"), ("AXI0 rd beats", "published_axi0_rd_beats"),
+                  ("AXI0 wr beats", "published_axi0_wr_beats"), ("AXI1 rd beats", "published_axi1_rd_beats")]
+
+
+def vela_anchor_estimate(summary_csv):
+    """Vela's figures in ANCHOR_FIGURES order: total cycles, then SRAM read, SRAM write and off-chip
+    flash read bytes (unscaled, as its summary gives them) in 8-byte beats."""
+    with open(summary_csv, newline="") as f:
+        r = next(csv.DictReader(f))
+    num = lambda *keys: sum(float(r.get(k) or 0) for k in keys)
+    return [num("cycles_total"),
+            num("sram_feature_map_read_bytes", "sram_weight_read_bytes") / 8,
+            num("sram_feature_map_write_bytes", "sram_weight_write_bytes") / 8,
+            num("off_chip_flash_feature_map_read_bytes", "off_chip_flash_weight_read_bytes") / 8]
+
+
+def anchors_report(emu, anchors_dir, per_op):
+    with open(os.path.join(anchors_dir, "anchors.csv"), newline="") as f:
+        anchors = list(csv.DictReader(f))
+    print(f"{'anchor':<34} {'figure':<14} {'FVP':>10} {'emulator':>10} {'vs FVP':>8} {'Vela':>10} {'vs FVP':>8}")
+    for a in anchors:
+        model_dir = os.path.join(anchors_dir, a["name"], "vela-" + a["vela_version"])
+        proc = subprocess.run([emu, "run", os.path.join(model_dir, "model_vela.tflite"), "--timing-only", "--json"]
+                              + ANCHOR_RUN, capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"{a['name']:<34} failed: {proc.stderr.strip()[-200:]}")
+            continue
+        run = json.loads(proc.stdout)
+        axi = run["traffic"]["axi"]
+        ours = [run["cycles"]["npu_active"], axi[0]["read_beats"], axi[0]["write_beats"], axi[1]["read_beats"]]
+        summaries = [n for n in os.listdir(model_dir) if n.startswith("model_summary") and n.endswith(".csv")]
+        vela = vela_anchor_estimate(os.path.join(model_dir, summaries[0])) if summaries else [None] * 4
+        for (label, column), mine, theirs in zip(ANCHOR_FIGURES, ours, vela):
+            fvp = int(a[column])
+            vela_text = f"{theirs:>10.0f} {theirs / fvp - 1:>+8.1%}" if theirs is not None else f"{'-':>10} {'':>8}"
+            print(f"{a['name']:<34} {label:<14} {fvp:>10} {mine:>10} {mine / fvp - 1:>+8.1%} {vela_text}")
+        if per_op:
+            print_top_read_ops(run)
+
+
+def print_top_read_ops(run, count=8):
+    """The kernel ops of a run --json with the most SRAM (AXI0) read bytes: offset, kind, cycles, beats."""
+    ops = [o for o in run.get("ops", []) if "compute_cycles" in o]
+    sram_read = lambda o: o.get("traffic", {}).get("Sram", {}).get("read_bytes", 0)
+    total = sum(sram_read(o) for o in ops) or 1
+    print(f"  top AXI0 readers of {total // 8} beats:")
+    for o in sorted(ops, key=sram_read, reverse=True)[:count]:
+        print(f"    @0x{o['offset']:06x} {o['kind']:<12} {o['end'] - o['start']:>9} cycles"
+              f" {sram_read(o) // 8:>8} beats ({sram_read(o) / total:.1%})")
+
+
 def percentiles(values, points=(10, 25, 50, 75, 90)):
     ordered = sorted(values)
     return [ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))] for p in points]
@@ -68,7 +126,13 @@ def main():
     ap.add_argument("--config", action="append", help="only these NPU configs (repeatable)")
     ap.add_argument("--csv", help="also write the per-model table to this CSV file")
     ap.add_argument("--per-op", action="store_true", help="also compare each op with Vela's per-layer estimate")
+    ap.add_argument("--anchors", help="compare with the FVP anchors in this folder (anchors.csv) instead")
     args = ap.parse_args()
+    if args.anchors:
+        if not os.path.isfile(os.path.join(args.anchors, "anchors.csv")):
+            sys.exit(f"timing_report: no anchors at {args.anchors} (anchors.csv missing)")
+        anchors_report(args.emu, args.anchors, args.per_op)
+        return
     if not os.path.isfile(os.path.join(args.vectors, "index.csv")):
         sys.exit(f"timing_report: no corpus at {args.vectors} (index.csv missing)")
 

@@ -317,7 +317,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
                 op["compute_cycles"] = t.cost.compute_cycles;
                 op["macs"] = t.cost.macs;
             }
-            if (t.unit != Unit::Command) op["traffic"] = traffic_json(result.memory, t.cost.traffic)["memories"];
+            if (t.unit != Unit::Command) op["traffic"] = memories_json(t.cost.traffic);
             ops.push_back(op);
         }
     }

@@ -53,7 +53,10 @@ constexpr Key kMemoryTrafficKeys[] = {{"read_bytes", KeyType::Count, true}, {"wr
 constexpr Key kPortKeys[] = {{"port", KeyType::String, true},
                              {"memory", KeyType::String, true},
                              {"read_beats", KeyType::Count, true},
-                             {"write_beats", KeyType::Count, true}};
+                             {"write_beats", KeyType::Count, true},
+                             // Written by baseline (run --json has them); not compared.
+                             {"read_transactions", KeyType::Count},
+                             {"write_transactions", KeyType::Count}};
 
 std::string_view type_text(KeyType type) {
     switch (type) {

@@ -15,28 +15,35 @@ std::vector<std::vector<uint8_t>> read_input_files(const LoadedModel& model, con
     return inputs;
 }
 
-json traffic_json(const MemorySystem& memory, const MemoryTraffic& traffic) {
+json memories_json(const MemoryTraffic& traffic) {
     json per_memory = json::object();
     for (int m = 0; m < kMemoryKinds; ++m) {
         if (traffic.read[m] == 0 && traffic.write[m] == 0) continue;
         per_memory[std::string(memory_kind_name(static_cast<MemoryKind>(m)))] = {{"read_bytes", traffic.read[m]},
                                                                                  {"write_bytes", traffic.write[m]}};
     }
-    const PortBeats beats = port_beats(memory, traffic);
+    return per_memory;
+}
+
+json traffic_json(const MemorySystem& memory, const MemoryTraffic& traffic, const PortBeats& beats) {
     json ports = json::array();
     for (size_t p = 0; p < 2; ++p) {
         ports.push_back({{"port", fmt::format("AXI{}", p)},
                          {"memory", memory_kind_name(memory.port_memory(static_cast<int>(p)))},
                          {"read_beats", beats.read[p]},
-                         {"write_beats", beats.write[p]}});
+                         {"write_beats", beats.write[p]},
+                         {"read_transactions", beats.read_transactions[p]},
+                         {"write_transactions", beats.write_transactions[p]}});
     }
-    return {{"memories", per_memory}, {"axi", ports}};
+    return {{"memories", memories_json(traffic)}, {"axi", ports}};
 }
 
 json timing_json(const RunResult& result) {
     TimingTotals sum;
     MemoryTraffic traffic;
+    PortBeats beats;
     for (const auto& t : result.timing) {
+        beats += t.totals.beats;
         sum.cycles += t.totals.cycles;
         sum.npu_active += t.totals.npu_active;
         sum.idle += t.totals.idle;
@@ -54,7 +61,7 @@ json timing_json(const RunResult& result) {
             {"cycles", out},
             {"inference_seconds", double(sum.cycles) / sys.core_clock},
             {"macs", sum.macs},
-            {"traffic", traffic_json(result.memory, traffic)}};
+            {"traffic", traffic_json(result.memory, traffic, beats)}};
 }
 
 }  // namespace ethosu

@@ -17,9 +17,11 @@ namespace ethosu {
 // the model's inputs are left for run_model to refuse.
 std::vector<std::vector<uint8_t>> read_input_files(const LoadedModel& model, const std::vector<std::string>& files);
 
-// {"memories": {NAME: {"read_bytes", "write_bytes"}} for each memory with traffic,
-//  "axi": [{"port": "AXI0", "memory", "read_beats", "write_beats"}, AXI1]}.
-nlohmann::ordered_json traffic_json(const MemorySystem& memory, const MemoryTraffic& traffic);
+// {NAME: {"read_bytes", "write_bytes"}} for each memory with traffic.
+nlohmann::ordered_json memories_json(const MemoryTraffic& traffic);
+// {"memories": memories_json, "axi": [{"port": "AXI0", "memory", "read_beats", "write_beats",
+//  "read_transactions", "write_transactions"}, AXI1]}; beats: the run's (TimingTotals::beats).
+nlohmann::ordered_json traffic_json(const MemorySystem& memory, const MemoryTraffic& traffic, const PortBeats& beats);
 
 // The run's totals over its streams: system config, memory mode, clock, cycles {total,
 // npu_active, idle}, inference seconds, MACs and traffic_json.

@@ -42,10 +42,11 @@ struct Timeline : ::testing::Test {
     DecodedOp add_op() const { return elementwise_add(8, 8, 32, 8, 1, 1, {8, 8, 32}); }
 };
 
-// DMA 1000 bytes flash -> SRAM at offset 40: 11 command words, so it starts at 11 and takes
-// max(1000 / 1 + 64 read latency, 1000 / 8 + 32 write latency) = 1064 -> ends at 1075.
-// DMA_WAIT 0 at 48 (2 more words, 13) holds the command processor until 1075. The ADD at 200
-// needs (204 - 52) / 4 = 38 words: starts at 1113, runs 3072 -> 4185. STOP: one word.
+// DMA 1000 bytes flash -> SRAM at offset 40: 11 command words, so it starts at 11. Its reads come
+// in flash's 128-byte bursts: 1024 bytes. It takes max(1024 / 1 + 64 read latency, 1000 / 8 + 32
+// write latency) = 1088 -> ends at 1099. DMA_WAIT 0 at 48 (2 more words, 13) holds the command
+// processor until 1099. The ADD at 200 needs (204 - 52) / 4 = 38 words: starts at 1137, runs
+// 3072 -> 4209. STOP: one word.
 TEST_F(Timeline, DmaWaitHoldsTheNextKernelOp) {
     dma(40, 0, 1, 1000);
     add(OpKind::DmaWait, 48).wait_count = 0;
@@ -53,12 +54,12 @@ TEST_F(Timeline, DmaWaitHoldsTheNextKernelOp) {
     add(OpKind::Stop, 204);
     const TimingResult r = model.run(stream);
     EXPECT_EQ(r.ops[0].start, 11);
-    EXPECT_EQ(r.ops[0].end, 1075);
-    EXPECT_EQ(r.ops[1].end, 1075);
-    EXPECT_EQ(r.ops[2].start, 1113);
-    EXPECT_EQ(r.ops[2].end, 4185);
-    EXPECT_EQ(r.totals.cycles, 4185);
-    EXPECT_EQ(r.totals.npu_active, 4185);
+    EXPECT_EQ(r.ops[0].end, 1099);
+    EXPECT_EQ(r.ops[1].end, 1099);
+    EXPECT_EQ(r.ops[2].start, 1137);
+    EXPECT_EQ(r.ops[2].end, 4209);
+    EXPECT_EQ(r.totals.cycles, 4209);
+    EXPECT_EQ(r.totals.npu_active, 4209);
     EXPECT_EQ(r.totals.idle, 0);
     EXPECT_EQ(r.totals.command_words, 11 + 2 + 38 + 1);
 }
@@ -71,7 +72,7 @@ TEST_F(Timeline, DmaOverlapsKernelWorkWithoutAWait) {
     const TimingResult r = model.run(stream);
     EXPECT_EQ(r.ops[1].start, 51);
     EXPECT_EQ(r.totals.cycles, 51 + 3072);
-    EXPECT_EQ(r.totals.dma_active, 1064);
+    EXPECT_EQ(r.totals.dma_active, 1088);
 }
 
 // Kernel ops run one at a time; KERNEL_WAIT 0 holds the command processor until the last ends:
@@ -87,19 +88,45 @@ TEST_F(Timeline, KernelOpsSerialiseAndKernelWaitHolds) {
     EXPECT_EQ(r.ops[1].start, 3073);
     EXPECT_EQ(r.ops[1].end, 6145);
     EXPECT_EQ(r.ops[3].start, 6146);
-    // 80 bytes SRAM -> SRAM: max(80 / 8 + 32, 80 / 8 + 32) = 42.
-    EXPECT_EQ(r.ops[3].end, 6146 + 42);
+    // 80 bytes SRAM -> SRAM, read as 96 (three 32-byte bursts): max(96 / 8 + 32, 80 / 8 + 32) = 44.
+    EXPECT_EQ(r.ops[3].end, 6146 + 44);
+}
+
+// Kernel ops and DMA share a memory's bandwidth. The ADD of add_op() with both operands in
+// flash (region 0, 1 B/cycle) reads 4096 bytes there: it starts at 1 and is flash bound, 4096
+// cycles -> 4097, taking the flash's whole read bandwidth. A DMA of 1000 bytes from flash,
+// issued at 2 without a wait, gets no flash until then: its reads (1024 bytes: whole 128-byte
+// bursts) run 4097..5121, plus the read latency of 64: it ends at 5185 (alone: at 2 + 1088).
+TEST_F(Timeline, ADmaWaitsForAKernelOpSaturatingItsMemory) {
+    add(elementwise_add(8, 8, 32, 8, 0, 1, {8, 8, 32}), 0);
+    dma(4, 0, 1, 1000);
+    const TimingResult r = model.run(stream);
+    EXPECT_EQ(r.ops[0].end, 4097);
+    EXPECT_EQ(r.ops[1].start, 4097);
+    EXPECT_EQ(r.ops[1].end, 5185);
+}
+
+// The other way round: the DMA (issued at 1, 1024 bytes read) holds 1024 / 1088 of the flash
+// until 1089; the ADD from 2 gets the rest, 1087 x 64 / 1088 = 63.94 cycles' worth, then the
+// whole flash: its 4096 bytes are read by 1089 + 4096 - 63.94 = 5121.06 -> 5121 (alone: 4098).
+TEST_F(Timeline, AKernelOpSharesItsMemoryWithADmaUnderWay) {
+    dma(0, 0, 1, 1000);
+    add(elementwise_add(8, 8, 32, 8, 0, 1, {8, 8, 32}), 4);
+    const TimingResult r = model.run(stream);
+    EXPECT_EQ(r.ops[0].end, 1089);
+    EXPECT_EQ(r.ops[1].start, 2);
+    EXPECT_EQ(r.ops[1].end, 5121);
 }
 
 // A wait for "at most 1 outstanding" does not wait for the newest DMA.
 TEST_F(Timeline, DmaWaitCountLeavesTheNewestOutstanding) {
-    dma(0, 0, 1, 100);   // starts at 1: 164 cycles (100 + 64) -> 165
-    dma(4, 0, 1, 100);   // channel busy until 165: 165..329
+    dma(0, 0, 1, 100);   // starts at 1: 192 cycles (a 128-byte flash burst + 64) -> 193
+    dma(4, 0, 1, 100);   // channel busy until 193: 193..385
     add(OpKind::DmaWait, 8).wait_count = 1;  // waits for the first only
     const TimingResult r = model.run(stream);
-    EXPECT_EQ(r.ops[0].end, 165);
-    EXPECT_EQ(r.ops[1].end, 329);
-    EXPECT_EQ(r.ops[2].end, 165);
+    EXPECT_EQ(r.ops[0].end, 193);
+    EXPECT_EQ(r.ops[1].end, 385);
+    EXPECT_EQ(r.ops[2].end, 193);
 }
 
 // PMU_MASK 0 (one word) stops counting at cycle 1; PMU_MASK 1 restarts it at cycle 2; the ADD
@@ -121,7 +148,28 @@ TEST_F(Timeline, PmuCountsOnlyInsideItsWindows) {
     EXPECT_EQ(p.counters[0], 1u + 3073u);
     EXPECT_EQ(p.counters[1], 3072u);
     EXPECT_EQ(p.counters[2], 4096u / 8);  // SRAM bytes read / 8-byte beats
-    EXPECT_EQ(p.counters[3], 4096u / 8);
+    EXPECT_EQ(p.counters[3], 2048u / 8);
+}
+
+// Beats are counted per transfer: three SRAM -> SRAM DMAs of 12 bytes write 2 beats each (12
+// bytes on an 8-byte bus), 6 in all, though their 36 bytes would fill 5; each reads a whole
+// 32-byte SRAM burst, 4 beats. The run's totals (what run --json prints) and the PMU agree. A
+// transaction is a burst of the memory (32 bytes, 4 beats): one per DMA each way.
+TEST_F(Timeline, BeatsAreCountedPerTransferAndThePmuAgrees) {
+    for (uint32_t i = 0; i < 3; ++i) dma(4 * i, 1, 1, 12);
+    const TimingResult r = model.run(stream);
+    EXPECT_EQ(r.totals.traffic.read[static_cast<size_t>(MemoryKind::Sram)], 3 * 32);
+    EXPECT_EQ(r.totals.beats.read[0], 12);
+    EXPECT_EQ(r.totals.beats.write[0], 6);
+    EXPECT_EQ(r.totals.beats.read_transactions[0], 3);
+    EXPECT_EQ(r.totals.beats.write_transactions[0], 3);
+    const auto g = npu.generation;
+    const std::vector<uint32_t> events = {*pmu_event_id(g, "AXI0_RD_DATA_BEAT_RECEIVED"),
+                                          *pmu_event_id(g, "AXI0_WR_DATA_BEAT_WRITTEN"),
+                                          *pmu_event_id(g, "AXI0_RD_TRANS_ACCEPTED"),
+                                          *pmu_event_id(g, "AXI0_WR_TRANS_ACCEPTED")};
+    const PmuReading p = read_pmu(memory, {r}, events);
+    EXPECT_EQ(p.counters, (std::vector<uint64_t>{12, 6, 3, 3}));
 }
 
 // The model names its events by U55's numbers (pmu.cc); each generation's description gives every

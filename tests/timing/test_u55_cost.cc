@@ -34,7 +34,9 @@ struct Npu {
 //     32 latency + 2048 / 8 = 288; OFM block write: depth 32 > 16 -> 16 B bursts, 2048 bytes
 //     cost 4096: 32 + 4096 / 8 = 544.
 //   issue limit: ceil((544 / 2048 + 1.5) / 4 x 2048) = ceil(904) = 904 < 3072.
-//   traffic: IFM 2048 + IFM2 2048 read; OFM 2048 bytes at half-size bursts = 4096 written.
+//   traffic: IFM 2048 + IFM2 2048 read, OFM 2048 written; the OFM's 16 B bursts take the SRAM
+//   time of 4096 bytes. AXI's read and write channels each carry 8 B/cycle, so the access needs
+//   max(2048 + 2048, 4096) / 8 = 512 cycles.
 TEST(U55Cost, ElementwiseAddIsOutputUnitBound) {
     const Npu s("ethos-u55-128");
     const OpCost c = s.cost(elementwise_add(8, 8, 32, 8, 1, 1, {8, 8, 32}));
@@ -42,7 +44,8 @@ TEST(U55Cost, ElementwiseAddIsOutputUnitBound) {
     EXPECT_EQ(c.output_cycles, 3072);
     EXPECT_EQ(c.issue_cycles, 904);
     EXPECT_EQ(c.traffic.read[kSram], 4096);
-    EXPECT_EQ(c.traffic.write[kSram], 4096);
+    EXPECT_EQ(c.traffic.write[kSram], 2048);
+    EXPECT_EQ(c.access_cycles[kSram], 512);
     EXPECT_EQ(c.macs, 0);
 }
 
@@ -73,6 +76,24 @@ TEST(U55Cost, PointwiseConvIsMacBound) {
     EXPECT_EQ(c.compute_cycles, 10816);
 }
 
+// Short bursts cost time, not bytes. ADD int8 8x8x8, block 8x8x8, both operands 8 channels of a
+// 16-channel NHWC map (pixel stride 16 B > block depth 8 B: a pixel's 8 bytes at a time):
+//   reads: 2 x 512 bytes moved (64 beats each); as 8 B of SRAM's 32 B bursts they take the time of
+//   4 x 1024 = 4096 bytes. OFM: 512 contiguous bytes (depth 8 <= 16): whole bursts, 512.
+//   access: the read channel's 4096 (the write channel's 512 beside it) / 8 B per cycle = 512 cycles.
+TEST(U55Cost, ShortBurstsLengthenTheAccessButMoveTheSameBytes) {
+    const Npu s("ethos-u55-128");
+    DecodedOp op = elementwise_add(8, 8, 8, 8, 1, 1, {8, 8, 8});
+    for (FeatureMap* fm : {&op.ifm, &op.ifm2}) {
+        fm->stride_x = 16;
+        fm->stride_y = 8 * 16;
+    }
+    const OpCost c = s.cost(op);
+    EXPECT_EQ(c.traffic.read[kSram], 1024);
+    EXPECT_EQ(c.traffic.write[kSram], 512);
+    EXPECT_EQ(c.access_cycles[kSram], 512);
+}
+
 // Weights and scales are streamed again for every OFM block in height and width: a 16x16 OFM in
 // 8x16 blocks has 2, so the flash reads are 2 x (128 x 64 weight bytes + 64 x 10 scale bytes).
 TEST(U55Cost, WeightsAreRefetchedPerSpatialBlock) {
@@ -80,6 +101,29 @@ TEST(U55Cost, WeightsAreRefetchedPerSpatialBlock) {
     const OpCost c = s.cost(conv_1x1(16, 16, 128, 64, {8, 16, 32}));
     const auto flash = static_cast<size_t>(MemoryKind::OffChipFlash);
     EXPECT_EQ(c.traffic.read[flash], 2 * (128 * 64 + 64 * 10));
+}
+
+// The IFM of a block position stays in SHRAM across the OFM depth blocks there when it is one IFM
+// block (32 channels for int8 depth-first) deep. 1x1 CONV 16x16xC -> 16x16x64 int8, block
+// 8x16x16, U55-128: 2 block positions x 4 depth blocks; the IFM block is 8x16 pixels.
+//   C = 16 (one IFM block deep): each position's 8 x 16 x 16 = 2048 bytes once: 2 x 2048 = 4096.
+//   C = 48 (IFM block depth 32: two chunks): 8 x 16 x 48 = 6144 bytes per depth block: x 8 = 49152.
+// The weights and scales are in flash: SRAM reads are the IFM's alone.
+TEST(U55Cost, AnIfmOneBlockDeepIsReadOncePerBlockPosition) {
+    const Npu s("ethos-u55-128");
+    EXPECT_EQ(s.cost(conv_1x1(16, 16, 16, 64, {8, 16, 16})).traffic.read[kSram], 4096);
+    EXPECT_EQ(s.cost(conv_1x1(16, 16, 48, 64, {8, 16, 16})).traffic.read[kSram], 49152);
+}
+
+// Reads come in the memory's aligned bursts: a weight stream of 200 bytes at flash address 100
+// spans the 128-byte bursts at 0, 128 and 256: 384 bytes; its 80-byte scale stream at 300..379
+// lies in the one at 256: 128 bytes. One OFM block (16x16x32 in 16x16x32): read once, 512 bytes.
+TEST(U55Cost, StreamsAreReadInWholeAlignedBursts) {
+    const Npu s("ethos-u55-128");
+    DecodedOp op = conv_1x1(16, 16, 8, 32, {16, 16, 32});
+    op.weights = {{0, 100, 200}};
+    op.scales = {{0, 300, 80}};
+    EXPECT_EQ(s.cost(op).traffic.read[static_cast<size_t>(MemoryKind::OffChipFlash)], 384 + 128);
 }
 
 // IFM_UPSCALE: a 2x2 AVERAGE pool over an 8x8x16 IFM upscaled NEAREST to 16x16 (Vela's 2x

@@ -85,12 +85,20 @@ bool has_clamp_activation(const DecodedOp& op) {
     return op.output.clip_min > lo || op.output.clip_max < hi || op.output.clip_min == op.ofm.zero_point;
 }
 
-int64_t dma_cycles(const DecodedOp& op, const MemorySystem& memory, MemoryKind from, MemoryKind to, int64_t bytes) {
-    const int64_t read = cost_figure(op, "read cycles", double(bytes) / memory.bytes_per_cycle(from)) +
+int64_t dma_cycles(const DecodedOp& op, const MemorySystem& memory, MemoryKind from, MemoryKind to, int64_t read_bytes,
+                   int64_t write_bytes) {
+    const int64_t read = cost_figure(op, "read cycles", double(read_bytes) / memory.bytes_per_cycle(from)) +
                          memory.timing(from).read_latency;
-    const int64_t write = cost_figure(op, "write cycles", double(bytes) / memory.bytes_per_cycle(to)) +
+    const int64_t write = cost_figure(op, "write cycles", double(write_bytes) / memory.bytes_per_cycle(to)) +
                           memory.timing(to).write_latency;
     return std::max(read, write);
+}
+
+int64_t burst_aligned_bytes(const DecodedOp& op, uint64_t address, uint64_t length, int burst_length) {
+    if (length == 0) return 0;
+    const uint64_t burst = static_cast<uint64_t>(std::max(1, burst_length));
+    const uint64_t first = address / burst, last = (address + length - 1) / burst;  // addresses are 40 bits at most
+    return cost_product(op, "bytes read", {static_cast<int64_t>(last - first + 1), static_cast<int64_t>(burst)});
 }
 
 }  // namespace ethosu

@@ -36,8 +36,8 @@ struct OpCost {
     int64_t drain_cycles = 0;
     int64_t macs = 0;
     MemoryTraffic traffic;       // what the op's block traversal reads and writes
-    // Per memory, cycles its accesses need when a channel limits them below the memory's
-    // bandwidth (U85's per-channel read buffers); 0: bytes / bandwidth is the limit.
+    // Per memory, cycles its accesses need when they take longer than bytes / bandwidth (U55/U65:
+    // bursts shorter than the memory's; U85: per-channel read buffers); 0: bytes / bandwidth.
     std::array<int64_t, kMemoryKinds> access_cycles{};
 };
 
@@ -58,9 +58,18 @@ struct CostContext {
 OpCost u55_kernel_cost(const DecodedOp& op, const CostContext& ctx);  // U55 and U65
 OpCost u85_kernel_cost(const DecodedOp& op, const CostContext& ctx);
 
-// DMA: cycles to move bytes from one memory to another (read and write overlap; the slower
-// side, plus its latency, bounds the transfer).
-int64_t dma_cycles(const DecodedOp& op, const MemorySystem& memory, MemoryKind from, MemoryKind to, int64_t bytes);
+// DMA: cycles to read read_bytes from one memory and write write_bytes to another (read and write
+// overlap; the slower side, plus its latency, bounds the transfer).
+int64_t dma_cycles(const DecodedOp& op, const MemorySystem& memory, MemoryKind from, MemoryKind to, int64_t read_bytes,
+                   int64_t write_bytes);
+
+// The bytes a read of [address, address + length) brings over AXI: reads of a memory come in
+// bursts of its burst_length (the system config's <memory>_burst_length), aligned to it, so the
+// first and last bursts carry bytes outside the range (writes have byte strobes and carry only
+// the range). On the FVP anchors, the flash (128-byte bursts) reads of the weight DMAs and weight
+// streams are this much above their lengths: MobileNetV2 +24,912 bytes (the FVP's AXI1 beats are
+// 24,264 above the lengths), AD +3,104 (3,272), RNNoise +3,280 (4,488).
+int64_t burst_aligned_bytes(const DecodedOp& op, uint64_t address, uint64_t length, int burst_length);
 
 // U85 DMA: the same, with each side limited by its AXI channel (memory-to-memory reads, writes);
 // to = nullopt: a LUT load into the internal LUT RAM. In index mode (gather/scatter) the read

@@ -127,17 +127,13 @@ PmuReading read_pmu(const MemorySystem& memory, const std::vector<TimingResult>&
             add(kAxi0WriteBeats, double(beats.write[0]) * share);
             add(kAxi1ReadBeats, double(beats.read[1]) * share);
             add(kAxi1WriteBeats, double(beats.write[1]) * share);
-            // Transactions: one per burst of the memory behind the port.
-            for (int port = 0; port < 2; ++port) {
-                const MemoryKind mem = memory.port_memory(port);
-                const double burst_beats = std::max(1.0, double(memory.timing(mem).burst_length) / memory.axi_bytes);
-                const auto p = static_cast<size_t>(port);
-                const double reads = std::ceil(double(beats.read[p]) / burst_beats) * share;
-                const double writes = std::ceil(double(beats.write[p]) / burst_beats) * share;
-                add(port == 0 ? kAxi0ReadAccepted : kAxi1ReadAccepted, reads);
-                add(port == 0 ? kAxi0ReadCompleted : kAxi1ReadCompleted, reads);
-                add(port == 0 ? kAxi0WriteAccepted : kAxi1WriteAccepted, writes);
-            }
+            // Reads complete as they are accepted: a run ends with none outstanding.
+            add(kAxi0ReadAccepted, double(beats.read_transactions[0]) * share);
+            add(kAxi0ReadCompleted, double(beats.read_transactions[0]) * share);
+            add(kAxi1ReadAccepted, double(beats.read_transactions[1]) * share);
+            add(kAxi1ReadCompleted, double(beats.read_transactions[1]) * share);
+            add(kAxi0WriteAccepted, double(beats.write_transactions[0]) * share);
+            add(kAxi1WriteAccepted, double(beats.write_transactions[1]) * share);
         }
     }
     reading.counters.reserve(counts.size());

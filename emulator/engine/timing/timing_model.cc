@@ -32,24 +32,30 @@ int64_t dma_bytes(const DecodedOp& op) {
     return cost_product(op, "bytes moved", {static_cast<int64_t>(d.length), rows, planes});
 }
 
-// U55/U65 DMA; to = nullopt: a LUT load into SHRAM, whose only external side is the read. These
-// generations have no index mode.
+// U55/U65 DMA: read_bytes (the source's whole bursts) are read, bytes written; to = nullopt: a
+// LUT load into SHRAM, whose only external side is the read. These generations have no index mode.
 int64_t u55_dma_cycles(const DecodedOp& op, const CostContext& ctx, MemoryKind from, std::optional<MemoryKind> to,
-                       int64_t bytes, std::optional<DmaIndexRead>) {
-    if (to) return dma_cycles(op, ctx.memory, from, *to, bytes);
-    return cost_figure(op, "read cycles", double(bytes) / ctx.memory.bytes_per_cycle(from)) +
+                       int64_t read_bytes, int64_t bytes, std::optional<DmaIndexRead>) {
+    if (to) return dma_cycles(op, ctx.memory, from, *to, read_bytes, bytes);
+    return cost_figure(op, "read cycles", double(read_bytes) / ctx.memory.bytes_per_cycle(from)) +
            ctx.memory.timing(from).read_latency;
+}
+
+// U85 DMA: its cost still reads the bytes moved, not their bursts (no anchor measures U85).
+int64_t u85_dma(const DecodedOp& op, const CostContext& ctx, MemoryKind from, std::optional<MemoryKind> to,
+                int64_t /*read_bytes*/, int64_t bytes, std::optional<DmaIndexRead> index) {
+    return u85_dma_cycles(op, ctx, from, to, bytes, index);
 }
 
 // The cost functions of each CostModel, in its order: a generation's traits name its row.
 struct CostFunctions {
     OpCost (*kernel)(const DecodedOp&, const CostContext&);
-    int64_t (*dma)(const DecodedOp&, const CostContext&, MemoryKind from, std::optional<MemoryKind> to, int64_t bytes,
-                   std::optional<DmaIndexRead> index);
+    int64_t (*dma)(const DecodedOp&, const CostContext&, MemoryKind from, std::optional<MemoryKind> to,
+                   int64_t read_bytes, int64_t bytes, std::optional<DmaIndexRead> index);
 };
 constexpr CostFunctions kCostModels[] = {
     {u55_kernel_cost, u55_dma_cycles},  // CostModel::U55
-    {u85_kernel_cost, u85_dma_cycles},  // CostModel::U85
+    {u85_kernel_cost, u85_dma},         // CostModel::U85
 };
 
 const CostFunctions& cost_functions(const NpuConfig& npu) {
@@ -76,6 +82,82 @@ void check_timeline(const DecodedOp& op, std::initializer_list<int64_t> figures)
                         ErrorKind::LimitExceeded);
         }
     }
+}
+
+// One unit's use of a memory channel (read or write data, AXI keeps them apart): over
+// [start, end) it takes `share` of the channel's bandwidth. A kernel op's block traversal and a
+// DMA's transfer spread their traffic over their whole span.
+struct ChannelUse {
+    int64_t start = 0, end = 0;
+    double share = 0;
+};
+using ChannelUses = std::array<std::array<std::vector<ChannelUse>, 2>, kMemoryKinds>;  // [memory][read, write]
+
+// When a transfer needing `busy` cycles of a channel's full bandwidth from `start` has had them,
+// given the other unit's use of the channel (`uses`, sorted: each unit runs its ops in order).
+// The kernel pipeline and the DMA share each AXI port: a DMA on flash under a convolution
+// streaming its weights from flash gets what the convolution leaves, and the other way round,
+// so that the port never carries more than its peak (issue 17: person_detect's flash at 198%).
+// `first` (when given) is set to when the transfer first gets bandwidth.
+int64_t shared_transfer_end(const std::vector<ChannelUse>& uses, int64_t start, double busy, int64_t* first = nullptr) {
+    double t = double(start), left = busy;
+    if (first) *first = start;
+    auto it = std::lower_bound(uses.begin(), uses.end(), start,
+                               [](const ChannelUse& u, int64_t at) { return u.end <= at; });
+    for (; it != uses.end() && left > 0; ++it) {
+        if (double(it->start) > t) {  // the channel is this transfer's alone until the use starts
+            const double alone = double(it->start) - t;
+            if (alone >= left) break;
+            left -= alone;
+            t = double(it->start);
+        }
+        const double rate = std::max(0.0, 1.0 - it->share);
+        const double span = double(it->end) - t;
+        if (first && rate <= 0 && double(*first) >= t) *first = it->end;  // saturated: nothing yet
+        if (rate * span >= left) {
+            t += left / std::max(rate, 1e-9);
+            left = 0;
+            break;
+        }
+        left -= rate * span;
+        t = double(it->end);
+    }
+    return static_cast<int64_t>(t + left);  // truncated, as cost_figure truncates
+}
+
+// The cycles each channel of each memory is busy with `traffic` at full bandwidth.
+std::array<std::array<double, 2>, kMemoryKinds> channel_busy(const MemorySystem& memory, const MemoryTraffic& traffic) {
+    std::array<std::array<double, 2>, kMemoryKinds> busy{};
+    for (int m = 0; m < kMemoryKinds; ++m) {
+        const double bandwidth = memory.bytes_per_cycle(static_cast<MemoryKind>(m));
+        busy[m] = {double(traffic.read[m]) / bandwidth, double(traffic.write[m]) / bandwidth};
+    }
+    return busy;
+}
+
+// When a unit's transfers from `start` are done, sharing the channels with `others`; `first`
+// (when given) is set to when every channel has begun to move them.
+int64_t shared_end(const ChannelUses& others, int64_t start, const std::array<std::array<double, 2>, kMemoryKinds>& busy,
+                   int64_t* first = nullptr) {
+    int64_t end = start;
+    if (first) *first = start;
+    for (int m = 0; m < kMemoryKinds; ++m) {
+        for (int channel = 0; channel < 2; ++channel) {
+            if (busy[m][channel] == 0) continue;
+            int64_t begun = start;
+            end = std::max(end, shared_transfer_end(others[m][channel], start, busy[m][channel], &begun));
+            if (first) *first = std::max(*first, begun);
+        }
+    }
+    return end;
+}
+
+// Records a unit's use of the channels over [start, end).
+void record_use(ChannelUses& uses, int64_t start, int64_t end, const std::array<std::array<double, 2>, kMemoryKinds>& busy) {
+    if (end <= start) return;
+    for (int m = 0; m < kMemoryKinds; ++m)
+        for (int channel = 0; channel < 2; ++channel)
+            if (busy[m][channel] > 0) uses[m][channel].push_back({start, end, busy[m][channel] / double(end - start)});
 }
 
 // Whether b continues a: slices of one operation's OFM depth (Vela slices an op's OFM depth to
@@ -128,6 +210,7 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
     bool pmu_counting = true;
     int64_t pmu_window_start = 0;
     std::vector<int64_t> kernel_ends, dma_ends;
+    ChannelUses kernel_uses, dma_uses;  // see shared_transfer_end
     std::vector<std::pair<int64_t, int64_t>> busy;
     result.ops.reserve(stream.ops.size());
 
@@ -157,9 +240,10 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             int64_t access = 0;
             for (int m = 0; m < kMemoryKinds; ++m) {
                 const auto kind = static_cast<MemoryKind>(m);
-                const int64_t bytes = t.cost.traffic.read[m] + t.cost.traffic.write[m];
-                if (bytes == 0) continue;
-                t.access_cycles[m] = std::max(cost_figure(op, "access cycles", double(bytes) / memory_.bytes_per_cycle(kind)),
+                // AXI's read and write data channels are separate, each with the port's bandwidth.
+                const int64_t busiest = std::max(t.cost.traffic.read[m], t.cost.traffic.write[m]);
+                if (busiest == 0) continue;
+                t.access_cycles[m] = std::max(cost_figure(op, "access cycles", double(busiest) / memory_.bytes_per_cycle(kind)),
                                               t.cost.access_cycles[m]);
                 access = std::max(access, t.access_cycles[m]);
             }
@@ -176,8 +260,12 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             t.start = chained ? std::max(command, previous_start)
                               : std::max(command, kernel_free - (slice ? previous_drain : 0));
             previous_start = t.start;
-            t.end = std::max(t.start + std::max(t.cost.compute_cycles - hidden_fill, access), kernel_free);  // in order
+            // Its traffic shares each channel with the DMA's.
+            const auto busy_cycles = channel_busy(memory_, t.cost.traffic);
+            t.end = std::max({t.start + std::max(t.cost.compute_cycles - hidden_fill, access),
+                              shared_end(dma_uses, t.start, busy_cycles), kernel_free});  // in order
             const int64_t duration = t.end - t.start;
+            record_use(kernel_uses, t.start, t.end, busy_cycles);
             previous_kernel = &op;
             previous_drain = std::min(slack, t.cost.drain_cycles);
             kernel_free = t.end;
@@ -192,7 +280,13 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             const Dma& d = op.dma;
             const int64_t bytes = dma_bytes(op);
             const MemoryKind from = ctx_.memory_of(d.src.region);
-            t.cost.traffic.add_read(from, bytes);
+            // A 1D transfer's reads come in the source memory's aligned bursts (the rows of 2D and
+            // 3D transfers are counted as their bytes).
+            const int64_t read_bytes =
+                d.dimensions == 1 ? burst_aligned_bytes(op, d.src.address, static_cast<uint64_t>(bytes),
+                                                        memory_.timing(from).burst_length)
+                                  : bytes;
+            t.cost.traffic.add_read(from, read_bytes);
             std::optional<DmaIndexRead> index;
             if (d.gather || d.scatter) {
                 index = DmaIndexRead{ctx_.memory_of(d.index.region), index_bytes(op)};
@@ -203,12 +297,21 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
                 to = ctx_.memory_of(d.dst.region);
                 t.cost.traffic.add_write(*to, bytes);
             }
-            const int64_t duration = cost_functions(npu_).dma(op, ctx_, from, to, bytes, index);
+            const int64_t duration = cost_functions(npu_).dma(op, ctx_, from, to, read_bytes, bytes, index);
             t.start = std::max(command, dma_free);
-            t.end = t.start + duration;
+            const auto busy_cycles = channel_busy(memory_, t.cost.traffic);
+            // Latencies and the slower side set its duration alone; sharing the channels with the
+            // kernel ops stretches it by what they take.
+            int64_t alone = t.start;
+            for (const auto& channels : busy_cycles)
+                for (const double b : channels) alone = std::max(alone, t.start + static_cast<int64_t>(b));
+            int64_t begun = t.start;
+            t.end = t.start + duration + (shared_end(kernel_uses, t.start, busy_cycles, &begun) - alone);
+            t.start = begun;  // a DMA whose port a kernel op saturates waits for it
+            record_use(dma_uses, t.start, t.end, busy_cycles);
             dma_free = t.end;
             dma_ends.push_back(t.end);
-            totals.dma_active += duration;
+            totals.dma_active += t.end - t.start;
         } else if (op.kind == OpKind::DmaWait || op.kind == OpKind::KernelWait) {
             const auto& ends = op.kind == OpKind::DmaWait ? dma_ends : kernel_ends;
             const int64_t must_finish = static_cast<int64_t>(ends.size()) - op.wait_count;
@@ -224,6 +327,7 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             totals.traffic.read[m] += t.cost.traffic.read[m];
             totals.traffic.write[m] += t.cost.traffic.write[m];
         }
+        totals.beats += port_beats(memory_, t.cost.traffic);
         check_timeline(op, {command, kernel_free, dma_free, totals.macs, totals.mac_active, totals.output_active,
                             totals.weight_decode_active, totals.dma_active, totals.command_words});
         for (int m = 0; m < kMemoryKinds; ++m) check_timeline(op, {totals.traffic.read[m], totals.traffic.write[m]});
@@ -251,6 +355,16 @@ std::array<MemoryKind, AddressSpace::kRegions> region_memories(const MemorySyste
     return out;
 }
 
+PortBeats& PortBeats::operator+=(const PortBeats& other) {
+    for (size_t p = 0; p < 2; ++p) {
+        read[p] += other.read[p];
+        write[p] += other.write[p];
+        read_transactions[p] += other.read_transactions[p];
+        write_transactions[p] += other.write_transactions[p];
+    }
+    return *this;
+}
+
 PortBeats port_beats(const MemorySystem& memory, const MemoryTraffic& traffic) {
     PortBeats beats;
     for (int m = 0; m < kMemoryKinds; ++m) {
@@ -258,8 +372,14 @@ PortBeats port_beats(const MemorySystem& memory, const MemoryTraffic& traffic) {
         // A memory behind neither port (unused by this system) carries no traffic.
         for (int port = 0; port < 2; ++port) {
             if (memory.port_memory(port) != kind) continue;
-            beats.read[static_cast<size_t>(port)] += div_round_up(traffic.read[m], memory.axi_bytes);
-            beats.write[static_cast<size_t>(port)] += div_round_up(traffic.write[m], memory.axi_bytes);
+            const auto p = static_cast<size_t>(port);
+            const int64_t read = div_round_up(traffic.read[m], memory.axi_bytes);
+            const int64_t write = div_round_up(traffic.write[m], memory.axi_bytes);
+            const int64_t burst_beats = std::max<int64_t>(1, memory.timing(kind).burst_length / memory.axi_bytes);
+            beats.read[p] += read;
+            beats.write[p] += write;
+            beats.read_transactions[p] += div_round_up(read, burst_beats);
+            beats.write_transactions[p] += div_round_up(write, burst_beats);
             break;
         }
     }

@@ -24,6 +24,15 @@ namespace ethosu {
 
 enum class Unit : uint8_t { Command, Kernel, Dma };
 
+// AXI beats and transactions on each port. The PMU counts beats per transfer, so a run's beats are
+// the sum of its ops' beats (each op's bytes per memory rounded up to whole beats), not its total
+// bytes divided by the beat size.
+struct PortBeats {
+    std::array<int64_t, 2> read{}, write{};  // AXI0, AXI1
+    std::array<int64_t, 2> read_transactions{}, write_transactions{};
+    PortBeats& operator+=(const PortBeats& other);
+};
+
 struct OpTiming {
     uint32_t offset = 0;  // command-stream byte offset of the NPU_OP_*
     OpKind kind = OpKind::Stop;
@@ -47,6 +56,7 @@ struct TimingTotals {
     int64_t dma_active = 0;
     int64_t command_words = 0;
     MemoryTraffic traffic;   // bytes per memory, kernel ops and DMA
+    PortBeats beats;         // the sum of the ops' beats (port_beats of each op's traffic)
 };
 
 struct TimingResult {
@@ -86,10 +96,8 @@ private:
 std::array<MemoryKind, AddressSpace::kRegions> region_memories(const MemorySystem& memory,
                                                                 const std::vector<std::pair<int, std::string>>& roles);
 
-// AXI beats on each port for a traffic total: the memory's port, bytes / bytes per beat.
-struct PortBeats {
-    std::array<int64_t, 2> read{}, write{};  // AXI0, AXI1
-};
+// AXI beats on each port for one op's traffic: each memory's bytes on its port, rounded up to whole
+// beats; a transaction per burst of that memory (its burst_length bytes).
 PortBeats port_beats(const MemorySystem& memory, const MemoryTraffic& traffic);
 
 }  // namespace ethosu

@@ -4,6 +4,7 @@
 // derives it.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "emulator/engine/timing/op_cost.h"
@@ -85,8 +86,8 @@ struct U55Op {
     const MemoryTiming& timing(MemoryKind k) const { return ctx.memory.timing(k); }
     double bandwidth(MemoryKind k) const { return ctx.memory.bytes_per_cycle(k); }
 
-    // Bytes moved for `elements` elements, inflated by how far the access pattern falls short of
-    // the memory's burst length. The layout comes from the stride registers: a block whose
+    // The bandwidth `elements` elements take: their bytes, inflated by how far the access pattern
+    // falls short of the memory's burst length. The layout comes from the stride registers: a block whose
     // channels are not contiguous in memory is fetched a pixel (NHWC) or brick row at a time.
     int64_t transfer(bool read, MemoryKind mem, const FeatureMap& fm, int bits, const Block3& block, int64_t elements) const {
         const int bytes = bits / 8;
@@ -231,38 +232,70 @@ struct U55Op {
         cost.issue_cycles = cost_figure(op, "issue cycles", issue);
     }
 
+    // What the op moves, and the time moving it takes. AXI carries the bytes themselves (the PMU's
+    // beats); a burst shorter than the memory's burst length takes the time of a whole one, which
+    // lengthens the access without moving more. Vela keeps the two apart too (its npu_performance
+    // bws and scaled_bws): its unscaled bytes are the FVP's AXI0 write beats on the anchors
+    // (MobileNetV2 1,151,317 vs 1,151,319; ../shared/anchors/README.md) and its RNNoise reads
+    // (530 beats, the FVP's 530), where its scaled bytes are 26% more on MobileNetV2's reads.
     void traffic(OpCost& cost) const {
         MemoryTraffic& t = cost.traffic;
+        MemoryTraffic burst_bytes;  // per memory and direction, bytes as whole bursts cost them
+        auto move = [&](bool read, MemoryKind mem, const FeatureMap& fm, int bits, const Block3& block, int64_t elements) {
+            const int64_t bytes = cost_product(op, "bytes moved", {elements, bits / 8});
+            if (read) t.add_read(mem, bytes);
+            else t.add_write(mem, bytes);
+            const int64_t cost_bytes = transfer(read, mem, fm, bits, block, elements);
+            if (read) burst_bytes.add_read(mem, cost_bytes);
+            else burst_bytes.add_write(mem, cost_bytes);
+        };
+        auto stream = [&](MemoryKind mem, int64_t bytes) {  // weights and scales: whole bursts
+            t.add_read(mem, bytes);
+            burst_bytes.add_read(mem, bytes);
+        };
         const Block3 out = storage_rounded(ofm_shape, op.ofm.format);
         if (kind == MacOp::Elementwise) {
-            const int64_t elements = storage_rounded(ofm_shape, op.ifm.format).elements();
-            t.add_read(ifm_memory(0),
-                       transfer(true, ifm_memory(0), op.ifm, ifm_bits, ifm_block_config, elements));
-            if (op.has_ifm2 && !op.elementwise.ifm2_scalar) {
-                const int64_t e2 = storage_rounded(shape_of_ifm2(), op.ifm2.format).elements();
-                t.add_read(ifm_memory(1),
-                           transfer(true, ifm_memory(1), op.ifm2, ifm_bits, ifm_block_config, e2));
-            }
+            move(true, ifm_memory(0), op.ifm, ifm_bits, ifm_block_config, storage_rounded(ofm_shape, op.ifm.format).elements());
+            if (op.has_ifm2 && !op.elementwise.ifm2_scalar)
+                move(true, ifm_memory(1), op.ifm2, ifm_bits, ifm_block_config,
+                     storage_rounded(shape_of_ifm2(), op.ifm2.format).elements());
         } else {
             Block3 blocks = div_up3(ofm_shape, ofm_block);
-            if (kind == MacOp::Depthwise || kind == MacOp::Pooling) blocks.depth = 1;
+            // Depthwise and pooling blocks read only their own channels; a convolution reads the
+            // IFM's whole depth for each OFM depth block, unless it is one IFM block deep. The
+            // IFM buffer is double-buffered by IFM depth chunks (ifm_block.depth channels, Vela's
+            // _ifm_blockdepth): a single chunk is still in the buffer when the next depth block at
+            // the same position starts, while deeper IFMs cycle their chunks through it. The FVP
+            // anchors: RNNoise's fully connected layers (48-114 channels, 2-3 depth blocks) read
+            // their IFM per depth block (its 530 AXI0 read beats); MobileNetV2's pointwise
+            // convolutions of 16-32 channels into 96-192 read less than that.
+            if (kind == MacOp::Depthwise || kind == MacOp::Pooling || ifm_shape.depth <= ifm_block.depth) blocks.depth = 1;
             const int64_t sub_kernels =
                 div_round_up(kernel.width, kSubKernelMax) * div_round_up(kernel.height, kSubKernelMax);
             const Block3 fetch_block = storage_rounded(ifm_block, op.ifm.format);
             const int64_t ifm_elements =
                 cost_product(op, "IFM elements read", {fetch_block.elements_wh(), storage_rounded(ifm_shape, op.ifm.format).depth,
                                                        sub_kernels, blocks.elements()});
-            t.add_read(ifm_memory(0),
-                       transfer(true, ifm_memory(0), op.ifm, ifm_bits, ifm_block_config, ifm_elements));
+            move(true, ifm_memory(0), op.ifm, ifm_bits, ifm_block_config, ifm_elements);
             // Weights and scales are streamed again for every OFM block in height and width.
             const int64_t refetch = blocks.elements_wh();
-            for (const auto& w : op.weights)
-                t.add_read(ctx.memory_of(w.region), cost_product(op, "weight bytes", {refetch, static_cast<int64_t>(w.length)}));
-            for (const auto& s : op.scales)
-                t.add_read(ctx.memory_of(s.region), cost_product(op, "scale bytes", {refetch, static_cast<int64_t>(s.length)}));
+            for (const std::vector<Stream>* streams : {&op.weights, &op.scales}) {
+                for (const Stream& w : *streams) {
+                    const MemoryKind mem = ctx.memory_of(w.region);
+                    stream(mem, cost_product(op, "weight bytes",
+                                             {refetch, burst_aligned_bytes(op, w.base, w.length, timing(mem).burst_length)}));
+                }
+            }
         }
-        t.add_write(ofm_memory(),
-                    transfer(false, ofm_memory(), op.ofm, ofm_bits, ofm_block_config, out.elements()));
+        move(false, ofm_memory(), op.ofm, ofm_bits, ofm_block_config, out.elements());
+        // AXI's read and write data channels are separate, each with the port's bandwidth (AMBA
+        // AXI; Vela adds the two up): the busier one bounds the access.
+        for (int m = 0; m < kMemoryKinds; ++m) {
+            const int64_t busiest = std::max(burst_bytes.read[m], burst_bytes.write[m]);
+            if (busiest > 0)
+                cost.access_cycles[m] =
+                    cost_figure(op, "access cycles", double(busiest) / bandwidth(static_cast<MemoryKind>(m)));
+        }
     }
 
     int64_t weight_decode_cycles() const {
