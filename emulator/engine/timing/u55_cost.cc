@@ -146,7 +146,7 @@ struct U55Op {
         else if (kind == MacOp::Pooling && op.pool == PoolMode::Max) oc = OutputClass::MaxPool;
         const bool clamp_only = op.output.activation == Activation::None && has_clamp_activation(op);
         const ActivationClass ac = clamp_only ? ActivationClass::Relu : ActivationClass::LutOrNone;
-        return std::max(row.output_cycles[static_cast<size_t>(oc)], row.activation_cycles[static_cast<size_t>(ac)]);
+        return std::max(row.output_cycles[oc], row.activation_cycles[ac]);
     }
 
     int64_t mac_cycles_per_block() const {
