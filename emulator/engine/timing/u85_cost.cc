@@ -102,7 +102,7 @@ struct U85Op {
     U85Op(const DecodedOp& o, const CostContext& c)
         : op(o), ctx(c), row(u85_timing(c.npu)), kind(u85_kind(o)),
           kernel(undilated_kernel(o.kernel)),
-          ofm_shape{o.ofm.height, o.ofm.width, o.ofm.depth},
+          ofm_shape(shape_of(o.ofm)),
           ifm_bits(o.ifm.precision.bits), ofm_bits(o.ofm.precision.bits),
           ifm2_read(o.has_ifm2 && !o.elementwise.ifm2_scalar && in_memory(o.ifm2)),
           acc48(o.output.acc_format == AccFormat::I48) {
@@ -115,7 +115,7 @@ struct U85Op {
         } else {
             ifm_shape = input_extent(o);
         }
-        ofm_block = {std::max(1, o.block.ofm_height), std::max(1, o.block.ofm_width), std::max(1, o.block.ofm_depth)};
+        ofm_block = configured_ofm_block(o);
         select_micro_block();
         ifm_block = derive_ifm_block();
     }
