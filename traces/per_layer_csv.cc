@@ -12,13 +12,6 @@ namespace {
 // Vela's percentage: 100 when the whole is zero.
 double percentage(double part, double whole) { return whole == 0 ? 100.0 : part * 100.0 / whole; }
 
-// A DMA's access cycles on a memory: the bytes it moves there over the memory's bandwidth, as
-// the timing model counts them for kernel ops.
-int64_t access_cycles(const MemorySystem& memory, const MemoryTraffic& traffic, int m) {
-    const int64_t bytes = traffic.read[m] + traffic.write[m];
-    return bytes ? static_cast<int64_t>(double(bytes) / memory.bytes_per_cycle(static_cast<MemoryKind>(m))) : 0;
-}
-
 std::string csv_field(const std::string& s) {
     if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
     std::string out = "\"";
@@ -113,7 +106,7 @@ std::vector<PerLayerRow> per_layer_rows(const TracedRun& run) {
     for (size_t s = 0; s < run.timing.size(); ++s) {
         for (const OpTiming& t : run.timing[s].ops) {
             if (t.unit == Unit::Dma) {
-                for (int m = 0; m < kMemoryKinds; ++m) dma_access[m] += access_cycles(run.memory, t.cost.traffic, m);
+                for (int m = 0; m < kMemoryKinds; ++m) dma_access[m] += t.access_cycles[m];
                 add_traffic(dma_traffic, t.cost.traffic);
                 continue;
             }

@@ -75,6 +75,12 @@ Block3 input_extent(const DecodedOp& op) {
             extent(ofm.width, k.stride_x, k.width, k.padding.left + k.padding.right), std::max(1, op.ifm.depth)};
 }
 
+Block3 shape_of(const FeatureMap& fm) { return {fm.height, fm.width, fm.depth}; }
+
+Block3 configured_ofm_block(const DecodedOp& op) {
+    return {std::max(1, op.block.ofm_height), std::max(1, op.block.ofm_width), std::max(1, op.block.ofm_depth)};
+}
+
 bool has_clamp_activation(const DecodedOp& op) {
     const Precision& p = op.ofm.precision;
     if (p.bits > 16) return false;  // 32- and 64-bit OFMs carry no fused clamp (and their range needs 64 bits)

@@ -297,6 +297,14 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
                 to = ctx_.memory_of(d.dst.region);
                 t.cost.traffic.add_write(*to, bytes);
             }
+            // Its access cycles per memory, as the per-layer report counts them: the bytes read
+            // and written there together over the memory's bandwidth.
+            for (int m = 0; m < kMemoryKinds; ++m) {
+                const int64_t moved = t.cost.traffic.read[m] + t.cost.traffic.write[m];
+                if (moved == 0) continue;
+                t.access_cycles[m] = cost_figure(op, "access cycles",
+                                                 double(moved) / memory_.bytes_per_cycle(static_cast<MemoryKind>(m)));
+            }
             const int64_t duration = cost_functions(npu_).dma(op, ctx_, from, to, read_bytes, bytes, index);
             t.start = std::max(command, dma_free);
             const auto busy_cycles = channel_busy(memory_, t.cost.traffic);

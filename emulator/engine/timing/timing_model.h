@@ -42,7 +42,9 @@ struct OpTiming {
     int64_t end = 0;
     OpCost cost;        // kernel ops: compute cycles and traffic; DMA: traffic
     int ifm_bits = 0, ofm_bits = 0;  // kernel ops: activation precisions
-    std::array<int64_t, kMemoryKinds> access_cycles{};  // bytes / bandwidth per memory
+    // Bytes / bandwidth per memory: kernel ops the busier of reads and writes (separate AXI
+    // channels), at least the cost function's figure; DMA reads and writes together.
+    std::array<int64_t, kMemoryKinds> access_cycles{};
 };
 
 struct TimingTotals {

@@ -23,8 +23,6 @@ MacOp mac_op(const DecodedOp& op) {
     }
 }
 
-Block3 shape_of(const FeatureMap& fm) { return {fm.height, fm.width, fm.depth}; }
-
 struct U55Op {
     const DecodedOp& op;
     const CostContext& ctx;
@@ -42,7 +40,7 @@ struct U55Op {
         : op(o), ctx(c), row(u55_timing(c.npu)), kind(mac_op(o)), kernel(undilated_kernel(o.kernel)),
           ifm_shape(input_extent(o)), ofm_shape(shape_of(o.ofm)),
           ifm_bits(o.ifm.precision.bits), ofm_bits(o.ofm.precision.bits), acc40(o.output.acc_format == AccFormat::I40) {
-        ofm_block_config = {std::max(1, o.block.ofm_height), std::max(1, o.block.ofm_width), std::max(1, o.block.ofm_depth)};
+        ofm_block_config = configured_ofm_block(o);
         ofm_block = min3(ofm_shape, ofm_block_config);
         ublock = micro_block();
         ifm_block_config = arch_ifm_block();
@@ -146,7 +144,7 @@ struct U55Op {
         else if (kind == MacOp::Pooling && op.pool == PoolMode::Max) oc = OutputClass::MaxPool;
         const bool clamp_only = op.output.activation == Activation::None && has_clamp_activation(op);
         const ActivationClass ac = clamp_only ? ActivationClass::Relu : ActivationClass::LutOrNone;
-        return std::max(row.output_cycles[static_cast<size_t>(oc)], row.activation_cycles[static_cast<size_t>(ac)]);
+        return std::max(row.output_cycles[oc], row.activation_cycles[ac]);
     }
 
     int64_t mac_cycles_per_block() const {

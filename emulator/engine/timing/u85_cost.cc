@@ -75,7 +75,7 @@ double u85_channel_bandwidth(const MemorySystem& memory, const U85TimingRow& row
     int latency = 0;
     if (read_channel) {
         const int burst_words = std::max(t.burst_length / 16, 1);
-        const double buffer_bursts = double(row.channel_read_buffers[static_cast<size_t>(*read_channel)]) / burst_words;
+        const double buffer_bursts = double(row.channel_read_buffers[*read_channel]) / burst_words;
         in_flight = std::min(buffer_bursts, t.max_reads * t.ports_used * kTransactionUse);
         latency = t.read_latency;
     } else {
@@ -102,7 +102,7 @@ struct U85Op {
     U85Op(const DecodedOp& o, const CostContext& c)
         : op(o), ctx(c), row(u85_timing(c.npu)), kind(u85_kind(o)),
           kernel(undilated_kernel(o.kernel)),
-          ofm_shape{o.ofm.height, o.ofm.width, o.ofm.depth},
+          ofm_shape(shape_of(o.ofm)),
           ifm_bits(o.ifm.precision.bits), ofm_bits(o.ofm.precision.bits),
           ifm2_read(o.has_ifm2 && !o.elementwise.ifm2_scalar && in_memory(o.ifm2)),
           acc48(o.output.acc_format == AccFormat::I48) {
@@ -115,7 +115,7 @@ struct U85Op {
         } else {
             ifm_shape = input_extent(o);
         }
-        ofm_block = {std::max(1, o.block.ofm_height), std::max(1, o.block.ofm_width), std::max(1, o.block.ofm_depth)};
+        ofm_block = configured_ofm_block(o);
         select_micro_block();
         ifm_block = derive_ifm_block();
     }
@@ -125,24 +125,23 @@ struct U85Op {
         const int code = op.output.microblock;
         if (code >= 0 && code < static_cast<int>(kMicroblockHW.size())) {
             const auto [h, w] = kMicroblockHW[static_cast<size_t>(code)];
-            for (int i = 0; i < row.n_ofm_ublocks; ++i) {
-                const Block3& u = row.ofm_ublocks[static_cast<size_t>(i)];
-                if (u.height == h && u.width == w) {
-                    ublock = u;
+            for (int i = 0; i < row.n_micro_blocks; ++i) {
+                const U85MicroBlock& u = row.micro_blocks[static_cast<size_t>(i)];
+                if (u.ofm.height == h && u.ofm.width == w) {
+                    ublock = u.ofm;
                     ublock_index = i;
                     return;
                 }
             }
         }
         throw Error({kCostSource, op.offset, "NPU_SET_ACC_FORMAT.microblock", OffsetKind::Command},
-                    "micro-block " + std::to_string(code) + " is not one of " + std::string(row.config) + "'s");
+                    "micro-block " + std::to_string(code) + " is not one of " + std::string(ctx.npu.name) + "'s");
     }
 
     // The IFM allocation unit for an IFM block depth: wider blocks use flatter, deeper units.
     Block3 ifm_alloc_unit(int ifm_block_depth) const {
         const int depth_bits = ifm_block_depth * ifm_bits;
-        const size_t width_class = depth_bits > 256 ? 2 : depth_bits > 128 ? 1 : 0;
-        Block3 au = row.ifm_alloc_units[static_cast<size_t>(ublock_index)][width_class];
+        Block3 au = row.micro_blocks[static_cast<size_t>(ublock_index)].ifm_alloc_unit(depth_bits);
         au.depth = au.depth * 128 / ifm_bits;
         return au;
     }
@@ -275,7 +274,7 @@ struct U85Op {
         const bool half_rate = t == OfmTranspose::WHC || t == OfmTranspose::WCH || t == OfmTranspose::CWH ||
                                op.ofm.reverse == OfmReverse::W;
         const auto ac = half_rate ? U85ActivationClass::HalfRate : U85ActivationClass::FullRate;
-        return std::max(row.output_cycles[static_cast<size_t>(oc)], row.activation_cycles[static_cast<size_t>(ac)]);
+        return std::max(row.output_cycles[oc], row.activation_cycles[ac]);
     }
 
     int64_t mac_cycles_per_block() const {
