@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -99,6 +100,39 @@ void check_integer_mode(const DecodedOp& op, const ExecutionContext& ctx) {
     if (truncating(m) && round != RoundMode::DoubleSymmetric &&
         round != RoundMode::Truncate) {
         refuse("NPU_SET_OFM_SCALE.round_mode", "only DOUBLE_SYMMETRIC and TRUNCATE_TO_ZERO are defined");
+    }
+}
+
+// The largest magnitude an operand reaches after its input scaling: its type's range (or its
+// scalar) less its zero point, times scale / 2^shift, plus one for the rounding.
+int128 scaled_bound(const FeatureMap& fm, int32_t scalar, const Scale& s) {
+    const Precision& p = fm.precision;
+    const int128 one = 1;
+    const int128 lo = fm.broadcast & kBroadcastScalar ? scalar : p.is_signed ? -(one << (p.bits - 1)) : 0;
+    const int128 hi = fm.broadcast & kBroadcastScalar ? scalar
+                      : p.is_signed                   ? (one << (p.bits - 1)) - 1
+                                                      : (one << p.bits) - 1;
+    const int128 a = lo - fm.zero_point, b = hi - fm.zero_point;
+    const int128 magnitude = std::max(a < 0 ? -a : a, b < 0 ? -b : b);
+    return ((magnitude * s.scale) >> s.shift) + 1;  // magnitude < 2^65, scale < 2^32: below 2^97
+}
+
+// MUL multiplies its scaled operands in 64 bits. Vela 5.1 asserts unit input scales for MUL and
+// DIV (ethos_u85_register_cs_generator.cpp; the scales go to OFM_SCALE), so the product of two
+// 32-bit operands less 16-bit zero points stays within 64 bits. Scales and zero points that could
+// carry it past them (the fuzz campaign's int8 MUL with zero point 32767 and IFM scale 2^19) have
+// no defined result: refused before the op runs, whatever the data.
+void check_product_range(const DecodedOp& op, const ExecutionContext& ctx) {
+    const Elementwise& e = op.elementwise;
+    const int128 a = scaled_bound(op.ifm, e.scalar, e.opa);
+    const int128 b = op.has_ifm2 ? scaled_bound(op.ifm2, e.scalar, e.opb) : 1;
+    constexpr int128 kLimit = INT64_MAX;
+    if (a > kLimit || b > kLimit || a * b > kLimit) {
+        throw Error({ctx.source, op.offset, "NPU_SET_IFM_SCALE", OffsetKind::Command},
+                    fmt::format("elementwise mode Mul: the scaled operands reach {} and {} in magnitude, whose product "
+                                "can leave 64 bits (Vela programs unit MUL input scales)",
+                                static_cast<double>(a), static_cast<double>(b)),
+                    ErrorKind::Unsupported);
     }
 }
 
@@ -242,6 +276,7 @@ void run_elementwise_u85(const DecodedOp& op, ExecutionContext& ctx) {
     const OutputPipeline out(op, ctx);
     const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
     if (same_type(op.elementwise.mode)) check_integer_mode(op, ctx);
+    if (op.elementwise.mode == ElementwiseMode::Mul) check_product_range(op, ctx);
     // Not in parallel for DIV, whose error names the first element that fails in OFM order.
     run_elementwise_rows(op, ctx, ofm, {ifm.view(), ifm2 ? ifm2->view() : nullptr},
                          op.elementwise.mode != ElementwiseMode::Div, Elementwise85{op, ctx, ifm, ifm2, ofm, out});

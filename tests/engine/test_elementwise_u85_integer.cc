@@ -31,7 +31,7 @@ constexpr uint32_t kIfmOffset = 0x00000, kIfm2Offset = 0x20000, kOfmOffset = 0x4
 constexpr int kBroadcastC = 4, kBroadcastScalar = 8;
 
 enum Mode : int {
-    kLsr = 10, kDiv = 11, kCmpEq = 16, kCmpNe = 17, kCmpGe = 18, kCmpGt = 19,
+    kMul = 0, kLsr = 10, kDiv = 11, kCmpEq = 16, kCmpNe = 17, kCmpGe = 18, kCmpGt = 19,
     kAnd = 33, kOr = 34, kXor = 35, kNot = 36, kAndNot = 42,
 };
 constexpr int kRoundNatural = 1, kRoundTruncateToZero = 4;
@@ -484,6 +484,22 @@ TEST_F(U85IntegerElementwise, DivOverflowIsRefused) {
     op.ifm = {kInt32, {-2147483648}};
     op.ifm2 = {kInt32, {-1}};
     expect_refused(op, "NPU_OP_ELEMENTWISE");
+}
+
+// The fuzz campaign's finding: int8 MUL operands with zero point 32767 and IFM scale 2^30 / 2^11
+// reach 2^34 in magnitude, and their product left int64. Refused whatever the data; the widest MUL
+// Vela writes (int32 operands, unit scales) still runs, its product exact.
+TEST_F(U85IntegerElementwise, MulWhoseScaledProductCanLeave64BitsIsRefused) {
+    EltOp op = elementwise(kMul, 1, 1, 2);
+    op.ifm = {kInt8, {1, 2}, 0, 32767, {uint64_t{1} << 30, 11}};
+    op.ifm2 = {kInt8, {3, 4}, 0, 32767, {uint64_t{1} << 30, 13}};
+    expect_refused(op, "NPU_SET_IFM_SCALE");
+
+    EltOp widest = elementwise(kMul, 1, 1, 2);
+    widest.ifm = {kInt32, {-2147483648, 3}};
+    widest.ifm2 = {kInt32, {1, -5}};
+    widest.ofm_type = kInt32;
+    EXPECT_EQ(run(widest), (std::vector<int64_t>{-2147483648, -15}));
 }
 
 TEST_F(U85IntegerElementwise, UndefinedRegisterCombinationsAreRefused) {
