@@ -102,17 +102,23 @@ void run_argmax(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline
             }
 }
 
-// Combining a window pixel's channels into the accumulators (int32 or int64, see WindowPool).
-template <typename Acc>
-ETHOSU_SIMD_CLONES void take_max(Acc* acc, const Acc* x, int n) {
+// Combining a window pixel's channels into the accumulators.
+ETHOSU_SIMD_CLONES void take_max(int32_t* acc, const int32_t* x, int n) {
     for (int c = 0; c < n; ++c) acc[c] = std::max(acc[c], x[c]);
 }
-template <typename Acc>
-ETHOSU_SIMD_CLONES void take_min(Acc* acc, const Acc* x, int n) {
+ETHOSU_SIMD_CLONES void take_min(int32_t* acc, const int32_t* x, int n) {
     for (int c = 0; c < n; ++c) acc[c] = std::min(acc[c], x[c]);
 }
-template <typename Acc>
-ETHOSU_SIMD_CLONES void add(Acc* acc, const Acc* x, int n) {
+ETHOSU_SIMD_CLONES void add(int32_t* acc, const int32_t* x, int n) {
+    for (int c = 0; c < n; ++c) acc[c] += x[c];
+}
+ETHOSU_SIMD_CLONES void take_max(int64_t* acc, const int64_t* x, int n) {
+    for (int c = 0; c < n; ++c) acc[c] = std::max(acc[c], x[c]);
+}
+ETHOSU_SIMD_CLONES void take_min(int64_t* acc, const int64_t* x, int n) {
+    for (int c = 0; c < n; ++c) acc[c] = std::min(acc[c], x[c]);
+}
+ETHOSU_SIMD_CLONES void add(int64_t* acc, const int64_t* x, int n) {
     for (int c = 0; c < n; ++c) acc[c] += x[c];
 }
 
