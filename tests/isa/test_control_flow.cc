@@ -50,7 +50,11 @@ struct ControlStream {
     }
 };
 
-const NpuConfig& u85() { return *find_npu_config("ethos-u85-256"); }
+// find_npu_config returns by value: the config is kept, not a reference into a temporary.
+const NpuConfig& u85() {
+    static const NpuConfig config = *find_npu_config("ethos-u85-256");
+    return config;
+}
 
 std::vector<uint32_t> offsets(const DecodedStream& s) {
     std::vector<uint32_t> out;
