@@ -402,6 +402,13 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         }
     };
 
+    // An IFM wider than the op's hardware takes (read_ifm has set op.ifm), refused at its precision.
+    const auto refuse_ifm_wider_than = [&](int bits, std::string_view takes) {
+        if (op.ifm.precision.bits <= bits) return;
+        throw Error({source_, command.offset, "NPU_SET_IFM_PRECISION.activation_precision", OffsetKind::Command},
+                    fmt::format("{} reads a {}-bit IFM; {}", command.desc->name, op.ifm.precision.bits, takes));
+    };
+
     switch (op.kind) {
         case OpKind::Conv:
         case OpKind::Depthwise: {
@@ -413,11 +420,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             // EthosU55/U65 Embedded NPU Interface Specification") gives Convolution, Depthwise and
             // VectorProduct IFMs of UInt8, Int8 and Int16 only. A 64-bit IFM overflowed the
             // kernels' int64 sums (the fuzz campaign's finding on U85).
-            if (op.ifm.precision.bits > 16) {
-                throw Error({source_, command.offset, "NPU_SET_IFM_PRECISION.activation_precision", OffsetKind::Command},
-                            fmt::format("{} reads a {}-bit IFM; the MAC array takes 8- and 16-bit IFMs",
-                                        command.desc->name, op.ifm.precision.bits));
-            }
+            refuse_ifm_wider_than(16, "the MAC array takes 8- and 16-bit IFMs");
             read_ofm(op.ofm);
             read_kernel(op.kernel);
             read_padding(op.kernel);
@@ -440,11 +443,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             // pooling ops IFMs of at most 32 bits (Pooling and ArgMax 8/16, ReduceSum and
             // ReduceMinMax up to Int32). A 64-bit IFM overflowed REDUCE_SUM's int64 sum (the fuzz
             // campaign's finding on U85).
-            if (op.ifm.precision.bits > 32) {
-                throw Error({source_, command.offset, "NPU_SET_IFM_PRECISION.activation_precision", OffsetKind::Command},
-                            fmt::format("{} reads a {}-bit IFM; pooling takes IFMs of at most 32 bits",
-                                        command.desc->name, op.ifm.precision.bits));
-            }
+            refuse_ifm_wider_than(32, "pooling takes IFMs of at most 32 bits");
             if (accumulators_from_ifm2()) {
                 op.has_ifm2 = true;
                 read_ifm2(op.ifm2);
