@@ -56,7 +56,11 @@ FeatureMapView::FeatureMapView(const FeatureMap& fm, int height, int width, int 
     const int rows[4] = {std::min(height, height0_), std::min(height, height1_), std::max(0, height - height0_),
                          std::max(0, height - height1_)};
     const int cols[4] = {w0, w1, w0, w1};
-    const int64_t last_channel = depth > 0 ? ((depth - 1) >> 4) * stride_brick_ + ((depth - 1) & 15) * elem_ : 0;
+    // The farthest channel of a pixel: the last one, or the last of the brick before it when the
+    // brick stride is shorter than a brick (bricks that overlap, which NHCWB16's STRIDE_C allows).
+    const int64_t last_brick = depth > 0 ? (depth - 1) >> 4 : 0;
+    int64_t last_channel = last_brick * stride_brick_ + ((depth - 1) & 15) * elem_;
+    if (last_brick > 0) last_channel = std::max(last_channel, (last_brick - 1) * stride_brick_ + 15 * elem_);
     for (int t = 0; t < 4; ++t) {
         if (rows[t] <= 0 || cols[t] <= 0 || depth <= 0) continue;
         const int64_t row_extent = (cols[t] - 1) * stride_x_ + last_channel + elem_;

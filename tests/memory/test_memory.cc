@@ -133,6 +133,27 @@ TEST(Memory, FeatureMapExtentIsValidatedUpFront) {
     EXPECT_THROW(FeatureMapView(fm, 10, 10, 11, space, {&source, 0, "op", "IFM"}, false), Error);
 }
 
+
+// NHCWB16 bricks closer than a brick's bytes (STRIDE_C 1): a full brick before the last one
+// reaches past the last channel, and the check must cover it (the fuzz campaign's heap overflow:
+// a 64-bit IFM2 of 100 channels, whose brick 5 ends at byte 5 + 128, not 6 + 4 * 8).
+TEST(Memory, OverlappingBricksAreValidatedToTheirFarthestByte) {
+    MemoryMap map;
+    map.allocate(0, 133, "ram", MemoryKind::Sram);
+    AddressSpace space(map);
+    FeatureMap fm;
+    fm.width0 = fm.height0 = fm.height1 = 1;
+    fm.format = DataFormat::NHCWB16;
+    fm.stride_c = 1;
+    fm.precision = {true, 64};
+    const std::string source = "t";
+    const AccessContext who{&source, 0, "op", "IFM2"};
+    EXPECT_NO_THROW(FeatureMapView(fm, 1, 1, 100, space, who, false));
+    MemoryMap short_map;
+    short_map.allocate(0, 132, "ram", MemoryKind::Sram);
+    AddressSpace short_space(short_map);
+    EXPECT_THROW(FeatureMapView(fm, 1, 1, 100, short_space, who, false), Error);
+}
 // Kernels write OFM rows concurrently only when no two rows share a byte.
 TEST(Memory, RowsAreDisjointUnlessStridesOrTilesOverlap) {
     MemoryMap map;
