@@ -75,8 +75,8 @@ void check_graph(const LoadedModel& model) {
             cpu_kernel(v).check(v);
         for (size_t k = 0; k < v.op.inputs.size(); ++k) {
             const int32_t t = v.op.inputs[k];
-            if (v.op.invocation >= 0 && (k == kEthosUScratch || k == kEthosUScratchFast)) continue;
-            v.expect(t < 0 || available[static_cast<size_t>(t)],
+            if (t < 0 || (v.op.invocation >= 0 && (k == kEthosUScratch || k == kEthosUScratchFast))) continue;
+            v.expect(available[static_cast<size_t>(t)],
                      fmt::format("reads tensor {} ('{}') before any operator writes it (an operator cycle or a "
                                  "missing producer)",
                                  t, v.tensor(t).info.name));

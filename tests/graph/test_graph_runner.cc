@@ -375,6 +375,18 @@ TEST(GraphRunner, DepthwiseTransposeConvAndPoolsRefuseWhatTflmRefuses) {
     EXPECT_EQ(run_graph(*model, {in}).outputs.at(0)[0], 3);
 }
 
+// An omitted optional input is -1 in the operator's list (the bias of the public KWT model's
+// FULLY_CONNECTED): it names no tensor, and nothing must read tensor -1 while checking the graph.
+TEST(GraphRunner, OmittedOptionalInputNamesNoTensor) {
+    GraphSpec g;
+    g.tensors = {{{1, 2}, kInt8, 1.0f}, {{1, 2}, kInt8, 1.0f, 0, 1}, {{1, 1}, kInt8, 1.0f}};
+    g.buffers = {{}, {3, 4}};
+    g.operators = {{kFullyConnected, {0, 1, -1}, {2}}};
+    g.inputs = {0};
+    g.outputs = {2};
+    EXPECT_EQ(run_graph(*load(g), {Bytes{2, 1}}).outputs.at(0), Bytes{10});
+}
+
 TEST(GraphRunner, Int4WeightsPackedTwoToAByte) {
     // FULLY_CONNECTED int8 [1,3] x int4 weights [3,3]: 9 values in 5 bytes, low nibble first.
     GraphSpec g;
