@@ -56,10 +56,19 @@ reference::QuantizedRange activation_clamp(const OperatorView& v, const TensorIn
     return *range;
 }
 
-reference::IntegerOutputStage integer_output_stage(const OperatorView& v, size_t input, size_t filter,
-                                                   size_t channel_dimension, bool wide, bool per_tensor_product_in_float) {
-    const TensorInfo &in = v.input(input), &weights = v.input(filter), &out = v.output(0);
-    const int channels = dimension(weights, channel_dimension);
+// TFLM's per-tensor int8 FULLY_CONNECTED passes minus the filter's zero point as
+// params.weights_offset, which reference_integer_ops::FullyConnected adds to every weight; the
+// zero point 0 is only a TFLITE_DCHECK (fully_connected_common.cc), off in release builds, and
+// Vela leaves such an operator on the CPU (a public KWT model has one with zero point -13).
+int32_t weights_offset(const OperatorView& v, const WeightedInputs& k) {
+    const TensorInfo &in = v.input(k.input), &weights = v.input(k.filter);
+    const bool taken = k.per_tensor_weights_offset && in.type == ElementType::Int8 && weights.zero_point.size() == 1;
+    return taken ? -static_cast<int32_t>(weights.zero_point[0]) : 0;
+}
+
+reference::IntegerOutputStage integer_output_stage(const OperatorView& v, const WeightedInputs& k, bool wide) {
+    const TensorInfo &in = v.input(k.input), &weights = v.input(k.filter), &out = v.output(0);
+    const int channels = dimension(weights, k.channel_dimension);
     v.expect(weights.scale.size() == 1 || weights.scale.size() == static_cast<size_t>(channels),
              fmt::format("filter '{}' has {} scales for {} channels", weights.name, weights.scale.size(), channels));
     v.expect(weights.zero_point.size() == weights.scale.size(),
@@ -68,8 +77,8 @@ reference::IntegerOutputStage integer_output_stage(const OperatorView& v, size_t
     for (size_t c = 0; c < weights.scale.size(); ++c) {
         v.expect(std::isfinite(weights.scale[c]) && weights.scale[c] > 0,
                  fmt::format("filter '{}' has scale {}; a scale must be positive and finite", weights.name, weights.scale[c]));
-        v.expect(weights.zero_point[c] == 0,
-                 fmt::format("filter '{}' has zero point {}; TFLM's kernels take symmetric weights", weights.name,
+        v.expect(weights.zero_point[c] == 0 || weights_offset(v, k) != 0,
+                 fmt::format("filter '{}' has zero point {}; TFLM's kernels take symmetric weights here", weights.name,
                              weights.zero_point[c]));
     }
     // TFLM's 16-bit convolutions add no output offset; int16 zero points are 0 (checked).
@@ -77,7 +86,7 @@ reference::IntegerOutputStage integer_output_stage(const OperatorView& v, size_t
                                         .output_offset = static_cast<int32_t>(out.zero_point[0]),
                                         .clamp = activation_clamp(v, out)};
     for (const float scale : weights.scale) {
-        const double product = per_tensor_product_in_float && weights.scale.size() == 1
+        const double product = k.per_tensor_product_in_float && weights.scale.size() == 1
                                    ? static_cast<double>(in.scale[0] * scale)
                                    : static_cast<double>(in.scale[0]) * static_cast<double>(scale);
         stage.multipliers.push_back(reference::quantize_multiplier(product / static_cast<double>(out.scale[0])));
@@ -151,7 +160,7 @@ void expect_weighted_operator(const OperatorView& v, const WeightedInputs& k, in
     v.expect_quantized(out);
     expect_symmetric_int16(v, in);
     expect_symmetric_int16(v, out);
-    integer_output_stage(v, k.input, k.filter, k.channel_dimension, wide, k.per_tensor_product_in_float);
+    integer_output_stage(v, k, wide);
 }
 
 bool int16_sums_wide(const OperatorView& v, const WeightedInputs& k, int8_t quantized_bias_type) {

@@ -29,15 +29,6 @@ void expect_symmetric_int16(const OperatorView& v, const TensorInfo& t);
 // The quantized-integer clamp of the operator's fused activation for its output.
 reference::QuantizedRange activation_clamp(const OperatorView& v, const TensorInfo& out);
 
-// The output stage of an integer convolution-family operator with data input `input` and filter
-// input `filter` quantized along `channel_dimension` (per channel or one scale, zero points 0):
-// TFLM's multiplier per channel of input scale x filter scale / output scale in double
-// (PopulateConvolutionQuantizationParams), or with per_tensor_product_in_float the per-tensor
-// product formed in float first (GetQuantizedConvolutionMultipler, FULLY_CONNECTED). `wide`:
-// int64 sums and bias.
-reference::IntegerOutputStage integer_output_stage(const OperatorView& v, size_t input, size_t filter,
-                                                   size_t channel_dimension, bool wide,
-                                                   bool per_tensor_product_in_float = false);
 
 // The bias input `k` as int64 (int16, int32 or int64 in the file), or empty where it is omitted.
 std::vector<int64_t> integer_bias(const OperatorView& v, const HostTensors& tensors, size_t k);
@@ -56,7 +47,22 @@ struct WeightedInputs {
     size_t channel_dimension = 0;  // the filter's quantized (output channel) dimension
     bool per_tensor_product_in_float = false;
     bool int4_weights = true;  // TFLM unpacks int4 filters for int8 inputs
+    // An int8 operator whose filter has one scale takes its zero point as a weights offset
+    // (FULLY_CONNECTED); elsewhere filter zero points must be 0.
+    bool per_tensor_weights_offset = false;
 };
+
+// The weights offset the kernel adds to each weight: minus the filter's zero point where k takes
+// one (an int8 input and a per-tensor filter), else 0.
+int32_t weights_offset(const OperatorView& v, const WeightedInputs& k);
+
+// The output stage of an integer convolution-family operator with inputs k, its filter quantized
+// along k.channel_dimension (per channel or one scale; zero points 0 unless k takes a weights
+// offset): TFLM's multiplier per channel of input scale x filter scale / output scale in double
+// (PopulateConvolutionQuantizationParams), or with k.per_tensor_product_in_float the per-tensor
+// product formed in float first (GetQuantizedConvolutionMultipler, FULLY_CONNECTED). `wide`:
+// int64 sums and bias.
+reference::IntegerOutputStage integer_output_stage(const OperatorView& v, const WeightedInputs& k, bool wide);
 
 // What a weighted operator's check shares, once its shapes are checked: the fused activation; the
 // types TFLM runs (float32 with float32 weights and bias; int8 with int8 or int4 weights and int32
@@ -87,8 +93,7 @@ void run_weighted(const OperatorView& v, HostTensors& tensors, const WeightedInp
     }
     const std::vector<int8_t> weights = int8_weights(v, tensors, k.filter);
     const std::vector<int64_t> bias = integer_bias(v, tensors, k.bias);
-    const reference::IntegerOutputStage stage =
-        integer_output_stage(v, k.input, k.filter, k.channel_dimension, wide, k.per_tensor_product_in_float);
+    const reference::IntegerOutputStage stage = integer_output_stage(v, k, wide);
     if (v.input(k.input).type == ElementType::Int16)
         kernel(typed<int16_t>(in), 0, std::span<const int8_t>(weights), std::span<const int64_t>(bias), stage,
                typed<int16_t>(out));

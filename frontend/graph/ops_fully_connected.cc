@@ -18,10 +18,11 @@ struct FullyConnectedShape {
 };
 
 // Per-tensor weights: TFLM's multiplier from the float product of the scales
-// (GetQuantizedConvolutionMultipler); per-channel ones: per output channel in double.
+// (GetQuantizedConvolutionMultipler) and their zero point as the weights offset; per-channel ones:
+// per output channel in double.
 WeightedInputs fully_connected_inputs(const OperatorView& v) {
     return {.input = 0, .filter = 1, .bias = 2, .channel_dimension = 0, .per_tensor_product_in_float = true,
-            .int4_weights = v.input(1).scale.size() <= 1};
+            .int4_weights = v.input(1).scale.size() <= 1, .per_tensor_weights_offset = true};
 }
 
 FullyConnectedShape fully_connected_shape(const OperatorView& v) {
@@ -60,9 +61,11 @@ void check_fully_connected(const OperatorView& v) {
 void run_fully_connected(const OperatorView& v, HostTensors& tensors) {
     const FullyConnectedShape s = fully_connected_shape(v);
     const WeightedInputs k = fully_connected_inputs(v);
+    const int32_t filter_offset = weights_offset(v, k);
     run_weighted(v, tensors, k, int16_sums_wide(v, k, v.op.fully_connected.quantized_bias_type),
                  [&](auto in, int32_t offset, auto weights, auto bias, const auto& stage, auto out) {
-                     reference::fully_connected(s.batches, s.accum_depth, s.out_depth, in, offset, weights, bias, stage, out);
+                     reference::fully_connected(s.batches, s.accum_depth, s.out_depth, in, offset, weights,
+                                                filter_offset, bias, stage, out);
                  });
 }
 

@@ -108,11 +108,11 @@ using SumOf = std::conditional_t<std::is_same_v<Stage, FloatRange>, float, int64
 // Integer inputs are offset by input_offset (minus the zero point; 0 on the int16 paths);
 // floats are not.
 template <class Sum, class In, class W>
-Sum product(In input, int32_t input_offset, W filter) {
+Sum product(In input, int32_t input_offset, W filter, int32_t filter_offset = 0) {
     if constexpr (std::is_floating_point_v<Sum>)
         return static_cast<Sum>(input) * static_cast<Sum>(filter);
     else
-        return int64_t{filter} * (int64_t{input} + input_offset);
+        return (int64_t{filter} + filter_offset) * (int64_t{input} + input_offset);
 }
 
 template <class Out, class Sum, class Bias, class Stage>
@@ -206,16 +206,19 @@ void transpose_conv(const WindowGeometry& g, std::span<const In> input, int32_t 
 }
 
 // FULLY_CONNECTED (reference FullyConnected / FullyConnectedPerChannel): batches rows of
-// accum_depth inputs against out_depth rows of weights.
+// accum_depth inputs against out_depth rows of weights, each weight plus weights_offset (the
+// per-tensor form adds params.weights_offset, minus the filter's zero point; 0 elsewhere).
 template <class In, class W, class Bias, class Out, class Stage>
 void fully_connected(int batches, int accum_depth, int out_depth, std::span<const In> input, int32_t input_offset,
-                     std::span<const W> weights, std::span<const Bias> bias, const Stage& stage, std::span<Out> output) {
+                     std::span<const W> weights, int32_t weights_offset, std::span<const Bias> bias, const Stage& stage,
+                     std::span<Out> output) {
     using Sum = SumOf<Stage>;
     for (int b = 0; b < batches; ++b)
         for (int oc = 0; oc < out_depth; ++oc) {
             Sum sum = 0;
             for (int d = 0; d < accum_depth; ++d)
-                sum += product<Sum>(input[size_t(b) * accum_depth + d], input_offset, weights[size_t(oc) * accum_depth + d]);
+                sum += product<Sum>(input[size_t(b) * accum_depth + d], input_offset, weights[size_t(oc) * accum_depth + d],
+                                    weights_offset);
             output[size_t(b) * out_depth + oc] = output_of<Out>(sum, bias, size_t(oc), stage);
         }
 }

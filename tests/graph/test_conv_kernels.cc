@@ -290,16 +290,18 @@ TEST(ConvKernels, FullyConnectedPerTensorPerChannelAndWide) {
             if (!per_channel) q.multipliers.assign(size_t(outputs), q.multipliers[0]);
             auto stage = stage_of(q);
             if (!per_channel) stage.multipliers.resize(1);
+            // The per-tensor int8 form adds minus the filter's zero point to each weight.
+            const int32_t weights_offset = !wide && !per_channel ? 13 : 0;
             std::vector<int32_t> expected;
             for (int b = 0; b < batches; ++b)
                 for (int o = 0; o < outputs; ++o) {
                     int64_t sum = 0;
                     for (int d = 0; d < depth; ++d)
-                        sum += int64_t{w[size_t(o) * depth + d]} * (in[size_t(b) * depth + d] - q.input_zero_point);
+                        sum += (w[size_t(o) * depth + d] + weights_offset) * (in[size_t(b) * depth + d] - q.input_zero_point);
                     expected.push_back(plain_output(sum, bias[size_t(o)], o, q));
                 }
             const auto got = run_int8_or_int16(wide, in, q.input_zero_point, expected.size(), [&](auto input, int32_t offset, auto out) {
-                reference::fully_connected(batches, depth, outputs, input, offset, std::span<const int8_t>(w),
+                reference::fully_connected(batches, depth, outputs, input, offset, std::span<const int8_t>(w), weights_offset,
                                            std::span<const int64_t>(bias), stage, out);
             });
             EXPECT_EQ(got, expected) << "wide " << wide << " per channel " << per_channel;
@@ -312,7 +314,7 @@ TEST(ConvKernels, FloatFullyConnectedDepthwiseAndTransposeConv) {
     const auto in = random_floats(size_t(batches) * depth), w = random_floats(size_t(outputs) * depth), bias = random_floats(3);
     std::vector<float> got(size_t(batches) * outputs);
     const auto range = reference::float_activation_range(reference::kActReluN1To1);
-    reference::fully_connected(batches, depth, outputs, std::span<const float>(in), 0, std::span<const float>(w),
+    reference::fully_connected(batches, depth, outputs, std::span<const float>(in), 0, std::span<const float>(w), 0,
                                std::span<const float>(bias), range, std::span<float>(got));
     for (int b = 0; b < batches; ++b)
         for (int o = 0; o < outputs; ++o) {

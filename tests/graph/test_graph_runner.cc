@@ -37,7 +37,7 @@ struct TensorSpec {
     float scale = 0.0f;  // 0: no quantization
     int64_t zero_point = 0;
     uint32_t buffer = 0;
-    std::vector<float> channel_scales = {};  // per-channel scales instead of `scale` (zero points 0)
+    std::vector<float> channel_scales = {};  // per-channel scales instead of `scale` (each zero point `zero_point`)
 };
 struct OperatorSpec {
     int32_t code;
@@ -62,7 +62,7 @@ Bytes build(const GraphSpec& spec) {
         const TensorSpec& t = spec.tensors[i];
         const std::vector<float> scale = t.channel_scales.empty() ? std::vector<float>{t.scale} : t.channel_scales;
         const std::vector<int64_t> zero_point =
-            t.channel_scales.empty() ? std::vector<int64_t>{t.zero_point} : std::vector<int64_t>(t.channel_scales.size());
+            t.channel_scales.empty() ? std::vector<int64_t>{t.zero_point} : std::vector<int64_t>(t.channel_scales.size(), t.zero_point);
         const auto quant = t.scale != 0.0f || !t.channel_scales.empty()
                                ? tfl::CreateQuantizationParametersDirect(fbb, nullptr, nullptr, &scale, &zero_point)
                                : flatbuffers::Offset<tfl::QuantizationParameters>();
@@ -307,7 +307,7 @@ TEST(GraphRunner, ConvolutionsRefuseWhatTflmRefuses) {
     EXPECT_THAT(graph_error(g), HasSubstr("filter 't1' has 2 scales for 1 channels"));
     g = conv_graph();
     g.tensors[1].zero_point = 1;
-    EXPECT_THAT(graph_error(g), HasSubstr("filter 't1' has zero point 1; TFLM's kernels take symmetric weights"));
+    EXPECT_THAT(graph_error(g), HasSubstr("filter 't1' has zero point 1; TFLM's kernels take symmetric weights here"));
     g = conv_graph();
     g.tensors[2].type = kInt64;
     g.buffers[2] = le_bytes({8, 0});
@@ -402,6 +402,19 @@ TEST(GraphRunner, Int4WeightsPackedTwoToAByte) {
     EXPECT_THAT(graph_error(g), HasSubstr("buffer holds 6 bytes but the tensor's shape needs 5"));
 }
 
+// TFLM's per-tensor int8 FULLY_CONNECTED adds minus the filter's zero point to each weight (a
+// public KWT model's FULLY_CONNECTED, which Vela left on the CPU).
+TEST(GraphRunner, FullyConnectedTakesAPerTensorFilterZeroPoint) {
+    GraphSpec g;
+    g.tensors = {{{1, 3}, kInt8, 1.0f}, {{2, 3}, kInt8, 1.0f, -13, 1}, {{1, 2}, kInt8, 1.0f}};
+    g.buffers = {{}, {1, 2, 3, static_cast<uint8_t>(-1), 0, 4}};
+    g.operators = {{kFullyConnected, {0, 1}, {2}}};
+    g.inputs = {0};
+    g.outputs = {2};
+    // Weights {14, 15, 16} and {12, 13, 17} by {2, 3, 1}: 28 + 45 + 16 = 89, 24 + 39 + 17 = 80.
+    EXPECT_EQ(run_graph(*load(g), {Bytes{2, 3, 1}}).outputs.at(0), (Bytes{89, 80}));
+}
+
 TEST(GraphRunner, FullyConnectedAndBatchMatMulRefuseWhatTflmRefuses) {
     GraphSpec g;
     g.tensors = {{{2, 8}, kInt8, 0.5f}, {{3, 8}, kInt8, 0.5f}, {{3}, kInt32, 0.25f}, {{2, 3}, kInt8, 0.5f}};
@@ -423,6 +436,18 @@ TEST(GraphRunner, FullyConnectedAndBatchMatMulRefuseWhatTflmRefuses) {
     EXPECT_NO_THROW(check_graph(*load(g)));
     g.operators[0].options = [](auto& fbb) { return tfl::CreateFullyConnectedOptions(fbb, 0, /*SHUFFLED4x16INT8*/ 1).Union(); };
     EXPECT_THAT(graph_error(g), HasSubstr("weights format 1 is not DEFAULT"));
+    // Per-channel weights and int16 inputs keep TFLM's symmetric weights (their kernels add no
+    // weights offset).
+    g.operators[0].options = nullptr;
+    g.operators[0].options_type = tfl::BuiltinOptions_NONE;
+    g.tensors[1].zero_point = -13;
+    g.tensors[1].channel_scales = {0.5f, 0.5f, 0.5f};
+    EXPECT_THAT(graph_error(g), HasSubstr("filter 't1' has zero point -13; TFLM's kernels take symmetric weights here"));
+    g.tensors[1].channel_scales = {};
+    g.tensors[0].type = g.tensors[3].type = kInt16;
+    g.tensors[0].zero_point = g.tensors[3].zero_point = 0;
+    g.tensors[2].type = kInt64;
+    EXPECT_THAT(graph_error(g), HasSubstr("filter 't1' has zero point -13; TFLM's kernels take symmetric weights here"));
     // BATCH_MATMUL: [2,3] x [4,5] do not share a summed dimension; int16 zero points are 0.
     g = {};
     g.tensors = {{{2, 3}, kInt8, 0.5f}, {{4, 5}, kInt8, 0.5f}, {{2, 5}, kInt8, 0.5f}};
