@@ -57,7 +57,7 @@ json graph_info_json(const LoadedModel& model) {
     for (size_t i = 0; i < graph.operators.size(); ++i) {
         const GraphOperator& op = graph.operators[i];
         const bool npu = op.invocation >= 0;
-        json o = {{"index", i}, {"name", OperatorView{model, graph, i, op}.name()}, {"on", npu ? "npu" : "cpu"}};
+        json o = {{"index", i}, {"name", OperatorView{model, graph, i, op, WorkLimits{}}.name()}, {"on", npu ? "npu" : "cpu"}};
         if (npu) o["stream"] = op.invocation;
         o["inputs"] = tensors_json(graph, op.inputs, npu ? kEthosUFirstFeatureMap : 0);
         o["outputs"] = tensors_json(graph, op.outputs, 0);

@@ -221,7 +221,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         throw Error({"--output", std::nullopt, {}},
                     fmt::format("{} output files for the model's {} outputs", cli.output_files.size(), model->outputs.size()));
     // An operator the host cannot run is reported now, before any input is read or op run.
-    if (runs_as_graph(*model)) check_graph(*model);
+    if (runs_as_graph(*model)) check_graph(*model, cli.limits);
     std::vector<std::vector<uint8_t>> inputs = read_input_files(*model, cli.input_files);
     if (cli.no_timing && (cli.timing_only || !cli.pmu.empty() || !cli.trace_file.empty() || !cli.per_layer_file.empty() ||
                           !cli.report_file.empty()))

@@ -7,11 +7,6 @@
 
 namespace ethosu {
 
-namespace {
-// About a minute of the plain loops; MobileNetV2's largest layer is 0.05 G.
-constexpr uint64_t kMaxOperatorMacs = uint64_t{1} << 33;
-}  // namespace
-
 int dimension(const TensorInfo& t, size_t k) { return k < t.shape.size() ? static_cast<int>(t.shape[k]) : 0; }
 
 void expect_rank(const OperatorView& v, const TensorInfo& t, size_t rank) {
@@ -144,7 +139,7 @@ void expect_weighted_operator(const OperatorView& v, const WeightedInputs& k, in
                               std::initializer_list<uint64_t> macs) {
     using E = ElementType;
     expect_fused_activation(v);
-    expect_bounded_work(v, macs);
+    v.expect_bounded_work(macs);
     const TensorInfo &in = v.input(k.input), &weights = v.input(k.filter), &out = v.output(0);
     const bool int8_weights = weights.type == E::Int8 || (k.int4_weights && weights.type == E::Int4);
     const bool runs = (in.type == E::Float32 && weights.type == E::Float32 && out.type == E::Float32) ||
@@ -167,14 +162,6 @@ bool int16_sums_wide(const OperatorView& v, const WeightedInputs& k, int8_t quan
     constexpr int8_t kTensorTypeInt32 = 2;  // TFLite's TensorType
     if (v.input(k.input).type != ElementType::Int16) return false;
     return has_input(v, k.bias) ? v.input(k.bias).type != ElementType::Int32 : quantized_bias_type != kTensorTypeInt32;
-}
-
-void expect_bounded_work(const OperatorView& v, std::initializer_list<uint64_t> factors) {
-    uint64_t macs = 1;
-    for (const uint64_t f : factors)
-        if (__builtin_mul_overflow(macs, f, &macs)) macs = UINT64_MAX;  // saturates: still over the limit
-    v.expect(macs <= kMaxOperatorMacs,
-             fmt::format("takes {} multiply-accumulates, over the host kernels' limit of {}", macs, kMaxOperatorMacs));
 }
 
 }  // namespace ethosu

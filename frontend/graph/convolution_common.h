@@ -102,8 +102,4 @@ void run_weighted(const OperatorView& v, HostTensors& tensors, const WeightedInp
                std::span<const int64_t>(bias), stage, typed<int8_t>(out));
 }
 
-// Refuses an operator whose multiply-accumulates (or window points), the product of `factors`, are
-// over 2^33: the host kernels are plain loops, and a hostile file must not keep them busy for hours.
-void expect_bounded_work(const OperatorView& v, std::initializer_list<uint64_t> factors);
-
 }  // namespace ethosu

@@ -33,6 +33,20 @@ void OperatorView::fail(const std::string& reason, ErrorKind kind) const {
     throw Error({model.path, std::nullopt, fmt::format("subgraphs[0].operators[{}] ({})", index, name())}, reason, kind);
 }
 
+void OperatorView::expect_work_within_limit(uint64_t work, std::string_view what) const {
+    if (work > limits.max_op_work)
+        fail(fmt::format("takes {} {}, above the limit of {} per op (raise it with --max-op-work)", work, what,
+                         limits.max_op_work),
+             ErrorKind::LimitExceeded);
+}
+
+void OperatorView::expect_bounded_work(std::initializer_list<uint64_t> factors) const {
+    uint64_t macs = 1;
+    for (const uint64_t f : factors)
+        if (__builtin_mul_overflow(macs, f, &macs)) macs = UINT64_MAX;  // saturates: still over the limit
+    expect_work_within_limit(macs, "multiply-accumulates");
+}
+
 void OperatorView::expect_arity(size_t inputs, size_t outputs) const {
     expect(op.inputs.size() == inputs && op.outputs.size() == outputs,
            fmt::format("has {} inputs and {} outputs; {} takes {} and {}", op.inputs.size(), op.outputs.size(), name(),

@@ -4,11 +4,13 @@
 // CpuKernels by TFLite builtin name, and cpu_operator.cc's list of families is the whole set.
 
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "emulator/engine/work_budget.h"
 #include "emulator/isa/error.h"
 #include "frontend/loaders/model.h"
 
@@ -23,6 +25,7 @@ struct OperatorView {
     const ModelGraph& graph;
     size_t index;
     const GraphOperator& op;
+    const WorkLimits& limits;  // the run's: a host kernel's work and buffers are charged to them
 
     std::string name() const;
     // An ethosu::Error naming `subgraphs[0].operators[<index>] (<NAME>)`.
@@ -30,6 +33,11 @@ struct OperatorView {
     void expect(bool ok, const std::string& reason) const {
         if (!ok) fail(reason);
     }
+    // Refuses (ErrorKind::LimitExceeded) work over limits.max_op_work: `what` names the figure.
+    void expect_work_within_limit(uint64_t work, std::string_view what) const;
+    // The same for multiply-accumulates (or window points), the product of `factors`: the host
+    // kernels are plain loops, and a hostile file must not keep them busy for hours.
+    void expect_bounded_work(std::initializer_list<uint64_t> factors) const;
     const GraphTensor& tensor(int32_t t) const { return graph.tensors[static_cast<size_t>(t)]; }
     const TensorInfo& input(size_t k) const { return tensor(op.inputs[k]).info; }
     const TensorInfo& output(size_t k) const { return tensor(op.outputs[k]).info; }

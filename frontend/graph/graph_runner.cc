@@ -58,21 +58,52 @@ bool runs_as_graph(const LoadedModel& model) {
     return model.graph && (model.cpu_operators > 0 || model.invocations.size() != 1);
 }
 
-void check_graph(const LoadedModel& model) {
+void check_graph(const LoadedModel& model, const WorkLimits& limits) {
     const ModelGraph& graph = graph_of(model);
+    const auto over_allocation = [&](const TensorInfo& info) {
+        return fmt::format("'{}' needs {} bytes on the host, above the limit of {} per buffer (raise it with "
+                           "--max-allocation)",
+                           info.name, info.size_bytes, limits.max_allocation_bytes);
+    };
+    const auto check_host_buffer = [&](const TensorInfo& info) {
+        if (info.size_bytes > limits.max_allocation_bytes)
+            throw Error(definition_site(model, info.where, info.name), over_allocation(info), ErrorKind::LimitExceeded);
+    };
     // A tensor is available once it holds data: a constant, a model input, a variable (its
     // initial state), or an earlier operator's output.
     std::vector<bool> available(graph.tensors.size(), false);
-    for (size_t t = 0; t < graph.tensors.size(); ++t)
-        available[t] = graph.tensors[t].constant || graph.tensors[t].info.is_variable;
-    for (const int32_t t : graph.inputs)
-        if (t >= 0) available[static_cast<size_t>(t)] = true;
+    for (size_t t = 0; t < graph.tensors.size(); ++t) {
+        const GraphTensor& gt = graph.tensors[t];
+        available[t] = gt.constant || gt.info.is_variable;
+        if (gt.info.is_variable && !gt.constant) check_host_buffer(gt.info);
+    }
+    for (const int32_t t : graph.inputs) {
+        if (t < 0) continue;
+        available[static_cast<size_t>(t)] = true;
+        check_host_buffer(graph.tensors[static_cast<size_t>(t)].info);
+    }
+    uint64_t host_work = 0;
     for (size_t i = 0; i < graph.operators.size(); ++i) {
-        const OperatorView v{model, graph, i, graph.operators[i]};
-        if (v.op.invocation >= 0)
+        const OperatorView v{model, graph, i, graph.operators[i], limits};
+        if (v.op.invocation >= 0) {
             check_ethos_u(v);
-        else
+        } else {
+            // The elements a host kernel reads and writes bound the work of all but the windowed
+            // and matrix kernels, whose checks bound their multiply-accumulates.
+            uint64_t elements = 0;
+            for (const auto* list : {&v.op.inputs, &v.op.outputs})
+                for (const int32_t t : *list)
+                    if (t >= 0 && __builtin_add_overflow(elements, element_count(v.tensor(t).info), &elements))
+                        elements = UINT64_MAX;
+            v.expect_work_within_limit(elements, "elements in and out");
+            if (__builtin_add_overflow(host_work, elements, &host_work)) host_work = UINT64_MAX;
+            if (host_work > limits.max_run_work)
+                v.fail(fmt::format("the host operators' elements reach {} with this one, above the limit of {} per run "
+                                   "(raise it with --max-run-work)",
+                                   host_work, limits.max_run_work),
+                       ErrorKind::LimitExceeded);
             cpu_kernel(v).check(v);
+        }
         for (size_t k = 0; k < v.op.inputs.size(); ++k) {
             const int32_t t = v.op.inputs[k];
             if (t < 0 || (v.op.invocation >= 0 && (k == kEthosUScratch || k == kEthosUScratchFast))) continue;
@@ -86,6 +117,9 @@ void check_graph(const LoadedModel& model) {
             v.expect(!available[static_cast<size_t>(t)],
                      fmt::format("writes tensor {} ('{}'), which already holds data", t, v.tensor(t).info.name));
             available[static_cast<size_t>(t)] = true;
+            const TensorInfo& info = v.tensor(t).info;
+            if (info.size_bytes > limits.max_allocation_bytes)
+                v.fail(fmt::format("its output {}", over_allocation(info)), ErrorKind::LimitExceeded);
         }
     }
     for (size_t k = 0; k < graph.outputs.size(); ++k) {
@@ -97,7 +131,7 @@ void check_graph(const LoadedModel& model) {
 }
 
 RunResult run_graph(const LoadedModel& model, std::vector<std::vector<uint8_t>> inputs, const RunOptions& options) {
-    check_graph(model);
+    check_graph(model, options.pipeline.limits);
     const ModelGraph& graph = *model.graph;
     if (inputs.size() > graph.inputs.size())
         throw Error({model.path, std::nullopt, "--input"},
@@ -130,7 +164,7 @@ RunResult run_graph(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
     }
 
     for (size_t i = 0; i < graph.operators.size(); ++i) {
-        const OperatorView v{model, graph, i, graph.operators[i]};
+        const OperatorView v{model, graph, i, graph.operators[i], options.pipeline.limits};
         if (v.op.invocation >= 0) {
             const NpuInvocation& inv = model.invocations[static_cast<size_t>(v.op.invocation)];
             std::vector<std::vector<uint8_t>> npu_inputs;

@@ -18,8 +18,12 @@ bool runs_as_graph(const LoadedModel& model);
 // Checks, before anything runs, that every operator can: implemented (else an error naming it and
 // its index), every tensor written before it is read (no operator cycle) and written once, types
 // and shapes as the kernel needs them, each ethos-u operator's feature maps inside its regions.
-// Throws ethosu::Error naming the operator.
-void check_graph(const LoadedModel& model);
+// The host's share is charged to `limits` as the NPU's ops are: each CPU operator's work (the
+// elements it reads and writes; multiply-accumulates for the convolution family) to max_op_work,
+// their sum to max_run_work, and every buffer the run allocates on the host (model inputs,
+// variables, operator outputs) to max_allocation_bytes. Throws ethosu::Error naming the operator
+// or tensor.
+void check_graph(const LoadedModel& model, const WorkLimits& limits = {});
 
 // inputs: raw bytes per model input (empty = zeros). Outputs in model output order; with
 // options.pipeline.execute false only the ethos-u operators' streams are timed.

@@ -141,7 +141,7 @@ void check_batch_matmul(const OperatorView& v) {
         }
         matmul_stage(v);
     }
-    expect_bounded_work(v, {element_count(out), uint64_t(s.depth)});
+    v.expect_bounded_work({element_count(out), uint64_t(s.depth)});
 }
 
 void run_batch_matmul(const OperatorView& v, HostTensors& tensors) {

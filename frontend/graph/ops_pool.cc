@@ -51,7 +51,7 @@ void check_pool(const OperatorView& v) {
     // Windows are clipped to the input; TFLM counts a window's points in an int.
     v.expect(int64_t{std::min(g.filter_h, g.in_h)} * std::min(g.filter_w, g.in_w) <= INT32_MAX,
              "a pooling window holds more than 2^31 points");
-    expect_bounded_work(v, {element_count(out), uint64_t(std::min(g.filter_h, g.in_h)), uint64_t(std::min(g.filter_w, g.in_w))});
+    v.expect_bounded_work({element_count(out), uint64_t(std::min(g.filter_h, g.in_h)), uint64_t(std::min(g.filter_w, g.in_w))});
 }
 
 // Calls pool(geometry, input, clamp, output) with the operator's typed buffers.

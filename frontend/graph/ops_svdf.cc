@@ -65,6 +65,8 @@ void check_svdf(const OperatorView& v) {
     }
     const auto q = svdf_quantization(v);
     v.expect(q.feature_scale.shift <= 30 && q.output_scale.shift <= 30, "an effective scale is over 2^30");
+    // The feature weights' product: each batch's input against every filter.
+    v.expect_bounded_work({uint64_t(s.batches), uint64_t(s.filters), uint64_t(s.input_size)});
 }
 
 void run_svdf(const OperatorView& v, HostTensors& tensors) {

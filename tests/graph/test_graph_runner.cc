@@ -325,16 +325,53 @@ TEST(GraphRunner, ConvolutionsRefuseWhatTflmRefuses) {
     g.inputs = {0, 1};
     g.operators[0].options = [](auto& fbb) { return tfl::CreateConv2DOptions(fbb, 0, 1, 1, 0, 1, 1 << 30).Union(); };
     EXPECT_THAT(graph_error(g), HasSubstr("height filter 3 dilated 1073741824 spans more than 2^31 points"));
-    // A hostile size: 2^30 outputs of 576 products each are refused before anything is allocated.
+    // A hostile size: 2^24 outputs of 2304 products each, from 16 MiB tensors, are refused before
+    // anything runs (the run's limit per op, 2^30 by default).
     g = conv_graph();
-    g.tensors[0].shape = {1, 4096, 4096, 64};
-    g.tensors[1].shape = {64, 3, 3, 64};
+    g.tensors[0].shape = {1, 256, 256, 256};
+    g.tensors[1].shape = {256, 3, 3, 256};
     g.tensors[1].buffer = 0;
-    g.tensors[2].shape = {64};
+    g.tensors[2].shape = {256};
     g.tensors[2].buffer = 0;
-    g.tensors[3].shape = {1, 4096, 4096, 64};
+    g.tensors[3].shape = {1, 256, 256, 256};
     g.inputs = {0, 1, 2};
-    EXPECT_THAT(graph_error(g), HasSubstr("over the host kernels' limit"));
+    EXPECT_THAT(graph_error(g), HasSubstr("takes 38654705664 multiply-accumulates, above the limit of 1073741824 per op"));
+    // Its 1 GiB form is refused before anything is allocated.
+    g.tensors[0].shape = g.tensors[3].shape = {1, 4096, 4096, 64};
+    EXPECT_THAT(graph_error(g), HasSubstr("'t0' needs 1073741824 bytes on the host, above the limit of 67108864 per buffer"));
+}
+
+// Host operators are charged to the run's limits as NPU ops are: the elements each reads and
+// writes per op, their sum per run, and each buffer the run allocates.
+TEST(GraphRunner, HostOperatorsAreChargedToTheRunsLimits) {
+    GraphSpec g;
+    g.tensors = {{{2, 8}, kInt8, 0.5f}, {{3, 8}, kInt8, 0.5f, 0, 1}, {{2, 3}, kInt8, 0.5f}, {{2, 3}, kInt8, 0.5f}};
+    g.buffers = {{}, Bytes(24, 1)};
+    g.operators = {{kFullyConnected, {0, 1}, {2}}, {kFullyConnected, {0, 1}, {3}}};
+    g.inputs = {0};
+    g.outputs = {2, 3};
+    const auto model = load(g);
+    // Each FULLY_CONNECTED reads 16 + 24 and writes 6 elements: 46 per op, 92 for the run.
+    EXPECT_NO_THROW(check_graph(*model, {.max_op_work = 48, .max_run_work = 92}));
+    const auto refusal = [](const LoadedModel& m, const WorkLimits& limits) {
+        try {
+            check_graph(m, limits);
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::LimitExceeded);
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_THAT(refusal(*model, {.max_op_work = 45}), HasSubstr("operators[0] (FULLY_CONNECTED): takes 46 elements in and out, above the limit of 45 per op"));
+    EXPECT_THAT(refusal(*model, {.max_run_work = 91}), HasSubstr("operators[1] (FULLY_CONNECTED): the host operators' elements reach 92 with this one"));
+    EXPECT_THAT(refusal(*model, {.max_allocation_bytes = 15}), HasSubstr("'t0' needs 16 bytes on the host, above the limit of 15"));
+    // An output larger than the input: [1,2] x [8,2] -> [1,8].
+    g.tensors = {{{1, 2}, kInt8, 0.5f}, {{8, 2}, kInt8, 0.5f, 0, 1}, {{1, 8}, kInt8, 0.5f}};
+    g.buffers = {{}, Bytes(16, 1)};
+    g.operators = {{kFullyConnected, {0, 1}, {2}}};
+    g.outputs = {2};
+    EXPECT_THAT(refusal(*load(g), {.max_allocation_bytes = 7}),
+                HasSubstr("operators[0] (FULLY_CONNECTED): its output 't2' needs 8 bytes on the host, above the limit of 7"));
 }
 
 TEST(GraphRunner, DepthwiseTransposeConvAndPoolsRefuseWhatTflmRefuses) {
