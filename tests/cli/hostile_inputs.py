@@ -161,6 +161,12 @@ def main():
     print(f"{name}: exit {code}, {seconds:.2f} s, peak RSS {rss / 1e6:.1f} MB")
     print("stderr:", err.strip()[:2000])
     problems = []
+    # The script shrinks the file 40 ms into the run; on a loaded machine (or a faster build) the
+    # run may end first, which the acceptance allows as a correct run. The order is fixed in
+    # tests/memory's MemoryDeathTest.FileShrunkWhileMappedEndsWithOneErrorLine.
+    if name == "truncate_during_run" and code == 0 and not err.strip():
+        print("the run ended before the file shrank: a correct run")
+        return 0
     if code != 1:
         problems.append(f"exit status {code}, expected 1")
     error_lines = [line for line in err.splitlines() if line.startswith("ethosu-emu: error:")]
