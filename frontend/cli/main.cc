@@ -404,7 +404,7 @@ int main(int argc, char** argv) {
                         "default: <stem>_per-layer.csv beside <stem>_vela.tflite, when there");
         // Work limits: a hostile stream ends in an error naming the op instead of running for hours.
         WorkLimits& limits = run_options.limits;
-        cmd->add_option("--max-op-work", limits.max_op_work, "refuse an op of more work (elements x taps; DMA: bytes)")
+        cmd->add_option("--max-op-work", limits.max_op_work, "refuse an op of more work (elements x taps; DMA: bytes; a CPU operator: its MACs or elements in and out)")
             ->capture_default_str();
         cmd->add_option("--max-run-work", limits.max_run_work, "stop a run whose ops add up to more work (a branch loop)")
             ->capture_default_str();
