@@ -68,6 +68,10 @@ def seeds_for(target, vectors, example):
             seeds[name] = open(tflite, "rb").read()
         elif target == "fuzz_run_tflite" and os.path.exists(tflite) and os.path.getsize(tflite) <= SMALL_MODEL_BYTES:
             seeds[name] = open(tflite, "rb").read()
+            # The original model: a graph of host operators only (the graph runner's path).
+            original = os.path.join(vectors, model, "model.tflite")
+            if os.path.exists(original) and os.path.getsize(original) <= SMALL_MODEL_BYTES:
+                seeds[f"{model}.original"] = open(original, "rb").read()
         elif target == "fuzz_load_npz" and os.path.exists(npz):
             seeds[name] = open(npz, "rb").read()
         elif target == "fuzz_debug_db" and os.path.exists(debug_db):

@@ -1,9 +1,10 @@
-// A Vela .tflite through the loader, the engine and the timing model, with a mutator of our own
+// A .tflite through the loader and the run the CLI makes of it (run_whole_model: one ethos-u
+// operator on the engine and the timing model, or a graph with the host's reference kernels), with a mutator of our own
 // that keeps the flatbuffer valid: it rewrites in place the numbers of the tables that the loader
 // and the engine trust (a tensor's shape, type and buffer index, the tensor indices of operators
 // and subgraphs, the offline plan's offsets) and the command stream inside the model
-// (command_mutator.h, its length kept). Its seeds are the corpus model found at build time
-// (FUZZ_SEEDS); one input in four still goes to libFuzzer's own mutators.
+// (command_mutator.h, its length kept). Its seeds are the corpus model found at build time, Vela's
+// and the original (FUZZ_SEEDS); one input in four still goes to libFuzzer's own mutators.
 
 #include <flatbuffers/flatbuffers.h>
 
@@ -13,7 +14,7 @@
 #include <vector>
 
 #include "emulator/isa/error.h"
-#include "frontend/runner/run_model.h"
+#include "frontend/graph/graph_runner.h"
 #include "frontend/loaders/model.h"
 #include "frontend/loaders/vela_tflite_generated.h"
 #include "tests/fuzz/command_mutator.h"
@@ -133,8 +134,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::vector<uint8_t> bytes(data, data + size);
     try {
         const auto model = ethosu::load_vela_tflite("fuzz.tflite", bytes, {});
-        ethosu::run_model(*model, {}, ethosu::fuzz::fuzz_run_options(true));
-        ethosu::run_model(*model, {}, ethosu::fuzz::fuzz_run_options(false));
+        ethosu::run_whole_model(*model, {}, ethosu::fuzz::fuzz_run_options(true));
+        ethosu::run_whole_model(*model, {}, ethosu::fuzz::fuzz_run_options(false));
     } catch (const ethosu::Error&) {
     }
     return 0;
