@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
@@ -113,6 +114,33 @@ TEST(U55Cost, AnIfmOneBlockDeepIsReadOncePerBlockPosition) {
     const Npu s("ethos-u55-128");
     EXPECT_EQ(s.cost(conv_1x1(16, 16, 16, 64, {8, 16, 16})).traffic.read[kSram], 4096);
     EXPECT_EQ(s.cost(conv_1x1(16, 16, 48, 64, {8, 16, 16})).traffic.read[kSram], 49152);
+}
+
+// A block reads the IFM lines its OFM lines need, clipped to the IFM: padding is made, not read,
+// and a block at the OFM's bottom edge holds only the rows there are. U55-128, int8, weights and
+// scales in flash, so the SRAM reads are the IFM's alone.
+//   DEPTHWISE 3x3, stride 1, padding 1 all round, 16x16x16 -> 16x16x16 in 6x16x16 blocks: the
+//   blocks hold OFM rows 0-5, 6-11 and 12-15, which need IFM rows -1..6, 5..12 and 11..16,
+//   clipped to 0..15: 7 + 8 + 5 = 20 rows; the one block column needs columns -1..16: all 16.
+//   20 x 16 x 16 = 5120 bytes (whole 8-row IFM blocks: 3 x 8 x 16 x 16 = 6144).
+//   1x1 CONV 14x16x16 -> 14x16x32 in 4x16x32 blocks: rows 4 + 4 + 4 + 2 = 14, the IFM once:
+//   14 x 16 x 16 = 3584 bytes (whole blocks: 4 x 4 x 16 x 16 = 4096).
+TEST(U55Cost, BlocksReadOnlyTheIfmLinesTheirOfmLinesNeed) {
+    const Npu s("ethos-u55-128");
+    DecodedOp dw;
+    dw.kind = OpKind::Depthwise;
+    dw.ifm = feature_map(16, 16, 16, 8, 1);
+    dw.ofm = feature_map(16, 16, 16, 8, 1);
+    dw.kernel.width = dw.kernel.height = 3;
+    dw.kernel.padding = {1, 1, 1, 1};
+    dw.block.ofm_height = 6;
+    dw.block.ofm_width = 16;
+    dw.block.ofm_depth = 16;
+    dw.weights = {{0, 0, 3 * 3 * 16}};
+    dw.scales = {{0, 3 * 3 * 16, 16 * 10}};
+    relu(dw);
+    EXPECT_EQ(s.cost(dw).traffic.read[kSram], 5120);
+    EXPECT_EQ(s.cost(conv_1x1(14, 16, 16, 32, {4, 16, 32})).traffic.read[kSram], 3584);
 }
 
 // Reads come in the memory's aligned bursts: a weight stream of 200 bytes at flash address 100
@@ -238,6 +266,47 @@ TEST(SubKernels, SizesAndCountsMatchAWalkOverTheKernel) {
         for_each_sub_kernel(Block3{h, w, 1}, [&](int taps, int64_t count) { grouped[taps] += count; });
         EXPECT_EQ(grouped, walked) << h << "x" << w;
     }
+}
+
+// ifm_lines_read counts only the sub-kernels an IFM edge cuts one by one; a walk over the lines of
+// every block's window under every sub-kernel gives the same, kernels of 1 to 70 taps, strides, dilations, padding and
+// upscaling among them.
+TEST(IfmLines, MatchAWalkOverEveryBlockSubKernelAndLine) {
+    auto walk = [](const IfmAxis& a) {
+        int64_t lines = 0;
+        for (int o = 0; o < a.ofm; o += a.block) {
+            const int last = std::min(a.ofm, o + a.block) - 1;
+            for (int first_tap = 0; first_tap < a.taps; first_tap += 8) {
+                const int taps = std::min(8, a.taps - first_tap);
+                // The block's window: from its first line's first tap to its last line's last tap.
+                std::vector<bool> read(static_cast<size_t>(a.ifm), false);
+                const int from = o * a.stride - a.pad_before + first_tap * a.dilation;  // upscaled
+                const int to = last * a.stride - a.pad_before + (first_tap + taps - 1) * a.dilation;
+                for (int at = std::max(from, 0); at <= to; ++at)
+                    if (at / a.upscale < a.ifm) read[static_cast<size_t>(at / a.upscale)] = true;
+                lines += std::count(read.begin(), read.end(), true);
+            }
+        }
+        return lines;
+    };
+    int checked = 0;
+    for (const int taps : {1, 3, 8, 9, 16, 17, 70})
+        for (const int stride : {1, 2, 3})
+            for (const int dilation : {1, 2})
+                for (const int pad : {0, 1, 5, 20})
+                    for (const int upscale : {1, 2})
+                        for (const int ofm : {1, 7, 30})
+                            for (const int block : {1, 4, 30}) {
+                                const int span = (taps - 1) * dilation + 1;
+                                // The IFM the registers describe: the kernel's reach less the padding.
+                                const int ifm = std::max(1, ((ofm - 1) * stride + span - 2 * pad + upscale - 1) / upscale);
+                                const IfmAxis a{ofm, block, stride, pad, ifm, taps, dilation, upscale};
+                                ASSERT_EQ(ifm_lines_read(a), walk(a)) << taps << " taps, stride " << stride << ", dilation "
+                                                                      << dilation << ", pad " << pad << ", upscale " << upscale
+                                                                      << ", ofm " << ofm << " in " << block;
+                                ++checked;
+                            }
+    EXPECT_EQ(checked, 7 * 3 * 2 * 4 * 2 * 3 * 3);
 }
 
 // A 64-bit OFM carries no fused clamp; its type range is not computed (it negated INT64_MIN).

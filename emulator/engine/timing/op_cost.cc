@@ -91,6 +91,38 @@ bool has_clamp_activation(const DecodedOp& op) {
     return op.output.clip_min > lo || op.output.clip_max < hi || op.output.clip_min == op.ofm.zero_point;
 }
 
+int64_t ifm_lines_read(const IfmAxis& a) {
+    // The lines of a window [from, to) of the kernel's (upscaled) IFM as stored, within the IFM.
+    auto stored = [&](int64_t from, int64_t to) {
+        const int64_t first = std::min<int64_t>(from >= 0 ? from / a.upscale : 0, a.ifm);
+        const int64_t end = std::min<int64_t>(div_round_up(std::max<int64_t>(to, 0), a.upscale), a.ifm);
+        return std::max<int64_t>(0, end - first);
+    };
+    const int64_t whole = a.taps / kSubKernelMax;  // sub-kernels of kSubKernelMax taps, then the rest
+    const int64_t rest = a.taps % kSubKernelMax;
+    const int64_t shift = int64_t{kSubKernelMax} * a.dilation;  // from one sub-kernel to the next
+    const int64_t whole_span = int64_t{kSubKernelMax - 1} * a.dilation + 1;
+    int64_t lines = 0;
+    for (int64_t o = 0; o < a.ofm; o += a.block) {
+        // Where the windows of the block's first and last OFM lines start.
+        const int64_t from = o * a.stride - a.pad_before;
+        const int64_t last = (std::min<int64_t>(a.ofm, o + a.block) - 1) * a.stride - a.pad_before;
+        auto window = [&](int64_t sub_kernel, int64_t span) {
+            return stored(from + sub_kernel * shift, last + sub_kernel * shift + span);
+        };
+        // A shift by whole sub-kernels is a whole number of stored lines (upscale is 1 or 2), so
+        // every window inside the IFM reads as many; those the IFM's edges cut (a few lines of
+        // padding deep: the pads are 7 and 8 bits) are counted one by one.
+        int64_t low = 0, high = whole;
+        for (; low < whole && from + low * shift < 0; ++low) lines += window(low, whole_span);
+        for (; high > low && div_round_up(last + (high - 1) * shift + whole_span, a.upscale) > a.ifm; --high)
+            lines += window(high - 1, whole_span);
+        if (high > low) lines += (high - low) * window(low, whole_span);
+        if (rest > 0) lines += window(whole, (rest - 1) * a.dilation + 1);
+    }
+    return lines;
+}
+
 int64_t dma_cycles(const DecodedOp& op, const MemorySystem& memory, MemoryKind from, MemoryKind to, int64_t read_bytes,
                    int64_t write_bytes) {
     const int64_t read = cost_figure(op, "read cycles", double(read_bytes) / memory.bytes_per_cycle(from)) +

@@ -111,6 +111,20 @@ void for_each_sub_kernel(const Block3& kernel, Fn fn) {
     }
 }
 
+// The IFM lines (rows or columns) an op's OFM blocks read along one axis, summed over the blocks
+// and the sub-kernels (the IFM is fetched again for each): a block reads the lines its OFM lines
+// need under each sub-kernel, clipped to the IFM. Padding is made by the NPU (IFM_PAD_*), not
+// read, and a block at the OFM's edge holds only the OFM lines there are. Vela's estimate counts
+// every block at the configured IFM block's size instead.
+struct IfmAxis {
+    int ofm = 1, block = 1;  // OFM lines, and per OFM block
+    int stride = 1, pad_before = 0;
+    int ifm = 1;             // IFM lines as stored
+    int taps = 1, dilation = 1;
+    int upscale = 1;         // IFM_UPSCALE: 1 or 2
+};
+int64_t ifm_lines_read(const IfmAxis& axis);
+
 // Helpers shared by the cost functions.
 inline int64_t div_round_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 inline int64_t round_up(int64_t a, int64_t b) { return div_round_up(a, b) * b; }
