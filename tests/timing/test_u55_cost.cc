@@ -269,8 +269,8 @@ TEST(SubKernels, SizesAndCountsMatchAWalkOverTheKernel) {
 }
 
 // ifm_lines_read counts only the sub-kernels an IFM edge cuts one by one; a walk over the lines of
-// every block's window under every sub-kernel gives the same, kernels of 1 to 70 taps, strides, dilations, padding and
-// upscaling among them.
+// every block's window under every sub-kernel gives the same, kernels of 1 to 70 taps, strides, dilations, padding,
+// upscaling and IFMs far smaller than the kernel among them.
 TEST(IfmLines, MatchAWalkOverEveryBlockSubKernelAndLine) {
     auto walk = [](const IfmAxis& a) {
         int64_t lines = 0;
@@ -298,15 +298,20 @@ TEST(IfmLines, MatchAWalkOverEveryBlockSubKernelAndLine) {
                         for (const int ofm : {1, 7, 30})
                             for (const int block : {1, 4, 30}) {
                                 const int span = (taps - 1) * dilation + 1;
-                                // The IFM the registers describe: the kernel's reach less the padding.
-                                const int ifm = std::max(1, ((ofm - 1) * stride + span - 2 * pad + upscale - 1) / upscale);
-                                const IfmAxis a{ofm, block, stride, pad, ifm, taps, dilation, upscale};
-                                ASSERT_EQ(ifm_lines_read(a), walk(a)) << taps << " taps, stride " << stride << ", dilation "
-                                                                      << dilation << ", pad " << pad << ", upscale " << upscale
-                                                                      << ", ofm " << ofm << " in " << block;
-                                ++checked;
+                                // The IFM the registers describe (the kernel's reach less the
+                                // padding), and one line, as a hostile stream may say.
+                                const int described =
+                                    std::max(1, ((ofm - 1) * stride + span - 2 * pad + upscale - 1) / upscale);
+                                for (const int ifm : {described, 1}) {
+                                    const IfmAxis a{ofm, block, stride, pad, ifm, taps, dilation, upscale};
+                                    ASSERT_EQ(ifm_lines_read(a), walk(a))
+                                        << taps << " taps, stride " << stride << ", dilation " << dilation << ", pad "
+                                        << pad << ", upscale " << upscale << ", ofm " << ofm << " in " << block
+                                        << ", ifm " << ifm;
+                                    ++checked;
+                                }
                             }
-    EXPECT_EQ(checked, 7 * 3 * 2 * 4 * 2 * 3 * 3);
+    EXPECT_EQ(checked, 7 * 3 * 2 * 4 * 2 * 3 * 3 * 2);
 }
 
 // A 64-bit OFM carries no fused clamp; its type range is not computed (it negated INT64_MIN).

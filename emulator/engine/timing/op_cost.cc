@@ -113,8 +113,11 @@ int64_t ifm_lines_read(const IfmAxis& a) {
         // A shift by whole sub-kernels is a whole number of stored lines (upscale is 1 or 2), so
         // every window inside the IFM reads as many; those the IFM's edges cut (a few lines of
         // padding deep: the pads are 7 and 8 bits) are counted one by one.
-        int64_t low = 0, high = whole;
+        int64_t low = 0;
         for (; low < whole && from + low * shift < 0; ++low) lines += window(low, whole_span);
+        // Sub-kernels whose windows start past the IFM read nothing: a huge kernel over a small
+        // IFM (a hostile stream) costs no step for them.
+        int64_t high = std::clamp<int64_t>(div_round_up(int64_t{a.ifm} * a.upscale - from, shift), low, whole);
         for (; high > low && div_round_up(last + (high - 1) * shift + whole_span, a.upscale) > a.ifm; --high)
             lines += window(high - 1, whole_span);
         if (high > low) lines += (high - low) * window(low, whole_span);
