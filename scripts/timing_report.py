@@ -9,9 +9,11 @@ per config, the share of pairs within 10% and 25%, the median ratio and the outl
 Vela's debug database, so its rows are Vela's) against Vela's model_per-layer.csv, row by row.
 
 With --anchors DIR (../shared/anchors) it compares instead, per FVP anchor, NPU ACTIVE cycles and
-AXI beats per port with the published FVP counts (anchors.csv) and with Vela's estimate on the same
-stream (its model summary: total cycles, unscaled bytes / 8); with --per-op also the kernel ops
-moving the most AXI0 read beats, where a read excess would sit.
+AXI beats per port with the published FVP counts (anchors.csv): the emulator's on the system the FVP
+measured (Ethos_U55_High_End_Corstone300_FVP) and on Vela's (Ethos_U55_High_End_Embedded), and
+Vela's estimate on the same stream (its model summary: total cycles, unscaled bytes / 8); with
+--per-op also the kernel ops moving the most AXI0 read beats (on the FVP's system), where a read
+excess would sit.
 
 usage: scripts/timing_report.py [--emu build/frontend/cli/ethosu-emu] [--vectors ../shared/vectors]
                                 [--config ethos-u55-128 ...] [--per-op] [--csv FILE] [--anchors DIR]
@@ -60,8 +62,10 @@ def op_cycle_ratios(emu, model_dir):
             for o, v in zip(ours, vela) if float(v["Op Cycles"] or 0) > 0 and o["Op Cycles"]]
 
 
-# The anchors' system (anchors/README.md): U55-128, 8-byte AXI beats.
-ANCHOR_RUN = ["--npu", "ethos-u55-128", "--system-config", "Ethos_U55_High_End_Embedded", "--memory-mode", "Shared_Sram"]
+# The anchors' system (anchors/README.md): U55-128, 8-byte AXI beats; the Corstone-300 FVP's own
+# system configuration, then the one Vela compiled the streams for.
+ANCHOR_RUN = ["--npu", "ethos-u55-128", "--memory-mode", "Shared_Sram"]
+ANCHOR_SYSTEMS = ["Ethos_U55_High_End_Corstone300_FVP", "Ethos_U55_High_End_Embedded"]
 ANCHOR_FIGURES = [("NPU ACTIVE", "published_fvp_npu_active"), ("AXI0 rd beats", "published_axi0_rd_beats"),
                   ("AXI0 wr beats", "published_axi0_wr_beats"), ("AXI1 rd beats", "published_axi1_rd_beats")]
 
@@ -81,25 +85,31 @@ def vela_anchor_estimate(summary_csv):
 def anchors_report(emu, anchors_dir, per_op):
     with open(os.path.join(anchors_dir, "anchors.csv"), newline="") as f:
         anchors = list(csv.DictReader(f))
-    print(f"{'anchor':<34} {'figure':<14} {'FVP':>10} {'emulator':>10} {'vs FVP':>8} {'Vela':>10} {'vs FVP':>8}")
+    print(f"{'anchor':<34} {'figure':<14} {'FVP':>10} {'emu (FVP)':>10} {'vs FVP':>8} {'emu (Vela)':>10} {'vs FVP':>8}"
+          f" {'Vela':>10} {'vs FVP':>8}")
     for a in anchors:
         model_dir = os.path.join(anchors_dir, a["name"], "vela-" + a["vela_version"])
-        proc = subprocess.run([emu, "run", os.path.join(model_dir, "model_vela.tflite"), "--timing-only", "--json"]
-                              + ANCHOR_RUN, capture_output=True, text=True)
-        if proc.returncode != 0:
-            print(f"{a['name']:<34} failed: {proc.stderr.strip()[-200:]}")
+        runs = []
+        for system in ANCHOR_SYSTEMS:
+            proc = subprocess.run([emu, "run", os.path.join(model_dir, "model_vela.tflite"), "--timing-only", "--json",
+                                   "--system-config", system] + ANCHOR_RUN, capture_output=True, text=True)
+            if proc.returncode != 0:
+                print(f"{a['name']:<34} failed on {system}: {proc.stderr.strip()[-200:]}")
+                break
+            runs.append(json.loads(proc.stdout))
+        if len(runs) != len(ANCHOR_SYSTEMS):
             continue
-        run = json.loads(proc.stdout)
-        axi = run["traffic"]["axi"]
-        ours = [run["cycles"]["npu_active"], axi[0]["read_beats"], axi[0]["write_beats"], axi[1]["read_beats"]]
+        figures = lambda run: [run["cycles"]["npu_active"]] + [run["traffic"]["axi"][port][key] for port, key in
+                                                               ((0, "read_beats"), (0, "write_beats"), (1, "read_beats"))]
         summaries = [n for n in os.listdir(model_dir) if n.startswith("model_summary") and n.endswith(".csv")]
         vela = vela_anchor_estimate(os.path.join(model_dir, summaries[0])) if summaries else [None] * 4
-        for (label, column), mine, theirs in zip(ANCHOR_FIGURES, ours, vela):
+        for (label, column), on_fvp, on_vela, theirs in zip(ANCHOR_FIGURES, figures(runs[0]), figures(runs[1]), vela):
             fvp = int(a[column])
             vela_text = f"{theirs:>10.0f} {theirs / fvp - 1:>+8.1%}" if theirs is not None else f"{'-':>10} {'':>8}"
-            print(f"{a['name']:<34} {label:<14} {fvp:>10} {mine:>10} {mine / fvp - 1:>+8.1%} {vela_text}")
+            print(f"{a['name']:<34} {label:<14} {fvp:>10} {on_fvp:>10} {on_fvp / fvp - 1:>+8.1%}"
+                  f" {on_vela:>10} {on_vela / fvp - 1:>+8.1%} {vela_text}")
         if per_op:
-            print_top_read_ops(run)
+            print_top_read_ops(runs[0])
 
 
 def print_top_read_ops(run, count=8):

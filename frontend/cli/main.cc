@@ -387,7 +387,8 @@ int main(int argc, char** argv) {
                         "(4 on U55/U65, 8 on U85)")
             ->delimiter(',');
         cmd->add_option("--system-config", run_options.system.system_config,
-                        "Vela system configuration (default: Vela's for the NPU, e.g. Ethos_U55_High_End_Embedded)");
+                        "Vela system configuration (default: Vela's for the NPU, e.g. Ethos_U55_High_End_Embedded; "
+                        "Ethos_U55_High_End_Corstone300_FVP: the Corstone-300 FVP as Arm's evaluation kit runs it)");
         cmd->add_option("--memory-mode", run_options.system.memory_mode,
                         "Vela memory mode (default: Shared_Sram on U55, Dedicated_Sram_384KB on U65/U85)");
         cmd->add_option("--config", run_options.system.config_files,

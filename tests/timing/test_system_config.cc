@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "emulator/engine/timing/system_config.h"
 #include "emulator/isa/error.h"
@@ -89,6 +90,9 @@ TEST(SystemConfig, RefusalsNameTheKeyAndTheValidValues) {
     EXPECT_NE(e.find("not a number"), std::string::npos) << e;
     e = error_of([&] { ini.add("[Memory_Mode.Loop]\ninherit=Memory_Mode.Loop\n", "my.ini"); ini.memory_mode("Loop"); });
     EXPECT_NE(e.find("inherit"), std::string::npos) << e;
+    e = error_of([&] { ini.add("[System_Config.Capped]\nDram_bandwidth_cap_words=50\n", "my.ini"); ini.system_config("Capped"); });
+    EXPECT_NE(e.find("Dram_bandwidth_cap_period"), std::string::npos) << e;
+    EXPECT_NE(e.find("must be positive"), std::string::npos) << e;
     e = error_of([&] { ini.add("core_clock=1\n", "my.ini"); });
     EXPECT_NE(e.find("outside any section"), std::string::npos) << e;
 }
@@ -98,7 +102,8 @@ std::vector<double> fields_of(const SystemConfig& c) {
     std::vector<double> v{c.core_clock, double(c.axi_port[0]), double(c.axi_port[1])};
     for (const MemoryTiming& m : c.memory) {
         for (double f : {m.clock_scale, double(m.ports_used), double(m.burst_length), double(m.read_latency),
-                         double(m.write_latency), double(m.max_reads), double(m.max_writes)})
+                         double(m.write_latency), double(m.max_reads), double(m.max_writes),
+                         double(m.bandwidth_cap_words), double(m.bandwidth_cap_period)})
             v.push_back(f);
     }
     return v;
@@ -132,8 +137,12 @@ void expect_each_key_sets_its_own_field(std::string_view kind, Parse parse) {
 
 TEST(SystemConfig, EachDeclaredKeyParsesIntoItsOwnField) {
     expect_each_key_sets_its_own_field("System_Config", [](const std::string& line) {
+        // A bandwidth cap needs its period, so each memory has one here, which a line may replace.
+        std::string periods;
+        for (const char* memory : {"Sram", "Dram", "OnChipFlash", "OffChipFlash"})
+            periods += std::string(memory) + "_bandwidth_cap_period=400\n";
         VelaIni ini;
-        ini.add("[System_Config.K]\n" + line, "keys.ini");
+        ini.add("[System_Config.K]\n" + periods + line, "keys.ini");
         return fields_of(ini.system_config("K"));
     });
     expect_each_key_sets_its_own_field("Memory_Mode", [](const std::string& line) {
@@ -161,7 +170,54 @@ TEST(SystemConfig, DeclaredKeysAreTheValidOnesAndDocumented) {
             EXPECT_NE(docs.find("`" + listed + "`"), std::string::npos) << key.name << " is not in the README";
         }
     }
-    EXPECT_EQ(vela_ini_keys("System_Config").size(), 3u + 4u * 7u);
+    EXPECT_EQ(vela_ini_keys("System_Config").size(), 3u + 4u * 9u);
+}
+
+// A bandwidth cap admits a burst while fewer than its words have passed in the period (see
+// bandwidth_cap_bytes_per_cycle), so a cap a word past a whole number of bursts admits one more.
+TEST(SystemConfig, BandwidthCapAdmitsBurstsUntilItsWordsHavePassed) {
+    struct Case {
+        int words, period, burst_bytes;
+        double bytes_per_cycle;
+    };
+    for (const Case c : {Case{50, 400, 64, 7 * 64 / 400.0},   // the FVP's flash: bursts at words 0, 8, ..., 48
+                         Case{48, 400, 64, 6 * 64 / 400.0},   // 6 whole bursts: the 7th would start at 48
+                         Case{49, 400, 64, 7 * 64 / 400.0},
+                         Case{56, 400, 64, 7 * 64 / 400.0},
+                         Case{57, 400, 64, 8 * 64 / 400.0},
+                         Case{50, 400, 128, 4 * 128 / 400.0},  // Vela's flash bursts: at words 0, 16, 32, 48
+                         Case{4000, 4000, 32, 8.0}}) {        // the FVP's SRAM: one word a cycle
+        MemoryTiming t;
+        t.bandwidth_cap_words = c.words;
+        t.bandwidth_cap_period = c.period;
+        t.burst_length = c.burst_bytes;
+        ASSERT_TRUE(t.bandwidth_cap_bytes_per_cycle()) << c.words;
+        EXPECT_DOUBLE_EQ(*t.bandwidth_cap_bytes_per_cycle(), c.bytes_per_cycle) << c.words << " words, " << c.burst_bytes << " B";
+    }
+    EXPECT_FALSE(MemoryTiming{}.bandwidth_cap_bytes_per_cycle());  // no cap
+}
+
+// The Corstone-300 FVP as MLEK ran it: flash at 1.12 bytes a cycle (Vela: 1.0), the SRAM as
+// Vela's, and every timing figure the U55 model reads other than the flash's equal to Vela's.
+TEST(SystemConfig, Corstone300FvpDiffersFromVelasOnlyInTheFlash) {
+    const NpuConfig u55 = *find_npu_config("ethos-u55-128");
+    const MemorySystem vela = make_memory_system(u55, {"Ethos_U55_High_End_Embedded", "Shared_Sram", {}});
+    const MemorySystem fvp = make_memory_system(u55, {"Ethos_U55_High_End_Corstone300_FVP", "Shared_Sram", {}});
+    EXPECT_DOUBLE_EQ(fvp.bytes_per_cycle(MemoryKind::OffChipFlash), 1.12);
+    EXPECT_DOUBLE_EQ(vela.bytes_per_cycle(MemoryKind::OffChipFlash), 1.0);
+    EXPECT_DOUBLE_EQ(fvp.bytes_per_cycle(MemoryKind::Sram), vela.bytes_per_cycle(MemoryKind::Sram));
+    const MemoryTiming& fs = fvp.timing(MemoryKind::Sram);
+    const MemoryTiming& vs = vela.timing(MemoryKind::Sram);
+    EXPECT_EQ(std::tie(fs.burst_length, fs.read_latency, fs.write_latency),
+              std::tie(vs.burst_length, vs.read_latency, vs.write_latency));
+    EXPECT_EQ(fvp.system.core_clock, vela.system.core_clock);
+    EXPECT_EQ(fvp.system.axi_port, vela.system.axi_port);
+    // The flash TA's 2 outstanding 64-byte reads, each 64 cycles of latency plus its 8 beats,
+    // would allow 1.78 bytes a cycle: the cap, not MAXR, binds.
+    const MemoryTiming& flash = fvp.timing(MemoryKind::OffChipFlash);
+    const double outstanding_reads_bound = double(flash.max_reads * flash.burst_length) /
+                                           (flash.read_latency + flash.burst_length / fvp.axi_bytes);
+    EXPECT_GT(outstanding_reads_bound, fvp.bytes_per_cycle(MemoryKind::OffChipFlash));
 }
 
 // Vela's bundled configurations name the generation they were set for; another generation's is

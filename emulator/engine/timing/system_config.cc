@@ -216,6 +216,26 @@ Dram_write_latency=250
 Dram_max_reads=64
 Dram_max_writes=32
 
+; Not Vela's: Arm's Corstone-300 FVP as the ML Embedded Evaluation Kit (MLEK) ran it for the
+; U55 figures it published (our FVP anchors). MLEK programs the FVP's AXI timing adapters
+; (scripts/cmake/timing_adapter/ta_config_u55_high_end.cmake); the rest is Vela's High_End.
+[System_Config.Ethos_U55_High_End_Corstone300_FVP]
+inherit=System_Config.Ethos_U55_High_End_Embedded
+; TA0 (AXI0, SRAM): MAXR 8, MAXW 8; RLATENCY/WLATENCY 32 as Vela's. BWCAP 4000 words per
+; PULSE_ON 3999 + PULSE_OFF 1 cycles: 8 bytes a cycle, the port's own width, as Vela's.
+Sram_max_reads=8
+Sram_max_writes=8
+Sram_bandwidth_cap_words=4000
+Sram_bandwidth_cap_period=4000
+; TA1 (AXI1, flash, any memory mode but Sram_Only): MAXR 2 and RLATENCY 64 as Vela's; MODE
+; frequency scale 0 (full speed), so the cap is the only throttle; BWCAP 50 words per
+; PULSE_ON 320 + PULSE_OFF 80 cycles. The NPU's bursts are 64 bytes: Arm's core driver sets
+; AXI_LIMIT1.max_beats to its default AXI_LIMITn_MAX_BEATS_BYTES, 0 = 64 B (ethosu_config_u55.h).
+OffChipFlash_clock_scale=1.0
+OffChipFlash_burst_length=64
+OffChipFlash_bandwidth_cap_words=50
+OffChipFlash_bandwidth_cap_period=400
+
 [Memory_Mode.Sram_Only]
 const_mem_area=Axi0
 arena_mem_area=Axi0
@@ -322,6 +342,10 @@ constexpr KeyDecl<MemoryTiming> kMemoryKeys[] = {
      [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.max_reads = parse_int(v, w); }},
     {"max_writes", "outstanding write transactions",
      [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.max_writes = parse_int(v, w); }},
+    {"bandwidth_cap_words", "64-bit words a timing adapter lets through per period (0: no cap)",
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.bandwidth_cap_words = parse_int(v, w); }},
+    {"bandwidth_cap_period", "NPU cycles of that period",
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.bandwidth_cap_period = parse_int(v, w); }},
 };
 
 constexpr KeyDecl<MemoryMode> kModeKeys[] = {
@@ -470,6 +494,13 @@ SystemConfig VelaIni::system_config(const std::string& name) const {
         else k.memory->set(cfg.memory[static_cast<size_t>(k.memory_kind)], value, where);
     }
     if (!(cfg.core_clock > 0)) throw Error({source, std::nullopt, section + " core_clock"}, "must be positive");
+    for (int m = 0; m < kMemoryKinds; ++m) {
+        const MemoryTiming& t = cfg.memory[static_cast<size_t>(m)];
+        if (t.bandwidth_cap_words > 0 && t.bandwidth_cap_period == 0) {
+            throw Error({source, std::nullopt, fmt::format("{} {}_bandwidth_cap_period", section, kMemoryNames[m])},
+                        "must be positive with a bandwidth cap");
+        }
+    }
     return cfg;
 }
 
@@ -484,9 +515,24 @@ MemoryMode VelaIni::memory_mode(const std::string& name) const {
     return mode;
 }
 
+// The timing adapter (its BWCAP field: "max no. of 64-bit words transferred per pulse cycle")
+// admits a burst while fewer than the cap's words have passed in the current period, so the last
+// burst of a period may overrun the cap: with the FVP flash's 64-byte bursts and a cap of 50
+// words, bursts start at words 0, 8, ..., 48, 7 bursts = 448 bytes per 400 cycles = 1.12 bytes
+// a cycle. The TA's description leaves open whether a burst must instead fit under the cap
+// (6 bursts, 0.96 bytes a cycle); the FVP decides it: RNNoise's 111,288 flash bytes in 103,870
+// NPU ACTIVE cycles need at least 1.07 bytes a cycle.
+std::optional<double> MemoryTiming::bandwidth_cap_bytes_per_cycle() const {
+    if (bandwidth_cap_words == 0) return std::nullopt;
+    constexpr int64_t kWordBytes = 8;
+    const int64_t bursts = (bandwidth_cap_words * kWordBytes + burst_length - 1) / burst_length;
+    return double(bursts * burst_length) / bandwidth_cap_period;
+}
+
 double MemorySystem::bytes_per_cycle(MemoryKind k) const {
     const MemoryTiming& t = timing(k);
-    return axi_bytes * t.ports_used * t.clock_scale;
+    const double port = axi_bytes * t.ports_used * t.clock_scale;
+    return std::min(port, t.bandwidth_cap_bytes_per_cycle().value_or(port));
 }
 
 int MemorySystem::port_for_role(std::string_view role) const {

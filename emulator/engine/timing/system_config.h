@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,12 @@ struct MemoryTiming {
     int write_latency = 0;
     int max_reads = 1;     // outstanding transactions
     int max_writes = 1;
+    // A bandwidth cap such as the Corstone-300 FVP's AXI timing adapters apply (their BWCAP and
+    // PULSE_ON + PULSE_OFF): 64-bit words per period of NPU cycles; 0 words: no cap.
+    int bandwidth_cap_words = 0;
+    int bandwidth_cap_period = 0;
+    // Bytes per NPU cycle the cap admits on average, or nullopt without a cap: see the definition.
+    std::optional<double> bandwidth_cap_bytes_per_cycle() const;
 };
 
 struct SystemConfig {
@@ -84,7 +91,8 @@ private:
 };
 
 // What the timing model needs of the system: the configuration plus, per memory, its
-// bandwidth in bytes per NPU cycle (AXI bytes per beat x ports used x clock scale).
+// bandwidth in bytes per NPU cycle (AXI bytes per beat x ports used x clock scale, or its
+// bandwidth cap where that is lower).
 struct MemorySystem {
     SystemConfig system;
     MemoryMode mode;
