@@ -7,8 +7,9 @@
 #include <algorithm>
 #include <optional>
 
-#include "emulator/engine/output_pipeline.h"
+#include "emulator/engine/depthwise.h"
 #include "emulator/engine/gemm.h"
+#include "emulator/engine/output_pipeline.h"
 #include "emulator/engine/kernel_context.h"
 #include "emulator/engine/kernel_geometry.h"
 #include "emulator/engine/output_stage.h"
@@ -31,15 +32,19 @@ int64_t int32_exact_terms(const DecodedOp& op) {
     return terms >= 16 ? terms / 16 * 16 : terms;
 }
 
-// IFM rows [first, last) x [0, width) x [0, depth) minus the zero point, dense HWC, and a zero
-// after them: gemm_int16 reads the operands of a 1x1 CONV's pixels in pairs, so an odd depth's
-// last pixel reads one element further (its weight is zero).
+// Zeros after the dense IFM rows: gemm_int16 reads the operands of a 1x1 CONV's pixels in pairs,
+// so an odd depth's last pixel reads one element further (its weight is zero), and
+// depthwise_int16 reads a pixel's channels rounded up to kDepthwiseChannels (sums not stored).
+constexpr size_t kDenseIfmSlack = kDepthwiseChannels;
+
+// IFM rows [first, last) x [0, width) x [0, depth) minus the zero point, dense HWC, and
+// kDenseIfmSlack zeros after them.
 void load_dense_ifm(const FeatureMapView& ifm, int first, int last, int depth, int64_t zero_point,
                     std::vector<int16_t>& out) {
     const int width = ifm.width();
     const size_t count = static_cast<size_t>(last - first) * width * depth;
-    fit_scratch(out, count + 1);
-    out[count] = 0;
+    fit_scratch(out, count + kDenseIfmSlack);
+    std::fill(out.begin() + static_cast<ptrdiff_t>(count), out.end(), 0);
     tbb::parallel_for(tbb::blocked_range<int>(first, last), [&](const tbb::blocked_range<int>& rows) {
         for (int y = rows.begin(); y < rows.end(); ++y)
             for (int x = 0; x < width; ++x)
@@ -55,19 +60,6 @@ constexpr int64_t kIfmBandBytes = 128 * 1024;
 
 // Decoded weights a layer too large to hold whole (ConvWeightGroups) holds at a time.
 constexpr int64_t kWeightGroupBytes = 128 * 1024;
-
-// wide[c] += partial[c], and partial[c] = 0: a DEPTHWISE's int32 sums handed on to int64.
-ETHOSU_SIMD_CLONES void add_to_wide(int64_t* wide, int32_t* partial, int channels) {
-    for (int c = 0; c < channels; ++c) {
-        wide[c] += partial[c];
-        partial[c] = 0;
-    }
-}
-
-// acc[c] += x[c] * t[c] over a pixel's channels (DEPTHWISE: one tap for every channel).
-ETHOSU_SIMD_CLONES void multiply_accumulate(int32_t* acc, const int16_t* x, const int16_t* t, int channels) {
-    for (int c = 0; c < channels; ++c) acc[c] += int32_t{x[c]} * t[c];
-}
 
 struct FastConv {
     const DecodedOp& op;
@@ -146,47 +138,48 @@ struct FastConv {
         }
     }
 
-    // DEPTHWISE: channels are independent, so the inner loop runs across channels with the taps
-    // rearranged to [tap][channel]. A kernel of more taps than an int32 sum holds hands its sums
-    // on to int64 every `chunk` taps.
+    // DEPTHWISE: channels are independent, so each OFM pixel is one call of depthwise_int16 over
+    // its taps' IFM pixels (padding taps read zeros). A kernel of more taps than an int32 sum
+    // holds goes on in int64 every `chunk` taps.
     void depthwise_rows(int first, int last) const {
+        const DepthwiseWeights& dw = w.depthwise;
         const int ifm_depth = op.ifm.depth;
-        std::vector<int32_t>& acc = scratch.accumulators.local();
-        acc.resize(static_cast<size_t>(channels));
+        const int taps = w.kernel_height * w.kernel_width;
+        const size_t padded = static_cast<size_t>(dw.channels_padded);
+        std::vector<int16_t>& zeros = scratch.patches.local();
+        zeros.assign(padded, 0);
+        std::vector<const int16_t*>& pixels = scratch.tap_pixels.local();
+        pixels.assign(static_cast<size_t>(taps + 1) / 2 * 2, zeros.data());  // an odd kernel's last pair: zeros
+        std::vector<int32_t>& sums = scratch.accumulators.local();
+        sums.resize(padded);
         std::vector<int64_t>& out = scratch.results.local();
         out.resize(static_cast<size_t>(channels));
-        const bool wide = int64_t{w.kernel_height} * w.kernel_width > chunk;
-        std::vector<int64_t>& wide_acc = scratch.wide_sums.local();
-        if (wide) wide_acc.resize(static_cast<size_t>(channels));
+        const bool wide = taps > chunk;
+        std::vector<int64_t>& wide_sums = scratch.wide_sums.local();
+        if (wide) wide_sums.resize(static_cast<size_t>(channels));
         for (int oy = first; oy < last; ++oy) {
             for (int ox = 0; ox < op.ofm.width; ++ox) {
                 const WindowOrigin origin = window_origin(op.kernel, oy, ox);
-                std::fill(acc.begin(), acc.end(), 0);
-                if (wide) std::fill(wide_acc.begin(), wide_acc.end(), 0);
-                int taps_in_acc = 0;
                 for (int ky = 0; ky < w.kernel_height; ++ky) {
                     const int iy = origin.y + ky * step_y;
-                    if (iy < 0 || iy >= ifm_height) continue;
                     for (int kx = 0; kx < w.kernel_width; ++kx) {
                         const int ix = origin.x + kx * step_x;
-                        if (ix < 0 || ix >= ifm_width) continue;
-                        const int16_t* x =
-                            ifm.data() + (static_cast<size_t>(iy - ifm_row0) * ifm_width + ix) * ifm_depth;
-                        const int16_t* t =
-                            scratch.weights.data() + static_cast<size_t>(ky * w.kernel_width + kx) * channels;
-                        if (wide && taps_in_acc == chunk) {
-                            add_to_wide(wide_acc.data(), acc.data(), channels);
-                            taps_in_acc = 0;
-                        }
-                        multiply_accumulate(acc.data(), x, t, channels);
-                        ++taps_in_acc;
+                        const bool inside = iy >= 0 && iy < ifm_height && ix >= 0 && ix < ifm_width;
+                        pixels[static_cast<size_t>(ky * w.kernel_width + kx)] =
+                            inside ? ifm.data() + (static_cast<size_t>(iy - ifm_row0) * ifm_width + ix) * ifm_depth
+                                   : zeros.data();
                     }
                 }
                 if (wide) {
-                    add_to_wide(wide_acc.data(), acc.data(), channels);
-                    act.apply_channels(wide_acc.data(), channels, &w, out.data());
+                    std::fill(wide_sums.begin(), wide_sums.end(), 0);
+                    for (int start = 0; start < taps; start += chunk) {
+                        depthwise_int16(pixels.data(), dw, start, std::min(taps, start + chunk), channels, sums.data());
+                        for (size_t c = 0; c < wide_sums.size(); ++c) wide_sums[c] += sums[c];
+                    }
+                    act.apply_channels(wide_sums.data(), channels, &w, out.data());
                 } else {
-                    act.apply_channels(acc.data(), channels, &w, out.data());
+                    depthwise_int16(pixels.data(), dw, 0, taps, channels, sums.data());
+                    act.apply_channels(sums.data(), channels, &w, out.data());
                 }
                 ofm.store_channels(oy, ox, channels, out.data());
             }
@@ -270,10 +263,13 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
                                                           std::max(op.ofm.height, 1)));
     const int channels = std::min(w.ofm_depth, op.ofm.depth - first_channel);
     const int chunk = static_cast<int>(std::min<int64_t>(int32_exact_terms(op), INT32_MAX));
-    // Sums: DEPTHWISE one pixel's channels, CONV kGemmRows pixels' (and their operands, plus a row
-    // of zeros for padding taps).
-    size_t sums = static_cast<size_t>(channels);
-    if (!depthwise) {
+    // Sums: DEPTHWISE one pixel's channels (and a row of zeros for padding taps, a pointer per
+    // tap), CONV kGemmRows pixels' (and their operands, plus a row of zeros for padding taps).
+    size_t sums = static_cast<size_t>(w.depthwise.channels_padded);
+    if (depthwise) {
+        scratch.patches.fit(sums);
+        scratch.tap_pixels.fit(static_cast<size_t>(w.kernel_height * w.kernel_width + 1) / 2 * 2);
+    } else {
         const size_t patch_room = (static_cast<size_t>(w.gemm.k) + 1) / 2 * 2;
         scratch.patches.fit((kGemmRows + 1) * patch_room);
         sums = static_cast<size_t>(kGemmRows) * w.gemm.n_padded;
@@ -373,18 +369,9 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
     const OutputPipeline act(op, ctx);
     const int64_t ifm_zp = op.ifm.zero_point;
 
-    const int64_t taps = int64_t{w.kernel_height} * w.kernel_width;
     // Any length of sum: int32 partial sums added in int64 (FastConv::chunk) are exact too.
     if (int32_exact_terms(op) > 0 && (!depthwise || op.ofm.depth <= op.ifm.depth) && accumulators.starts_at_zero() &&
         accumulators.outputs()) {
-        KernelScratch& scratch = ctx.scratch;
-        if (depthwise) {
-            const int channels = op.ofm.depth;
-            fit_scratch(scratch.weights, static_cast<size_t>(taps * channels));
-            for (int c = 0; c < channels; ++c)
-                for (int t = 0; t < taps; ++t)
-                    scratch.weights[static_cast<size_t>(t) * channels + c] = w.values[static_cast<size_t>(c) * taps + t];
-        }
         run_fast(op, ctx, w, ifm, *ofm, act, geo, step_y, step_x, 0);
         accumulators.finish(ctx.accumulators);
         return;

@@ -493,11 +493,12 @@ uint64_t ConvWeightGroups::stream_bytes_read() const { return state_->values.byt
 
 namespace {
 
-// A CONV's weights also packed for conv.cc's GEMM, once, as they are decoded (a ModelSession runs
-// them again and again); DEPTHWISE reads its values directly.
+// The weights also packed for conv.cc's fast path (GEMM or depthwise kernel), once, as they are
+// decoded (a ModelSession runs them again and again).
 void pack_conv_weights(const DecodedOp& op, OpWeights& w) {
-    if (op.kind != OpKind::Conv) return;
-    w.gemm = pack_gemm_weights(w.values.data(), w.ofm_depth, w.kernel_height * w.kernel_width * w.ifm_depth);
+    const int taps = w.kernel_height * w.kernel_width;
+    if (op.kind == OpKind::Conv) w.gemm = pack_gemm_weights(w.values.data(), w.ofm_depth, taps * w.ifm_depth);
+    else w.depthwise = pack_depthwise_weights(w.values.data(), w.ofm_depth, taps);
 }
 
 }  // namespace

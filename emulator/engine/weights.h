@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "emulator/engine/depthwise.h"
 #include "emulator/engine/gemm.h"
 #include "emulator/isa/decoded_op.h"
 #include "emulator/isa/npu_config.h"
@@ -31,8 +32,9 @@ struct OpWeights {
     std::vector<int64_t> bias;
     std::vector<uint32_t> scale;
     std::vector<int32_t> shift;  // 32 bits wide like scale: the output stage vectorises without mixing widths
-    // CONV: values packed for gemm_int16, the fast path's layout.
+    // The fast path's layouts of the values: CONV for gemm_int16, DEPTHWISE for depthwise_int16.
     GemmWeights gemm;
+    DepthwiseWeights depthwise;
 
     int16_t at(int o, int y, int x, int i) const {
         return values[((static_cast<size_t>(o) * kernel_height + y) * kernel_width + x) * ifm_depth + i];
