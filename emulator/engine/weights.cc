@@ -455,6 +455,24 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
 
 }  // namespace
 
+void tabulate_output_rounding(OpWeights& w) {
+    const size_t channels = w.shift.size();
+    w.rounding_half.assign(channels, 0);
+    w.double_nudge.assign(channels, 0);
+    w.shift_wide.assign(channels, 0);
+    w.closed_form = w.scale.size() == channels;
+    for (size_t c = 0; c < channels; ++c) {
+        const int shift = w.shift[c];
+        if (shift < 1 || shift > 62 || w.scale[c] >> 31) {
+            w.closed_form = false;
+            continue;
+        }
+        w.rounding_half[c] = int64_t{1} << (shift - 1);
+        w.double_nudge[c] = shift > 31 ? int64_t{1} << 30 : 0;
+        w.shift_wide[c] = shift;
+    }
+}
+
 struct ConvWeightGroups::State {
     State(const DecodedOp& o, const NpuConfig& config, const StreamFetch& fetch, const std::string& s, OpWeights a)
         : op(o), source(s), all(std::move(a)), order(u55_weight_order(o, config, all, 0, 1)),
@@ -493,9 +511,10 @@ uint64_t ConvWeightGroups::stream_bytes_read() const { return state_->values.byt
 
 namespace {
 
-// The weights also packed for conv.cc's fast path (GEMM or depthwise kernel), once, as they are
-// decoded (a ModelSession runs them again and again).
+// The weights also packed for conv.cc's fast path (GEMM or depthwise kernel), and the output
+// stage's rounding tabulated, once, as they are decoded (a ModelSession runs them again and again).
 void pack_conv_weights(const DecodedOp& op, OpWeights& w) {
+    tabulate_output_rounding(w);
     const int taps = w.kernel_height * w.kernel_width;
     if (op.kind == OpKind::Conv) w.gemm = pack_gemm_weights(w.values.data(), w.ofm_depth, taps * w.ifm_depth);
     else w.depthwise = pack_depthwise_weights(w.values.data(), w.ofm_depth, taps);
