@@ -31,6 +31,21 @@ constexpr auto kSetBits12 = [] {
     return table;
 }();
 
+// WUNARY1's bits spread over the set bits of 6 WUNARY0 positions (the k-th bit of `bits` to the
+// k-th set position of `set`), looked up by [set][bits]: the baseline x86-64 has no PDEP.
+constexpr auto kSpread6 = [] {
+    std::array<std::array<uint8_t, 64>, 64> table{};
+    for (uint32_t set = 0; set < 64; ++set) {
+        for (uint32_t bits = 0; bits < 64; ++bits) {
+            uint32_t spread = 0, next = 0;
+            for (uint32_t position = 0; position < 6; ++position)
+                if (set >> position & 1) spread |= (bits >> next++ & 1) << position;
+            table[set][bits] = static_cast<uint8_t>(spread);
+        }
+    }
+    return table;
+}();
+
 // Reads LSB-first, as the hardware does; a read past the end names the field and byte offset.
 // The bits ahead wait in a 64-bit buffer, refilled 8 bytes at a time, so a field costs a mask and
 // a shift.
@@ -67,6 +82,22 @@ public:
             position_ += fields * static_cast<uint64_t>(bits);
             i += fields;
         }
+    }
+    // get(bits) n times into out (n * bits <= 64), from the buffer at once when it holds them;
+    // otherwise field by field, so that a stream that ends throws where get() does.
+    void get_fields(int bits, int n, uint32_t* out, const char* field) {
+        const int total = bits * n;
+        if (total > buffered_) refill();
+        if (total > buffered_ || total >= 64) {
+            for (int k = 0; k < n; ++k) out[k] = get(bits, field);
+            return;
+        }
+        const uint64_t mask = (uint64_t{1} << bits) - 1;
+        uint64_t buffer = buffer_;
+        for (int k = 0; k < n; ++k, buffer >>= bits) out[k] = static_cast<uint32_t>(buffer & mask);
+        buffer_ = buffer;
+        buffered_ -= total;
+        position_ += static_cast<uint64_t>(total);
     }
     // The rest of the current byte (an end-of-stream marker's padding).
     void skip_to_byte_boundary() { get(static_cast<int>((8 - position_ % 8) % 8), "ZDIV"); }
@@ -196,23 +227,46 @@ public:
     bool wants_more() const { return started_ < static_cast<int>(values_.size()); }
     const std::vector<int32_t>& values() const { return values_; }
 
-    // A quotient is complete when its unary run ends; a run still open carries into the next chunk.
-    void add_unary_run(int length, bool ends) {
-        run_ += length;
-        if (!ends) return;
-        current_[current_count_++] = run_;
-        run_ = 0;
+    // A chunk's unary codes at `positions` positions: position i adds (ones >> i & 1) + (twos >> i
+    // & 1) to the open quotient, which is complete where `ends` has bit i; a quotient still open
+    // carries into the next chunk. Every position is visited the same way, without branches on
+    // the codes (their runs are as unpredictable as the weights).
+    void add_unary_codes(uint32_t ones, uint32_t twos, uint32_t ends, int positions) {
+        int64_t run = run_;
+        int count = current_count_;
+        for (int i = 0; i < positions; ++i) {
+            run += (ones >> i & 1) + (twos >> i & 1);
+            const int end = static_cast<int>(ends >> i & 1);
+            current_[static_cast<size_t>(count)] = run;
+            count += end;
+            run &= int64_t{end} - 1;
+        }
+        run_ = run;
+        current_count_ = count;
     }
     // Reads the remainders of the previous chunk's quotients, then makes this chunk the previous.
     void finish_chunk(BitReader& bits, const char* field) {
-        for (int i = 0; i < previous_count_ && finished_ < static_cast<int>(values_.size()); ++i, ++finished_) {
-            // Values are held in 32 bits (a full slice's two channels take 256 KiB): a quotient
-            // too large for that is no weight or zero run of any layer.
-            if (previous_[i] > (int64_t{INT32_MAX} >> divisor_)) {
-                throw bits.error(field, fmt::format("a unary quotient of {} is beyond any slice", previous_[i]));
+        const int n = std::min(previous_count_, static_cast<int>(values_.size()) - finished_);
+        // Values are held in 32 bits (a full slice's two channels take 256 KiB): a quotient too
+        // large for that is no weight or zero run of any layer.
+        bool quotients_fit = true;
+        for (int i = 0; i < n; ++i) quotients_fit &= previous_[static_cast<size_t>(i)] <= (int64_t{INT32_MAX} >> divisor_);
+        if (quotients_fit) {
+            std::array<uint32_t, kSymbolsPerChunk> remainders;
+            bits.get_fields(divisor_, n, remainders.data(), field);
+            for (int i = 0; i < n; ++i)
+                values_[static_cast<size_t>(finished_ + i)] =
+                    static_cast<int32_t>((previous_[static_cast<size_t>(i)] << divisor_) + remainders[static_cast<size_t>(i)]);
+            finished_ += n;
+        } else {  // the remainders up to the quotient that does not fit, then its error
+            for (int i = 0; i < n; ++i, ++finished_) {
+                if (previous_[static_cast<size_t>(i)] > (int64_t{INT32_MAX} >> divisor_)) {
+                    throw bits.error(field, fmt::format("a unary quotient of {} is beyond any slice",
+                                                        previous_[static_cast<size_t>(i)]));
+                }
+                values_[static_cast<size_t>(finished_)] =
+                    static_cast<int32_t>((previous_[static_cast<size_t>(i)] << divisor_) + bits.get(divisor_, field));
             }
-            values_[static_cast<size_t>(finished_)] =
-                static_cast<int32_t>((previous_[i] << divisor_) + bits.get(divisor_, field));
         }
         started_ += current_count_;
         previous_ = current_;
@@ -236,41 +290,22 @@ private:
     int finished_ = 0;  // values complete with their remainder
 };
 
-// Zero-run quotients: plain unary, a 1 bit continues the run, a 0 bit ends it. Walks the 0 bits:
-// each ends a run of the 1 bits since the previous one.
+// Zero-run quotients: plain unary, a 1 bit continues the run, a 0 bit ends it.
 void read_zero_unary(BitReader& bits, int width, RiceChannel& zeros) {
     const uint32_t unary = bits.get(width, "ZUNARY");
-    uint32_t ends = ~unary & ((1u << width) - 1);
-    int next = 0;
-    for (; ends; ends &= ends - 1) {
-        const int at = std::countr_zero(ends);
-        zeros.add_unary_run(at - next, true);
-        next = at + 1;
-    }
-    zeros.add_unary_run(width - next, false);
+    zeros.add_unary_codes(unary, 0, ~unary, width);
 }
 
 // Weight quotients: WUNARY0 has a bit per symbol position, WUNARY1 a second bit for each set one;
 // a code of 2 continues the run unless the slice is truncated. The positions of code 2 ("twos")
-// come from spreading WUNARY1's bits over WUNARY0's set ones; a run then ends at every other
-// position, so the chunk is walked run by run, as read_zero_unary does.
+// come from spreading WUNARY1's bits over WUNARY0's set ones, 6 positions a lookup.
 void read_weight_unary(BitReader& bits, const SliceHeader& h, uint32_t unary0, RiceChannel& weights) {
     const int positions = h.uncompressed && h.weight_divisor > 5 ? 8 : kSymbolsPerChunk;
     const uint32_t set = unary0 & ((1u << positions) - 1);
-    uint32_t unary1 = bits.get(kSetBits12[set], "WUNARY1");
-    uint32_t twos = 0;
-    for (uint32_t rest = set; rest; rest &= rest - 1, unary1 >>= 1) twos |= (unary1 & 1) << std::countr_zero(rest);
-    if (h.truncated) {  // every code ends its run
-        for (int i = 0; i < positions; ++i) weights.add_unary_run(static_cast<int>((set >> i & 1) + (twos >> i & 1)), true);
-        return;
-    }
-    int next = 0;
-    for (uint32_t ends = ~twos & ((1u << positions) - 1); ends; ends &= ends - 1) {
-        const int at = std::countr_zero(ends);
-        weights.add_unary_run(2 * (at - next) + static_cast<int>(set >> at & 1), true);
-        next = at + 1;
-    }
-    weights.add_unary_run(2 * (positions - next), false);
+    const uint32_t unary1 = bits.get(kSetBits12[set], "WUNARY1");
+    const uint32_t low = set & 63, high = set >> 6;
+    const uint32_t twos = kSpread6[low][unary1 & 63] | uint32_t{kSpread6[high][(unary1 >> kSetBits12[low]) & 63]} << 6;
+    weights.add_unary_codes(set, twos, h.truncated ? ~0u : ~twos, positions);
 }
 
 // Reads a slice body: weight and zero-run chunks interleaved under the encoder's flow control,
