@@ -37,19 +37,61 @@ int64_t int32_exact_terms(const DecodedOp& op) {
 // depthwise_int16 reads a pixel's channels rounded up to kDepthwiseChannels (sums not stored).
 constexpr size_t kDenseIfmSlack = kDepthwiseChannels;
 
+// One brick of `pixels` pixels of an 8-bit IFM (Stored: int8_t or uint8_t), `channels` <= 16 of
+// them, each pixel's `step` bytes after the previous one's, minus the zero point, into dense
+// pixels `depth` apart. A whole brick is a loop of constant length, one vector of int16.
+template <typename Stored>
+[[gnu::always_inline]] inline void widen_brick(const uint8_t* from, int64_t step, int pixels, int channels,
+                                               int32_t zero_point, int16_t* to, int depth) {
+    // Restrict: bytes may alias anything, and without it the loop stays scalar.
+    const auto pixel = [zero_point](const uint8_t* __restrict in, int16_t* __restrict out, int n) {
+        for (int j = 0; j < n; ++j) out[j] = static_cast<int16_t>(static_cast<Stored>(in[j]) - zero_point);
+    };
+    for (int i = 0; i < pixels; ++i, from += step, to += depth) {
+        if (channels == 16) pixel(from, to, 16);
+        else pixel(from, to, channels);
+    }
+}
+// One clone per element type, not a template: clones of templates are a GCC extension.
+ETHOSU_SIMD_CLONES void widen_brick_int8(const uint8_t* from, int64_t step, int pixels, int channels, int32_t zero_point,
+                                         int16_t* to, int depth) {
+    widen_brick<int8_t>(from, step, pixels, channels, zero_point, to, depth);
+}
+ETHOSU_SIMD_CLONES void widen_brick_uint8(const uint8_t* from, int64_t step, int pixels, int channels,
+                                          int32_t zero_point, int16_t* to, int depth) {
+    widen_brick<uint8_t>(from, step, pixels, channels, zero_point, to, depth);
+}
+
 // IFM rows [first, last) x [0, width) x [0, depth) minus the zero point, dense HWC, and
-// kDenseIfmSlack zeros after them.
+// kDenseIfmSlack zeros after them. An 8-bit IFM goes a brick of a run of pixels at a time (the
+// fast path's condition keeps its values minus the zero point, and so the zero point, within
+// int16 and int32); others a pixel at a time.
 void load_dense_ifm(const FeatureMapView& ifm, int first, int last, int depth, int64_t zero_point,
                     std::vector<int16_t>& out) {
     const int width = ifm.width();
     const size_t count = static_cast<size_t>(last - first) * width * depth;
     fit_scratch(out, count + kDenseIfmSlack);
     std::fill(out.begin() + static_cast<ptrdiff_t>(count), out.end(), 0);
+    const bool by_bricks = ifm.precision().bits == 8 && !ifm.reordered();
+    const auto widen = ifm.precision().is_signed ? widen_brick_int8 : widen_brick_uint8;
     tbb::parallel_for(tbb::blocked_range<int>(first, last), [&](const tbb::blocked_range<int>& rows) {
-        for (int y = rows.begin(); y < rows.end(); ++y)
-            for (int x = 0; x < width; ++x)
-                ifm.load_channels(y, x, depth, zero_point,
-                                  out.data() + (static_cast<size_t>(y - first) * width + x) * depth);
+        for (int y = rows.begin(); y < rows.end(); ++y) {
+            int16_t* row = out.data() + static_cast<size_t>(y - first) * width * depth;
+            if (!by_bricks) {
+                for (int x = 0; x < width; ++x)
+                    ifm.load_channels(y, x, depth, zero_point, row + static_cast<size_t>(x) * depth);
+                continue;
+            }
+            for (int x = 0; x < width;) {
+                const int pixels = ifm.brick_run(y, x, 0, width - x).pixels;  // those in x's tile
+                for (int c = 0; c < depth; c += 16) {
+                    const FeatureMapView::BrickRun run = ifm.brick_run(y, x, c, pixels);
+                    widen(run.first, run.pixel_step, pixels, std::min(16, depth - c), static_cast<int32_t>(zero_point),
+                          row + static_cast<size_t>(x) * depth + c, depth);
+                }
+                x += pixels;
+            }
+        }
     });
 }
 
