@@ -46,6 +46,40 @@ constexpr auto kSpread6 = [] {
     return table;
 }();
 
+// Where a unary code ends its quotient: weights at codes 0 and 1 (a 2 continues), truncated
+// weights at every code, zero runs at a 0 bit (a 1 continues).
+enum class UnaryEnds { BelowTwo, Always, AtZeroBit };
+
+// Four positions of unary codes at a time: position i's code is (ones >> i & 1) + (twos >> i & 1);
+// the quotients the nibble completes, each the codes since the previous end (the first one also
+// takes the quotient open before the nibble), and the codes after the last end.
+struct UnaryNibble {
+    uint8_t ends = 0;
+    uint8_t tail = 0;
+    std::array<uint8_t, 4> quotients{};
+};
+constexpr auto kUnaryNibbles = [] {
+    std::array<std::array<UnaryNibble, 256>, 3> table{};
+    for (int mode = 0; mode < 3; ++mode) {
+        for (uint32_t index = 0; index < 256; ++index) {
+            const uint32_t ones = index & 15, twos = index >> 4;
+            UnaryNibble& n = table[static_cast<size_t>(mode)][index];
+            uint32_t run = 0;
+            for (uint32_t i = 0; i < 4; ++i) {
+                const uint32_t code = (ones >> i & 1) + (twos >> i & 1);
+                run += code;
+                const bool ends = mode == static_cast<int>(UnaryEnds::Always) ||
+                                  (mode == static_cast<int>(UnaryEnds::BelowTwo) ? code < 2 : (ones >> i & 1) == 0);
+                if (!ends) continue;
+                n.quotients[n.ends++] = static_cast<uint8_t>(run);
+                run = 0;
+            }
+            n.tail = static_cast<uint8_t>(run);
+        }
+    }
+    return table;
+}();
+
 // Reads LSB-first, as the hardware does; a read past the end names the field and byte offset.
 // The bits ahead wait in a 64-bit buffer, refilled 8 bytes at a time, so a field costs a mask and
 // a shift.
@@ -227,22 +261,24 @@ public:
     bool wants_more() const { return started_ < static_cast<int>(values_.size()); }
     const std::vector<int32_t>& values() const { return values_; }
 
-    // A chunk's unary codes at `positions` positions: position i adds (ones >> i & 1) + (twos >> i
-    // & 1) to the open quotient, which is complete where `ends` has bit i; a quotient still open
-    // carries into the next chunk. Every position is visited the same way, without branches on
-    // the codes (their runs are as unpredictable as the weights).
-    void add_unary_codes(uint32_t ones, uint32_t twos, uint32_t ends, int positions) {
-        int64_t run = run_;
-        int count = current_count_;
-        for (int i = 0; i < positions; ++i) {
-            run += (ones >> i & 1) + (twos >> i & 1);
-            const int end = static_cast<int>(ends >> i & 1);
-            current_[static_cast<size_t>(count)] = run;
-            count += end;
-            run &= int64_t{end} - 1;
+    // A chunk's unary codes at `positions` positions (a multiple of 4), a nibble a lookup: position
+    // i adds (ones >> i & 1) + (twos >> i & 1) to the open quotient, which `ends` completes; a
+    // quotient still open carries into the next chunk.
+    void add_unary_codes(uint32_t ones, uint32_t twos, UnaryEnds ends, int positions) {
+        const auto& nibbles = kUnaryNibbles[static_cast<size_t>(ends)];
+        int64_t run = run_;  // locals: the stores to current_ could alias members as far as the compiler knows
+        size_t count = static_cast<size_t>(current_count_);
+        for (int at = 0; at < positions; at += 4) {
+            const UnaryNibble& n = nibbles[(ones >> at & 15) | (twos >> at & 15) << 4];
+            // Every quotient slot is written, the ones past n.ends again by the next nibble: at
+            // most `at` quotients are complete before this nibble, so the slots stay inside the chunk.
+            for (size_t k = 0; k < 4; ++k) current_[count + k] = n.quotients[k];
+            current_[count] += run;
+            run = (n.ends ? 0 : run) + n.tail;
+            count += n.ends;
         }
         run_ = run;
-        current_count_ = count;
+        current_count_ = static_cast<int>(count);
     }
     // Reads the remainders of the previous chunk's quotients, then makes this chunk the previous.
     void finish_chunk(BitReader& bits, const char* field) {
@@ -292,8 +328,7 @@ private:
 
 // Zero-run quotients: plain unary, a 1 bit continues the run, a 0 bit ends it.
 void read_zero_unary(BitReader& bits, int width, RiceChannel& zeros) {
-    const uint32_t unary = bits.get(width, "ZUNARY");
-    zeros.add_unary_codes(unary, 0, ~unary, width);
+    zeros.add_unary_codes(bits.get(width, "ZUNARY"), 0, UnaryEnds::AtZeroBit, width);
 }
 
 // Weight quotients: WUNARY0 has a bit per symbol position, WUNARY1 a second bit for each set one;
@@ -305,7 +340,7 @@ void read_weight_unary(BitReader& bits, const SliceHeader& h, uint32_t unary0, R
     const uint32_t unary1 = bits.get(kSetBits12[set], "WUNARY1");
     const uint32_t low = set & 63, high = set >> 6;
     const uint32_t twos = kSpread6[low][unary1 & 63] | uint32_t{kSpread6[high][(unary1 >> kSetBits12[low]) & 63]} << 6;
-    weights.add_unary_codes(set, twos, h.truncated ? ~0u : ~twos, positions);
+    weights.add_unary_codes(set, twos, h.truncated ? UnaryEnds::Always : UnaryEnds::BelowTwo, positions);
 }
 
 // Reads a slice body: weight and zero-run chunks interleaved under the encoder's flow control,
