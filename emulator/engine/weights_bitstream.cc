@@ -268,12 +268,14 @@ public:
         const auto& nibbles = kUnaryNibbles[static_cast<size_t>(ends)];
         int64_t run = run_;  // locals: the stores to current_ could alias members as far as the compiler knows
         size_t count = static_cast<size_t>(current_count_);
+        std::array<int64_t, kSymbolsPerChunk>& current = chunks_[current_chunk_];
+        current_bound_ = std::max(current_bound_, run + 2 * positions);  // a code adds at most 2
         for (int at = 0; at < positions; at += 4) {
             const UnaryNibble& n = nibbles[(ones >> at & 15) | (twos >> at & 15) << 4];
             // Every quotient slot is written, the ones past n.ends again by the next nibble: at
             // most `at` quotients are complete before this nibble, so the slots stay inside the chunk.
-            for (size_t k = 0; k < 4; ++k) current_[count + k] = n.quotients[k];
-            current_[count] += run;
+            for (size_t k = 0; k < 4; ++k) current[count + k] = n.quotients[k];
+            current[count] += run;
             run = (n.ends ? 0 : run) + n.tail;
             count += n.ends;
         }
@@ -282,32 +284,34 @@ public:
     }
     // Reads the remainders of the previous chunk's quotients, then makes this chunk the previous.
     void finish_chunk(BitReader& bits, const char* field) {
+        const std::array<int64_t, kSymbolsPerChunk>& previous = chunks_[1 - current_chunk_];
         const int n = std::min(previous_count_, static_cast<int>(values_.size()) - finished_);
         // Values are held in 32 bits (a full slice's two channels take 256 KiB): a quotient too
         // large for that is no weight or zero run of any layer.
-        bool quotients_fit = true;
-        for (int i = 0; i < n; ++i) quotients_fit &= previous_[static_cast<size_t>(i)] <= (int64_t{INT32_MAX} >> divisor_);
-        if (quotients_fit) {
+        const int64_t largest_fitting = int64_t{INT32_MAX} >> divisor_;
+        if (previous_bound_ <= largest_fitting) {
             std::array<uint32_t, kSymbolsPerChunk> remainders;
             bits.get_fields(divisor_, n, remainders.data(), field);
             for (int i = 0; i < n; ++i)
-                values_[static_cast<size_t>(finished_ + i)] =
-                    static_cast<int32_t>((previous_[static_cast<size_t>(i)] << divisor_) + remainders[static_cast<size_t>(i)]);
+                values_[static_cast<size_t>(finished_ + i)] = static_cast<int32_t>(
+                    (previous[static_cast<size_t>(i)] << divisor_) + remainders[static_cast<size_t>(i)]);
             finished_ += n;
-        } else {  // the remainders up to the quotient that does not fit, then its error
+        } else {  // quotient by quotient: the remainders up to one that does not fit, then its error
             for (int i = 0; i < n; ++i, ++finished_) {
-                if (previous_[static_cast<size_t>(i)] > (int64_t{INT32_MAX} >> divisor_)) {
-                    throw bits.error(field, fmt::format("a unary quotient of {} is beyond any slice",
-                                                        previous_[static_cast<size_t>(i)]));
+                const int64_t quotient = previous[static_cast<size_t>(i)];
+                if (quotient > largest_fitting) {
+                    throw bits.error(field, fmt::format("a unary quotient of {} is beyond any slice", quotient));
                 }
                 values_[static_cast<size_t>(finished_)] =
-                    static_cast<int32_t>((previous_[static_cast<size_t>(i)] << divisor_) + bits.get(divisor_, field));
+                    static_cast<int32_t>((quotient << divisor_) + bits.get(divisor_, field));
             }
         }
         started_ += current_count_;
-        previous_ = current_;
         previous_count_ = current_count_;
+        previous_bound_ = current_bound_;
         current_count_ = 0;
+        current_bound_ = 0;
+        current_chunk_ = 1 - current_chunk_;
     }
 
     // Symbols with no unary part (uncompressed weights): their remainders alone, one after another.
@@ -319,8 +323,12 @@ public:
 private:
     int divisor_;
     std::vector<int32_t>& values_;
-    std::array<int64_t, kSymbolsPerChunk> current_{}, previous_{};
+    // The quotients of this chunk and of the previous one, which take turns, and a bound on the
+    // largest of each (the remainders are read at once when it fits).
+    std::array<std::array<int64_t, kSymbolsPerChunk>, 2> chunks_{};
+    size_t current_chunk_ = 0;
     int current_count_ = 0, previous_count_ = 0;
+    int64_t current_bound_ = 0, previous_bound_ = 0;
     int64_t run_ = 0;
     int started_ = 0;   // quotients seen
     int finished_ = 0;  // values complete with their remainder
