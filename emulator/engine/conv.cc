@@ -103,6 +103,30 @@ constexpr int64_t kIfmBandBytes = 128 * 1024;
 // Decoded weights a layer too large to hold whole (ConvWeightGroups) holds at a time.
 constexpr int64_t kWeightGroupBytes = 128 * 1024;
 
+// A pixel's output values of an 8-bit OFM (clamped to its type) to their bytes: channels [0,
+// count) from `to` on, consecutive within each 16-channel brick and `brick_step` bytes from one
+// brick to the next (channel 0 is channel `first` of the OFM, which fixes where bricks end).
+ETHOSU_SIMD_CLONES void narrow_pixel(const int64_t* __restrict values, int count, int first, uint8_t* __restrict to,
+                                     int64_t brick_step) {
+    for (int c = 0; c < count;) {
+        const int n = std::min(count - c, 16 - ((first + c) & 15));
+        for (int j = 0; j < n; ++j) to[j] = static_cast<uint8_t>(values[c + j]);
+        c += n;
+        to += brick_step - ((first + c - n) & 15);  // the start of the next brick
+    }
+}
+
+// ofm.store_channels(y, x, count, values, first); an 8-bit OFM that is not reordered in one
+// vectorised loop.
+void store_pixel(const FeatureMapView& ofm, int y, int x, int count, const int64_t* values, int first) {
+    if (ofm.precision().bits != 8 || ofm.reordered()) {
+        ofm.store_channels(y, x, count, values, first);
+        return;
+    }
+    const FeatureMapView::BrickRun at = ofm.brick_run(y, x, first, 1);
+    narrow_pixel(values, count, first, at.first, at.brick_step);
+}
+
 struct FastConv {
     const DecodedOp& op;
     const OpWeights& w;
@@ -174,7 +198,7 @@ struct FastConv {
                     const size_t at = static_cast<size_t>(r) * gemm.n_padded;
                     if (wide) act.apply_channels(wide_sums.data() + at, channels, &w, out.data());
                     else act.apply_channels(sums.data() + at, channels, &w, out.data());
-                    ofm.store_channels(oy, ox0 + r, channels, out.data(), first_channel);
+                    store_pixel(ofm, oy, ox0 + r, channels, out.data(), first_channel);
                 }
             }
         }
@@ -223,7 +247,7 @@ struct FastConv {
                     depthwise_int16(pixels.data(), dw, 0, taps, channels, sums.data());
                     act.apply_channels(sums.data(), channels, &w, out.data());
                 }
-                ofm.store_channels(oy, ox, channels, out.data());
+                store_pixel(ofm, oy, ox, channels, out.data(), 0);
             }
         }
     }

@@ -64,18 +64,19 @@ public:
     // NHCWB16 alone puts them.
     bool reordered() const { return reordered_; }
 
-    // Channels [c, c + 16) of pixels x, x + 1, ... of row y of a map that is not reordered (c a
-    // multiple of 16): each pixel's are consecutive from `first` on (a brick, in both formats),
+    // Channels c, c + 1, ... of pixels x, x + 1, ... of row y of a map that is not reordered, up to
+    // the end of c's 16-channel brick: each pixel's are consecutive from `first` on (in both formats),
     // `pixel_step` bytes on from the previous pixel's, for the `pixels` pixels from x on that
-    // share x's tile (at most `limit`).
+    // share x's tile (at most `limit`); the pixel's next brick is `brick_step` bytes on.
     struct BrickRun {
-        const uint8_t* first;
+        uint8_t* first;
         int64_t pixel_step;
         int pixels;
+        int64_t brick_step;
     };
     BrickRun brick_run(int y, int x, int c, int limit) const {
         const int in_tile = x < width0_ ? width0_ - x : limit;
-        return {element(y, x, c), stride_x_, in_tile < limit ? in_tile : limit};
+        return {element(y, x, c), stride_x_, in_tile < limit ? in_tile : limit, stride_brick_};
     }
 
     // Reads the element as a signed 64-bit value, by the map's precision and signedness.
