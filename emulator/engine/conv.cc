@@ -7,8 +7,9 @@
 #include <algorithm>
 #include <optional>
 
-#include "emulator/engine/output_pipeline.h"
+#include "emulator/engine/depthwise.h"
 #include "emulator/engine/gemm.h"
+#include "emulator/engine/output_pipeline.h"
 #include "emulator/engine/kernel_context.h"
 #include "emulator/engine/kernel_geometry.h"
 #include "emulator/engine/output_stage.h"
@@ -31,20 +32,66 @@ int64_t int32_exact_terms(const DecodedOp& op) {
     return terms >= 16 ? terms / 16 * 16 : terms;
 }
 
-// IFM rows [first, last) x [0, width) x [0, depth) minus the zero point, dense HWC, and a zero
-// after them: gemm_int16 reads the operands of a 1x1 CONV's pixels in pairs, so an odd depth's
-// last pixel reads one element further (its weight is zero).
+// Zeros after the dense IFM rows: gemm_int16 reads the operands of a 1x1 CONV's pixels in pairs,
+// so an odd depth's last pixel reads one element further (its weight is zero), and
+// depthwise_int16 reads a pixel's channels rounded up to kDepthwiseChannels (sums not stored).
+constexpr size_t kDenseIfmSlack = kDepthwiseChannels;
+
+// One brick of `pixels` pixels of an 8-bit IFM (Stored: int8_t or uint8_t), `channels` <= 16 of
+// them, each pixel's `step` bytes after the previous one's, minus the zero point, into dense
+// pixels `depth` apart. A whole brick is a loop of constant length, one vector of int16.
+template <typename Stored>
+[[gnu::always_inline]] inline void widen_brick(const uint8_t* from, int64_t step, int pixels, int channels,
+                                               int32_t zero_point, int16_t* to, int depth) {
+    // Restrict: bytes may alias anything, and without it the loop stays scalar.
+    const auto pixel = [zero_point](const uint8_t* __restrict in, int16_t* __restrict out, int n) {
+        for (int j = 0; j < n; ++j) out[j] = static_cast<int16_t>(static_cast<Stored>(in[j]) - zero_point);
+    };
+    for (int i = 0; i < pixels; ++i, from += step, to += depth) {
+        if (channels == 16) pixel(from, to, 16);
+        else pixel(from, to, channels);
+    }
+}
+// One clone per element type, not a template: clones of templates are a GCC extension.
+ETHOSU_SIMD_CLONES void widen_brick_int8(const uint8_t* from, int64_t step, int pixels, int channels, int32_t zero_point,
+                                         int16_t* to, int depth) {
+    widen_brick<int8_t>(from, step, pixels, channels, zero_point, to, depth);
+}
+ETHOSU_SIMD_CLONES void widen_brick_uint8(const uint8_t* from, int64_t step, int pixels, int channels,
+                                          int32_t zero_point, int16_t* to, int depth) {
+    widen_brick<uint8_t>(from, step, pixels, channels, zero_point, to, depth);
+}
+
+// IFM rows [first, last) x [0, width) x [0, depth) minus the zero point, dense HWC, and
+// kDenseIfmSlack zeros after them. An 8-bit IFM goes a brick of a run of pixels at a time (the
+// fast path's condition keeps its values minus the zero point, and so the zero point, within
+// int16 and int32); others a pixel at a time.
 void load_dense_ifm(const FeatureMapView& ifm, int first, int last, int depth, int64_t zero_point,
                     std::vector<int16_t>& out) {
     const int width = ifm.width();
     const size_t count = static_cast<size_t>(last - first) * width * depth;
-    fit_scratch(out, count + 1);
-    out[count] = 0;
+    fit_scratch(out, count + kDenseIfmSlack);
+    std::fill(out.begin() + static_cast<ptrdiff_t>(count), out.end(), 0);
+    const bool by_bricks = ifm.precision().bits == 8 && !ifm.reordered();
+    const auto widen = ifm.precision().is_signed ? widen_brick_int8 : widen_brick_uint8;
     tbb::parallel_for(tbb::blocked_range<int>(first, last), [&](const tbb::blocked_range<int>& rows) {
-        for (int y = rows.begin(); y < rows.end(); ++y)
-            for (int x = 0; x < width; ++x)
-                ifm.load_channels(y, x, depth, zero_point,
-                                  out.data() + (static_cast<size_t>(y - first) * width + x) * depth);
+        for (int y = rows.begin(); y < rows.end(); ++y) {
+            int16_t* row = out.data() + static_cast<size_t>(y - first) * width * depth;
+            if (!by_bricks) {
+                for (int x = 0; x < width; ++x)
+                    ifm.load_channels(y, x, depth, zero_point, row + static_cast<size_t>(x) * depth);
+                continue;
+            }
+            for (int x = 0; x < width;) {
+                const int pixels = ifm.brick_run(y, x, 0, width - x).pixels;  // those in x's tile
+                for (int c = 0; c < depth; c += 16) {
+                    const FeatureMapView::BrickRun run = ifm.brick_run(y, x, c, pixels);
+                    widen(run.first, run.pixel_step, pixels, std::min(16, depth - c), static_cast<int32_t>(zero_point),
+                          row + static_cast<size_t>(x) * depth + c, depth);
+                }
+                x += pixels;
+            }
+        }
     });
 }
 
@@ -56,17 +103,28 @@ constexpr int64_t kIfmBandBytes = 128 * 1024;
 // Decoded weights a layer too large to hold whole (ConvWeightGroups) holds at a time.
 constexpr int64_t kWeightGroupBytes = 128 * 1024;
 
-// wide[c] += partial[c], and partial[c] = 0: a DEPTHWISE's int32 sums handed on to int64.
-ETHOSU_SIMD_CLONES void add_to_wide(int64_t* wide, int32_t* partial, int channels) {
-    for (int c = 0; c < channels; ++c) {
-        wide[c] += partial[c];
-        partial[c] = 0;
+// A pixel's output values of an 8-bit OFM (clamped to its type) to their bytes: channels [0,
+// count) from `to` on, consecutive within each 16-channel brick and `brick_step` bytes from one
+// brick to the next (channel 0 is channel `first` of the OFM, which fixes where bricks end).
+ETHOSU_SIMD_CLONES void narrow_pixel(const int64_t* __restrict values, int count, int first, uint8_t* __restrict to,
+                                     int64_t brick_step) {
+    for (int c = 0; c < count;) {
+        const int n = std::min(count - c, 16 - ((first + c) & 15));
+        for (int j = 0; j < n; ++j) to[j] = static_cast<uint8_t>(values[c + j]);
+        c += n;
+        to += brick_step - ((first + c - n) & 15);  // the start of the next brick
     }
 }
 
-// acc[c] += x[c] * t[c] over a pixel's channels (DEPTHWISE: one tap for every channel).
-ETHOSU_SIMD_CLONES void multiply_accumulate(int32_t* acc, const int16_t* x, const int16_t* t, int channels) {
-    for (int c = 0; c < channels; ++c) acc[c] += int32_t{x[c]} * t[c];
+// ofm.store_channels(y, x, count, values, first); an 8-bit OFM that is not reordered in one
+// vectorised loop.
+void store_pixel(const FeatureMapView& ofm, int y, int x, int count, const int64_t* values, int first) {
+    if (ofm.precision().bits != 8 || ofm.reordered()) {
+        ofm.store_channels(y, x, count, values, first);
+        return;
+    }
+    const FeatureMapView::BrickRun at = ofm.brick_run(y, x, first, 1);
+    narrow_pixel(values, count, first, at.first, at.brick_step);
 }
 
 struct FastConv {
@@ -140,55 +198,56 @@ struct FastConv {
                     const size_t at = static_cast<size_t>(r) * gemm.n_padded;
                     if (wide) act.apply_channels(wide_sums.data() + at, channels, &w, out.data());
                     else act.apply_channels(sums.data() + at, channels, &w, out.data());
-                    ofm.store_channels(oy, ox0 + r, channels, out.data(), first_channel);
+                    store_pixel(ofm, oy, ox0 + r, channels, out.data(), first_channel);
                 }
             }
         }
     }
 
-    // DEPTHWISE: channels are independent, so the inner loop runs across channels with the taps
-    // rearranged to [tap][channel]. A kernel of more taps than an int32 sum holds hands its sums
-    // on to int64 every `chunk` taps.
+    // DEPTHWISE: channels are independent, so each OFM pixel is one call of depthwise_int16 over
+    // its taps' IFM pixels (padding taps read zeros). A kernel of more taps than an int32 sum
+    // holds goes on in int64 every `chunk` taps.
     void depthwise_rows(int first, int last) const {
+        const DepthwiseWeights& dw = w.depthwise;
         const int ifm_depth = op.ifm.depth;
-        std::vector<int32_t>& acc = scratch.accumulators.local();
-        acc.resize(static_cast<size_t>(channels));
+        const int taps = w.kernel_height * w.kernel_width;
+        const size_t padded = static_cast<size_t>(dw.channels_padded);
+        std::vector<int16_t>& zeros = scratch.patches.local();
+        zeros.assign(padded, 0);
+        std::vector<const int16_t*>& pixels = scratch.tap_pixels.local();
+        pixels.assign(static_cast<size_t>(taps + 1) / 2 * 2, zeros.data());  // an odd kernel's last pair: zeros
+        std::vector<int32_t>& sums = scratch.accumulators.local();
+        sums.resize(padded);
         std::vector<int64_t>& out = scratch.results.local();
         out.resize(static_cast<size_t>(channels));
-        const bool wide = int64_t{w.kernel_height} * w.kernel_width > chunk;
-        std::vector<int64_t>& wide_acc = scratch.wide_sums.local();
-        if (wide) wide_acc.resize(static_cast<size_t>(channels));
+        const bool wide = taps > chunk;
+        std::vector<int64_t>& wide_sums = scratch.wide_sums.local();
+        if (wide) wide_sums.resize(static_cast<size_t>(channels));
         for (int oy = first; oy < last; ++oy) {
             for (int ox = 0; ox < op.ofm.width; ++ox) {
                 const WindowOrigin origin = window_origin(op.kernel, oy, ox);
-                std::fill(acc.begin(), acc.end(), 0);
-                if (wide) std::fill(wide_acc.begin(), wide_acc.end(), 0);
-                int taps_in_acc = 0;
                 for (int ky = 0; ky < w.kernel_height; ++ky) {
                     const int iy = origin.y + ky * step_y;
-                    if (iy < 0 || iy >= ifm_height) continue;
                     for (int kx = 0; kx < w.kernel_width; ++kx) {
                         const int ix = origin.x + kx * step_x;
-                        if (ix < 0 || ix >= ifm_width) continue;
-                        const int16_t* x =
-                            ifm.data() + (static_cast<size_t>(iy - ifm_row0) * ifm_width + ix) * ifm_depth;
-                        const int16_t* t =
-                            scratch.weights.data() + static_cast<size_t>(ky * w.kernel_width + kx) * channels;
-                        if (wide && taps_in_acc == chunk) {
-                            add_to_wide(wide_acc.data(), acc.data(), channels);
-                            taps_in_acc = 0;
-                        }
-                        multiply_accumulate(acc.data(), x, t, channels);
-                        ++taps_in_acc;
+                        const bool inside = iy >= 0 && iy < ifm_height && ix >= 0 && ix < ifm_width;
+                        pixels[static_cast<size_t>(ky * w.kernel_width + kx)] =
+                            inside ? ifm.data() + (static_cast<size_t>(iy - ifm_row0) * ifm_width + ix) * ifm_depth
+                                   : zeros.data();
                     }
                 }
                 if (wide) {
-                    add_to_wide(wide_acc.data(), acc.data(), channels);
-                    act.apply_channels(wide_acc.data(), channels, &w, out.data());
+                    std::fill(wide_sums.begin(), wide_sums.end(), 0);
+                    for (int start = 0; start < taps; start += chunk) {
+                        depthwise_int16(pixels.data(), dw, start, std::min(taps, start + chunk), channels, sums.data());
+                        for (size_t c = 0; c < wide_sums.size(); ++c) wide_sums[c] += sums[c];
+                    }
+                    act.apply_channels(wide_sums.data(), channels, &w, out.data());
                 } else {
-                    act.apply_channels(acc.data(), channels, &w, out.data());
+                    depthwise_int16(pixels.data(), dw, 0, taps, channels, sums.data());
+                    act.apply_channels(sums.data(), channels, &w, out.data());
                 }
-                ofm.store_channels(oy, ox, channels, out.data());
+                store_pixel(ofm, oy, ox, channels, out.data(), 0);
             }
         }
     }
@@ -270,10 +329,13 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
                                                           std::max(op.ofm.height, 1)));
     const int channels = std::min(w.ofm_depth, op.ofm.depth - first_channel);
     const int chunk = static_cast<int>(std::min<int64_t>(int32_exact_terms(op), INT32_MAX));
-    // Sums: DEPTHWISE one pixel's channels, CONV kGemmRows pixels' (and their operands, plus a row
-    // of zeros for padding taps).
-    size_t sums = static_cast<size_t>(channels);
-    if (!depthwise) {
+    // Sums: DEPTHWISE one pixel's channels (and a row of zeros for padding taps, a pointer per
+    // tap), CONV kGemmRows pixels' (and their operands, plus a row of zeros for padding taps).
+    size_t sums = static_cast<size_t>(w.depthwise.channels_padded);
+    if (depthwise) {
+        scratch.patches.fit(sums);
+        scratch.tap_pixels.fit(static_cast<size_t>(w.kernel_height * w.kernel_width + 1) / 2 * 2);
+    } else {
         const size_t patch_room = (static_cast<size_t>(w.gemm.k) + 1) / 2 * 2;
         scratch.patches.fit((kGemmRows + 1) * patch_room);
         sums = static_cast<size_t>(kGemmRows) * w.gemm.n_padded;
@@ -373,18 +435,9 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
     const OutputPipeline act(op, ctx);
     const int64_t ifm_zp = op.ifm.zero_point;
 
-    const int64_t taps = int64_t{w.kernel_height} * w.kernel_width;
     // Any length of sum: int32 partial sums added in int64 (FastConv::chunk) are exact too.
     if (int32_exact_terms(op) > 0 && (!depthwise || op.ofm.depth <= op.ifm.depth) && accumulators.starts_at_zero() &&
         accumulators.outputs()) {
-        KernelScratch& scratch = ctx.scratch;
-        if (depthwise) {
-            const int channels = op.ofm.depth;
-            fit_scratch(scratch.weights, static_cast<size_t>(taps * channels));
-            for (int c = 0; c < channels; ++c)
-                for (int t = 0; t < taps; ++t)
-                    scratch.weights[static_cast<size_t>(t) * channels + c] = w.values[static_cast<size_t>(c) * taps + t];
-        }
         run_fast(op, ctx, w, ifm, *ofm, act, geo, step_y, step_x, 0);
         accumulators.finish(ctx.accumulators);
         return;

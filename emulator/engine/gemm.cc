@@ -106,9 +106,14 @@ GemmWeights pack_gemm_weights(const int16_t* ohwi, int n, int k) {
     w.n_padded = round_up(n, kGemmChannels);
     const int pairs = (k + 1) / 2;
     w.pairs.assign(static_cast<size_t>(pairs) * w.n_padded * 2, 0);
-    for (int o = 0; o < n; ++o)
-        for (int i = 0; i < k; ++i)
-            w.pairs[(static_cast<size_t>(i / 2) * w.n_padded + o) * 2 + i % 2] = ohwi[static_cast<size_t>(o) * k + i];
+    // A channel's weights are read in order and written a pair (32 bits) at a time.
+    const size_t pair_stride = static_cast<size_t>(w.n_padded) * 2;
+    for (int o = 0; o < n; ++o) {
+        const int16_t* from = ohwi + static_cast<size_t>(o) * k;
+        int16_t* to = w.pairs.data() + static_cast<size_t>(o) * 2;
+        for (int p = 0; p < k / 2; ++p, to += pair_stride) std::memcpy(to, from + 2 * p, 2 * sizeof(int16_t));
+        if (k % 2) to[0] = from[k - 1];  // the last pair's second weight stays zero
+    }
     return w;
 }
 

@@ -76,10 +76,10 @@ struct OperandRows {
 // Buffers the kernels reuse from op to op: once grown, running an op allocates nothing.
 struct KernelScratch {
     std::vector<int16_t> ifm;      // the IFM area, zero point taken off, dense HWC
-    std::vector<int16_t> weights;  // weights rearranged for a kernel's inner loop
     // Per worker thread:
     ThreadScratch<int32_t> accumulators;
     ThreadScratch<int16_t> patches;
+    ThreadScratch<const int16_t*> tap_pixels;  // DEPTHWISE: the IFM pixel of each kernel tap
     ThreadScratch<int64_t> results;
     ThreadScratch<int64_t> wide_sums;
     ThreadScratch<int64_t> operands;  // a pixel's operands and results (pooling, elementwise, resize)

@@ -16,50 +16,47 @@ constexpr int kClipForceInt8 = 3;
 
 // Per-channel scaling without an activation function, for whole pixels at a time: scale_value's
 // 64-bit closed form (DBL, NATURAL), bias, zero point and clamp, written without branches so that
-// it vectorises. Every channel is computed; false when any channel lies outside what this form
-// covers (|sum| >= 2^30, a scale of 2^31 or more, a shift outside 1..62), and the caller then
-// recomputes them all the general way. Within it, sum and scale are int32, whose product AVX2
-// takes in one instruction, and (x + 2^(s-1)) >> s is computed as ((x >> (s-1)) + 1) >> 1, the
-// same integer: GCC 12 does not vectorise a shift of the constant 1 by a varying count.
+// it vectorises, the rounding terms and shifts tabulated per channel at decode (OpWeights::
+// closed_form: every channel's scale and shift fit the form). Every channel is computed; false
+// when any sum lies outside what this form covers (|sum| >= 2^30), and the caller then recomputes
+// them all the general way. Within it, sum and scale are int32, whose product AVX2 takes in one
+// instruction.
 template <bool kDoubleSymmetric, typename Acc>
-[[gnu::always_inline]] inline bool scale_channels_64(const Acc* acc, const int64_t* bias, const uint32_t* scale,
-                                                      const int32_t* shift, int64_t zero_point, Range clip, int count,
-                                                      int64_t* out) {
+[[gnu::always_inline]] inline bool scale_channels_64(const Acc* acc, const OpWeights& w, int64_t zero_point, Range clip,
+                                                      int count, int64_t* out) {
     constexpr int64_t kLimit = int64_t{1} << 30;
+    const int64_t* bias = w.bias.data();
+    const uint32_t* scale = w.scale.data();
+    const int64_t* half = w.rounding_half.data();
+    const int64_t* nudge = w.double_nudge.data();
+    const int64_t* shift = w.shift_wide.data();
     uint64_t outside = 0;
     for (int i = 0; i < count; ++i) {
         const int64_t sum = acc[i] + bias[i];
-        const int s = shift[i];
         outside |= static_cast<uint64_t>(sum) + (kLimit - 1) >= static_cast<uint64_t>(2 * kLimit - 1);
-        outside |= scale[i] >> 31;
-        outside |= static_cast<uint64_t>(s - 1) >= 62;
-        const int64_t nudge = kDoubleSymmetric && s > 31 ? (sum >= 0 ? kLimit : -kLimit) : 0;
+        const int64_t round = kDoubleSymmetric ? half[i] + (sum >= 0 ? nudge[i] : -nudge[i]) : half[i];
         const int64_t product =
-            int64_t{static_cast<int32_t>(sum)} * int64_t{static_cast<int32_t>(scale[i])} + nudge;
-        out[i] = clamp((((product >> ((s - 1) & 63)) + 1) >> 1) + zero_point, clip);
+            int64_t{static_cast<int32_t>(sum)} * int64_t{static_cast<int32_t>(scale[i])} + round;
+        out[i] = clamp((product >> shift[i]) + zero_point, clip);
     }
     return outside == 0;
 }
 
 template <typename Acc>
-[[gnu::always_inline]] inline bool scale_channels_by_mode(const Acc* acc, const int64_t* bias, const uint32_t* scale,
-                                                          const int32_t* shift, RoundMode round, int64_t zero_point,
-                                                          Range clip, int count, int64_t* out) {
-    if (round == RoundMode::DoubleSymmetric)
-        return scale_channels_64<true>(acc, bias, scale, shift, zero_point, clip, count, out);
-    return scale_channels_64<false>(acc, bias, scale, shift, zero_point, clip, count, out);
+[[gnu::always_inline]] inline bool scale_channels_by_mode(const Acc* acc, const OpWeights& w, RoundMode round,
+                                                          int64_t zero_point, Range clip, int count, int64_t* out) {
+    if (round == RoundMode::DoubleSymmetric) return scale_channels_64<true>(acc, w, zero_point, clip, count, out);
+    return scale_channels_64<false>(acc, w, zero_point, clip, count, out);
 }
 
 // One clone per accumulator type, not a template: clones of templates are a GCC extension.
-ETHOSU_SIMD_CLONES bool scale_channels_fast(const int32_t* acc, const int64_t* bias, const uint32_t* scale,
-                                            const int32_t* shift, RoundMode round, int64_t zero_point, Range clip,
-                                            int count, int64_t* out) {
-    return scale_channels_by_mode(acc, bias, scale, shift, round, zero_point, clip, count, out);
+ETHOSU_SIMD_CLONES bool scale_channels_fast(const int32_t* acc, const OpWeights& w, RoundMode round,
+                                            int64_t zero_point, Range clip, int count, int64_t* out) {
+    return scale_channels_by_mode(acc, w, round, zero_point, clip, count, out);
 }
-ETHOSU_SIMD_CLONES bool scale_channels_fast(const int64_t* acc, const int64_t* bias, const uint32_t* scale,
-                                            const int32_t* shift, RoundMode round, int64_t zero_point, Range clip,
-                                            int count, int64_t* out) {
-    return scale_channels_by_mode(acc, bias, scale, shift, round, zero_point, clip, count, out);
+ETHOSU_SIMD_CLONES bool scale_channels_fast(const int64_t* acc, const OpWeights& w, RoundMode round,
+                                            int64_t zero_point, Range clip, int count, int64_t* out) {
+    return scale_channels_by_mode(acc, w, round, zero_point, clip, count, out);
 }
 
 }  // namespace
@@ -191,9 +188,10 @@ void OutputPipeline::apply_channels_as(const Acc* acc, int count, const OpWeight
         const int64_t* bias = weights->bias.data();
         const uint32_t* scale = weights->scale.data();
         const int32_t* shift = weights->shift.data();
-        const bool closed_form = round == RoundMode::DoubleSymmetric || round == RoundMode::Natural ||
-                                 round == RoundMode::DoubleAsymmetric;
-        if (closed_form && scale_channels_fast(acc, bias, scale, shift, round, zero_point, clip, count, out)) return;
+        const bool closed_form = weights->closed_form && (round == RoundMode::DoubleSymmetric ||
+                                                          round == RoundMode::Natural ||
+                                                          round == RoundMode::DoubleAsymmetric);
+        if (closed_form && scale_channels_fast(acc, *weights, round, zero_point, clip, count, out)) return;
         for (int i = 0; i < count; ++i)
             out[i] = clamp(scale_value(acc[i] + bias[i], scale[i], shift[i], round) + zero_point, clip);
     } else if (weights && o.per_channel_scale) {

@@ -51,7 +51,10 @@ struct SubKernelPass {
 };
 
 // The innermost loops for one sub-kernel: part-kernel-first walks IFM micro-blocks outside the
-// kernel elements, depth-first inside. visit(o, y, x, i) gets o = -1 for padding entries.
+// kernel elements, depth-first inside. The IFM channels of one OFM channel in a micro-block are
+// consecutive in the stream, so they are visited as one run: visit(o, y, x, i, real, count) gets
+// `count` stream positions for IFM channels i, i + 1, ... of OFM channel o, of which the first
+// `real` are weights and the rest padding (real 0: o is padding too).
 template <typename Visit>
 void visit_sub_kernel(const WeightOrder& w, const SubKernelPass& p, Visit& visit) {
     const bool part_kernel = w.traversal == Traversal::PartKernelFirst;
@@ -65,13 +68,12 @@ void visit_sub_kernel(const WeightOrder& w, const SubKernelPass& p, Visit& visit
             for (int element = 0; element < elements; ++element) {
                 const int kx = element % p.width, ky = element / p.width;
                 for (int ifm_inner = 0; ifm_inner < ifm_inner_count; ifm_inner += w.micro.ifm) {
+                    const int i = p.ifm_base + ifm_outer + ifm_inner;
+                    const int real_ifm = std::clamp(w.ifm_depth - i, 0, ifm_per_micro);
                     for (int oz = 0; oz < w.micro.ofm; ++oz) {
-                        for (int iz = 0; iz < ifm_per_micro; ++iz) {
-                            const int o = p.ofm_base + ofm_micro + oz;
-                            const int i = p.ifm_base + ifm_outer + ifm_inner + iz;
-                            const bool real = o < w.ofm_depth && i < w.ifm_depth && ky < p.height;
-                            visit(real ? o : -1, p.y0 + ky, p.x0 + kx, i);
-                        }
+                        const int o = p.ofm_base + ofm_micro + oz;
+                        const int real = o < w.ofm_depth && ky < p.height ? real_ifm : 0;
+                        visit(o, p.y0 + ky, p.x0 + kx, i, real, ifm_per_micro);
                     }
                 }
             }
@@ -217,6 +219,23 @@ public:
         ++taken_;
         return true;
     }
+    // The next `count` values, the first `real` of them copied to `to`: a run within the slice at
+    // once, one across slices value by value. False when the stream ends first.
+    bool take(int16_t* to, int real, int count) {
+        const auto n = static_cast<size_t>(count);
+        if (slice_.size() - at_ >= n) {
+            std::copy_n(slice_.data() + at_, real, to);
+            at_ += n;
+            taken_ += n;
+            return true;
+        }
+        for (int k = 0; k < count; ++k) {
+            int16_t v = 0;
+            if (!next(v)) return false;
+            if (k < real) to[k] = v;
+        }
+        return true;
+    }
     uint64_t taken() const { return taken_; }
     uint64_t bytes_read() const { return reader_.bytes_read(); }
     // Decodes what is left, counting it.
@@ -257,12 +276,13 @@ void place_weights(const DecodedOp& op, const std::string& source, const WeightO
                    int streams, int stream, int first, int end, OpWeights& out) {
     for_each_weight_position(
         order,
-        [&](int o, int y, int x, int i) {
-            int16_t v = 0;
-            if (!values.next(v)) throw count_mismatch(op, source, stream, values.taken(), "fewer than");
-            if (o < 0) return;
-            const size_t channel = static_cast<size_t>(o - first) * streams + stream;
-            out.values[((channel * out.kernel_height + y) * out.kernel_width + x) * out.ifm_depth + i] = v;
+        [&](int o, int y, int x, int i, int real, int count) {
+            int16_t* to = out.values.data();
+            if (real > 0) {
+                const size_t channel = static_cast<size_t>(o - first) * streams + stream;
+                to += ((channel * out.kernel_height + y) * out.kernel_width + x) * out.ifm_depth + i;
+            }
+            if (!values.take(to, real, count)) throw count_mismatch(op, source, stream, values.taken(), "fewer than");
         },
         first, end);
 }
@@ -435,6 +455,24 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
 
 }  // namespace
 
+void tabulate_output_rounding(OpWeights& w) {
+    const size_t channels = w.shift.size();
+    w.rounding_half.assign(channels, 0);
+    w.double_nudge.assign(channels, 0);
+    w.shift_wide.assign(channels, 0);
+    w.closed_form = w.scale.size() == channels;
+    for (size_t c = 0; c < channels; ++c) {
+        const int shift = w.shift[c];
+        if (shift < 1 || shift > 62 || w.scale[c] >> 31) {
+            w.closed_form = false;
+            continue;
+        }
+        w.rounding_half[c] = int64_t{1} << (shift - 1);
+        w.double_nudge[c] = shift > 31 ? int64_t{1} << 30 : 0;
+        w.shift_wide[c] = shift;
+    }
+}
+
 struct ConvWeightGroups::State {
     State(const DecodedOp& o, const NpuConfig& config, const StreamFetch& fetch, const std::string& s, OpWeights a)
         : op(o), source(s), all(std::move(a)), order(u55_weight_order(o, config, all, 0, 1)),
@@ -473,11 +511,13 @@ uint64_t ConvWeightGroups::stream_bytes_read() const { return state_->values.byt
 
 namespace {
 
-// A CONV's weights also packed for conv.cc's GEMM, once, as they are decoded (a ModelSession runs
-// them again and again); DEPTHWISE reads its values directly.
+// The weights also packed for conv.cc's fast path (GEMM or depthwise kernel), and the output
+// stage's rounding tabulated, once, as they are decoded (a ModelSession runs them again and again).
 void pack_conv_weights(const DecodedOp& op, OpWeights& w) {
-    if (op.kind != OpKind::Conv) return;
-    w.gemm = pack_gemm_weights(w.values.data(), w.ofm_depth, w.kernel_height * w.kernel_width * w.ifm_depth);
+    tabulate_output_rounding(w);
+    const int taps = w.kernel_height * w.kernel_width;
+    if (op.kind == OpKind::Conv) w.gemm = pack_gemm_weights(w.values.data(), w.ofm_depth, taps * w.ifm_depth);
+    else w.depthwise = pack_depthwise_weights(w.values.data(), w.ofm_depth, taps);
 }
 
 }  // namespace

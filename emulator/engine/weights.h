@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "emulator/engine/depthwise.h"
 #include "emulator/engine/gemm.h"
 #include "emulator/isa/decoded_op.h"
 #include "emulator/isa/npu_config.h"
@@ -31,13 +32,23 @@ struct OpWeights {
     std::vector<int64_t> bias;
     std::vector<uint32_t> scale;
     std::vector<int32_t> shift;  // 32 bits wide like scale: the output stage vectorises without mixing widths
-    // CONV: values packed for gemm_int16, the fast path's layout.
+    // The output stage's closed form of each channel's rounding (output_pipeline.cc), set by
+    // tabulate_output_rounding: 2^(shift - 1); DBL's extra 2^30 once the shift passes bit 31 (0
+    // below); the shift, 64 bits wide like the product it shifts. closed_form: every channel's
+    // scale is below 2^31 and its shift within 1..62, which the form needs.
+    std::vector<int64_t> rounding_half, double_nudge, shift_wide;
+    bool closed_form = false;
+    // The fast path's layouts of the values: CONV for gemm_int16, DEPTHWISE for depthwise_int16.
     GemmWeights gemm;
+    DepthwiseWeights depthwise;
 
     int16_t at(int o, int y, int x, int i) const {
         return values[((static_cast<size_t>(o) * kernel_height + y) * kernel_width + x) * ifm_depth + i];
     }
 };
+
+// Fills w's closed-form rounding tables from its scale and shift (after they change).
+void tabulate_output_rounding(OpWeights& w);
 
 // Maps one stream (region, byte offset, length) to its bytes; the caller bounds-checks and
 // throws ethosu::Error naming the op when the stream lies outside its region.

@@ -31,6 +31,55 @@ constexpr auto kSetBits12 = [] {
     return table;
 }();
 
+// WUNARY1's bits spread over the set bits of 6 WUNARY0 positions (the k-th bit of `bits` to the
+// k-th set position of `set`), looked up by [set][bits]: the baseline x86-64 has no PDEP.
+constexpr auto kSpread6 = [] {
+    std::array<std::array<uint8_t, 64>, 64> table{};
+    for (uint32_t set = 0; set < 64; ++set) {
+        for (uint32_t bits = 0; bits < 64; ++bits) {
+            uint32_t spread = 0, next = 0;
+            for (uint32_t position = 0; position < 6; ++position)
+                if (set >> position & 1) spread |= (bits >> next++ & 1) << position;
+            table[set][bits] = static_cast<uint8_t>(spread);
+        }
+    }
+    return table;
+}();
+
+// Where a unary code ends its quotient: weights at codes 0 and 1 (a 2 continues), truncated
+// weights at every code, zero runs at a 0 bit (a 1 continues).
+enum class UnaryEnds { BelowTwo, Always, AtZeroBit };
+
+// Four positions of unary codes at a time: position i's code is (ones >> i & 1) + (twos >> i & 1);
+// the quotients the nibble completes, each the codes since the previous end (the first one also
+// takes the quotient open before the nibble), and the codes after the last end.
+struct UnaryNibble {
+    uint8_t ends = 0;
+    uint8_t tail = 0;
+    std::array<uint8_t, 4> quotients{};
+};
+constexpr auto kUnaryNibbles = [] {
+    std::array<std::array<UnaryNibble, 256>, 3> table{};
+    for (int mode = 0; mode < 3; ++mode) {
+        for (uint32_t index = 0; index < 256; ++index) {
+            const uint32_t ones = index & 15, twos = index >> 4;
+            UnaryNibble& n = table[static_cast<size_t>(mode)][index];
+            uint32_t run = 0;
+            for (uint32_t i = 0; i < 4; ++i) {
+                const uint32_t code = (ones >> i & 1) + (twos >> i & 1);
+                run += code;
+                const bool ends = mode == static_cast<int>(UnaryEnds::Always) ||
+                                  (mode == static_cast<int>(UnaryEnds::BelowTwo) ? code < 2 : (ones >> i & 1) == 0);
+                if (!ends) continue;
+                n.quotients[n.ends++] = static_cast<uint8_t>(run);
+                run = 0;
+            }
+            n.tail = static_cast<uint8_t>(run);
+        }
+    }
+    return table;
+}();
+
 // Reads LSB-first, as the hardware does; a read past the end names the field and byte offset.
 // The bits ahead wait in a 64-bit buffer, refilled 8 bytes at a time, so a field costs a mask and
 // a shift.
@@ -67,6 +116,22 @@ public:
             position_ += fields * static_cast<uint64_t>(bits);
             i += fields;
         }
+    }
+    // get(bits) n times into out (n * bits <= 64), from the buffer at once when it holds them;
+    // otherwise field by field, so that a stream that ends throws where get() does.
+    void get_fields(int bits, int n, uint32_t* out, const char* field) {
+        const int total = bits * n;
+        if (total > buffered_) refill();
+        if (total > buffered_ || total >= 64) {
+            for (int k = 0; k < n; ++k) out[k] = get(bits, field);
+            return;
+        }
+        const uint64_t mask = (uint64_t{1} << bits) - 1;
+        uint64_t buffer = buffer_;
+        for (int k = 0; k < n; ++k, buffer >>= bits) out[k] = static_cast<uint32_t>(buffer & mask);
+        buffer_ = buffer;
+        buffered_ -= total;
+        position_ += static_cast<uint64_t>(total);
     }
     // The rest of the current byte (an end-of-stream marker's padding).
     void skip_to_byte_boundary() { get(static_cast<int>((8 - position_ % 8) % 8), "ZDIV"); }
@@ -196,28 +261,57 @@ public:
     bool wants_more() const { return started_ < static_cast<int>(values_.size()); }
     const std::vector<int32_t>& values() const { return values_; }
 
-    // A quotient is complete when its unary run ends; a run still open carries into the next chunk.
-    void add_unary_run(int length, bool ends) {
-        run_ += length;
-        if (!ends) return;
-        current_[current_count_++] = run_;
-        run_ = 0;
+    // A chunk's unary codes at `positions` positions (a multiple of 4), a nibble a lookup: position
+    // i adds (ones >> i & 1) + (twos >> i & 1) to the open quotient, which `ends` completes; a
+    // quotient still open carries into the next chunk.
+    void add_unary_codes(uint32_t ones, uint32_t twos, UnaryEnds ends, int positions) {
+        const auto& nibbles = kUnaryNibbles[static_cast<size_t>(ends)];
+        int64_t run = run_;  // locals: the stores to current_ could alias members as far as the compiler knows
+        size_t count = static_cast<size_t>(current_count_);
+        std::array<int64_t, kSymbolsPerChunk>& current = chunks_[current_chunk_];
+        current_bound_ = std::max(current_bound_, run + 2 * positions);  // a code adds at most 2
+        for (int at = 0; at < positions; at += 4) {
+            const UnaryNibble& n = nibbles[(ones >> at & 15) | (twos >> at & 15) << 4];
+            // Every quotient slot is written, the ones past n.ends again by the next nibble: at
+            // most `at` quotients are complete before this nibble, so the slots stay inside the chunk.
+            for (size_t k = 0; k < 4; ++k) current[count + k] = n.quotients[k];
+            current[count] += run;
+            run = (n.ends ? 0 : run) + n.tail;
+            count += n.ends;
+        }
+        run_ = run;
+        current_count_ = static_cast<int>(count);
     }
     // Reads the remainders of the previous chunk's quotients, then makes this chunk the previous.
     void finish_chunk(BitReader& bits, const char* field) {
-        for (int i = 0; i < previous_count_ && finished_ < static_cast<int>(values_.size()); ++i, ++finished_) {
-            // Values are held in 32 bits (a full slice's two channels take 256 KiB): a quotient
-            // too large for that is no weight or zero run of any layer.
-            if (previous_[i] > (int64_t{INT32_MAX} >> divisor_)) {
-                throw bits.error(field, fmt::format("a unary quotient of {} is beyond any slice", previous_[i]));
+        const std::array<int64_t, kSymbolsPerChunk>& previous = chunks_[1 - current_chunk_];
+        const int n = std::min(previous_count_, static_cast<int>(values_.size()) - finished_);
+        // Values are held in 32 bits (a full slice's two channels take 256 KiB): a quotient too
+        // large for that is no weight or zero run of any layer.
+        const int64_t largest_fitting = int64_t{INT32_MAX} >> divisor_;
+        if (previous_bound_ <= largest_fitting) {
+            std::array<uint32_t, kSymbolsPerChunk> remainders;
+            bits.get_fields(divisor_, n, remainders.data(), field);
+            for (int i = 0; i < n; ++i)
+                values_[static_cast<size_t>(finished_ + i)] = static_cast<int32_t>(
+                    (previous[static_cast<size_t>(i)] << divisor_) + remainders[static_cast<size_t>(i)]);
+            finished_ += n;
+        } else {  // quotient by quotient: the remainders up to one that does not fit, then its error
+            for (int i = 0; i < n; ++i, ++finished_) {
+                const int64_t quotient = previous[static_cast<size_t>(i)];
+                if (quotient > largest_fitting) {
+                    throw bits.error(field, fmt::format("a unary quotient of {} is beyond any slice", quotient));
+                }
+                values_[static_cast<size_t>(finished_)] =
+                    static_cast<int32_t>((quotient << divisor_) + bits.get(divisor_, field));
             }
-            values_[static_cast<size_t>(finished_)] =
-                static_cast<int32_t>((previous_[i] << divisor_) + bits.get(divisor_, field));
         }
         started_ += current_count_;
-        previous_ = current_;
         previous_count_ = current_count_;
+        previous_bound_ = current_bound_;
         current_count_ = 0;
+        current_bound_ = 0;
+        current_chunk_ = 1 - current_chunk_;
     }
 
     // Symbols with no unary part (uncompressed weights): their remainders alone, one after another.
@@ -229,48 +323,32 @@ public:
 private:
     int divisor_;
     std::vector<int32_t>& values_;
-    std::array<int64_t, kSymbolsPerChunk> current_{}, previous_{};
+    // The quotients of this chunk and of the previous one, which take turns, and a bound on the
+    // largest of each (the remainders are read at once when it fits).
+    std::array<std::array<int64_t, kSymbolsPerChunk>, 2> chunks_{};
+    size_t current_chunk_ = 0;
     int current_count_ = 0, previous_count_ = 0;
+    int64_t current_bound_ = 0, previous_bound_ = 0;
     int64_t run_ = 0;
     int started_ = 0;   // quotients seen
     int finished_ = 0;  // values complete with their remainder
 };
 
-// Zero-run quotients: plain unary, a 1 bit continues the run, a 0 bit ends it. Walks the 0 bits:
-// each ends a run of the 1 bits since the previous one.
+// Zero-run quotients: plain unary, a 1 bit continues the run, a 0 bit ends it.
 void read_zero_unary(BitReader& bits, int width, RiceChannel& zeros) {
-    const uint32_t unary = bits.get(width, "ZUNARY");
-    uint32_t ends = ~unary & ((1u << width) - 1);
-    int next = 0;
-    for (; ends; ends &= ends - 1) {
-        const int at = std::countr_zero(ends);
-        zeros.add_unary_run(at - next, true);
-        next = at + 1;
-    }
-    zeros.add_unary_run(width - next, false);
+    zeros.add_unary_codes(bits.get(width, "ZUNARY"), 0, UnaryEnds::AtZeroBit, width);
 }
 
 // Weight quotients: WUNARY0 has a bit per symbol position, WUNARY1 a second bit for each set one;
 // a code of 2 continues the run unless the slice is truncated. The positions of code 2 ("twos")
-// come from spreading WUNARY1's bits over WUNARY0's set ones; a run then ends at every other
-// position, so the chunk is walked run by run, as read_zero_unary does.
+// come from spreading WUNARY1's bits over WUNARY0's set ones, 6 positions a lookup.
 void read_weight_unary(BitReader& bits, const SliceHeader& h, uint32_t unary0, RiceChannel& weights) {
     const int positions = h.uncompressed && h.weight_divisor > 5 ? 8 : kSymbolsPerChunk;
     const uint32_t set = unary0 & ((1u << positions) - 1);
-    uint32_t unary1 = bits.get(kSetBits12[set], "WUNARY1");
-    uint32_t twos = 0;
-    for (uint32_t rest = set; rest; rest &= rest - 1, unary1 >>= 1) twos |= (unary1 & 1) << std::countr_zero(rest);
-    if (h.truncated) {  // every code ends its run
-        for (int i = 0; i < positions; ++i) weights.add_unary_run(static_cast<int>((set >> i & 1) + (twos >> i & 1)), true);
-        return;
-    }
-    int next = 0;
-    for (uint32_t ends = ~twos & ((1u << positions) - 1); ends; ends &= ends - 1) {
-        const int at = std::countr_zero(ends);
-        weights.add_unary_run(2 * (at - next) + static_cast<int>(set >> at & 1), true);
-        next = at + 1;
-    }
-    weights.add_unary_run(2 * (positions - next), false);
+    const uint32_t unary1 = bits.get(kSetBits12[set], "WUNARY1");
+    const uint32_t low = set & 63, high = set >> 6;
+    const uint32_t twos = kSpread6[low][unary1 & 63] | uint32_t{kSpread6[high][(unary1 >> kSetBits12[low]) & 63]} << 6;
+    weights.add_unary_codes(set, twos, h.truncated ? UnaryEnds::Always : UnaryEnds::BelowTwo, positions);
 }
 
 // Reads a slice body: weight and zero-run chunks interleaved under the encoder's flow control,

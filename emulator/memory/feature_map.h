@@ -60,6 +60,25 @@ public:
         return tiles_[t] + y * stride_y_ + x * stride_x_ + (c >> 4) * stride_brick_ + (c & 15) * elem_;
     }
 
+    // Whether a transpose or reverse applies (a U85 OFM), so that elements are not where NHWC or
+    // NHCWB16 alone puts them.
+    bool reordered() const { return reordered_; }
+
+    // Channels c, c + 1, ... of pixels x, x + 1, ... of row y of a map that is not reordered, up to
+    // the end of c's 16-channel brick: each pixel's are consecutive from `first` on (in both formats),
+    // `pixel_step` bytes on from the previous pixel's, for the `pixels` pixels from x on that
+    // share x's tile (at most `limit`); the pixel's next brick is `brick_step` bytes on.
+    struct BrickRun {
+        uint8_t* first;
+        int64_t pixel_step;
+        int pixels;
+        int64_t brick_step;
+    };
+    BrickRun brick_run(int y, int x, int c, int limit) const {
+        const int in_tile = x < width0_ ? width0_ - x : limit;
+        return {element(y, x, c), stride_x_, in_tile < limit ? in_tile : limit, stride_brick_};
+    }
+
     // Reads the element as a signed 64-bit value, by the map's precision and signedness.
     int64_t load(int y, int x, int c) const {
         const uint8_t* p = element(y, x, c);

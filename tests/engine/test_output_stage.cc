@@ -239,7 +239,7 @@ TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
 // apply_channels' vectorised per-channel scaling (output_pipeline.cc scale_channels_64) against
 // apply() channel by channel: int32 and int64 sums, every rounding mode, int8/int16/int32 OFMs,
 // odd channel counts, and pixels with a channel outside its closed form (sums of 2^30 and more,
-// shifts of 0 and 63), which must take the general path whole.
+// shifts of 0 and 63), which must take the general path whole (a shift: the op's every pixel).
 TEST(OutputStage, ApplyChannelsEqualsApplyPerChannel) {
     PipelineContext rig;
     ExecutionContext& ctx = rig.ctx;
@@ -277,6 +277,7 @@ TEST(OutputStage, ApplyChannelsEqualsApplyPerChannel) {
                             w.shift[c] = rng() & 1 ? 0 : 63;
                         }
                     }
+                    tabulate_output_rounding(w);
                     std::vector<int64_t> from_narrow(static_cast<size_t>(channels)), from_wide(from_narrow.size());
                     pipeline.apply_channels(narrow.data(), channels, &w, from_narrow.data());
                     pipeline.apply_channels(wide.data(), channels, &w, from_wide.data());
