@@ -99,23 +99,30 @@ public:
         position_ += static_cast<uint64_t>(bits);
         return static_cast<uint32_t>(value);
     }
-    // get(bits) n times into out, the fields the buffer holds at a time taken with the buffer in
-    // a register (out could alias the reader's members as far as the compiler knows).
-    void get_many(int bits, int32_t* out, size_t n, const char* field) {
-        const uint64_t mask = (uint64_t{1} << bits) - 1;
-        for (size_t i = 0; i < n;) {
-            if (bits > buffered_) {
-                refill();
-                if (bits > buffered_) throw Error({source_, byte_offset(), field}, "weight stream ends in the middle of a slice");
-            }
-            const size_t fields = bits == 0 ? n - i : std::min(static_cast<size_t>(buffered_ / bits), n - i);
-            uint64_t buffer = buffer_;
-            for (size_t k = 0; k < fields; ++k, buffer >>= bits) out[i + k] = static_cast<int32_t>(buffer & mask);
-            buffer_ = buffer;
-            buffered_ -= static_cast<int>(fields) * bits;
-            position_ += fields * static_cast<uint64_t>(bits);
-            i += fields;
+    // get(bits) n times (bits <= 57), each value handed to sink(i, value). The fields are read
+    // straight from the bytes, each by an 8-byte load at its own byte, so that no field waits for
+    // the previous one's shift; the last ones, whose load would pass the end, go through get(),
+    // which throws where the stream ends.
+    template <typename Sink>
+    void get_each(int bits, size_t n, const char* field, Sink&& sink) {
+        const uint64_t start = position_;
+        const uint64_t loadable_bits = bytes_.size() >= 8 ? (bytes_.size() - 7) * 8 : 0;  // a load starts below
+        size_t direct = 0;
+        if (bits == 0) {
+            direct = n;
+        } else if (start < loadable_bits) {
+            direct = static_cast<size_t>(std::min<uint64_t>(n, (loadable_bits - 1 - start) / static_cast<uint64_t>(bits) + 1));
         }
+        const uint64_t mask = (uint64_t{1} << bits) - 1;
+        const uint8_t* data = bytes_.data();
+        for (size_t i = 0; i < direct; ++i) {
+            const uint64_t at = start + i * static_cast<uint64_t>(bits);
+            uint64_t word;
+            std::memcpy(&word, data + at / 8, sizeof word);  // little-endian host
+            sink(i, static_cast<uint32_t>(word >> (at % 8) & mask));
+        }
+        skip_unbuffered(direct * static_cast<uint64_t>(bits));
+        for (size_t i = direct; i < n; ++i) sink(i, get(bits, field));
     }
     // get(bits) n times into out (n * bits <= 64), from the buffer at once when it holds them;
     // otherwise field by field, so that a stream that ends throws where get() does.
@@ -143,6 +150,19 @@ public:
     }
 
 private:
+    // Consumes `bits` bits read without the buffer: the buffer restarts at the new position.
+    void skip_unbuffered(uint64_t bits) {
+        if (bits == 0) return;
+        position_ += bits;
+        buffer_ = 0;
+        buffered_ = 0;
+        next_byte_ = static_cast<size_t>(position_ / 8);
+        const int into_byte = static_cast<int>(position_ % 8);
+        if (into_byte == 0) return;
+        refill();  // position_ is inside the stream, so this buffers at least its byte
+        buffer_ >>= into_byte;
+        buffered_ -= into_byte;
+    }
     // Bits of whole bytes after the buffered ones, up to 56 and more buffered (bytes are appended
     // above the buffered bits; an 8-byte load may set bits past them, which are the stream's next
     // bits anyway, and the next refill ORs the same bits in again).
@@ -314,12 +334,6 @@ public:
         current_chunk_ = 1 - current_chunk_;
     }
 
-    // Symbols with no unary part (uncompressed weights): their remainders alone, one after another.
-    void read_remainders(BitReader& bits, const char* field) {
-        bits.get_many(divisor_, values_.data(), values_.size(), field);
-        started_ = finished_ = static_cast<int>(values_.size());
-    }
-
 private:
     int divisor_;
     std::vector<int32_t>& values_;
@@ -354,11 +368,6 @@ void read_weight_unary(BitReader& bits, const SliceHeader& h, uint32_t unary0, R
 // Reads a slice body: weight and zero-run chunks interleaved under the encoder's flow control,
 // which keeps the weights no more than 8 symbols ahead of the zero runs.
 void read_slice_body(BitReader& bits, const SliceHeader& h, RiceChannel& weights, RiceChannel& zeros) {
-    // Without unary bits of either channel, every chunk holds the previous chunk's remainders only.
-    if (h.uncompressed && !h.zero_runs) {
-        weights.read_remainders(bits, "WREMAIN");
-        return;
-    }
     const int zero_unary_width = h.zero_divisor < 3 ? 12 : 8;
     bool chunk_had_symbols = false;
     do {
@@ -396,6 +405,24 @@ void emit_slice(const SliceHeader& h, const Palette& palette, const RiceChannel&
     }
 }
 
+// A slice without unary bits of either channel (uncompressed, no zero runs): every chunk holds the
+// previous chunk's remainders only, so the symbols are the fields one after another, looked up in
+// the palette as they are read. The index width is at most 9 bits (PALBITS + 2), so every symbol
+// is inside the palette's table; a weight beyond 9 bits throws once the slice is read, as in
+// emit_slice.
+void read_plain_slice(BitReader& bits, const SliceHeader& h, const Palette& palette, std::vector<int16_t>& out) {
+    const size_t start = out.size();
+    out.resize(start + static_cast<size_t>(h.weight_count));
+    int16_t* to = out.data() + start;
+    int16_t lowest = 0;  // kBeyond9Bits is below every weight
+    bits.get_each(h.weight_divisor, static_cast<size_t>(h.weight_count), "WREMAIN", [&](size_t i, uint32_t symbol) {
+        const int16_t value = palette.weights[symbol];
+        to[i] = value;
+        lowest = std::min(lowest, value);
+    });
+    if (lowest == Palette::kBeyond9Bits) throw bits.error("WREMAIN", "weight symbol beyond 9 bits");
+}
+
 }  // namespace
 
 struct WeightBitstreamReader::State {
@@ -428,6 +455,10 @@ bool WeightBitstreamReader::append_slice(std::vector<int16_t>& out) {
             continue;
         }
         const SliceHeader h = read_slice_header(bits, zero_divisor, palette);
+        if (h.uncompressed && !h.zero_runs) {
+            read_plain_slice(bits, h, palette, out);
+            return true;
+        }
         RiceChannel weights(h.weight_divisor, h.weight_count, state_->weight_values);
         RiceChannel zeros(h.zero_divisor, h.zero_runs ? h.weight_count + (h.new_palette ? 1 : 0) : 0,
                           state_->zero_runs);

@@ -333,6 +333,37 @@ TEST(WeightBitstream, SymbolsBeyondNineBitsAreRefused) {
     EXPECT_EQ(error_of(encode({s}).bytes).field, "WREMAIN");
 }
 
+// An uncompressed 9-bit slice without a palette: 36 header bits (ZDIV 3, SLICELEN 15, WDIV 3,
+// WTRUNC 1, NEWPAL 1, DIROFS 5, PALSIZE 5, PALBITS 3), then the symbols one after another.
+SliceSpec plain_9_bit_slice(int direct_offset) {
+    SliceSpec s;
+    s.wdiv = 7;
+    s.palette_bits = 9;
+    s.direct_offset = direct_offset;
+    for (int i = 0; i < 100; ++i) s.symbols.push_back((i * 37) % 400);
+    return s;
+}
+constexpr uint64_t kPlainHeaderBits = 36;
+
+TEST(WeightBitstream, UncompressedSliceCutShortNamesTheSymbolWhereItEnds) {
+    const std::vector<uint8_t> bytes = encode({plain_9_bit_slice(0)}).bytes;
+    for (uint64_t cut = 5; cut * 8 < kPlainHeaderBits + 100 * 9; ++cut) {
+        const uint64_t complete = (cut * 8 - kPlainHeaderBits) / 9;  // symbols before the one cut
+        const ErrorLocation where =
+            error_of(std::vector<uint8_t>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(cut)));
+        EXPECT_EQ(where.field, "WREMAIN") << cut << " bytes";
+        EXPECT_EQ(where.offset, 0x100 + (kPlainHeaderBits + complete * 9) / 8) << cut << " bytes";
+    }
+}
+
+TEST(WeightBitstream, UncompressedSymbolBeyondNineBitsIsRefusedAtTheSliceEnd) {
+    SliceSpec s = plain_9_bit_slice(10);
+    s.symbols[3] = 502;  // folded 512
+    const ErrorLocation where = error_of(encode({s}).bytes);
+    EXPECT_EQ(where.field, "WREMAIN");
+    EXPECT_EQ(where.offset, 0x100 + (kPlainHeaderBits + 100 * 9) / 8);
+}
+
 TEST(WeightBitstream, EveryTruncationIsAnErrorOrThePaddingOnly) {
     std::mt19937 rng(77);
     for (int trial = 0; trial < 20; ++trial) {
