@@ -250,6 +250,16 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         }
         const bool zero_point_unused = u55_u65_output_stage && &f == &kOfmFields && fm.precision.bits == 32 && !table_activation();
         if (!zero_point_unused) fm.zero_point = static_cast<int32_t>(r.value(f.zero_point));
+        // A 64-bit input's zero point would be subtracted in 64 bits, which the map's own extremes
+        // leave (the fuzz campaign's U85 elementwise overflow). No corpus stream has such a zero
+        // point (the U85 conformance tests decode them all) and no source says how the hardware
+        // would subtract one, so an input that has one is refused, not guessed at.
+        if (fm.precision.bits == 64 && fm.zero_point != 0 && &f != &kOfmFields) {
+            throw Error({source_, command.offset,
+                         fmt::format("{}.zero_point", gen_.command(gen_.field(f.zero_point)->command)->name),
+                         OffsetKind::Command},
+                        fmt::format("a 64-bit input with zero point {}: no source defines it", fm.zero_point));
+        }
         if (r.has(f.storage)) {
             fm.storage = r.meaning<Storage>(f.storage);
             if (f.broadcast) {

@@ -326,6 +326,50 @@ TEST(Decoder, RefusesSixtyFourBitIfmsOfPools) {
     }
 }
 
+// A 64-bit input with a zero point is refused, IFM and IFM2 alike, naming its zero-point
+// register; the fuzz campaign's U85 ADD subtracted 32767 from an int64 IFM's INT64_MIN. A zero
+// point of 0, and the OFM's, still decode past this check.
+TEST(Decoder, RefusesZeroPointsOfSixtyFourBitInputs) {
+    struct Case {
+        Cmd zero_point_command;
+        Field zero_point;
+        int value;
+        const char* refused_field;  // nullptr: not refused for its zero point
+    };
+    const Case cases[] = {
+        {Cmd::SET_IFM_ZERO_POINT, Field::SET_IFM_ZERO_POINT__zero_point, 32767, "NPU_SET_IFM_ZERO_POINT.zero_point"},
+        {Cmd::SET_IFM2_ZERO_POINT, Field::SET_IFM2_ZERO_POINT__zero_point, 0xffff, "NPU_SET_IFM2_ZERO_POINT.zero_point"},
+        {Cmd::SET_IFM_ZERO_POINT, Field::SET_IFM_ZERO_POINT__zero_point, 0, nullptr},
+        {Cmd::SET_OFM_ZERO_POINT, Field::SET_OFM_ZERO_POINT__zero_point, 5, nullptr},
+    };
+    for (const Case& c : cases) {
+        CommandStreamBuilder b(Generation::U85);
+        // Signed B64 everywhere.
+        b.emit(Cmd::SET_IFM_PRECISION, {{Field::SET_IFM_PRECISION__activation_type, 1},
+                                        {Field::SET_IFM_PRECISION__activation_precision, 3}});
+        b.emit(Cmd::SET_IFM2_PRECISION, {{Field::SET_IFM2_PRECISION__activation_type, 1},
+                                         {Field::SET_IFM2_PRECISION__activation_precision, 3}});
+        b.emit(Cmd::SET_OFM_PRECISION, {{Field::SET_OFM_PRECISION__activation_type, 1},
+                                        {Field::SET_OFM_PRECISION__activation_precision, 3}});
+        for (const Cmd zero_point : {Cmd::SET_IFM_ZERO_POINT, Cmd::SET_IFM2_ZERO_POINT, Cmd::SET_OFM_ZERO_POINT})
+            b.emit(zero_point, {});
+        b.emit(c.zero_point_command, {{c.zero_point, c.value}});
+        const uint32_t op = static_cast<uint32_t>(b.words().size() * 4);
+        b.emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, 1}});  // ADD
+        try {
+            decode_stream(*find_npu_config("ethos-u85-256"), b.words(), "zp64.bin");
+            EXPECT_EQ(c.refused_field, nullptr) << "a 64-bit input with zero point " << c.value << " was accepted";
+        } catch (const Error& e) {
+            if (!c.refused_field) {
+                EXPECT_EQ(std::string(e.what()).find("64-bit input"), std::string::npos) << e.what();
+                continue;
+            }
+            EXPECT_EQ(e.where().offset, op);
+            EXPECT_EQ(e.where().field, c.refused_field) << e.what();
+        }
+    }
+}
+
 // CONV and DEPTHWISE multiply 8- and 16-bit IFMs only; the fuzz campaign's 64-bit IFM into a U85
 // CONV overflowed the kernel's int64 sum.
 TEST(Decoder, RefusesWideIfmsOfMacOps) {
