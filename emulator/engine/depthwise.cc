@@ -14,6 +14,8 @@ int round_up(int value, int multiple) { return (value + multiple - 1) / multiple
 // Where channel j of a 16-channel block sits among the block's pairs (depthwise.h): VPUNPCKLWD of
 // two rows of 16 channels interleaves channels 0-3 and 8-11, VPUNPCKHWD 4-7 and 12-15.
 int pair_slot(int j) { return (j & 3) | (j & 4) << 1 | (j & 8) >> 1; }
+// The pair slot of channel c: its 16-channel block, then its place within the block.
+int channel_slot(int c) { return c - c % kDepthwiseChannels + pair_slot(c % kDepthwiseChannels); }
 
 // Plain loops, for any CPU.
 void depthwise_baseline(const int16_t* const* pixels, const DepthwiseWeights& w, int first, int last, int channels,
@@ -26,7 +28,7 @@ void depthwise_baseline(const int16_t* const* pixels, const DepthwiseWeights& w,
         const int16_t* x1 = pixels[2 * p + 1];
         const int16_t* weights = w.pairs.data() + static_cast<size_t>(p) * w.channels_padded * 2;
         for (int c = 0; c < channels_padded; ++c) {
-            const int16_t* pair = weights + (c - c % kDepthwiseChannels + pair_slot(c % kDepthwiseChannels)) * 2;
+            const int16_t* pair = weights + channel_slot(c) * 2;
             sums[c] += int32_t{x0[c]} * pair[0] + int32_t{x1[c]} * pair[1];
         }
     }
@@ -70,7 +72,7 @@ DepthwiseWeights pack_depthwise_weights(const int16_t* channel_taps, int channel
     const int pairs = (taps + 1) / 2;
     w.pairs.assign(static_cast<size_t>(pairs) * w.channels_padded * 2, 0);
     for (int c = 0; c < channels; ++c) {
-        const int slot = c - c % kDepthwiseChannels + pair_slot(c % kDepthwiseChannels);
+        const int slot = channel_slot(c);
         for (int t = 0; t < taps; ++t)
             w.pairs[(static_cast<size_t>(t / 2) * w.channels_padded + slot) * 2 + t % 2] =
                 channel_taps[static_cast<size_t>(c) * taps + t];
