@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <functional>
 #include <iterator>
-#include <map>
 #include <optional>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -24,6 +26,21 @@ struct Block {
 };
 
 bool ends_block(OpKind kind) { return kind == OpKind::Branch || kind == OpKind::Stop; }
+
+// A block is known by where it starts and the registers it starts with. Hashed, not ordered: a
+// loop looks its block up once per iteration, and ordering compares the 130 registers one by one.
+using BlockKey = std::pair<size_t, Decoder::State>;
+struct BlockKeyHash {
+    size_t operator()(const BlockKey& key) const {
+        const auto bytes = [](const auto& array) {
+            return std::string_view(reinterpret_cast<const char*>(array.data()), sizeof(array));
+        };
+        const std::hash<std::string_view> hash;
+        size_t h = hash(bytes(key.second.registers));
+        h = h * 31 + hash(bytes(key.second.written));
+        return h * 31 + key.first;
+    }
+};
 
 }  // namespace
 
@@ -61,7 +78,7 @@ DecodedStream follow_stream(const NpuConfig& config, std::span<const uint32_t> w
         return block;
     };
 
-    std::map<std::pair<size_t, Decoder::State>, Block> blocks;
+    std::unordered_map<BlockKey, Block, BlockKeyHash> blocks;
     Decoder::State state;  // a fresh decoder's: nothing written
     size_t pc = 0;
     uint64_t executed = 0;

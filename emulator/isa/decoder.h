@@ -55,7 +55,7 @@ public:
     struct State {
         std::array<uint64_t, isa::kCmdCount> registers{};
         std::array<bool, isa::kCmdCount> written{};
-        auto operator<=>(const State&) const = default;
+        bool operator==(const State&) const = default;
     };
     State state() const { return {registers_, written_}; }
     // Continues at `offset` (a branch target or fall-through) with the registers of `state`.
