@@ -4,12 +4,15 @@ default) at the lowest CPU priority, from seeds built at run time from the Vela 
 (../shared/vectors; nothing of it is committed), then a table of the figures.
 
   campaign.py --build BUILD --work DIR [--runs N] [--max-seconds S] [--vectors DIR] [--example FILE] TARGET...
+  campaign.py --build BUILD --work DIR --replay TARGET...
 
 BUILD is an ETHOSU_FUZZ build (see README.md); DIR gets per target its seeds, its corpus, its log
 and any crash-* file; a target stops after N executions or S seconds (0: no limit), whichever
 comes first, and a corpus left in DIR is where the next run starts. --example is a vela_bin_stream (`ethosu-emu example FILE`) added to the
-seeds of the ExecuTorch loaders, which the corpus has none of. Exit status 1 if a target
-reported a finding (a crash, a leak, a timeout, an out-of-memory or a sanitizer report)."""
+seeds of the ExecuTorch loaders, which the corpus has none of. --replay executes every input of
+each target's corpus and seeds once and stops: a campaign run on a fast build (UBSan only) is
+replayed on an ASan+UBSan one. Exit status 1 if a target reported a finding (a crash, a leak, a
+timeout, an out-of-memory or a sanitizer report)."""
 
 import argparse
 import os
@@ -81,7 +84,7 @@ def seeds_for(target, vectors, example):
     return {n: b for n, b in seeds.items() if len(b) <= MAX_LEN}
 
 
-def run_target(build, work, target, runs, max_seconds, vectors, example):
+def run_target(build, work, target, runs, max_seconds, vectors, example, replay=False):
     binary = os.path.join(build, "tests", "fuzz", target)
     folder = os.path.join(work, target)
     seed_dir, corpus_dir = os.path.join(folder, "seeds"), os.path.join(folder, "corpus")
@@ -91,8 +94,9 @@ def run_target(build, work, target, runs, max_seconds, vectors, example):
     for name, data in seeds.items():
         with open(os.path.join(seed_dir, name), "wb") as f:
             f.write(data)
-    log = os.path.join(folder, "log.txt")
-    argv = ["nice", "-n", "19", binary, f"-runs={runs}", f"-max_len={MAX_LEN}", "-rss_limit_mb=2048",
+    log = os.path.join(folder, "replay.txt" if replay else "log.txt")
+    # -runs=0: libFuzzer executes the corpus and the seeds, then stops before its first mutation.
+    argv = ["nice", "-n", "19", binary, f"-runs={0 if replay else runs}", f"-max_len={MAX_LEN}", "-rss_limit_mb=2048",
             "-timeout=10", f"-max_total_time={max_seconds}", "-print_final_stats=1", f"-artifact_prefix={folder}/", corpus_dir, seed_dir]
     start = time.monotonic()
     with open(log, "w") as out:
@@ -122,9 +126,11 @@ def main():
     parser.add_argument("--vectors", default=os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared",
                                                           "vectors"))
     parser.add_argument("--example")
+    parser.add_argument("--replay", action="store_true")
     parser.add_argument("targets", nargs="+")
     args = parser.parse_args()
-    rows = [run_target(args.build, args.work, t, args.runs, args.max_seconds, args.vectors, args.example) for t in args.targets]
+    rows = [run_target(args.build, args.work, t, args.runs, args.max_seconds, args.vectors, args.example, args.replay)
+            for t in args.targets]
     columns = list(rows[0])
     print("| " + " | ".join(columns) + " |")
     print("|" + " --- |" * len(columns))
