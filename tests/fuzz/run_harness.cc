@@ -1,5 +1,7 @@
 #include "tests/fuzz/run_harness.h"
 
+#include <tbb/global_control.h>
+
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +12,11 @@
 
 namespace ethosu::fuzz {
 namespace {
+
+// One thread per fuzz process: a campaign runs one target per core, and TBB's workers would
+// spin on the other target's core. The thread count changes neither outputs nor cycles
+// (tests/engine/test_threads.cc).
+const tbb::global_control one_thread(tbb::global_control::max_allowed_parallelism, 1);
 
 const LoadedModel& example_model() {
     static const auto model = load_executorch_bin("example.bin", build_example_model(), {});
