@@ -2,14 +2,14 @@
 
 #include <cstring>
 
+#include "emulator/engine/rounding.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
 namespace ethosu {
 namespace {
-
-int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
 
 // Where channel j of a 16-channel block sits among the block's pairs (depthwise.h): VPUNPCKLWD of
 // two rows of 16 channels interleaves channels 0-3 and 8-11, VPUNPCKHWD 4-7 and 12-15.

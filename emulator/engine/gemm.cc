@@ -4,14 +4,14 @@
 #include <span>
 #include <vector>
 
+#include "emulator/engine/rounding.h"
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
 namespace ethosu {
 namespace {
-
-int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
 
 // Two consecutive int16 operands of a row as one 32-bit lane (the pair the weights hold).
 int32_t operand_pair(const int16_t* row, int i) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "emulator/engine/rounding.h"
+
 namespace ethosu {
 namespace {
 
@@ -36,8 +38,6 @@ int micro_block_depth(const NpuConfig& config, int microblock) {
     }
     return 0;
 }
-
-int round_up(int value, int multiple) { return (value + multiple - 1) / multiple * multiple; }
 
 }  // namespace
 

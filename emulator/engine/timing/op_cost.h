@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "emulator/engine/rounding.h"
 #include "emulator/engine/timing/arch_timing.h"
 #include "emulator/engine/timing/system_config.h"
 #include "emulator/isa/decoded_op.h"
@@ -124,10 +125,6 @@ struct IfmAxis {
     int upscale = 1;         // IFM_UPSCALE: 1 or 2
 };
 int64_t ifm_lines_read(const IfmAxis& axis);
-
-// Helpers shared by the cost functions.
-inline int64_t div_round_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
-inline int64_t round_up(int64_t a, int64_t b) { return div_round_up(a, b) * b; }
 
 Block3 min3(const Block3& a, const Block3& b);
 Block3 div_up3(const Block3& a, const Block3& b);
