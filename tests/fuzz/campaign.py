@@ -60,6 +60,7 @@ def seeds_for(target, vectors, example):
         tflite = os.path.join(folder, "model_vela.tflite")
         npz = os.path.join(folder, "model_vela.npz")
         debug_db = os.path.join(folder, "model_debug.xml")
+        per_layer = os.path.join(folder, "model_per-layer.csv")
         name = f"{model}.{config}"
         if target in STREAM_TARGETS | {"fuzz_load_raw"} and os.path.exists(npz):
             with zipfile.ZipFile(npz) as z:
@@ -79,6 +80,8 @@ def seeds_for(target, vectors, example):
             seeds[name] = open(npz, "rb").read()
         elif target == "fuzz_debug_db" and os.path.exists(debug_db):
             seeds[name] = open(debug_db, "rb").read()
+        elif target == "fuzz_vela_per_layer" and os.path.exists(per_layer):
+            seeds[name] = open(per_layer, "rb").read()
     if target in ("fuzz_load_executorch", "fuzz_load_pte") and example:
         seeds["example"] = open(example, "rb").read()
     return {n: b for n, b in seeds.items() if len(b) <= MAX_LEN}
