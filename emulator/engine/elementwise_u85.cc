@@ -103,8 +103,9 @@ void check_integer_mode(const DecodedOp& op, const ExecutionContext& ctx) {
     }
 }
 
-// The largest magnitude an operand reaches after its input scaling: its type's range (or its
-// scalar) less its zero point, times scale / 2^shift, plus one for the rounding.
+// The largest magnitude an operand reaches in its input scaling: its type's range (or its scalar)
+// less its zero point, shifted left by dbl_rnd, then times scale / 2^(shift + dbl_rnd), plus one
+// for the rounding. A pre-shifted magnitude past 64 bits is returned as it is: already too wide.
 int128 scaled_bound(const FeatureMap& fm, int32_t scalar, const Scale& s) {
     const Precision& p = fm.precision;
     const int128 one = 1;
@@ -113,25 +114,47 @@ int128 scaled_bound(const FeatureMap& fm, int32_t scalar, const Scale& s) {
                       : p.is_signed                   ? (one << (p.bits - 1)) - 1
                                                       : (one << p.bits) - 1;
     const int128 a = lo - fm.zero_point, b = hi - fm.zero_point;
-    const int128 magnitude = std::max(a < 0 ? -a : a, b < 0 ? -b : b);
-    return ((magnitude * s.scale) >> s.shift) + 1;  // magnitude < 2^65, scale < 2^32: below 2^97
+    const int128 shifted = std::max(a < 0 ? -a : a, b < 0 ? -b : b) << s.double_round;  // below 2^65+31
+    if (shifted > INT64_MAX) return shifted;
+    return ((shifted * s.scale) >> (s.shift + s.double_round)) + 1;  // below 2^95
 }
 
-// MUL multiplies its scaled operands in 64 bits. Vela 5.1 asserts unit input scales for MUL and
-// DIV (ethos_u85_register_cs_generator.cpp; the scales go to OFM_SCALE), so the product of two
-// 32-bit operands less 16-bit zero points stays within 64 bits. Scales and zero points that could
-// carry it past them (the fuzz campaign's int8 MUL with zero point 32767 and IFM scale 2^19) have
-// no defined result: refused before the op runs, whatever the data.
-void check_product_range(const DecodedOp& op, const ExecutionContext& ctx) {
+bool scales_operands(ElementwiseMode m) {
+    switch (m) {
+        case ElementwiseMode::Add: case ElementwiseMode::Sub: case ElementwiseMode::Mul: case ElementwiseMode::Min:
+        case ElementwiseMode::Max: case ElementwiseMode::LRelu: case ElementwiseMode::Abs: case ElementwiseMode::CmpEq:
+        case ElementwiseMode::CmpNe: case ElementwiseMode::CmpGe: case ElementwiseMode::CmpGt: return true;
+        default: return false;
+    }
+}
+
+// The scaling modes work in 64 bits: each operand shifted left by its dbl_rnd and scaled, then
+// added (ADD, SUB), multiplied (MUL) or compared. Vela 5.1 programs 8- to 32-bit operands whose
+// values stay far inside, and unit input scales for MUL (ethos_u85_register_cs_generator.cpp; no
+// corpus stream has a 64-bit operand). Widths, scales and zero points that could carry a value past
+// 64 bits have no defined result and are refused before the op runs, whatever the data: the fuzz
+// campaign's int8 MUL with zero point 32767 and IFM scale 2^19, and its ADD of two int64
+// operands, one scaled by 1557527444.
+void check_scaled_range(const DecodedOp& op, const ExecutionContext& ctx) {
     const Elementwise& e = op.elementwise;
+    const ElementwiseMode m = e.mode;
     const int128 a = scaled_bound(op.ifm, e.scalar, e.opa);
-    const int128 b = op.has_ifm2 ? scaled_bound(op.ifm2, e.scalar, e.opb) : 1;
-    constexpr int128 kLimit = INT64_MAX;
-    if (a > kLimit || b > kLimit || a * b > kLimit) {
+    // LRELU scales the IFM's negative values by IFM2_SCALE; ABS negates the IFM before scaling it.
+    const int128 b = m == ElementwiseMode::LRelu ? scaled_bound(op.ifm, e.scalar, e.opb)
+                     : op.has_ifm2              ? scaled_bound(op.ifm2, e.scalar, e.opb)
+                                                : 1;
+    const int128 reach = m == ElementwiseMode::Mul                            ? a * b
+                         : m == ElementwiseMode::Add || m == ElementwiseMode::Sub ? a + b
+                                                                                  : std::max(a, b);
+    if (a > INT64_MAX || b > INT64_MAX || reach > INT64_MAX) {
+        const char* what = m == ElementwiseMode::Mul                                  ? ", whose product"
+                           : m == ElementwiseMode::Add || m == ElementwiseMode::Sub ? ", whose sum"
+                                                                                      : "";
         throw Error({ctx.source, op.offset, "NPU_SET_IFM_SCALE", OffsetKind::Command},
-                    fmt::format("elementwise mode Mul: the scaled operands reach {} and {} in magnitude, whose product "
-                                "can leave 64 bits (Vela programs unit MUL input scales)",
-                                static_cast<double>(a), static_cast<double>(b)),
+                    fmt::format("elementwise mode {}: the scaled operands reach {} and {} in magnitude{}, which can "
+                                "leave 64 bits (input widths, scales and zero points no stream of Vela's reaches)",
+                                EngineEnum<ElementwiseMode>::names[static_cast<size_t>(m)], static_cast<double>(a),
+                                static_cast<double>(b), what),
                     ErrorKind::Unsupported);
     }
 }
@@ -276,7 +299,7 @@ void run_elementwise_u85(const DecodedOp& op, ExecutionContext& ctx) {
     const OutputPipeline out(op, ctx);
     const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
     if (same_type(op.elementwise.mode)) check_integer_mode(op, ctx);
-    if (op.elementwise.mode == ElementwiseMode::Mul) check_product_range(op, ctx);
+    if (scales_operands(op.elementwise.mode)) check_scaled_range(op, ctx);
     // Not in parallel for DIV, whose error names the first element that fails in OFM order.
     run_elementwise_rows(op, ctx, ofm, {ifm.view(), ifm2 ? ifm2->view() : nullptr},
                          op.elementwise.mode != ElementwiseMode::Div, Elementwise85{op, ctx, ifm, ifm2, ofm, out});

@@ -31,7 +31,7 @@ constexpr uint32_t kIfmOffset = 0x00000, kIfm2Offset = 0x20000, kOfmOffset = 0x4
 constexpr int kBroadcastC = 4, kBroadcastScalar = 8;
 
 enum Mode : int {
-    kMul = 0, kLsr = 10, kDiv = 11, kCmpEq = 16, kCmpNe = 17, kCmpGe = 18, kCmpGt = 19,
+    kMul = 0, kAdd = 1, kAbs = 6, kLsr = 10, kDiv = 11, kCmpEq = 16, kCmpNe = 17, kCmpGe = 18, kCmpGt = 19,
     kAnd = 33, kOr = 34, kXor = 35, kNot = 36, kAndNot = 42,
 };
 constexpr int kRoundNatural = 1, kRoundTruncateToZero = 4;
@@ -67,7 +67,7 @@ struct EltOp {
     int round_mode = 0;  // DOUBLE_SYMMETRIC, what Vela writes for these ops
 };
 
-bool unary(int mode) { return mode == kNot; }
+bool unary(int mode) { return mode == kNot || mode == kAbs; }
 
 // An op of mode on a height x width x depth OFM, int8 throughout, unit scales.
 EltOp elementwise(int mode, int height, int width, int depth) {
@@ -500,6 +500,28 @@ TEST_F(U85IntegerElementwise, MulWhoseScaledProductCanLeave64BitsIsRefused) {
     widest.ifm2 = {kInt32, {1, -5}};
     widest.ofm_type = kInt32;
     EXPECT_EQ(run(widest), (std::vector<int64_t>{-2147483648, -15}));
+}
+
+// The fuzz campaign's ADD of two int64 operands, one scaled by 1557527444, overflowed the sum; an
+// int64 ABS would negate INT64_MIN. The widest operands that stay inside 64 bits still run.
+TEST_F(U85IntegerElementwise, ScaledOperandsThatCanLeave64BitsAreRefused) {
+    constexpr Precision kInt64{true, 64};
+    EltOp add = elementwise(kAdd, 1, 1, 2);
+    add.ifm = {kInt64, {1, 2}, 0, 0, {1557527444, 0}};
+    add.ifm2 = {kInt64, {3, 4}, 0, 0, {uint64_t{1} << 30, 16}};
+    add.ofm_type = kInt16;
+    expect_refused(add, "NPU_SET_IFM_SCALE");
+
+    EltOp abs = elementwise(kAbs, 1, 1, 2);
+    abs.ifm = {kInt64, {INT64_MIN, 5}};
+    abs.ofm_type = kInt32;
+    expect_refused(abs, "NPU_SET_IFM_SCALE");
+
+    EltOp widest = elementwise(kAdd, 1, 1, 2);
+    widest.ifm = {kInt32, {-1'000'000'000, 3}};
+    widest.ifm2 = {kInt32, {-1'000'000'000, -5}};
+    widest.ofm_type = kInt32;
+    EXPECT_EQ(run(widest), (std::vector<int64_t>{-2'000'000'000, -2}));
 }
 
 TEST_F(U85IntegerElementwise, UndefinedRegisterCombinationsAreRefused) {
