@@ -143,20 +143,18 @@ void check_scaled_range(const DecodedOp& op, const ExecutionContext& ctx) {
     const int128 b = m == ElementwiseMode::LRelu ? scaled_bound(op.ifm, e.scalar, e.opb)
                      : op.has_ifm2              ? scaled_bound(op.ifm2, e.scalar, e.opb)
                                                 : 1;
-    const int128 reach = m == ElementwiseMode::Mul                            ? a * b
-                         : m == ElementwiseMode::Add || m == ElementwiseMode::Sub ? a + b
-                                                                                  : std::max(a, b);
-    if (a > INT64_MAX || b > INT64_MAX || reach > INT64_MAX) {
-        const char* what = m == ElementwiseMode::Mul                                  ? ", whose product"
-                           : m == ElementwiseMode::Add || m == ElementwiseMode::Sub ? ", whose sum"
-                                                                                      : "";
+    const auto refuse = [&](const char* what) {
         throw Error({ctx.source, op.offset, "NPU_SET_IFM_SCALE", OffsetKind::Command},
                     fmt::format("elementwise mode {}: the scaled operands reach {} and {} in magnitude{}, which can "
                                 "leave 64 bits (input widths, scales and zero points no stream of Vela's reaches)",
                                 EngineEnum<ElementwiseMode>::names[static_cast<size_t>(m)], static_cast<double>(a),
                                 static_cast<double>(b), what),
                     ErrorKind::Unsupported);
-    }
+    };
+    // Each bound first: two of them past 64 bits can multiply past 128.
+    if (a > INT64_MAX || b > INT64_MAX) refuse("");
+    if (m == ElementwiseMode::Mul && a * b > INT64_MAX) refuse(", whose product");
+    if ((m == ElementwiseMode::Add || m == ElementwiseMode::Sub) && a + b > INT64_MAX) refuse(", whose sum");
 }
 
 // Compare results in Vela's internal boolean encoding: true is all ones (-1), false 0

@@ -512,6 +512,13 @@ TEST_F(U85IntegerElementwise, ScaledOperandsThatCanLeave64BitsAreRefused) {
     add.ofm_type = kInt16;
     expect_refused(add, "NPU_SET_IFM_SCALE");
 
+    // Two uint64 operands: bounds near 2^64 each, whose product the check itself must not form.
+    EltOp mul = elementwise(kMul, 1, 1, 2);
+    mul.ifm = {Precision{false, 64}, {1, 2}};
+    mul.ifm2 = {Precision{false, 64}, {3, 4}};
+    mul.ofm_type = kInt32;
+    expect_refused(mul, "NPU_SET_IFM_SCALE");
+
     EltOp abs = elementwise(kAbs, 1, 1, 2);
     abs.ifm = {kInt64, {INT64_MIN, 5}};
     abs.ofm_type = kInt32;
