@@ -161,6 +161,18 @@ struct FastConv {
         return patch;
     }
 
+    // One OFM pixel's int32 sums through the output stage into the OFM: an 8-bit OFM that is not
+    // reordered takes its bytes straight from the sums where OutputPipeline::store_channels_as_bytes
+    // applies, anything else goes by way of int64 values (`values`, `channels` long).
+    void finish_pixel(const int32_t* sums, int oy, int ox, int64_t* values) const {
+        if (!ofm.reordered()) {
+            const FeatureMapView::BrickRun at = ofm.brick_run(oy, ox, first_channel, 1);
+            if (act.store_channels_as_bytes(sums, channels, w, first_channel, at.first, at.brick_step)) return;
+        }
+        act.apply_channels(sums, channels, &w, values);
+        store_pixel(ofm, oy, ox, channels, values, first_channel);
+    }
+
     // CONV: kGemmRows OFM pixels at a time, each the product of its IFM operands with every
     // channel's weights (gemm_int16); sums longer than `chunk` products go on in int64.
     void conv_rows(int first, int last) const {
@@ -196,9 +208,12 @@ struct FastConv {
                 }
                 for (int r = 0; r < count; ++r) {
                     const size_t at = static_cast<size_t>(r) * gemm.n_padded;
-                    if (wide) act.apply_channels(wide_sums.data() + at, channels, &w, out.data());
-                    else act.apply_channels(sums.data() + at, channels, &w, out.data());
-                    store_pixel(ofm, oy, ox0 + r, channels, out.data(), first_channel);
+                    if (wide) {
+                        act.apply_channels(wide_sums.data() + at, channels, &w, out.data());
+                        store_pixel(ofm, oy, ox0 + r, channels, out.data(), first_channel);
+                    } else {
+                        finish_pixel(sums.data() + at, oy, ox0 + r, out.data());
+                    }
                 }
             }
         }
@@ -243,11 +258,11 @@ struct FastConv {
                         for (size_t c = 0; c < wide_sums.size(); ++c) wide_sums[c] += sums[c];
                     }
                     act.apply_channels(wide_sums.data(), channels, &w, out.data());
+                    store_pixel(ofm, oy, ox, channels, out.data(), 0);
                 } else {
                     depthwise_int16(pixels.data(), dw, 0, taps, channels, sums.data());
-                    act.apply_channels(sums.data(), channels, &w, out.data());
+                    finish_pixel(sums.data(), oy, ox, out.data());
                 }
-                store_pixel(ofm, oy, ox, channels, out.data(), 0);
             }
         }
     }

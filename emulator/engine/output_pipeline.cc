@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
+#include "emulator/engine/output_bytes.h"
 #include "emulator/engine/simd.h"
 #include "emulator/isa/error.h"
 
@@ -203,6 +205,39 @@ void OutputPipeline::apply_channels_as(const Acc* acc, int count, const OpWeight
         for (int i = 0; i < count; ++i)
             out[i] = finish(scale_value(acc[i], o.global_scale.scale, o.global_scale.shift, o.round));
     }
+}
+
+bool OutputPipeline::store_channels_as_bytes(const int32_t* acc, int count, const OpWeights& weights, int first,
+                                             uint8_t* to, int64_t brick_step) const {
+    const OutputStage& o = op_.output;
+    const ByteScalingKernel kernel = fast_byte_scaling();
+    const bool form = o.round == RoundMode::DoubleSymmetric || o.round == RoundMode::Natural ||
+                      o.round == RoundMode::DoubleAsymmetric;
+    if (!kernel || !form || !o.per_channel_scale || o.activation != Activation::None || !lut_.empty() ||
+        !clip_enabled_ || op_.ofm.precision.bits != 8 || weights.byte_scaling.blocks * kByteScalingBlock < count) {
+        return false;
+    }
+    // A run of blocks at a time into one buffer, then each brick's bytes to their place (all of a
+    // run at once where the bricks are back to back, NHWC).
+    constexpr int kRunBlocks = 16;
+    uint8_t staged[kRunBlocks * kByteScalingBlock];
+    const bool double_symmetric = o.round == RoundMode::DoubleSymmetric;
+    for (int from = 0; from < count; from += kRunBlocks * kByteScalingBlock) {
+        const int run = std::min(kRunBlocks * kByteScalingBlock, count - from);
+        const int first_block = from / kByteScalingBlock;
+        if (!kernel(acc, weights.byte_scaling, double_symmetric, op_.ofm.zero_point, clip_, first_block,
+                    (run + kByteScalingBlock - 1) / kByteScalingBlock, staged)) {
+            return false;
+        }
+        // OFM channel k's byte: its brick's start, then its place in the brick.
+        for (int c = 0; c < run;) {
+            const int k = first + from + c;
+            const int n = brick_step == 16 ? run - c : std::min(run - c, 16 - k % 16);
+            std::memcpy(to + (k / 16 - first / 16) * brick_step + k % 16 - first % 16, staged + c, static_cast<size_t>(n));
+            c += n;
+        }
+    }
+    return true;
 }
 
 void OutputPipeline::finish_channels(const int64_t* scaled, int count, int64_t* out) const {

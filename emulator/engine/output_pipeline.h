@@ -24,6 +24,16 @@ public:
     void apply_channels(const int32_t* acc, int count, const OpWeights* weights, int64_t* out) const;
     void apply_channels(const int64_t* acc, int count, const OpWeights* weights, int64_t* out) const;
 
+    // apply_channels for an 8-bit OFM, straight to its bytes (output_bytes.h): channels [0, count)
+    // from `to` on, consecutive within each 16-channel brick and `brick_step` bytes from one brick
+    // to the next (channel 0 is channel `first` of the OFM, which fixes where bricks end). acc is
+    // read up to count rounded up to kByteScalingBlock (the fast path's sums are padded that far).
+    // False, with any of the bytes written, where this does not apply (another output stage, a
+    // sum outside the form, a CPU without the hand-vectorised kernel): the caller then takes
+    // apply_channels.
+    bool store_channels_as_bytes(const int32_t* acc, int count, const OpWeights& weights, int first, uint8_t* to,
+                                 int64_t brick_step) const;
+
     // From an already-scaled value (pooling, elementwise).
     int64_t finish(int64_t scaled) const;
     // finish() for count values, with what applies to all of them decided once.

@@ -471,6 +471,8 @@ void tabulate_output_rounding(OpWeights& w) {
         w.double_nudge[c] = shift > 31 ? int64_t{1} << 30 : 0;
         w.shift_wide[c] = shift;
     }
+    // Only where a kernel will read them (32 bytes a channel).
+    w.byte_scaling = w.closed_form && fast_byte_scaling() ? tabulate_byte_scaling(w.bias, w.scale, w.shift) : ByteScaling{};
 }
 
 struct ConvWeightGroups::State {

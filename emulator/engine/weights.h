@@ -11,6 +11,7 @@
 
 #include "emulator/engine/depthwise.h"
 #include "emulator/engine/gemm.h"
+#include "emulator/engine/output_bytes.h"
 #include "emulator/isa/decoded_op.h"
 #include "emulator/isa/npu_config.h"
 
@@ -38,6 +39,7 @@ struct OpWeights {
     // scale is below 2^31 and its shift within 1..62, which the form needs.
     std::vector<int64_t> rounding_half, double_nudge, shift_wide;
     bool closed_form = false;
+    ByteScaling byte_scaling;  // the same form for 8-bit OFMs, as output_bytes.h's kernels take it
     // The fast path's layouts of the values: CONV for gemm_int16, DEPTHWISE for depthwise_int16.
     GemmWeights gemm;
     DepthwiseWeights depthwise;

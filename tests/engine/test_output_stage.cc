@@ -6,6 +6,7 @@
 #include <limits>
 #include <random>
 
+#include "emulator/engine/output_bytes.h"
 #include "emulator/engine/output_pipeline.h"
 #include "emulator/engine/output_stage.h"
 #include "emulator/isa/error.h"
@@ -290,6 +291,70 @@ TEST(OutputStage, ApplyChannelsEqualsApplyPerChannel) {
             }
         }
     }
+}
+
+// store_channels_as_bytes (the byte kernels of output_bytes.h and the brick layout) against
+// apply_channels: 8-bit OFMs, signed and unsigned, with bricks back to back (NHWC) and apart
+// (NHCWB16, the pixel's first channel inside a brick), runs longer than one staging buffer; it
+// declines what it does not cover (a 16-bit OFM, TRUNCATE, a sum of 2^30 and more).
+TEST(OutputStage, StoreChannelsAsBytesEqualsApplyChannels) {
+    if (!fast_byte_scaling()) GTEST_SKIP() << "no hand-vectorised byte kernel on this CPU: the output stage goes by int64";
+    PipelineContext rig;
+    std::mt19937_64 rng(5);
+    for (const RoundMode round : {RoundMode::DoubleSymmetric, RoundMode::Natural, RoundMode::DoubleAsymmetric}) {
+        for (const bool is_signed : {true, false}) {
+            for (const int channels : {1, 16, 37, 300}) {
+                DecodedOp op;
+                op.ofm.precision = {is_signed, 8};
+                op.ofm.zero_point = is_signed ? -5 : 7;
+                op.output.per_channel_scale = true;
+                op.output.round = round;
+                op.output.clip_min = is_signed ? -100 : 3;
+                op.output.clip_max = is_signed ? 120 : 250;
+                const OutputPipeline pipeline(op, rig.ctx);
+                OpWeights w;
+                std::vector<int32_t> acc(static_cast<size_t>((channels + 15) / 16 * 16), 0);
+                for (int c = 0; c < channels; ++c) {
+                    w.bias.push_back(static_cast<int64_t>(rng() % 2000001) - 1000000);
+                    w.scale.push_back(static_cast<uint32_t>(rng() >> 33));
+                    w.shift.push_back(static_cast<int32_t>(20 + rng() % 30));
+                    acc[static_cast<size_t>(c)] = static_cast<int32_t>(rng() >> (36 + rng() % 28)) * (rng() & 1 ? 1 : -1);
+                }
+                tabulate_output_rounding(w);
+                std::vector<int64_t> values(static_cast<size_t>(channels));
+                pipeline.apply_channels(acc.data(), channels, &w, values.data());
+                for (const int first : {0, 5}) {
+                    for (const int64_t brick_step : {int64_t{16}, int64_t{48}}) {
+                        if (brick_step == 16 && first != 0) continue;
+                        std::vector<uint8_t> bytes(static_cast<size_t>(channels + 32) * 3, 0xcd), expected = bytes;
+                        ASSERT_TRUE(pipeline.store_channels_as_bytes(acc.data(), channels, w, first, bytes.data(),
+                                                                     brick_step));
+                        // Channel c (OFM channel first + c) at its brick's start plus its place in the brick.
+                        for (int c = 0; c < channels; ++c) {
+                            const int channel = first + c;
+                            const int64_t at = (channel / 16 - first / 16) * brick_step + channel % 16 - first % 16;
+                            expected[static_cast<size_t>(at)] = static_cast<uint8_t>(values[static_cast<size_t>(c)]);
+                        }
+                        ASSERT_EQ(bytes, expected) << channels << " channels from " << first << ", brick step " << brick_step;
+                    }
+                }
+                acc[0] = int32_t{1} << 30;
+                std::vector<uint8_t> bytes(static_cast<size_t>(channels));
+                EXPECT_FALSE(pipeline.store_channels_as_bytes(acc.data(), channels, w, 0, bytes.data(), 16));
+            }
+        }
+    }
+    DecodedOp op;
+    op.ofm.precision = {true, 16};
+    op.output.per_channel_scale = true;
+    OpWeights w{.bias = {0}, .scale = {1}, .shift = {1}};
+    tabulate_output_rounding(w);
+    std::vector<int32_t> acc(16, 0);
+    std::vector<uint8_t> bytes(16);
+    EXPECT_FALSE(OutputPipeline(op, rig.ctx).store_channels_as_bytes(acc.data(), 1, w, 0, bytes.data(), 16));
+    op.ofm.precision = {true, 8};
+    op.output.round = RoundMode::Truncate;
+    EXPECT_FALSE(OutputPipeline(op, rig.ctx).store_channels_as_bytes(acc.data(), 1, w, 0, bytes.data(), 16));
 }
 
 }  // namespace
