@@ -17,6 +17,7 @@ timeout, an out-of-memory or a sanitizer report)."""
 import argparse
 import os
 import re
+import signal
 import struct
 import subprocess
 import sys
@@ -101,7 +102,7 @@ def run_target(build, work, target, runs, max_seconds, vectors, example, replay=
     # -runs=0: libFuzzer executes the corpus and the seeds, then stops before its first mutation.
     argv = ["nice", "-n", "19", binary, f"-runs={0 if replay else runs}", f"-max_len={MAX_LEN}", "-rss_limit_mb=2048",
             "-timeout=10", f"-max_total_time={max_seconds}", "-print_final_stats=1", f"-artifact_prefix={folder}/", corpus_dir, seed_dir]
-    start = time.monotonic()
+    start, started = time.monotonic(), time.time()
     with open(log, "w") as out:
         status = subprocess.run(argv, stdout=out, stderr=subprocess.STDOUT).returncode
     seconds = time.monotonic() - start
@@ -112,12 +113,16 @@ def run_target(build, work, target, runs, max_seconds, vectors, example, replay=
         return int(match.group(1)) if match else 0
     coverage = re.findall(r"cov: (\d+) ft: (\d+) corp: (\d+)", text)
     cov, ft, corp = coverage[-1] if coverage else ("?", "?", "?")
-    finding = status != 0 or any(os.path.basename(p).startswith(("crash-", "leak-", "timeout-", "oom-"))
-                                 for p in os.listdir(folder))
+    # An artifact of this run (an earlier run's stays in the folder), or libFuzzer's own exit status;
+    # a run stopped from outside (SIGINT, SIGTERM) found nothing and says so.
+    artifacts = [p for p in os.listdir(folder) if p.startswith(("crash-", "leak-", "timeout-", "oom-"))
+                 and os.path.getmtime(os.path.join(folder, p)) >= started]
+    interrupted = "run interrupted" in text or status in (-signal.SIGINT, -signal.SIGTERM)
+    finding = bool(artifacts) or (status != 0 and not interrupted)
     executions = stat("number_of_executed_units")
     return {"target": target, "executions": executions, "exec/s": round(executions / seconds) if seconds else 0,
             "cov": cov, "ft": ft, "corpus": corp, "seeds": len(seeds), "wall": f"{seconds:.0f} s",
-            "findings": f"yes, see {log}" if finding else "none"}
+            "findings": f"yes, see {log}" if finding else "interrupted" if interrupted else "none"}
 
 
 def main():
@@ -139,7 +144,7 @@ def main():
     print("|" + " --- |" * len(columns))
     for row in rows:
         print("| " + " | ".join(str(row[c]) for c in columns) + " |")
-    return 1 if any(r["findings"] != "none" for r in rows) else 0
+    return 1 if any(r["findings"].startswith("yes") for r in rows) else 0
 
 
 if __name__ == "__main__":
