@@ -77,6 +77,36 @@ std::vector<std::pair<std::span<uint8_t>, std::span<const uint8_t>>> map_regions
     return writable;
 }
 
+// The host copies of a run's input and output tensors (what place_inputs and read_outputs move),
+// checked before any is made: each, and all of them together, within max_allocation_bytes. Their
+// sizes come from the model file alone (a 2.4 KB file declared a 200 MB output and the run copied
+// it out, 200 MB of memory), so they are bounded like the buffers the engine sizes from registers;
+// timing-only runs check them too, and refuse the same models.
+void check_host_tensors(const LoadedModel& model, const std::vector<TensorInfo>& inputs,
+                        const std::vector<TensorInfo>& outputs, const WorkLimits& limits) {
+    uint64_t total = 0;
+    for (const auto* tensors : {&inputs, &outputs}) {
+        for (const TensorInfo& t : *tensors) {
+            if (tensors == &inputs && t.region < 0) continue;  // not placed: the stream cannot address it
+            if (t.size_bytes > limits.max_allocation_bytes) {
+                throw Error(definition_site(model, t.where, t.name),
+                            fmt::format("'{}' needs {} bytes on the host, above the limit of {} per buffer (raise it "
+                                        "with --max-allocation)",
+                                        t.name, t.size_bytes, limits.max_allocation_bytes),
+                            ErrorKind::LimitExceeded);
+            }
+            total += t.size_bytes;  // below twice the limit: no overflow
+            if (total > limits.max_allocation_bytes) {
+                throw Error(definition_site(model, t.where, t.name),
+                            fmt::format("with '{}' the input and output tensors need {} bytes on the host, above the "
+                                        "limit of {} (raise it with --max-allocation)",
+                                        t.name, total, limits.max_allocation_bytes),
+                            ErrorKind::LimitExceeded);
+            }
+        }
+    }
+}
+
 // The host's access to a tensor: errors point at its definition in the model file.
 AccessContext host_access(const LoadedModel& model, const TensorInfo& t, std::string_view what) {
     if (t.where.file.empty()) return {&model.path, std::nullopt, t.name, what, OffsetKind::File};
@@ -138,6 +168,7 @@ std::vector<std::vector<uint8_t>> run_invocation(const LoadedModel& model, const
                                                  std::vector<std::vector<uint8_t>> inputs,
                                                  const std::vector<TensorInfo>& output_tensors,
                                                  const RunOptions& options, RunResult& result) {
+    check_host_tensors(model, input_tensors, output_tensors, options.pipeline.limits);
     const TimedMemory timed{result.memory, invocation_memories(result.memory, inv)};
     MemoryMap map;
     AddressSpace space(map);
@@ -157,6 +188,7 @@ std::vector<std::vector<uint8_t>> run_invocation(const LoadedModel& model, const
 ModelSession::ModelSession(const LoadedModel& model, const SystemSelection& system, bool timing)
     : model_(model), invocation_(runnable_invocation(model, 0)), memory_(make_memory_system(model.config, system)),
       timed_{memory_, invocation_memories(memory_, invocation_)}, space_(map_) {
+    check_host_tensors(model_, model_.inputs, model_.outputs, WorkLimits{});  // the session runs with the default limits
     writable_ = map_regions(model_, invocation_, timed_.regions, map_, space_);
     stream_ = std::make_unique<StreamSession>(model_.config, invocation_.stream.words, model_.path, space_, timed_, timing);
 }

@@ -84,6 +84,38 @@ TEST(Session, RepeatedInferencesMatchFreshRunsAndAllocateNothing) {
     }
 }
 
+// A model's input and output tensors are copied to and from the host with sizes the file alone
+// declares: each, and all of them together, stay within max_allocation_bytes, in full runs,
+// timing-only runs and sessions alike (a 2.4 KB .tflite declared a 200 MB output and the run
+// copied it out).
+TEST(Session, HostTensorsAreBoundedLikeTheEnginesBuffers) {
+    const auto bytes = build_example_model();
+    const auto model = load_executorch_bin("example.bin", bytes, {});
+    const auto refusal = [](const LoadedModel& m, bool execute) -> std::string {
+        RunOptions options;
+        options.pipeline.execute = execute;
+        try {
+            run_model(m, {example_input(1)}, options);
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), ErrorKind::LimitExceeded) << e.what();
+            return e.what();
+        }
+        return "";
+    };
+    EXPECT_EQ(refusal(*model, true), "");
+    LoadedModel large = *model;
+    large.outputs.at(0).size_bytes = (uint64_t{64} << 20) + 1;
+    for (const bool execute : {true, false})
+        EXPECT_NE(refusal(large, execute).find("above the limit of 67108864 per buffer"), std::string::npos);
+    EXPECT_THROW(ModelSession{large}, Error);
+    LoadedModel many = *model;  // every output within the limit, all of them above it
+    many.outputs.assign(3, model->outputs.at(0));
+    for (TensorInfo& t : many.outputs) t.size_bytes = uint64_t{30} << 20;
+    for (const bool execute : {true, false})
+        EXPECT_NE(refusal(many, execute).find("the input and output tensors need 94375936 bytes"),  // 4096 + 3 x 30 MiB
+                  std::string::npos);
+}
+
 // Every corpus model with a golden, on every configuration, run as seed 1, seed 2, seed 1 on one
 // session: the outputs and cycles are a fresh run's, the outputs TFLite Micro's golden, and the
 // inferences after the first allocate nothing.
