@@ -61,6 +61,12 @@ ETHOSU_SIMD_CLONES bool scale_channels_fast(const int64_t* acc, const OpWeights&
     return scale_channels_by_mode(acc, w, round, zero_point, clip, count, out);
 }
 
+// The roundings whose 64-bit closed form the fast scaling paths compute (DBL_ASYMMETRIC's form is
+// NATURAL's).
+bool closed_form_rounding(RoundMode round) {
+    return round == RoundMode::DoubleSymmetric || round == RoundMode::Natural || round == RoundMode::DoubleAsymmetric;
+}
+
 }  // namespace
 
 OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_(op), clip_(clip_range(op)) {
@@ -181,7 +187,7 @@ void OutputPipeline::apply_channels(const int64_t* acc, int count, const OpWeigh
 template <typename Acc>
 void OutputPipeline::apply_channels_as(const Acc* acc, int count, const OpWeights* weights, int64_t* out) const {
     const OutputStage& o = op_.output;
-    if (weights && o.per_channel_scale && o.activation == Activation::None && lut_.empty() && clip_enabled_) {
+    if (weights && plain_per_channel_scaling()) {
         // The common case without an activation, with finish() inlined. Locals, because the stores to
         // out could alias members as far as the compiler knows.
         const int64_t zero_point = op_.ofm.zero_point;
@@ -190,10 +196,10 @@ void OutputPipeline::apply_channels_as(const Acc* acc, int count, const OpWeight
         const int64_t* bias = weights->bias.data();
         const uint32_t* scale = weights->scale.data();
         const int32_t* shift = weights->shift.data();
-        const bool closed_form = weights->closed_form && (round == RoundMode::DoubleSymmetric ||
-                                                          round == RoundMode::Natural ||
-                                                          round == RoundMode::DoubleAsymmetric);
-        if (closed_form && scale_channels_fast(acc, *weights, round, zero_point, clip, count, out)) return;
+        if (weights->closed_form && closed_form_rounding(round) &&
+            scale_channels_fast(acc, *weights, round, zero_point, clip, count, out)) {
+            return;
+        }
         for (int i = 0; i < count; ++i)
             out[i] = clamp(scale_value(acc[i] + bias[i], scale[i], shift[i], round) + zero_point, clip);
     } else if (weights && o.per_channel_scale) {
@@ -207,14 +213,17 @@ void OutputPipeline::apply_channels_as(const Acc* acc, int count, const OpWeight
     }
 }
 
+bool OutputPipeline::plain_per_channel_scaling() const {
+    const OutputStage& o = op_.output;
+    return o.per_channel_scale && o.activation == Activation::None && lut_.empty() && clip_enabled_;
+}
+
 bool OutputPipeline::store_channels_as_bytes(const int32_t* acc, int count, const OpWeights& weights, int first,
                                              uint8_t* to, int64_t brick_step) const {
     const OutputStage& o = op_.output;
     const ByteScalingKernel kernel = fast_byte_scaling();
-    const bool form = o.round == RoundMode::DoubleSymmetric || o.round == RoundMode::Natural ||
-                      o.round == RoundMode::DoubleAsymmetric;
-    if (!kernel || !form || !o.per_channel_scale || o.activation != Activation::None || !lut_.empty() ||
-        !clip_enabled_ || op_.ofm.precision.bits != 8 || weights.byte_scaling.blocks * kByteScalingBlock < count) {
+    if (!kernel || !plain_per_channel_scaling() || !closed_form_rounding(o.round) || op_.ofm.precision.bits != 8 ||
+        weights.byte_scaling.blocks * kByteScalingBlock < count) {
         return false;
     }
     // A run of blocks at a time into one buffer, then each brick's bytes to their place (all of a

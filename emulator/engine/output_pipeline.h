@@ -40,6 +40,9 @@ public:
     void finish_channels(const int64_t* scaled, int count, int64_t* out) const;
 
 private:
+    // Per-channel scale, no activation, no table, the clip range applied: the output stage the
+    // fast paths (apply_channels' closed form, store_channels_as_bytes) compute.
+    bool plain_per_channel_scaling() const;
     template <typename Acc>
     void apply_channels_as(const Acc* acc, int count, const OpWeights* weights, int64_t* out) const;
     void init_u85(const DecodedOp& op, ExecutionContext& ctx, const LazyLocation& where);
