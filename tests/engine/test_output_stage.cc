@@ -347,7 +347,10 @@ TEST(OutputStage, StoreChannelsAsBytesEqualsApplyChannels) {
     DecodedOp op;
     op.ofm.precision = {true, 16};
     op.output.per_channel_scale = true;
-    OpWeights w{.bias = {0}, .scale = {1}, .shift = {1}};
+    OpWeights w;
+    w.bias = {0};
+    w.scale = {1};
+    w.shift = {1};
     tabulate_output_rounding(w);
     std::vector<int32_t> acc(16, 0);
     std::vector<uint8_t> bytes(16);
