@@ -60,14 +60,9 @@ bool runs_as_graph(const LoadedModel& model) {
 
 void check_graph(const LoadedModel& model, const WorkLimits& limits) {
     const ModelGraph& graph = graph_of(model);
-    const auto over_allocation = [&](const TensorInfo& info) {
-        return fmt::format("'{}' needs {} bytes on the host, above the limit of {} per buffer (raise it with "
-                           "--max-allocation)",
-                           info.name, info.size_bytes, limits.max_allocation_bytes);
-    };
     const auto check_host_buffer = [&](const TensorInfo& info) {
-        if (info.size_bytes > limits.max_allocation_bytes)
-            throw Error(definition_site(model, info.where, info.name), over_allocation(info), ErrorKind::LimitExceeded);
+        if (const std::string refusal = host_allocation_refusal(info, limits); !refusal.empty())
+            throw Error(definition_site(model, info.where, info.name), refusal, ErrorKind::LimitExceeded);
     };
     // A tensor is available once it holds data: a constant, a model input, a variable (its
     // initial state), or an earlier operator's output.
@@ -118,8 +113,8 @@ void check_graph(const LoadedModel& model, const WorkLimits& limits) {
                      fmt::format("writes tensor {} ('{}'), which already holds data", t, v.tensor(t).info.name));
             available[static_cast<size_t>(t)] = true;
             const TensorInfo& info = v.tensor(t).info;
-            if (info.size_bytes > limits.max_allocation_bytes)
-                v.fail(fmt::format("its output {}", over_allocation(info)), ErrorKind::LimitExceeded);
+            if (const std::string refusal = host_allocation_refusal(info, limits); !refusal.empty())
+                v.fail(fmt::format("its output {}", refusal), ErrorKind::LimitExceeded);
         }
     }
     for (size_t k = 0; k < graph.outputs.size(); ++k) {

@@ -88,13 +88,8 @@ void check_host_tensors(const LoadedModel& model, const std::vector<TensorInfo>&
     for (const auto* tensors : {&inputs, &outputs}) {
         for (const TensorInfo& t : *tensors) {
             if (tensors == &inputs && t.region < 0) continue;  // not placed: the stream cannot address it
-            if (t.size_bytes > limits.max_allocation_bytes) {
-                throw Error(definition_site(model, t.where, t.name),
-                            fmt::format("'{}' needs {} bytes on the host, above the limit of {} per buffer (raise it "
-                                        "with --max-allocation)",
-                                        t.name, t.size_bytes, limits.max_allocation_bytes),
-                            ErrorKind::LimitExceeded);
-            }
+            if (const std::string refusal = host_allocation_refusal(t, limits); !refusal.empty())
+                throw Error(definition_site(model, t.where, t.name), refusal, ErrorKind::LimitExceeded);
             total += t.size_bytes;  // below twice the limit: no overflow
             if (total > limits.max_allocation_bytes) {
                 throw Error(definition_site(model, t.where, t.name),
@@ -154,6 +149,13 @@ void read_outputs(const LoadedModel& model, const std::vector<TensorInfo>& tenso
 }
 
 }  // namespace
+
+std::string host_allocation_refusal(const TensorInfo& info, const WorkLimits& limits) {
+    if (info.size_bytes <= limits.max_allocation_bytes) return {};
+    return fmt::format("'{}' needs {} bytes on the host, above the limit of {} per buffer (raise it with "
+                       "--max-allocation)",
+                       info.name, info.size_bytes, limits.max_allocation_bytes);
+}
 
 RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> inputs, const RunOptions& options) {
     const NpuInvocation& inv = runnable_invocation(model, inputs.size());

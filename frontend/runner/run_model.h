@@ -39,6 +39,10 @@ struct RunResult {
     std::vector<CpuOperatorRun> cpu_operators;  // in graph order (graph runs only)
 };
 
+// Why a host buffer for tensor `info` (an input, output or intermediate the run copies or
+// computes on the host) is refused: above limits.max_allocation_bytes. Empty when it is within.
+std::string host_allocation_refusal(const TensorInfo& info, const WorkLimits& limits);
+
 // inputs: raw bytes per model input (empty vector = zeros), each freed once placed in the
 // model's memory so that it is not held through the run. Throws ethosu::Error.
 RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> inputs, const RunOptions& options = {});
