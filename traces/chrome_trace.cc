@@ -73,7 +73,7 @@ private:
                 args["vela_id"] = vela->id;
                 args["vela_operator"] = vela->op;
                 args["original_operator"] = vela->original_operator;
-                args["layer"] = vela->name;
+                args["layer"] = vela->display_name();
             }
         }
         return args;

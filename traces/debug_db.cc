@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <set>
 
 #include "emulator/isa/bounded_file.h"
 #include "emulator/isa/error.h"
@@ -223,27 +225,42 @@ DebugDatabase DebugDatabase::parse(std::string_view text, const std::string& sou
         }
         throw Error({source, std::nullopt, name}, fmt::format("no table \"{}\" in the debug database", name));
     };
+    auto has_table = [&](std::string_view name) {
+        return std::any_of(db.tables_.begin(), db.tables_.end(), [&](const CsvTable& t) { return t.name == name; });
+    };
+    // Two layouts. Vela 5 queues each command against a scheduled op of its `perf` table
+    // (scheduled_id), which also carries the layer name and staging usage. Vela 2.x to 4.x have
+    // no `perf` table: the queue names an op of `optimised` (optimised_id; id, source_id and
+    // operator, no layer name), as in every model_debug.xml of ../shared/vectors-vela and the FVP
+    // anchors (Vela 3.1, 3.10, 4.1).
+    const bool scheduled = has_table("perf") || !has_table("optimised");
+    db.scheduled_layout_ = scheduled;
+    const std::string op_column = scheduled ? "scheduled_id" : "optimised_id";
+    const std::string op_table = scheduled ? "perf" : "optimised";
     const TableView cmdstream = table("cmdstream", {"id"});
-    const TableView queue = table("queue", {"offset", "cmdstream_id", "scheduled_id"});
-    const TableView perf = table("perf", {"id", "source_id", "operator", "name", "staging_usage"});
+    const TableView queue = table("queue", {"offset", "cmdstream_id", op_column});
+    const TableView ops = scheduled ? table("perf", {"id", "source_id", "operator", "name", "staging_usage"})
+                                    : table("optimised", {"id", "source_id", "operator"});
     const TableView source_ops = table("source", {"id", "operator"});
 
     std::map<int64_t, std::string> source_operator;
     for (size_t r = 0; r < source_ops.size(); ++r) source_operator[source_ops.number(r, "id")] = source_ops.text(r, "operator");
 
     std::map<int64_t, size_t> op_index;
-    for (size_t r = 0; r < perf.size(); ++r) {
+    for (size_t r = 0; r < ops.size(); ++r) {
         VelaOp op;
-        op.id = perf.number(r, "id");
-        op.source_id = perf.number(r, "source_id");
-        op.op = perf.text(r, "operator");
-        op.name = perf.text(r, "name");
-        op.staging_usage = perf.number(r, "staging_usage");
+        op.id = ops.number(r, "id");
+        op.source_id = ops.number(r, "source_id");
+        op.op = ops.text(r, "operator");
+        if (scheduled) {
+            op.name = ops.text(r, "name");
+            op.staging_usage = ops.number(r, "staging_usage");
+        }
         const auto original = source_operator.find(op.source_id);
         if (original == source_operator.end())
-            perf.fail(r, "source_id", fmt::format("source op {} is not in the source table", op.source_id));
+            ops.fail(r, "source_id", fmt::format("source op {} is not in the source table", op.source_id));
         op.original_operator = original->second;
-        if (!op_index.emplace(op.id, db.ops_.size()).second) perf.fail(r, "id", fmt::format("op {} appears twice", op.id));
+        if (!op_index.emplace(op.id, db.ops_.size()).second) ops.fail(r, "id", fmt::format("op {} appears twice", op.id));
         db.ops_.push_back(std::move(op));
     }
 
@@ -258,13 +275,15 @@ DebugDatabase DebugDatabase::parse(std::string_view text, const std::string& sou
             queue.fail(r, "offset", fmt::format("{} is not a command-stream word offset", offset));
         const auto stream = stream_index.find(queue.number(r, "cmdstream_id"));
         if (stream == stream_index.end()) queue.fail(r, "cmdstream_id", "not in the cmdstream table");
-        const auto op = op_index.find(queue.number(r, "scheduled_id"));
-        if (op == op_index.end()) queue.fail(r, "scheduled_id", "not in the perf table");
+        const auto op = op_index.find(queue.number(r, op_column));
+        if (op == op_index.end()) queue.fail(r, op_column, fmt::format("not in the {} table", op_table));
         if (!db.queue_.emplace(std::pair{stream->second, static_cast<uint32_t>(offset)}, op->second).second)
             queue.fail(r, "offset", "command-stream offset listed twice");
     }
     return db;
 }
+
+std::string VelaOp::display_name() const { return name.empty() ? fmt::format("{} #{}", op, id) : name; }
 
 uint64_t DebugDatabase::max_file_bytes(uint64_t command_stream_bytes) {
     // Over the corpus model_debug.xml is 5 to 18 times its command stream (rows per op and per
@@ -281,6 +300,20 @@ DebugDatabase DebugDatabase::load(const std::string& path, uint64_t max_bytes) {
 const VelaOp* DebugDatabase::op_at(size_t stream, uint32_t offset) const {
     const auto it = queue_.find({stream, offset});
     return it == queue_.end() ? nullptr : &ops_[it->second];
+}
+
+void DebugDatabase::align_queue_to(const std::vector<DecodedStream>& streams) {
+    if (scheduled_layout_ || queue_.empty()) return;
+    std::set<std::pair<size_t, uint32_t>> op_ends;
+    for (size_t s = 0; s < streams.size(); ++s) {
+        for (const DecodedOp& op : streams[s].ops)
+            if (is_kernel_op(op.kind)) op_ends.insert({s, op.offset + 4});  // NPU_OP_* is one word
+    }
+    for (const auto& [key, op] : queue_)
+        if (!op_ends.contains(key)) return;
+    std::map<std::pair<size_t, uint32_t>, size_t> aligned;
+    for (const auto& [key, op] : queue_) aligned.emplace(std::pair{key.first, key.second - 4}, op);
+    queue_ = std::move(aligned);
 }
 
 std::vector<std::pair<size_t, uint32_t>> DebugDatabase::queue_offsets() const {

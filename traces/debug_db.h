@@ -2,8 +2,9 @@
 // Vela's debug database (model_debug.xml, written with --enable-debug-db): a <debug> element
 // holding <table name="..."> elements, each a CSV text in a CDATA section (a quoted header row,
 // then one row per record). We read it with a reader of our own and keep what traces need:
-// which scheduled Vela op each NPU_OP_* belongs to (table `queue`), that op's operator, layer
-// name and staging usage (`perf`), and the operator it came from in the source graph (`source`).
+// which Vela op each NPU_OP_* belongs to (table `queue`), that op's operator, layer name and
+// staging usage (`perf`, Vela 5; Vela 2.x-4.x have `optimised`, with the operator only), and the
+// operator it came from in the source graph (`source`).
 
 #include <cstdint>
 #include <map>
@@ -13,19 +14,23 @@
 #include <utility>
 #include <vector>
 
+#include "emulator/isa/decoder.h"
 #include "traces/csv_table.h"
 
 namespace ethosu {
 
 
-// One scheduled operation of Vela's `perf` table.
+// One scheduled operation of Vela's `perf` table, or (Vela 2.x-4.x) one op of `optimised`.
 struct VelaOp {
-    int64_t id = 0;                 // scheduled op id
+    int64_t id = 0;                 // scheduled (optimised) op id
     int64_t source_id = 0;          // id in the `source` table
     std::string op;                 // the scheduled operator (Vela's "NNG Operator")
     std::string original_operator;  // the operator of the source graph
-    std::string name;               // the layer name (its output tensor)
-    int64_t staging_usage = 0;      // bytes of staging memory Vela planned
+    std::string name;               // the layer name (its output tensor); empty before Vela 5
+    int64_t staging_usage = 0;      // bytes of staging memory Vela planned; 0 before Vela 5
+
+    // The layer name, or where a database has none, the operator and id ("Conv2DBias #4").
+    std::string display_name() const;
 };
 
 class DebugDatabase {
@@ -49,11 +54,18 @@ public:
     // Every (stream, byte offset) the queue lists.
     std::vector<std::pair<size_t, uint32_t>> queue_offsets() const;
 
+    // Vela 2.x-3.x record each queue offset after emitting the NPU_OP_* command (its offset + 4;
+    // every Vela 3.1 and 3.10 database we hold), later versions at the command itself. For a
+    // database of the older layout whose offsets all sit one command past the streams' kernel ops,
+    // moves them onto the ops; any other database is left as it is, for the run's check to judge.
+    void align_queue_to(const std::vector<DecodedStream>& streams);
+
 private:
     std::string source_;
     std::vector<CsvTable> tables_;
     std::vector<VelaOp> ops_;
     std::map<std::pair<size_t, uint32_t>, size_t> queue_;  // (stream, offset) -> index in ops_
+    bool scheduled_layout_ = true;                          // Vela 5's `perf` table, not `optimised`
 };
 
 }  // namespace ethosu

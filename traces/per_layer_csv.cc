@@ -61,7 +61,7 @@ std::vector<PerLayerRow> per_layer_rows(const TracedRun& run) {
             const VelaOp& vela = ops[r];
             index[&vela] = r;
             rows.push_back({.original_operator = vela.original_operator, .op = vela.op,
-                            .target = vela.op == "Passthrough" ? "CPU" : "NPU", .name = vela.name,
+                            .target = vela.op == "Passthrough" ? "CPU" : "NPU", .name = vela.display_name(),
                             .traffic = {}, .alignment = std::string(kAlignmentDebugDb),
                             .vela = same_rows ? &(*vela_layers)[r] : nullptr});
         }

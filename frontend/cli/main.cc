@@ -248,6 +248,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     for (const auto& stream : result.streams)
         for (const auto& warning : stream.warnings) fmt::print(stderr, "ethosu-emu: warning: {}\n", warning);
     const PmuReading pmu = read_pmu(result.memory, result.timing, events);
+    if (debug_db) debug_db->align_queue_to(result.streams);
     const TracedRun traced{path, model->config, result.memory, result.streams, result.timing,
                            debug_db ? &*debug_db : nullptr, vela_per_layer ? &*vela_per_layer : nullptr};
     traced.check_debug_db();

@@ -58,6 +58,34 @@ TEST(DebugDb, ReadsVelaLayout) {
     EXPECT_EQ(db.op_at(1, 8), nullptr);
 }
 
+// Vela 2.x-4.x: no `perf` table; the queue names ops of `optimised`, which have no layer name.
+TEST(DebugDb, ReadsTheLayoutBeforeVela5) {
+    const std::string optimised = table("optimised", "\"id\",\"source_id\",\"operator\",\"kernel_w\"\n2,1,\"Conv2DBias\",3\n");
+    const std::string queue = table("queue", "\"offset\",\"cmdstream_id\",\"optimised_id\"\n8,1,2\n12,1,2\n");
+    const std::string source = table("source", "\"id\",\"operator\"\n1,\"CONV_2D\"\n");
+    const auto db = DebugDatabase::parse(database(source + optimised + queue + kCmdstream), "vela3.xml");
+    ASSERT_EQ(db.ops().size(), 1u);
+    const VelaOp& op = db.ops()[0];
+    EXPECT_EQ(op.id, 2);
+    EXPECT_EQ(op.op, "Conv2DBias");
+    EXPECT_EQ(op.original_operator, "CONV_2D");
+    EXPECT_EQ(op.name, "");
+    EXPECT_EQ(op.display_name(), "Conv2DBias #2");
+    EXPECT_EQ(op.staging_usage, 0);
+    EXPECT_EQ(db.op_at(0, 8), &op);
+    EXPECT_EQ(db.op_at(0, 12), &op);
+
+    const std::string dangling = table("queue", "\"offset\",\"cmdstream_id\",\"optimised_id\"\n8,1,3\n");
+    const std::string message = parse_error(database(source + optimised + dangling + kCmdstream));
+    EXPECT_NE(message.find("queue.optimised_id"), std::string::npos) << message;
+    EXPECT_NE(message.find("not in the optimised table"), std::string::npos) << message;
+    // A Vela 5 queue (scheduled_id) beside a table of the older layout is refused by name.
+    EXPECT_NE(parse_error(database(source + optimised +
+                                   table("queue", "\"offset\",\"cmdstream_id\",\"scheduled_id\"\n8,1,2\n") + kCmdstream))
+                  .find("no column \"optimised_id\""),
+              std::string::npos);
+}
+
 TEST(DebugDb, MissingTablesAndColumnsAreNamed) {
     EXPECT_NE(parse_error(database(kCmdstream + kPerf + kSource)).find("no table \"queue\""), std::string::npos);
     EXPECT_NE(parse_error(database(kCmdstream + kQueue + kSource)).find("no table \"perf\""), std::string::npos);
@@ -204,6 +232,37 @@ TEST(DebugDb, CorpusDatabasesMatchVelaCsvAndTheCommandStreams) {
     EXPECT_GT(matched_streams, 300);
     std::cout << databases << " databases, " << matched_streams << " streams matched, " << queue_entries
               << " queue entries\n";
+}
+
+// The older layout over every Vela 3.10 and 4.1 database: each queue lists exactly the kernel ops
+// of its command stream.
+TEST(DebugDb, OlderVelaDatabasesMatchTheCommandStreams) {
+    const fs::path vectors = ETHOSU_VECTORS_VELA_DIR;
+    if (!fs::exists(vectors)) GTEST_SKIP() << "Vela 3.10/4.1 test vectors not found at " << vectors << " (ETHOSU_VECTORS_VELA_DIR)";
+    int matched_streams = 0;
+    for (const auto& xml : fs::recursive_directory_iterator(vectors)) {
+        if (xml.path().filename() != "model_debug.xml") continue;
+        SCOPED_TRACE(xml.path().string());
+        const auto model = load_model((xml.path().parent_path() / "model_vela.tflite").string(), {});
+        if (model->invocations.size() != 1) continue;  // the queue's streams are the run's only for one
+        auto db = DebugDatabase::load(xml.path().string(),
+                                      DebugDatabase::max_file_bytes(model->invocations[0].stream.words.size() * 4));
+        ASSERT_FALSE(db.ops().empty());
+        for (const VelaOp& op : db.ops()) EXPECT_TRUE(op.name.empty() && !op.op.empty() && !op.original_operator.empty());
+        std::vector<DecodedStream> streams{decode_stream(model->config, model->invocations[0].stream.words, model->path)};
+        const auto before = db.queue_offsets();
+        db.align_queue_to(streams);
+        // 3.10 records the offset after each op, 4.1 at it.
+        const bool vela3 = xml.path().string().find("/3.10.0/") != std::string::npos;
+        EXPECT_EQ(before.front().second - db.queue_offsets().front().second, vela3 ? 4u : 0u);
+        const std::vector<TimingResult> no_timing;
+        const MemorySystem memory;
+        const TracedRun traced{model->path, model->config, memory, streams, no_timing, &db};
+        EXPECT_NO_THROW(traced.check_debug_db());
+        ++matched_streams;
+    }
+    EXPECT_GT(matched_streams, 400);
+    std::cout << matched_streams << " Vela 3.10/4.1 streams matched their databases\n";
 }
 
 TEST(DebugDb, DatabaseOfAnotherModelIsRefused) {
