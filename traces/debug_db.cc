@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <numeric>
 #include <set>
 
 #include "emulator/isa/bounded_file.h"
@@ -280,6 +281,7 @@ DebugDatabase DebugDatabase::parse(std::string_view text, const std::string& sou
         if (!db.queue_.emplace(std::pair{stream->second, static_cast<uint32_t>(offset)}, op->second).second)
             queue.fail(r, "offset", "command-stream offset listed twice");
     }
+    if (!scheduled) db.order_ops_as_queued();
     return db;
 }
 
@@ -300,6 +302,26 @@ DebugDatabase DebugDatabase::load(const std::string& path, uint64_t max_bytes) {
 const VelaOp* DebugDatabase::op_at(size_t stream, uint32_t offset) const {
     const auto it = queue_.find({stream, offset});
     return it == queue_.end() ? nullptr : &ops_[it->second];
+}
+
+void DebugDatabase::order_ops_as_queued() {
+    // Ops the queue never names (the graph's inputs) first, then by their first command.
+    constexpr std::pair<size_t, uint32_t> kUnqueued{0, 0};
+    std::vector<std::pair<size_t, uint32_t>> first(ops_.size(), {SIZE_MAX, UINT32_MAX});
+    for (const auto& [key, op] : queue_) first[op] = std::min(first[op], key);
+    for (auto& key : first)
+        if (key.first == SIZE_MAX) key = kUnqueued;
+    std::vector<size_t> order(ops_.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return first[a] < first[b]; });
+    std::vector<VelaOp> ops;
+    std::vector<size_t> new_index(ops_.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+        new_index[order[i]] = i;
+        ops.push_back(std::move(ops_[order[i]]));
+    }
+    ops_ = std::move(ops);
+    for (auto& [key, op] : queue_) op = new_index[op];
 }
 
 void DebugDatabase::align_queue_to(const std::vector<DecodedStream>& streams) {

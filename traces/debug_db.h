@@ -46,7 +46,9 @@ public:
 
     const std::string& source() const { return source_; }
     const std::vector<CsvTable>& tables() const { return tables_; }
-    const std::vector<VelaOp>& ops() const { return ops_; }  // `perf` order
+    // `perf` order; for the older layout, the order the queue runs them in (Vela 3.x lists a
+    // graph's ops in `optimised` by id, not in execution order).
+    const std::vector<VelaOp>& ops() const { return ops_; }
 
     // The scheduled op an NPU_OP_* at this byte offset of the run's stream-th command stream
     // belongs to (streams in the order of the `cmdstream` table); nullptr when the queue has none.
@@ -61,6 +63,8 @@ public:
     void align_queue_to(const std::vector<DecodedStream>& streams);
 
 private:
+    void order_ops_as_queued();
+
     std::string source_;
     std::vector<CsvTable> tables_;
     std::vector<VelaOp> ops_;

@@ -60,12 +60,16 @@ TEST(DebugDb, ReadsVelaLayout) {
 
 // Vela 2.x-4.x: no `perf` table; the queue names ops of `optimised`, which have no layer name.
 TEST(DebugDb, ReadsTheLayoutBeforeVela5) {
-    const std::string optimised = table("optimised", "\"id\",\"source_id\",\"operator\",\"kernel_w\"\n2,1,\"Conv2DBias\",3\n");
-    const std::string queue = table("queue", "\"offset\",\"cmdstream_id\",\"optimised_id\"\n8,1,2\n12,1,2\n");
+    // As Vela 3.1 writes them: ops by id, not in the order they run; the graph's input unqueued.
+    const std::string optimised = table("optimised", "\"id\",\"source_id\",\"operator\",\"kernel_w\"\n"
+                                                     "0,1,\"FullyConnected\",1\n1,1,\"Placeholder\",1\n2,1,\"Conv2DBias\",3\n");
+    const std::string queue = table("queue", "\"offset\",\"cmdstream_id\",\"optimised_id\"\n8,1,2\n12,1,2\n20,1,0\n");
     const std::string source = table("source", "\"id\",\"operator\"\n1,\"CONV_2D\"\n");
     const auto db = DebugDatabase::parse(database(source + optimised + queue + kCmdstream), "vela3.xml");
-    ASSERT_EQ(db.ops().size(), 1u);
-    const VelaOp& op = db.ops()[0];
+    ASSERT_EQ(db.ops().size(), 3u);
+    EXPECT_EQ(db.ops()[0].op, "Placeholder");
+    EXPECT_EQ(db.ops()[2].op, "FullyConnected");
+    const VelaOp& op = db.ops()[1];
     EXPECT_EQ(op.id, 2);
     EXPECT_EQ(op.op, "Conv2DBias");
     EXPECT_EQ(op.original_operator, "CONV_2D");
@@ -74,6 +78,7 @@ TEST(DebugDb, ReadsTheLayoutBeforeVela5) {
     EXPECT_EQ(op.staging_usage, 0);
     EXPECT_EQ(db.op_at(0, 8), &op);
     EXPECT_EQ(db.op_at(0, 12), &op);
+    EXPECT_EQ(db.op_at(0, 20), &db.ops()[2]);
 
     const std::string dangling = table("queue", "\"offset\",\"cmdstream_id\",\"optimised_id\"\n8,1,3\n");
     const std::string message = parse_error(database(source + optimised + dangling + kCmdstream));
