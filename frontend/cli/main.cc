@@ -95,6 +95,11 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
                            {"commands", decoded.command_count}, {"ops", ops}, {"op_kinds", kinds},
                            {"regions", regions}, {"warnings", decoded.warnings}});
     }
+    // The memory system a run takes by default, and why.
+    const CompiledFor& compiled = model->compiled_for;
+    const SystemSelection defaults = resolved_system(*model, {});
+    const MemorySystem memory = model_memory_system(*model, {});
+    const bool follows_file = !defaults.system_config.empty() || !defaults.memory_mode.empty();
     if (as_json) {
         json inputs = json::array(), outputs = json::array();
         for (const auto& t : model->inputs) inputs.push_back(tensor_json(t));
@@ -109,6 +114,11 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
                     {"streams", streams},
                     {"commands", total_commands},
                     {"ops", total_ops}};
+        if (!model->invocations.empty())
+            out["memory_system"] = {{"system_config", memory.system.name}, {"memory_mode", memory.mode.name}};
+        if (!compiled.source.empty())
+            out["compiled_for"] = {{"system_config", compiled.system_config}, {"memory_mode", compiled.memory_mode},
+                                   {"source", compiled.source}};
         if (model->graph) out["graph"] = graph_info_json(*model);
         std::cout << out.dump(2) << "\n";
         return 0;
@@ -119,6 +129,17 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
     else
         fmt::print("npu:      {} ({} MACs/cycle, CONFIG 0x{:08x})\n", model->config.name, model->config.macs,
                    model->config.config_word);
+    if (!model->invocations.empty()) {
+        fmt::print("memory:   {}, {} ", memory.system.name, memory.mode.name);
+        if (follows_file)
+            fmt::print("(as compiled: {}; --system-config and --memory-mode choose others)\n", compiled.source);
+        else if (!compiled.source.empty())
+            fmt::print("(Vela's default for {}: {} names '{}', '{}', which Vela does not ship for it)\n",
+                       model->config.name, compiled.source, compiled.system_config, compiled.memory_mode);
+        else
+            fmt::print("(Vela's default for {}; the file does not record what it was compiled for)\n",
+                       model->config.name);
+    }
     print_tensors("inputs", model->inputs);
     print_tensors("outputs", model->outputs);
     if (model->cpu_operators) fmt::print("cpu operators: {}\n", model->cpu_operators);
@@ -388,10 +409,12 @@ int main(int argc, char** argv) {
                         "(4 on U55/U65, 8 on U85)")
             ->delimiter(',');
         cmd->add_option("--system-config", run_options.system.system_config,
-                        "Vela system configuration (default: Vela's for the NPU, e.g. Ethos_U55_High_End_Embedded; "
+                        "Vela system configuration (default: the one an ExecuTorch program was compiled for, else Vela's "
+                        "for the NPU, e.g. Ethos_U55_High_End_Embedded; "
                         "Ethos_U55_High_End_Corstone300_FVP: the Corstone-300 FVP as Arm's evaluation kit runs it)");
         cmd->add_option("--memory-mode", run_options.system.memory_mode,
-                        "Vela memory mode (default: Shared_Sram on U55, Dedicated_Sram_384KB on U65/U85)");
+                        "Vela memory mode (default: the one an ExecuTorch program was compiled for, else Shared_Sram on "
+                        "U55, Dedicated_Sram_384KB on U65/U85)");
         cmd->add_option("--config", run_options.system.config_files,
                         "vela.ini-format file with more System_Config/Memory_Mode sections");
         cmd->add_option("--trace", run_options.trace_file,

@@ -125,9 +125,20 @@ struct ModelGraph {
     std::vector<int32_t> inputs, outputs;
 };
 
+// The memory system a file says its streams were compiled for, where it says so: Vela's
+// --system-config and --memory-mode as an ExecuTorch program's Ethos-U delegates record them
+// (their "compile_flags" compile spec). A Vela .tflite, .npz or raw stream records neither: its
+// fast scratch tells nothing either, since Vela leaves it out under Dedicated_Sram too when no
+// tensor is cached (40 of the corpus's 62 u65-256 models).
+struct CompiledFor {
+    std::string system_config, memory_mode;  // empty: not recorded
+    std::string source;                      // where they were read, for messages
+};
+
 struct LoadedModel {
     std::string path;
     ModelFormat format = ModelFormat::VelaTflite;
+    CompiledFor compiled_for;
     NpuConfig config{};  // resolved: COP header, or --npu override
     std::vector<NpuInvocation> invocations;
     std::vector<TensorInfo> inputs;   // model inputs in model order

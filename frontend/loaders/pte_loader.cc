@@ -80,6 +80,28 @@ ProgramLayout program_layout(ByteReader& r) {
     return {program_size, segment_base};
 }
 
+// Vela's options in an Arm backend delegate's "compile_flags" (space-separated, each
+// "--name=value" as the backend writes them, or "--name value").
+std::optional<std::string> vela_flag(std::string_view flags, std::string_view name) {
+    std::optional<std::string> value;
+    size_t pos = 0;
+    const auto next_word = [&]() -> std::optional<std::string_view> {
+        while (pos < flags.size() && flags[pos] == ' ') ++pos;
+        if (pos == flags.size()) return std::nullopt;
+        const size_t end = std::min(flags.find(' ', pos), flags.size());
+        const std::string_view word = flags.substr(pos, end - pos);
+        pos = end;
+        return word;
+    };
+    while (const auto word = next_word()) {
+        if (!word->starts_with(name)) continue;
+        const std::string_view rest = word->substr(name.size());
+        if (rest.starts_with('=')) value = std::string(rest.substr(1));
+        else if (rest.empty()) value = next_word().value_or("");
+    }
+    return value;  // the last one given, as an argument parser takes it
+}
+
 class PteLoader {
 public:
     PteLoader(const std::string& path, const FileBytes& file)
@@ -100,6 +122,7 @@ private:
         throw Error({path_, offset_of(where), field}, reason);
     }
     std::span<const uint8_t> delegate_bytes(const et::BackendDelegate& delegate, const std::string& field) const;
+    CompiledFor delegate_compiled_for(const et::BackendDelegate& delegate, const std::string& field) const;
     std::span<const uint8_t> segment_bytes(uint32_t index, const void* where, const std::string& field) const;
 
     const std::string& path_;
@@ -158,6 +181,20 @@ std::span<const uint8_t> PteLoader::delegate_bytes(const et::BackendDelegate& de
     return {bytes->data(), bytes->size()};
 }
 
+CompiledFor PteLoader::delegate_compiled_for(const et::BackendDelegate& delegate, const std::string& field) const {
+    CompiledFor compiled;
+    for (size_t k = 0; k < count(delegate.compile_specs()); ++k) {
+        const et::CompileSpec& spec = *delegate.compile_specs()->Get(static_cast<flatbuffers::uoffset_t>(k));
+        if (!spec.key() || spec.key()->string_view() != "compile_flags" || !spec.value()) continue;
+        const std::string_view flags(reinterpret_cast<const char*>(spec.value()->data()), spec.value()->size());
+        compiled.system_config = vela_flag(flags, "--system-config").value_or("");
+        compiled.memory_mode = vela_flag(flags, "--memory-mode").value_or("");
+        if (!compiled.system_config.empty() || !compiled.memory_mode.empty())
+            compiled.source = fmt::format("{}: {}.compile_specs[{}] (compile_flags)", path_, field, k);
+    }
+    return compiled;
+}
+
 bool is_ethos_u_backend(std::string_view id) {
     return std::find(std::begin(kEthosUBackendIds), std::end(kEthosUBackendIds), id) != std::end(kEthosUBackendIds);
 }
@@ -172,6 +209,7 @@ std::unique_ptr<LoadedModel> PteLoader::load(const LoadOptions& options) const {
     model->path = path_;
     model->format = ModelFormat::ExecuTorchProgram;
     std::vector<std::string> delegate_names, other_backends;
+    std::vector<CompiledFor> compiled_for;
     for (size_t p = 0; p < count(program_.execution_plan()); ++p) {
         const et::ExecutionPlan& plan = *program_.execution_plan()->Get(static_cast<flatbuffers::uoffset_t>(p));
         for (size_t d = 0; d < count(plan.delegates()); ++d) {
@@ -183,6 +221,7 @@ std::unique_ptr<LoadedModel> PteLoader::load(const LoadOptions& options) const {
                 continue;
             }
             const auto bytes = delegate_bytes(delegate, field);
+            compiled_for.push_back(delegate_compiled_for(delegate, field));
             model->invocations.push_back(
                 vela_bin_stream_invocation(path_, file_, bytes, offset_of(bytes.data()), options.max_stream_words));
             delegate_names.push_back(fmt::format("{}.delegates[{}]", plan.name() ? plan.name()->str() : "", d));
@@ -195,6 +234,11 @@ std::unique_ptr<LoadedModel> PteLoader::load(const LoadOptions& options) const {
                         : fmt::format("no Ethos-U delegate (EthosUBackend); the program's delegates: {}",
                                       fmt::join(other_backends, ", ")));
     model->config = common_npu_config(path_, model->invocations, "Ethos-U delegate", options);
+    // Delegates compiled alike say how; ones that disagree say nothing the run could follow.
+    if (std::all_of(compiled_for.begin(), compiled_for.end(), [&](const CompiledFor& c) {
+            return c.system_config == compiled_for[0].system_config && c.memory_mode == compiled_for[0].memory_mode;
+        }))
+        model->compiled_for = compiled_for[0];
     for (size_t i = 0; i < model->invocations.size(); ++i) {
         NpuInvocation& invocation = model->invocations[i];
         if (model->invocations.size() > 1) {

@@ -255,7 +255,7 @@ public:
         // As the CLI: an operator the host cannot run, or an unknown system config, is refused
         // now rather than at the first run.
         if (runs_as_graph(*model_)) check_graph(*model_);
-        make_memory_system(model_->config, system_);
+        model_memory_system(*model_, system_);
     }
 
     const LoadedModel& model() const { return *model_; }

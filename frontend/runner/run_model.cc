@@ -157,10 +157,28 @@ std::string host_allocation_refusal(const TensorInfo& info, const WorkLimits& li
                        info.name, info.size_bytes, limits.max_allocation_bytes);
 }
 
+SystemSelection resolved_system(const LoadedModel& model, SystemSelection system) {
+    const VelaIni& vela = VelaIni::builtin();
+    const auto known = [&](std::string_view kind, const std::string& name) {
+        const auto names = vela.names(kind);
+        return std::find(names.begin(), names.end(), name) != names.end();
+    };
+    const CompiledFor& compiled = model.compiled_for;
+    if (system.system_config.empty() && known("System_Config", compiled.system_config) &&
+        compiled.system_config.starts_with(model.config.traits().vela_ini_prefix))
+        system.system_config = compiled.system_config;
+    if (system.memory_mode.empty() && known("Memory_Mode", compiled.memory_mode)) system.memory_mode = compiled.memory_mode;
+    return system;
+}
+
+MemorySystem model_memory_system(const LoadedModel& model, const SystemSelection& system) {
+    return make_memory_system(model.config, resolved_system(model, system));
+}
+
 RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> inputs, const RunOptions& options) {
     const NpuInvocation& inv = runnable_invocation(model, inputs.size());
     RunResult result;
-    result.memory = make_memory_system(model.config, options.system);
+    result.memory = model_memory_system(model, options.system);
     result.outputs = run_invocation(model, inv, model.inputs, std::move(inputs), model.outputs, options, result);
     return result;
 }
@@ -188,7 +206,7 @@ std::vector<std::vector<uint8_t>> run_invocation(const LoadedModel& model, const
 }
 
 ModelSession::ModelSession(const LoadedModel& model, const SystemSelection& system, bool timing)
-    : model_(model), invocation_(runnable_invocation(model, 0)), memory_(make_memory_system(model.config, system)),
+    : model_(model), invocation_(runnable_invocation(model, 0)), memory_(model_memory_system(model, system)),
       timed_{memory_, invocation_memories(memory_, invocation_)}, space_(map_) {
     check_host_tensors(model_, model_.inputs, model_.outputs, WorkLimits{});  // the session runs with the default limits
     writable_ = map_regions(model_, invocation_, timed_.regions, map_, space_);

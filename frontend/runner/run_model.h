@@ -43,6 +43,13 @@ struct RunResult {
 // computes on the host) is refused: above limits.max_allocation_bytes. Empty when it is within.
 std::string host_allocation_refusal(const TensorInfo& info, const WorkLimits& limits);
 
+// The memory system runs of `model` use: each of the user's choices in `system`; where it names
+// none, what the model records it was compiled for (CompiledFor), when that is one of Vela's
+// configurations for the model's NPU; else Vela's default for the NPU.
+SystemSelection resolved_system(const LoadedModel& model, SystemSelection system);
+// The memory system of model.config under resolved_system.
+MemorySystem model_memory_system(const LoadedModel& model, const SystemSelection& system);
+
 // inputs: raw bytes per model input (empty vector = zeros), each freed once placed in the
 // model's memory so that it is not held through the run. Throws ethosu::Error.
 RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> inputs, const RunOptions& options = {});

@@ -30,6 +30,7 @@ struct Delegate {
     std::string id = "EthosUBackend";
     std::optional<uint32_t> index = std::nullopt;          // the reference as written (default: its own entry)
     std::optional<uint64_t> declared_size = std::nullopt;  // a segment's size as written (default: the true one)
+    std::optional<std::string> compile_flags = std::nullopt;  // the Arm backend's "compile_flags" spec
 };
 
 // Extended header as ExecuTorch writes it after the root offset and identifier: "eh00", length
@@ -67,7 +68,12 @@ Bytes pte_file(const std::vector<Delegate>& delegates, bool extended_header = tr
             inline_data.push_back(et::CreateBackendDelegateInlineData(b, b.CreateVector(d.processed)));
         }
         const auto ref = et::CreateBackendDelegateDataReference(b, d.location, d.index.value_or(own));
-        entries.push_back(et::CreateBackendDelegate(b, b.CreateString(d.id), ref));
+        std::vector<flatbuffers::Offset<et::CompileSpec>> specs;
+        specs.push_back(et::CreateCompileSpec(b, b.CreateString("output_format"), b.CreateVector(Bytes{'v', 'e', 'l', 'a'})));
+        if (d.compile_flags)
+            specs.push_back(et::CreateCompileSpec(b, b.CreateString("compile_flags"),
+                                                  b.CreateVector(Bytes(d.compile_flags->begin(), d.compile_flags->end()))));
+        entries.push_back(et::CreateBackendDelegate(b, b.CreateString(d.id), ref, b.CreateVector(specs)));
     }
     const auto plan = et::CreateExecutionPlan(b, b.CreateString("forward"), b.CreateVector(entries));
     const std::vector plans = {plan};
@@ -182,6 +188,40 @@ TEST(Pte, SeveralDelegatesAreSeveralInvocations) {
                             {.processed = small_stream(u55_256->config_word), .location = et::DataLocation_SEGMENT}}));
     EXPECT_THAT(e, HasSubstr("CONFIG"));
     EXPECT_THAT(e, HasSubstr("Ethos-U delegate 1 targets ethos-u55-256 but the first targets ethos-u55-128"));
+}
+
+// The Arm backend records Vela's command line in each delegate's "compile_flags"; a run without
+// --system-config / --memory-mode uses the ones recorded there that Vela ships for its NPU.
+TEST(Pte, RunsOnTheMemorySystemItsCompileFlagsName) {
+    const auto run_on = [](const std::vector<Delegate>& delegates, const SystemSelection& user = {}) {
+        const auto model = load_model(write_temp("flags.pte", pte_file(delegates)), {});
+        const MemorySystem m = model_memory_system(*model, user);
+        if (delegates.size() == 1) {  // a run times on that system
+            const RunResult r = run_model(*model, {}, {.system = user, .pipeline = {.execute = false}});
+            EXPECT_EQ(r.memory.system.name + r.memory.mode.name, m.system.name + m.mode.name);
+        }
+        return m.system.name + " " + m.mode.name;
+    };
+    const std::string flags = "--accelerator-config=ethos-u55-128 --config=Arm/vela.ini --output-format=raw "
+                              "--system-config=Ethos_U55_Deep_Embedded --memory-mode=Sram_Only";
+    EXPECT_EQ(run_on({{.processed = small_stream()}}), "Ethos_U55_High_End_Embedded Shared_Sram");  // Vela's default
+    EXPECT_EQ(run_on({{.processed = small_stream(), .compile_flags = flags}}), "Ethos_U55_Deep_Embedded Sram_Only");
+    EXPECT_EQ(run_on({{.processed = small_stream(), .compile_flags = "--memory-mode Sram_Only"}}),
+              "Ethos_U55_High_End_Embedded Sram_Only");
+    // The user's choice wins, each part on its own.
+    EXPECT_EQ(run_on({{.processed = small_stream(), .compile_flags = flags}}, SystemSelection{"", "Shared_Sram", {}}),
+              "Ethos_U55_Deep_Embedded Shared_Sram");
+    // Names Vela does not ship for this NPU (another generation's, a private vela.ini's) are not followed.
+    EXPECT_EQ(run_on({{.processed = small_stream(),
+                       .compile_flags = "--system-config=Ethos_U85_SYS_DRAM_Mid --memory-mode=My_Board"}}),
+              "Ethos_U55_High_End_Embedded Shared_Sram");
+    // Delegates compiled differently say nothing the run could follow.
+    EXPECT_EQ(run_on({{.processed = small_stream(), .compile_flags = flags},
+                      {.processed = small_stream(), .compile_flags = "--memory-mode=Shared_Sram"}}),
+              "Ethos_U55_High_End_Embedded Shared_Sram");
+    const std::string path = write_temp("flags.pte", pte_file({{.processed = small_stream(), .compile_flags = flags}}));
+    EXPECT_EQ(load_model(path, {})->compiled_for.source,
+              path + ": execution_plan[0].delegates[0].compile_specs[1] (compile_flags)");
 }
 
 TEST(Pte, WithoutAnEthosUDelegateNamesTheDelegatesItHas) {
