@@ -63,9 +63,9 @@ ETHOSU_SIMD_CLONES void widen_brick_uint8(const uint8_t* from, int64_t step, int
 }
 
 // IFM rows [first, last) x [0, width) x [0, depth) minus the zero point, dense HWC, and
-// kDenseIfmSlack zeros after them. An 8-bit IFM goes a brick of a run of pixels at a time (the
-// fast path's condition keeps its values minus the zero point, and so the zero point, within
-// int16 and int32); others a pixel at a time.
+// kDenseIfmSlack zeros after them, into `out` (room for them made beforehand). An 8-bit IFM goes
+// a brick of a run of pixels at a time (the fast path's condition keeps its values minus the zero
+// point, and so the zero point, within int16 and int32); others a pixel at a time.
 void load_dense_ifm(const FeatureMapView& ifm, int first, int last, int depth, int64_t zero_point,
                     std::vector<int16_t>& out) {
     const int width = ifm.width();
@@ -74,30 +74,26 @@ void load_dense_ifm(const FeatureMapView& ifm, int first, int last, int depth, i
     std::fill(out.begin() + static_cast<ptrdiff_t>(count), out.end(), 0);
     const bool by_bricks = ifm.precision().bits == 8 && !ifm.reordered();
     const auto widen = ifm.precision().is_signed ? widen_brick_int8 : widen_brick_uint8;
-    tbb::parallel_for(tbb::blocked_range<int>(first, last), [&](const tbb::blocked_range<int>& rows) {
-        for (int y = rows.begin(); y < rows.end(); ++y) {
-            int16_t* row = out.data() + static_cast<size_t>(y - first) * width * depth;
-            if (!by_bricks) {
-                for (int x = 0; x < width; ++x)
-                    ifm.load_channels(y, x, depth, zero_point, row + static_cast<size_t>(x) * depth);
-                continue;
-            }
-            for (int x = 0; x < width;) {
-                const int pixels = ifm.brick_run(y, x, 0, width - x).pixels;  // those in x's tile
-                for (int c = 0; c < depth; c += 16) {
-                    const FeatureMapView::BrickRun run = ifm.brick_run(y, x, c, pixels);
-                    widen(run.first, run.pixel_step, pixels, std::min(16, depth - c), static_cast<int32_t>(zero_point),
-                          row + static_cast<size_t>(x) * depth + c, depth);
-                }
-                x += pixels;
-            }
+    for (int y = first; y < last; ++y) {
+        int16_t* row = out.data() + static_cast<size_t>(y - first) * width * depth;
+        if (!by_bricks) {
+            for (int x = 0; x < width; ++x) ifm.load_channels(y, x, depth, zero_point, row + static_cast<size_t>(x) * depth);
+            continue;
         }
-    });
+        for (int x = 0; x < width;) {
+            const int pixels = ifm.brick_run(y, x, 0, width - x).pixels;  // those in x's tile
+            for (int c = 0; c < depth; c += 16) {
+                const FeatureMapView::BrickRun run = ifm.brick_run(y, x, c, pixels);
+                widen(run.first, run.pixel_step, pixels, std::min(16, depth - c), static_cast<int32_t>(zero_point),
+                      row + static_cast<size_t>(x) * depth + c, depth);
+            }
+            x += pixels;
+        }
+    }
 }
 
-// Bytes of dense IFM the fast path copies at a time: it works through bands of OFM rows, so
-// that a large feature map is never copied whole. 128 KiB costs MobileNetV2 no measurable time
-// against 512 KiB (a few rows a band still keep both workers busy) and 0.4 MB of peak memory less.
+// Most bytes of dense IFM one band of OFM rows copies: a large feature map is never copied whole.
+// 128 KiB cost MobileNetV2 no measurable time against 512 KiB, and 0.4 MB of peak memory less.
 constexpr int64_t kIfmBandBytes = 128 * 1024;
 
 // Decoded weights a layer too large to hold whole (ConvWeightGroups) holds at a time.
@@ -340,8 +336,17 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
     const bool depthwise = op.kind == OpKind::Depthwise;
     KernelScratch& scratch = ctx.scratch;
     const int64_t row_bytes = int64_t{geo.width} * op.ifm.depth * 2 * std::max(1, k.stride_y);
-    const int band = static_cast<int>(std::clamp<int64_t>(kIfmBandBytes / std::max<int64_t>(row_bytes, 1), 1,
-                                                          std::max(op.ofm.height, 1)));
+    const int workers = tbb::this_task_arena::max_concurrency();
+    // Bands of OFM rows: eight per worker, so that none waits long for the last (two or four a
+    // worker were slower, bench_kernels: depthwise 3x3 0.25-0.29 and 0.27-0.31 ms against 0.25,
+    // conv 1x1 0.064-0.077 and 0.067-0.081 against 0.061); at least the
+    // rows of one window, so that the IFM rows two bands both load stay fewer than their own; and
+    // at most kIfmBandBytes of dense IFM.
+    const int window_rows = ((w.kernel_height - 1) * step_y + 1 + k.stride_y - 1) / std::max(1, k.stride_y);
+    const int by_bytes = static_cast<int>(std::clamp<int64_t>(kIfmBandBytes / std::max<int64_t>(row_bytes, 1), 1,
+                                                              std::max(op.ofm.height, 1)));
+    const int band = std::clamp((op.ofm.height + 8 * workers - 1) / (8 * workers), std::min(window_rows, by_bytes),
+                                by_bytes);
     const int channels = std::min(w.ofm_depth, op.ofm.depth - first_channel);
     const int chunk = static_cast<int>(std::min<int64_t>(int32_exact_terms(op), INT32_MAX));
     // Sums: DEPTHWISE one pixel's channels (and a row of zeros for padding taps, a pointer per
@@ -358,27 +363,36 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
     scratch.accumulators.fit(sums);
     scratch.results.fit(static_cast<size_t>(channels));
     scratch.wide_sums.fit(sums);
-    for (int first = 0; first < op.ofm.height; first += band) {
-        const int last = std::min(op.ofm.height, first + band);
-        // The IFM rows the band's windows reach (padding rows excepted).
+    // Each band of OFM rows is one task: it loads the IFM rows its windows reach (padding rows
+    // excepted) into its worker's buffer and computes its rows, with no wait between bands.
+    const auto ifm_rows = [&](int first, int last) {
         const int top = std::clamp(first * k.stride_y - k.padding.top, 0, geo.height);
         const int bottom = std::clamp((last - 1) * k.stride_y - k.padding.top + (w.kernel_height - 1) * step_y + 1,
                                       top, geo.height);
-        ctx.budget.check_allocation(op, static_cast<size_t>(bottom - top) * geo.width * op.ifm.depth * sizeof(int16_t),
-                                    "dense IFM rows of a band");
-        load_dense_ifm(ifm, top, bottom, op.ifm.depth, op.ifm.zero_point, scratch.ifm);
-        const FastConv fast{op,       w,      ofm,    act,     scratch.ifm,   top,
-                            geo.height, geo.width, step_y, step_x, scratch, first_channel,
-                            channels, chunk, &w.gemm};
-        const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
-            if (depthwise) fast.depthwise_rows(rows.begin(), rows.end());
-            else fast.conv_rows(rows.begin(), rows.end());
-        };
-        // OFM rows that share bytes (a hostile stride) are written in order, as the reference does.
-        const tbb::blocked_range<int> rows(first, last);
-        if (ofm.rows_are_disjoint()) tbb::parallel_for(rows, run_rows);
-        else run_rows(rows);
-    }
+        return std::pair{top, bottom};
+    };
+    const int band_ifm_rows = std::min(geo.height, (band - 1) * k.stride_y + (w.kernel_height - 1) * step_y + 1);
+    const size_t band_values = static_cast<size_t>(std::max(band_ifm_rows, 0)) * geo.width * op.ifm.depth;
+    ctx.budget.check_allocation(op, band_values * sizeof(int16_t) * static_cast<size_t>(workers),
+                                "dense IFM rows of the bands in flight");
+    scratch.ifm.fit(band_values + kDenseIfmSlack);
+    const auto run_bands = [&](const tbb::blocked_range<int>& bands) {
+        for (int b = bands.begin(); b < bands.end(); ++b) {
+            const int first = b * band, last = std::min(op.ofm.height, first + band);
+            const auto [top, bottom] = ifm_rows(first, last);
+            std::vector<int16_t>& dense = scratch.ifm.local();
+            load_dense_ifm(ifm, top, bottom, op.ifm.depth, op.ifm.zero_point, dense);
+            const FastConv fast{op,         w,         ofm,    act,    dense,   top,           geo.height,
+                                geo.width,  step_y,    step_x, scratch, first_channel, channels, chunk,
+                                &w.gemm};
+            if (depthwise) fast.depthwise_rows(first, last);
+            else fast.conv_rows(first, last);
+        }
+    };
+    const tbb::blocked_range<int> bands(0, (op.ofm.height + band - 1) / band, 1);
+    // OFM rows that share bytes (a hostile stride) are written in order, as the reference does.
+    if (ofm.rows_are_disjoint()) tbb::parallel_for(bands, run_bands, tbb::simple_partitioner());
+    else run_bands(bands);
 }
 
 // A CONV too large to hold decoded, in a run of its own: decoded and computed a group of OFM

@@ -75,8 +75,8 @@ struct OperandRows {
 
 // Buffers the kernels reuse from op to op: once grown, running an op allocates nothing.
 struct KernelScratch {
-    std::vector<int16_t> ifm;      // the IFM area, zero point taken off, dense HWC
     // Per worker thread:
+    ThreadScratch<int16_t> ifm;  // a band's IFM rows, zero point taken off, dense HWC
     ThreadScratch<int32_t> accumulators;
     ThreadScratch<int16_t> patches;
     ThreadScratch<const int16_t*> tap_pixels;  // DEPTHWISE: the IFM pixel of each kernel tap
