@@ -97,9 +97,8 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
     }
     // The memory system a run takes by default, and why.
     const CompiledFor& compiled = model->compiled_for;
-    const SystemSelection defaults = resolved_system(*model, {});
-    const MemorySystem memory = model_memory_system(*model, {});
-    const bool follows_file = !defaults.system_config.empty() || !defaults.memory_mode.empty();
+    const SystemChoice choice = choose_system(*model, {});
+    const MemorySystem memory = make_memory_system(model->config, choice.selection);
     if (as_json) {
         json inputs = json::array(), outputs = json::array();
         for (const auto& t : model->inputs) inputs.push_back(tensor_json(t));
@@ -118,7 +117,8 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
             out["memory_system"] = {{"system_config", memory.system.name}, {"memory_mode", memory.mode.name}};
         if (!compiled.source.empty())
             out["compiled_for"] = {{"system_config", compiled.system_config}, {"memory_mode", compiled.memory_mode},
-                                   {"source", compiled.source}};
+                                   {"source", compiled.source}, {"followed", choice.followed},
+                                   {"not_followed", choice.not_followed}};
         if (model->graph) out["graph"] = graph_info_json(*model);
         std::cout << out.dump(2) << "\n";
         return 0;
@@ -130,15 +130,14 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
         fmt::print("npu:      {} ({} MACs/cycle, CONFIG 0x{:08x})\n", model->config.name, model->config.macs,
                    model->config.config_word);
     if (!model->invocations.empty()) {
-        fmt::print("memory:   {}, {} ", memory.system.name, memory.mode.name);
-        if (follows_file)
-            fmt::print("(as compiled: {}; --system-config and --memory-mode choose others)\n", compiled.source);
-        else if (!compiled.source.empty())
-            fmt::print("(Vela's default for {}: {} names '{}', '{}', which Vela does not ship for it)\n",
-                       model->config.name, compiled.source, compiled.system_config, compiled.memory_mode);
-        else
-            fmt::print("(Vela's default for {}; the file does not record what it was compiled for)\n",
+        fmt::print("memory:   {}, {} (a run's default; --system-config and --memory-mode choose others)\n",
+                   memory.system.name, memory.mode.name);
+        if (compiled.source.empty())
+            fmt::print("          the file does not record what it was compiled for: Vela's default for {}\n",
                        model->config.name);
+        if (!choice.followed.empty())
+            fmt::print("          as compiled ({}): {}\n", compiled.source, fmt::join(choice.followed, ", "));
+        for (const auto& note : choice.not_followed) fmt::print("          {}\n", note);
     }
     print_tensors("inputs", model->inputs);
     print_tensors("outputs", model->outputs);
@@ -262,6 +261,8 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         fmt::print(stderr, "ethosu-emu: warning: no --input for input {} ({} {} {}): it holds zeros\n", i,
                    t.name.empty() ? "-" : t.name, shape_text(t.shape), element_type_name(t.type));
     }
+    for (const auto& note : choose_system(*model, cli.system).not_followed)
+        fmt::print(stderr, "ethosu-emu: warning: {}\n", note);
     const RunResult result = run_whole_model(*model, std::move(inputs),
                                        {.system = cli.system,
                                         .pipeline = {.execute = !cli.timing_only, .timing = !cli.no_timing,

@@ -157,22 +157,32 @@ std::string host_allocation_refusal(const TensorInfo& info, const WorkLimits& li
                        info.name, info.size_bytes, limits.max_allocation_bytes);
 }
 
-SystemSelection resolved_system(const LoadedModel& model, SystemSelection system) {
-    const VelaIni& vela = VelaIni::builtin();
-    const auto known = [&](std::string_view kind, const std::string& name) {
-        const auto names = vela.names(kind);
-        return std::find(names.begin(), names.end(), name) != names.end();
-    };
+SystemChoice choose_system(const LoadedModel& model, const SystemSelection& user) {
+    SystemChoice choice{.selection = user, .followed = {}, .not_followed = {}};
     const CompiledFor& compiled = model.compiled_for;
-    if (system.system_config.empty() && known("System_Config", compiled.system_config) &&
-        compiled.system_config.starts_with(model.config.traits().vela_ini_prefix))
-        system.system_config = compiled.system_config;
-    if (system.memory_mode.empty() && known("Memory_Mode", compiled.memory_mode)) system.memory_mode = compiled.memory_mode;
-    return system;
+    const auto follow = [&](std::string SystemSelection::*part, const std::string& recorded, std::string_view option) {
+        if (!(user.*part).empty() || recorded.empty()) return;
+        SystemSelection trial = choice.selection;
+        trial.*part = recorded;
+        try {
+            make_memory_system(model.config, trial);  // the one judge of what a run may take
+        } catch (const Error& e) {
+            choice.not_followed.push_back(
+                fmt::format("{} records {} {}, which this run cannot take ({}); it uses Vela's default for {} instead "
+                            "(choose with {}, or give the section with --config FILE)",
+                            compiled.source, option, recorded, e.what(), model.config.name, option));
+            return;
+        }
+        choice.selection = trial;
+        choice.followed.push_back(fmt::format("{} {}", option, recorded));
+    };
+    follow(&SystemSelection::system_config, compiled.system_config, "--system-config");
+    follow(&SystemSelection::memory_mode, compiled.memory_mode, "--memory-mode");
+    return choice;
 }
 
 MemorySystem model_memory_system(const LoadedModel& model, const SystemSelection& system) {
-    return make_memory_system(model.config, resolved_system(model, system));
+    return make_memory_system(model.config, choose_system(model, system).selection);
 }
 
 RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> inputs, const RunOptions& options) {

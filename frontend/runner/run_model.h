@@ -43,11 +43,17 @@ struct RunResult {
 // computes on the host) is refused: above limits.max_allocation_bytes. Empty when it is within.
 std::string host_allocation_refusal(const TensorInfo& info, const WorkLimits& limits);
 
-// The memory system runs of `model` use: each of the user's choices in `system`; where it names
-// none, what the model records it was compiled for (CompiledFor), when that is one of Vela's
-// configurations for the model's NPU; else Vela's default for the NPU.
-SystemSelection resolved_system(const LoadedModel& model, SystemSelection system);
-// The memory system of model.config under resolved_system.
+// The memory system runs of `model` use: each of the user's choices in `user`; where it names
+// none, what the model records it was compiled for (CompiledFor), when that names a section this
+// NPU may take (Vela's built-in ones and those of the user's --config files, as
+// make_memory_system accepts them); else Vela's default for the NPU.
+struct SystemChoice {
+    SystemSelection selection;
+    std::vector<std::string> followed;      // "--system-config X" / "--memory-mode Y" taken from the file
+    std::vector<std::string> not_followed;  // a sentence for each recorded choice the run cannot take
+};
+SystemChoice choose_system(const LoadedModel& model, const SystemSelection& user);
+// The memory system of model.config under choose_system.
 MemorySystem model_memory_system(const LoadedModel& model, const SystemSelection& system);
 
 // inputs: raw bytes per model input (empty vector = zeros), each freed once placed in the

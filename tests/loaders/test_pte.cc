@@ -219,6 +219,21 @@ TEST(Pte, RunsOnTheMemorySystemItsCompileFlagsName) {
     EXPECT_EQ(run_on({{.processed = small_stream(), .compile_flags = flags},
                       {.processed = small_stream(), .compile_flags = "--memory-mode=Shared_Sram"}}),
               "Ethos_U55_High_End_Embedded Shared_Sram");
+    // A recorded name the run cannot take is said, not silently replaced; a --config file that
+    // defines it makes it one the run takes.
+    const auto board = load_model(
+        write_temp("board.pte", pte_file({{.processed = small_stream(),
+                                            .compile_flags = "--system-config=My_Board --memory-mode=Sram_Only"}})),
+        {});
+    const SystemChoice choice = choose_system(*board, {});
+    EXPECT_EQ(choice.followed, std::vector<std::string>{"--memory-mode Sram_Only"});
+    ASSERT_EQ(choice.not_followed.size(), 1u);
+    EXPECT_THAT(choice.not_followed[0], HasSubstr("records --system-config My_Board, which this run cannot take"));
+    EXPECT_THAT(choice.not_followed[0], HasSubstr("no such System_Config section"));
+    const std::string board_ini = "[System_Config.My_Board]\ninherit=System_Config.Ethos_U55_Deep_Embedded\n";
+    const std::string ini = write_temp("board.ini", Bytes(board_ini.begin(), board_ini.end()));
+    EXPECT_EQ(model_memory_system(*board, SystemSelection{"", "", {ini}}).system.name, "My_Board");
+
     const std::string path = write_temp("flags.pte", pte_file({{.processed = small_stream(), .compile_flags = flags}}));
     EXPECT_EQ(load_model(path, {})->compiled_for.source,
               path + ": execution_plan[0].delegates[0].compile_specs[1] (compile_flags)");
