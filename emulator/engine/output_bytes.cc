@@ -18,7 +18,7 @@ int lane_slot(int j) { return (j & 1) * (kByteScalingBlock / 2) + j / 2; }
 
 // Plain loops, for any CPU: the closed form of output_stage.h's scale_value.
 bool byte_scaling_baseline(const int32_t* acc, const ByteScaling& s, bool double_symmetric, int64_t zero_point,
-                           Range clip, int first_block, int blocks, uint8_t* out) {
+                           Range clip, int first_block, int blocks, uint8_t* out, int64_t block_step) {
     bool inside = true;
     for (int b = first_block; b < first_block + blocks; ++b) {
         for (int j = 0; j < kByteScalingBlock; ++j) {
@@ -28,7 +28,7 @@ bool byte_scaling_baseline(const int32_t* acc, const ByteScaling& s, bool double
             inside &= acc[c] > -kFormLimit && acc[c] < kFormLimit && sum > -kFormLimit && sum < kFormLimit;
             const int64_t nudge = double_symmetric ? (sum >= 0 ? s.nudge[t] : -s.nudge[t]) : 0;
             const int64_t product = sum * s.scale[c] + s.half[t] + nudge;
-            out[c - static_cast<size_t>(first_block) * kByteScalingBlock] = static_cast<uint8_t>(clamp((product >> s.shift[t]) + zero_point, clip));
+            out[(b - first_block) * block_step + j] = static_cast<uint8_t>(clamp((product >> s.shift[t]) + zero_point, clip));
         }
     }
     return inside;
@@ -50,7 +50,7 @@ bool byte_scaling_baseline(const int32_t* acc, const ByteScaling& s, bool double
 template <bool kDoubleSymmetric>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool byte_scaling_avx512_mode(
     const int32_t* acc, const ByteScaling& s, int64_t zero_point, Range clip, int first_block, int blocks,
-    uint8_t* out) {
+    uint8_t* out, int64_t block_step) {
     const __m512i low = _mm512_set1_epi64(clip.min - zero_point), high = _mm512_set1_epi64(clip.max - zero_point);
     const __m512i zero = _mm512_set1_epi64(zero_point);
     __m512i magnitudes = _mm512_setzero_si512();
@@ -76,7 +76,7 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool byte_scaling_
             v = _mm512_add_epi64(_mm512_min_epi64(_mm512_max_epi64(v, low), high), zero);
             bytes[odd] = _mm512_cvtepi64_epi8(v);
         }
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (c - static_cast<size_t>(first_block) * kByteScalingBlock)),
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (b - first_block) * block_step),
                          _mm_unpacklo_epi8(bytes[0], bytes[1]));
     }
     // A magnitude of 2^30 or more has bit 30 or 31 set (|INT32_MIN| stays INT32_MIN).
@@ -88,9 +88,10 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool byte_scaling_
 #endif
 
 bool byte_scaling_avx512(const int32_t* acc, const ByteScaling& s, bool double_symmetric, int64_t zero_point,
-                         Range clip, int first_block, int blocks, uint8_t* out) {
-    if (double_symmetric) return byte_scaling_avx512_mode<true>(acc, s, zero_point, clip, first_block, blocks, out);
-    return byte_scaling_avx512_mode<false>(acc, s, zero_point, clip, first_block, blocks, out);
+                         Range clip, int first_block, int blocks, uint8_t* out, int64_t block_step) {
+    if (double_symmetric)
+        return byte_scaling_avx512_mode<true>(acc, s, zero_point, clip, first_block, blocks, out, block_step);
+    return byte_scaling_avx512_mode<false>(acc, s, zero_point, clip, first_block, blocks, out, block_step);
 }
 
 bool cpu_has_avx512() {

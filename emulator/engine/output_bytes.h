@@ -29,14 +29,15 @@ struct ByteScaling {
 ByteScaling tabulate_byte_scaling(std::span<const int64_t> bias, std::span<const uint32_t> scale,
                                   std::span<const int32_t> shift);
 
-// For the channels c in [16 * first_block, 16 * (first_block + blocks)): out[c - 16 * first_block]
-// = the byte of clamp(scale_value(acc[c] + bias(c), scale(c), shift(c), mode) + zero_point, clip),
-// clip within 8 bits, where mode
-// is DBL (double_symmetric) or NATURAL (DBL_ASYMMETRIC's form too). False, the bytes undefined,
-// when an accumulator or a sum lies outside the form (magnitude 2^30 or more); the caller then
-// takes the general way.
+// For the channels c in [16 * first_block, 16 * (first_block + blocks)), the byte of
+// clamp(scale_value(acc[c] + bias(c), scale(c), shift(c), mode) + zero_point, clip), clip within 8
+// bits, where mode is DBL (double_symmetric) or NATURAL (DBL_ASYMMETRIC's form too): block b's 16
+// bytes at out + (b - first_block) * block_step (16: back to back; an NHCWB16 OFM's brick step:
+// each into its brick). False, the bytes undefined, when an accumulator or a sum lies outside the
+// form (magnitude 2^30 or more); the caller then takes the general way.
 using ByteScalingKernel = bool (*)(const int32_t* acc, const ByteScaling& s, bool double_symmetric,
-                                   int64_t zero_point, Range clip, int first_block, int blocks, uint8_t* out);
+                                   int64_t zero_point, Range clip, int first_block, int blocks, uint8_t* out,
+                                   int64_t block_step);
 
 // Every implementation this CPU runs, the hand-vectorised one first (AVX-512, plain loops): tests
 // compare them all.

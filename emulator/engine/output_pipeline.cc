@@ -226,18 +226,30 @@ bool OutputPipeline::store_channels_as_bytes(const int32_t* acc, int count, cons
         weights.byte_scaling.blocks * kByteScalingBlock < count) {
         return false;
     }
-    // A run of blocks at a time into one buffer, then each brick's bytes to their place (all of a
-    // run at once where the bricks are back to back, NHWC).
+    const bool double_symmetric = o.round == RoundMode::DoubleSymmetric;
+    const auto scale_blocks = [&](int first_block, int blocks, uint8_t* out, int64_t step) {
+        return kernel(acc, weights.byte_scaling, double_symmetric, op_.ofm.zero_point, clip_, first_block, blocks, out,
+                      step);
+    };
+    // Where channel 0 starts a brick, each whole block of 16 goes straight to its brick (NHWC:
+    // brick_step 16, back to back); a last part block to a buffer, then its bytes to their place.
+    if (first % kByteScalingBlock == 0) {
+        const int whole = count / kByteScalingBlock, rest = count % kByteScalingBlock;
+        if (whole > 0 && !scale_blocks(0, whole, to, brick_step)) return false;
+        if (rest == 0) return true;
+        uint8_t last[kByteScalingBlock];
+        if (!scale_blocks(whole, 1, last, kByteScalingBlock)) return false;
+        std::memcpy(to + whole * brick_step, last, static_cast<size_t>(rest));
+        return true;
+    }
+    // Otherwise a run of blocks at a time into one buffer, then each brick's part to its place.
     constexpr int kRunBlocks = 16;
     uint8_t staged[kRunBlocks * kByteScalingBlock];
-    const bool double_symmetric = o.round == RoundMode::DoubleSymmetric;
     for (int from = 0; from < count; from += kRunBlocks * kByteScalingBlock) {
         const int run = std::min(kRunBlocks * kByteScalingBlock, count - from);
-        const int first_block = from / kByteScalingBlock;
-        if (!kernel(acc, weights.byte_scaling, double_symmetric, op_.ofm.zero_point, clip_, first_block,
-                    (run + kByteScalingBlock - 1) / kByteScalingBlock, staged)) {
+        if (!scale_blocks(from / kByteScalingBlock, (run + kByteScalingBlock - 1) / kByteScalingBlock, staged,
+                          kByteScalingBlock))
             return false;
-        }
         // OFM channel k's byte: its brick's start, then its place in the brick.
         for (int c = 0; c < run;) {
             const int k = first + from + c;

@@ -49,7 +49,9 @@ TEST(OutputBytes, EveryKernelEqualsScaleValuePerChannel) {
                     for (size_t kernel = 0; kernel < byte_scaling_kernels().size(); ++kernel) {
                         for (int first_block = 0; first_block < s.blocks; first_block += 2) {
                             const int blocks = std::min(2, s.blocks - first_block);
-                            std::vector<uint8_t> out(static_cast<size_t>(blocks) * kByteScalingBlock, 0xcd);
+                            // Blocks back to back, or each into its brick of an NHCWB16 OFM.
+                            const int64_t step = trial % 2 ? kByteScalingBlock : 3 * kByteScalingBlock;
+                            std::vector<uint8_t> out(static_cast<size_t>(blocks * step), 0xcd);
                             bool block_inside = true;
                             for (int c = first_block * kByteScalingBlock;
                                  c < std::min(channels, (first_block + blocks) * kByteScalingBlock); ++c) {
@@ -59,7 +61,7 @@ TEST(OutputBytes, EveryKernelEqualsScaleValuePerChannel) {
                             }
                             const bool reported = byte_scaling_kernels()[kernel](
                                 acc.data(), s, round == RoundMode::DoubleSymmetric, zero_point, clip, first_block,
-                                blocks, out.data());
+                                blocks, out.data(), step);
                             ASSERT_EQ(reported, block_inside) << "kernel " << kernel << " channels " << channels;
                             if (!reported) continue;
                             for (int c = first_block * kByteScalingBlock;
@@ -67,10 +69,17 @@ TEST(OutputBytes, EveryKernelEqualsScaleValuePerChannel) {
                                 const size_t i = static_cast<size_t>(c);
                                 const int64_t expected =
                                     clamp(scale_value(acc[i] + bias[i], scale[i], shift[i], round) + zero_point, clip);
-                                ASSERT_EQ(out[i - static_cast<size_t>(first_block) * kByteScalingBlock],
+                                const int64_t block = c / kByteScalingBlock - first_block;
+                                ASSERT_EQ(out[static_cast<size_t>(block * step + c % kByteScalingBlock)],
                                           static_cast<uint8_t>(expected))
                                     << "kernel " << kernel << " channel " << c << " of " << channels << " sum "
                                     << acc[i] + bias[i] << " scale " << scale[i] << " shift " << shift[i];
+                            }
+                            // Nothing between one block's bytes and the next's is touched.
+                            for (int64_t i = 0; i < blocks * step; ++i) {
+                                if (i % step >= kByteScalingBlock) {
+                                    ASSERT_EQ(out[static_cast<size_t>(i)], 0xcd);
+                                }
                             }
                         }
                     }
