@@ -11,7 +11,7 @@
 namespace ethosu {
 namespace {
 
-constexpr int64_t kFormLimit = int64_t{1} << 30;  // |accumulator|, |bias| and |sum| below it
+constexpr int64_t kFormLimit = int64_t{1} << 30;  // |bias| and |accumulator + bias| below it
 
 // Where channel j of a block sits among its 64-bit terms: even channels first, then odd ones.
 int lane_slot(int j) { return (j & 1) * (kByteScalingBlock / 2) + j / 2; }
@@ -25,10 +25,11 @@ bool byte_scaling_baseline(const int32_t* acc, const ByteScaling& s, bool double
             const size_t c = static_cast<size_t>(b) * kByteScalingBlock + j;
             const size_t t = static_cast<size_t>(b) * kByteScalingBlock + lane_slot(j);
             const int64_t sum = int64_t{acc[c]} + s.bias[c];
-            inside &= acc[c] > -kFormLimit && acc[c] < kFormLimit && sum > -kFormLimit && sum < kFormLimit;
-            const int64_t nudge = double_symmetric ? (sum >= 0 ? s.nudge[t] : -s.nudge[t]) : 0;
-            const int64_t product = sum * s.scale[c] + s.half[t] + nudge;
-            out[(b - first_block) * block_step + j] = static_cast<uint8_t>(clamp((product >> s.shift[t]) + zero_point, clip));
+            inside &= sum > -kFormLimit && sum < kFormLimit;
+            const int64_t product = sum * s.scale[c];
+            const int64_t round = !double_symmetric ? s.half[t] : product >= 0 ? s.dbl_nonnegative[t] : s.dbl_negative[t];
+            out[(b - first_block) * block_step + j] =
+                static_cast<uint8_t>(clamp(((product + round) >> s.shift[t]) + zero_point, clip));
         }
     }
     return inside;
@@ -41,43 +42,42 @@ bool byte_scaling_baseline(const int32_t* acc, const ByteScaling& s, bool double
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-// One block of 16 channels: the sums (acc + bias, int32: both below 2^30) times the scales as
-// two VPMULDQ, of the even lanes and of the odd ones moved down, each product in 64 bits with
-// its rounding term, shift and clamp (the zero point taken off the clip bounds, added after),
-// then each 64-bit lane's low byte, even and odd interleaved back into channel order. DBL's
-// nudge takes the sign of the sum, which is the product's: the scale is positive, and where it
-// is zero both roundings give 0 (half +- 2^30 lies in [0, 2^shift) for shifts past 31).
+// One block of 16 channels: the sums (acc + bias in int32) times the scales as two VPMULDQ, of
+// the even lanes and of the odd ones moved down, each product in 64 bits with its rounding term
+// and shift; the odd lanes' results then move up into the even ones' high halves, which puts the
+// 16 results (int32: the shift is 30 or more) back in channel order for the zero point, the clamp
+// and the narrowing to bytes. DBL's rounding term follows the product's sign. Only the sums'
+// magnitudes are checked: with |bias| < 2^30, a sum that wrapped in int32 lies at 2^30 or
+// beyond, so an accumulator of 2^30 or more shows in its sum.
 template <bool kDoubleSymmetric>
 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool byte_scaling_avx512_mode(
     const int32_t* acc, const ByteScaling& s, int64_t zero_point, Range clip, int first_block, int blocks,
     uint8_t* out, int64_t block_step) {
-    const __m512i low = _mm512_set1_epi64(clip.min - zero_point), high = _mm512_set1_epi64(clip.max - zero_point);
-    const __m512i zero = _mm512_set1_epi64(zero_point);
+    const __m512i low = _mm512_set1_epi32(static_cast<int32_t>(clip.min - zero_point));
+    const __m512i high = _mm512_set1_epi32(static_cast<int32_t>(clip.max - zero_point));
+    const __m512i zero = _mm512_set1_epi32(static_cast<int32_t>(zero_point));
     __m512i magnitudes = _mm512_setzero_si512();
     for (int b = first_block; b < first_block + blocks; ++b) {
         const size_t c = static_cast<size_t>(b) * kByteScalingBlock;
-        const __m512i a = _mm512_loadu_si512(acc + c);
-        const __m512i sum = _mm512_add_epi32(a, _mm512_loadu_si512(s.bias.data() + c));
-        magnitudes = _mm512_or_si512(magnitudes, _mm512_or_si512(_mm512_abs_epi32(a), _mm512_abs_epi32(sum)));
+        const __m512i sum = _mm512_add_epi32(_mm512_loadu_si512(acc + c), _mm512_loadu_si512(s.bias.data() + c));
+        magnitudes = _mm512_or_si512(magnitudes, _mm512_abs_epi32(sum));
         const __m512i scale = _mm512_loadu_si512(s.scale.data() + c);
         __m512i lanes[2] = {_mm512_mul_epi32(sum, scale),
                             _mm512_mul_epi32(_mm512_srli_epi64(sum, 32), _mm512_srli_epi64(scale, 32))};
-        __m128i bytes[2];
         for (int odd = 0; odd < 2; ++odd) {
             const size_t t = c + static_cast<size_t>(odd) * (kByteScalingBlock / 2);
-            const __m512i half = _mm512_loadu_si512(s.half.data() + t);
-            __m512i round = half;
-            if constexpr (kDoubleSymmetric) {
-                const __m512i nudge = _mm512_loadu_si512(s.nudge.data() + t);
-                round = _mm512_mask_sub_epi64(_mm512_add_epi64(half, nudge), _mm512_movepi64_mask(lanes[odd]), half,
-                                              nudge);
-            }
-            __m512i v = _mm512_srav_epi64(_mm512_add_epi64(lanes[odd], round), _mm512_loadu_si512(s.shift.data() + t));
-            v = _mm512_add_epi64(_mm512_min_epi64(_mm512_max_epi64(v, low), high), zero);
-            bytes[odd] = _mm512_cvtepi64_epi8(v);
+            __m512i round;
+            if constexpr (kDoubleSymmetric)
+                round = _mm512_mask_blend_epi64(_mm512_movepi64_mask(lanes[odd]),
+                                                _mm512_loadu_si512(s.dbl_nonnegative.data() + t),
+                                                _mm512_loadu_si512(s.dbl_negative.data() + t));
+            else
+                round = _mm512_loadu_si512(s.half.data() + t);
+            lanes[odd] = _mm512_srav_epi64(_mm512_add_epi64(lanes[odd], round), _mm512_loadu_si512(s.shift.data() + t));
         }
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (b - first_block) * block_step),
-                         _mm_unpacklo_epi8(bytes[0], bytes[1]));
+        __m512i v = _mm512_mask_blend_epi32(0xAAAA, lanes[0], _mm512_slli_epi64(lanes[1], 32));
+        v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, low), high), zero);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (b - first_block) * block_step), _mm512_cvtepi32_epi8(v));
     }
     // A magnitude of 2^30 or more has bit 30 or 31 set (|INT32_MIN| stays INT32_MIN).
     return (_mm512_reduce_or_epi32(magnitudes) & ~int32_t{kFormLimit - 1}) == 0;
@@ -111,16 +111,19 @@ ByteScaling tabulate_byte_scaling(std::span<const int64_t> bias, std::span<const
     s.bias.assign(padded, 0);
     s.scale.assign(padded, 0);
     s.half.assign(padded, 0);
-    s.nudge.assign(padded, 0);
+    s.dbl_nonnegative.assign(padded, 0);
+    s.dbl_negative.assign(padded, 0);
     s.shift.assign(padded, 0);
     for (size_t c = 0; c < channels; ++c) {
-        if (shift[c] < 1 || shift[c] > 62 || scale[c] >> 31 || bias[c] <= -kFormLimit || bias[c] >= kFormLimit)
+        if (shift[c] < 30 || shift[c] > 62 || scale[c] >> 31 || bias[c] <= -kFormLimit || bias[c] >= kFormLimit)
             return ByteScaling{};
         const size_t t = c - c % kByteScalingBlock + static_cast<size_t>(lane_slot(static_cast<int>(c % kByteScalingBlock)));
         s.bias[c] = static_cast<int32_t>(bias[c]);
         s.scale[c] = static_cast<int32_t>(scale[c]);
-        s.half[t] = int64_t{1} << (shift[c] - 1);
-        s.nudge[t] = shift[c] > 31 ? kFormLimit : 0;
+        const int64_t half = int64_t{1} << (shift[c] - 1), nudge = shift[c] > 31 ? kFormLimit : 0;
+        s.half[t] = half;
+        s.dbl_nonnegative[t] = half + nudge;
+        s.dbl_negative[t] = half - nudge;
         s.shift[t] = shift[c];
     }
     s.blocks = static_cast<int>(padded / kByteScalingBlock);

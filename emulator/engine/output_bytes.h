@@ -19,11 +19,14 @@ constexpr int kByteScalingBlock = 16;
 // Per-channel terms, padded with zero channels to whole blocks of kByteScalingBlock. Within a
 // block the 64-bit terms are in the order the kernel's even and odd lanes take them: channels 0,
 // 2, ..., 14, then 1, 3, ..., 15. blocks == 0 when a channel leaves the form: a scale of 2^31 or
-// more, a shift outside 1..62 or a bias of magnitude 2^30 or more.
+// more, a shift outside 30..62 (below 30 a scaled value may pass int32; Vela's scales, 2^30 or
+// more, then mean a gain above 1) or a bias of magnitude 2^30 or more.
 struct ByteScaling {
     int blocks = 0;
     std::vector<int32_t> bias, scale;
-    std::vector<int64_t> half, nudge, shift;  // 2^(shift - 1); DBL's 2^30 once shift passes 31, else 0; shift
+    // The rounding term NATURAL adds, 2^(shift - 1); DBL's for a product >= 0 and < 0, which
+    // add and take off 2^30 once shift passes 31; the shift.
+    std::vector<int64_t> half, dbl_nonnegative, dbl_negative, shift;
 };
 
 ByteScaling tabulate_byte_scaling(std::span<const int64_t> bias, std::span<const uint32_t> scale,
@@ -33,7 +36,7 @@ ByteScaling tabulate_byte_scaling(std::span<const int64_t> bias, std::span<const
 // clamp(scale_value(acc[c] + bias(c), scale(c), shift(c), mode) + zero_point, clip), clip within 8
 // bits, where mode is DBL (double_symmetric) or NATURAL (DBL_ASYMMETRIC's form too): block b's 16
 // bytes at out + (b - first_block) * block_step (16: back to back; an NHCWB16 OFM's brick step:
-// each into its brick). False, the bytes undefined, when an accumulator or a sum lies outside the
+// each into its brick). False, the bytes undefined, when a sum acc[c] + bias(c) lies outside the
 // form (magnitude 2^30 or more); the caller then takes the general way.
 using ByteScalingKernel = bool (*)(const int32_t* acc, const ByteScaling& s, bool double_symmetric,
                                    int64_t zero_point, Range clip, int first_block, int blocks, uint8_t* out,

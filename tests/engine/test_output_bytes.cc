@@ -1,7 +1,7 @@
 // The output stage's byte kernels (emulator/engine/output_bytes.cc) against scale_value channel by
 // channel: every implementation the CPU runs (AVX-512, plain loops), DBL and NATURAL, signed and
-// unsigned 8-bit clips, shifts across bit 31 (where DBL's nudge starts), and pixels with an
-// accumulator or a sum of 2^30 and more, which must be reported outside the form.
+// unsigned 8-bit clips, shifts across bit 31 (where DBL's nudge starts), pixels with a sum of 2^30
+// and more, which must be reported outside the form, and the form's extremes.
 
 #include <gtest/gtest.h>
 
@@ -30,7 +30,7 @@ TEST(OutputBytes, EveryKernelEqualsScaleValuePerChannel) {
                     for (int c = 0; c < channels; ++c) {
                         bias.push_back(static_cast<int64_t>(rng() % (2 * kLimit - 1)) - (kLimit - 1));
                         scale.push_back(static_cast<uint32_t>(rng() >> 33));
-                        shift.push_back(static_cast<int32_t>(1 + rng() % 62));
+                        shift.push_back(static_cast<int32_t>(30 + rng() % 33));
                     }
                     if (trial % 8 == 0) scale[0] = 0;
                     const ByteScaling s = tabulate_byte_scaling(bias, scale, shift);
@@ -57,7 +57,7 @@ TEST(OutputBytes, EveryKernelEqualsScaleValuePerChannel) {
                                  c < std::min(channels, (first_block + blocks) * kByteScalingBlock); ++c) {
                                 const size_t i = static_cast<size_t>(c);
                                 const int64_t sum = int64_t{acc[i]} + bias[i];
-                                block_inside &= acc[i] > -kLimit && acc[i] < kLimit && sum > -kLimit && sum < kLimit;
+                                block_inside &= sum > -kLimit && sum < kLimit;
                             }
                             const bool reported = byte_scaling_kernels()[kernel](
                                 acc.data(), s, round == RoundMode::DoubleSymmetric, zero_point, clip, first_block,
@@ -89,13 +89,47 @@ TEST(OutputBytes, EveryKernelEqualsScaleValuePerChannel) {
     }
 }
 
+// The largest products the form admits (scale 2^31 - 1, |sum| 2^30 - 1) at the smallest shift,
+// where a scaled value comes nearest 2^31, and accumulators whose sums only just stay inside.
+TEST(OutputBytes, ExtremesOfTheFormAreExact) {
+    const int64_t top = kLimit - 1;
+    const std::vector<int64_t> bias = {0, 0, top, -top, 5, -5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    const std::vector<int32_t> acc = {static_cast<int32_t>(top), static_cast<int32_t>(-top), 0, 0,
+                                      static_cast<int32_t>(top - 5), static_cast<int32_t>(5 - top), 1, -1,
+                                      static_cast<int32_t>(top), static_cast<int32_t>(-top), 0, 0, 0, 0, 0, 0};
+    std::vector<uint32_t> scale(16, (1u << 31) - 1);
+    std::vector<int32_t> shift(16, 30);
+    shift[8] = shift[9] = 31;
+    shift[10] = 32;
+    shift[11] = 62;
+    const ByteScaling s = tabulate_byte_scaling(bias, scale, shift);
+    ASSERT_EQ(s.blocks, 1);
+    for (const RoundMode round : {RoundMode::DoubleSymmetric, RoundMode::Natural}) {
+        for (const int zero_point : {-128, 0, 127}) {
+            for (size_t kernel = 0; kernel < byte_scaling_kernels().size(); ++kernel) {
+                std::vector<uint8_t> out(16, 0xcd);
+                const Range clip{-128, 127};
+                ASSERT_TRUE(byte_scaling_kernels()[kernel](acc.data(), s, round == RoundMode::DoubleSymmetric,
+                                                            zero_point, clip, 0, 1, out.data(), 16));
+                for (size_t c = 0; c < 16; ++c) {
+                    const int64_t expected =
+                        clamp(scale_value(acc[c] + bias[c], scale[c], shift[c], round) + zero_point, clip);
+                    EXPECT_EQ(out[c], static_cast<uint8_t>(expected)) << "kernel " << kernel << " channel " << c;
+                }
+            }
+        }
+    }
+}
+
 TEST(OutputBytes, ChannelsOutsideTheFormLeaveNoTables) {
     const std::vector<int64_t> bias{0, kLimit};
     const std::vector<uint32_t> scale{1, 1};
-    const std::vector<int32_t> shift{1, 1};
+    const std::vector<int32_t> shift{40, 40};
     EXPECT_EQ(tabulate_byte_scaling(bias, scale, shift).blocks, 0);  // a bias of 2^30
-    EXPECT_EQ(tabulate_byte_scaling(std::vector<int64_t>{0}, std::vector<uint32_t>{1u << 31}, std::vector<int32_t>{1}).blocks, 0);
-    EXPECT_EQ(tabulate_byte_scaling(std::vector<int64_t>{0}, std::vector<uint32_t>{1}, std::vector<int32_t>{0}).blocks, 0);
+    EXPECT_EQ(tabulate_byte_scaling(std::vector<int64_t>{0}, std::vector<uint32_t>{1u << 31}, std::vector<int32_t>{40}).blocks, 0);
+    // A shift below 30: a gain the int32 results may not hold.
+    EXPECT_EQ(tabulate_byte_scaling(std::vector<int64_t>{0}, std::vector<uint32_t>{1}, std::vector<int32_t>{29}).blocks, 0);
+    EXPECT_EQ(tabulate_byte_scaling(std::vector<int64_t>{0}, std::vector<uint32_t>{1}, std::vector<int32_t>{30}).blocks, 1);
     EXPECT_EQ(tabulate_byte_scaling(std::vector<int64_t>{0}, std::vector<uint32_t>{1}, std::vector<int32_t>{63}).blocks, 0);
     EXPECT_EQ(tabulate_byte_scaling(std::vector<int64_t>{-kLimit + 1}, std::vector<uint32_t>{(1u << 31) - 1},
                                     std::vector<int32_t>{62}).blocks,

@@ -317,7 +317,7 @@ TEST(OutputStage, StoreChannelsAsBytesEqualsApplyChannels) {
                 for (int c = 0; c < channels; ++c) {
                     w.bias.push_back(static_cast<int64_t>(rng() % 2000001) - 1000000);
                     w.scale.push_back(static_cast<uint32_t>(rng() >> 33));
-                    w.shift.push_back(static_cast<int32_t>(20 + rng() % 30));
+                    w.shift.push_back(static_cast<int32_t>(30 + rng() % 30));
                     acc[static_cast<size_t>(c)] = static_cast<int32_t>(rng() >> (36 + rng() % 28)) * (rng() & 1 ? 1 : -1);
                 }
                 tabulate_output_rounding(w);
@@ -338,7 +338,7 @@ TEST(OutputStage, StoreChannelsAsBytesEqualsApplyChannels) {
                         ASSERT_EQ(bytes, expected) << channels << " channels from " << first << ", brick step " << brick_step;
                     }
                 }
-                acc[0] = int32_t{1} << 30;
+                acc[0] = (int32_t{1} << 30) + 1000000;  // a sum of 2^30 or more, whatever the bias
                 std::vector<uint8_t> bytes(static_cast<size_t>(channels));
                 EXPECT_FALSE(pipeline.store_channels_as_bytes(acc.data(), channels, w, 0, bytes.data(), 16));
             }
