@@ -57,23 +57,26 @@ __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl"))) bool byte_scaling_
     const __m512i high = _mm512_set1_epi32(static_cast<int32_t>(clip.max - zero_point));
     const __m512i zero = _mm512_set1_epi32(static_cast<int32_t>(zero_point));
     __m512i magnitudes = _mm512_setzero_si512();
+    // The tables as locals: a byte store may alias anything, which would reload them every block.
+    const int32_t *const bias = s.bias.data(), *const scales = s.scale.data();
+    const int64_t *const half = s.half.data(), *const nonnegative = s.dbl_nonnegative.data(),
+                  *const negative = s.dbl_negative.data(), *const shift = s.shift.data();
     for (int b = first_block; b < first_block + blocks; ++b) {
         const size_t c = static_cast<size_t>(b) * kByteScalingBlock;
-        const __m512i sum = _mm512_add_epi32(_mm512_loadu_si512(acc + c), _mm512_loadu_si512(s.bias.data() + c));
+        const __m512i sum = _mm512_add_epi32(_mm512_loadu_si512(acc + c), _mm512_loadu_si512(bias + c));
         magnitudes = _mm512_or_si512(magnitudes, _mm512_abs_epi32(sum));
-        const __m512i scale = _mm512_loadu_si512(s.scale.data() + c);
+        const __m512i scale = _mm512_loadu_si512(scales + c);
         __m512i lanes[2] = {_mm512_mul_epi32(sum, scale),
                             _mm512_mul_epi32(_mm512_srli_epi64(sum, 32), _mm512_srli_epi64(scale, 32))};
         for (int odd = 0; odd < 2; ++odd) {
             const size_t t = c + static_cast<size_t>(odd) * (kByteScalingBlock / 2);
             __m512i round;
             if constexpr (kDoubleSymmetric)
-                round = _mm512_mask_blend_epi64(_mm512_movepi64_mask(lanes[odd]),
-                                                _mm512_loadu_si512(s.dbl_nonnegative.data() + t),
-                                                _mm512_loadu_si512(s.dbl_negative.data() + t));
+                round = _mm512_mask_blend_epi64(_mm512_movepi64_mask(lanes[odd]), _mm512_loadu_si512(nonnegative + t),
+                                                _mm512_loadu_si512(negative + t));
             else
-                round = _mm512_loadu_si512(s.half.data() + t);
-            lanes[odd] = _mm512_srav_epi64(_mm512_add_epi64(lanes[odd], round), _mm512_loadu_si512(s.shift.data() + t));
+                round = _mm512_loadu_si512(half + t);
+            lanes[odd] = _mm512_srav_epi64(_mm512_add_epi64(lanes[odd], round), _mm512_loadu_si512(shift + t));
         }
         __m512i v = _mm512_mask_blend_epi32(0xAAAA, lanes[0], _mm512_slli_epi64(lanes[1], 32));
         v = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, low), high), zero);
