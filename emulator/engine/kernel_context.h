@@ -77,6 +77,8 @@ struct OperandRows {
 struct KernelScratch {
     // Per worker thread:
     ThreadScratch<int16_t> ifm;  // a band's IFM rows, zero point taken off, dense HWC
+    ThreadScratch<uint8_t> ifm_bytes;     // or (gemm_u8) as offset bytes
+    ThreadScratch<uint8_t> byte_patches;  // gemm_u8's operand patches and padding
     ThreadScratch<int32_t> accumulators;
     ThreadScratch<int16_t> patches;
     ThreadScratch<const int16_t*> tap_pixels;  // DEPTHWISE: the IFM pixel of each kernel tap

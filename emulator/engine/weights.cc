@@ -518,7 +518,8 @@ namespace {
 void pack_conv_weights(const DecodedOp& op, OpWeights& w) {
     tabulate_output_rounding(w);
     const int taps = w.kernel_height * w.kernel_width;
-    if (op.kind == OpKind::Conv) w.gemm = pack_gemm_weights(w.values.data(), w.ofm_depth, taps * w.ifm_depth);
+    if (op.kind == OpKind::Conv)
+        w.gemm = pack_gemm_weights(w.values.data(), w.ofm_depth, taps * w.ifm_depth, op.ifm.precision.bits == 8);
     else w.depthwise = pack_depthwise_weights(w.values.data(), w.ofm_depth, taps);
 }
 

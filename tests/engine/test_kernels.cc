@@ -123,19 +123,24 @@ struct ConvCase {
     // Every IFM value the type's maximum and every weight +-255 (the sign by OFM channel): sums as
     // far from zero as the kernel allows.
     bool extreme = false;
+    // |weight|: 255 (9-bit, the int16 GEMM), or 128 (int8: an 8-bit IFM's CONV then goes by gemm_u8
+    // on a CPU with AVX-512 VNNI).
+    int weight_limit = 255;
     const char* config = "ethos-u55-128";
     std::optional<BlockConfig> block{};  // default: 4x4, depth the OFM's rounded up to 8 (at most 64)
 };
 
 std::ostream& operator<<(std::ostream& os, const ConvCase& c) { return os << c.name; }
 
-Weights random_weights(int o, int kh, int kw, int i, uint32_t seed) {
+// Weights in [-limit, limit] (int8's -128 at the low end for limit 128), the extremes often.
+Weights random_weights(int o, int kh, int kw, int i, uint32_t seed, int limit = 255) {
     Weights w{o, kh, kw, i, {}};
     std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> any(-255, 255);
+    const int low = limit == 128 ? -128 : -limit, high = limit == 128 ? 127 : limit;
+    std::uniform_int_distribution<int> any(low, high);
     w.values.resize(static_cast<size_t>(o) * kh * kw * i);
     for (size_t k = 0; k < w.values.size(); ++k)
-        w.values[k] = static_cast<int16_t>(k % 11 == 5 ? (k % 2 ? 255 : -255) : any(rng));
+        w.values[k] = static_cast<int16_t>(k % 11 == 5 ? (k % 2 ? high : low) : any(rng));
     return w;
 }
 
@@ -202,11 +207,13 @@ void check_conv(const ConvCase& c) {
     const Window wy = window(c.ifm_h, c.kernel_h, c.stride_y, c.dilation_y, c.pad.top, c.pad.bottom);
     const Window wx = window(c.ifm_w, c.kernel_w, c.stride_x, c.dilation_x, c.pad.left, c.pad.right);
     Tensor in = random_tensor(c.ifm_h, c.ifm_w, c.ifm_c, c.ifm, 11);
-    Weights w = random_weights(c.ofm_c, c.kernel_h, c.kernel_w, depthwise ? 1 : c.ifm_c, 12);
+    Weights w = random_weights(c.ofm_c, c.kernel_h, c.kernel_w, depthwise ? 1 : c.ifm_c, 12, c.weight_limit);
     if (c.extreme) {
         std::fill(in.values.begin(), in.values.end(), type_max(c.ifm));
         const size_t per_channel = w.values.size() / static_cast<size_t>(c.ofm_c);
-        for (size_t k = 0; k < w.values.size(); ++k) w.values[k] = k / per_channel % 2 ? 255 : -255;
+        const int16_t high = static_cast<int16_t>(c.weight_limit == 128 ? 127 : c.weight_limit);
+        const int16_t low = static_cast<int16_t>(-c.weight_limit);
+        for (size_t k = 0; k < w.values.size(); ++k) w.values[k] = k / per_channel % 2 ? high : low;
     }
     std::vector<ChannelScale> bias(static_cast<size_t>(c.ofm_c));
     std::mt19937 rng(13);
@@ -308,6 +315,35 @@ const ConvCase kConvCases[] = {
     }),
     with(conv("U65DualCoreOneChannel"), [](ConvCase& c) { c.config = "ethos-u65-512", c.ofm_c = 1; }),
     with(conv("U65SingleCore"), [](ConvCase& c) { c.config = "ethos-u65-256", c.ifm = c.ofm = kInt16; }),
+    // int8 weights: an 8-bit IFM's operands as bytes (gemm_u8), padding taps at the byte offset.
+    with(conv("ByteWeightsPaddingAllSides"), [](ConvCase& c) { c.weight_limit = 128, c.pad = {1, 2, 2, 1}; }),
+    with(conv("ByteWeightsStrideDilation"), [](ConvCase& c) {
+        c.weight_limit = 128, c.dilation_x = 2, c.stride_x = c.stride_y = 2, c.ifm_h = 11, c.ifm_w = 12;
+        c.pad = {1, 3, 2, 0};
+    }),
+    with(conv("ByteWeightsOddDepths"), [](ConvCase& c) { c.weight_limit = 128, c.ifm_c = 7, c.ofm_c = 37; }),
+    with(conv("ByteWeights1x1OddDepth"), [](ConvCase& c) {
+        c.weight_limit = 128, c.ifm_c = 45, c.ofm_c = 17, c.kernel_h = c.kernel_w = 1, c.ifm_zp = -9;
+    }),
+    with(conv("ByteWeightsUint8ZeroPoints"), [](ConvCase& c) {
+        c.weight_limit = 128, c.ifm = c.ofm = kUint8, c.ifm_zp = 255, c.ofm_zp = 77, c.pad = {1, 1, 1, 1};
+    }),
+    with(conv("ByteWeightsInt8ZeroPoints"), [](ConvCase& c) {
+        c.weight_limit = 128, c.ifm_zp = -128, c.ofm_zp = 9, c.pad = {1, 1, 1, 1};
+    }),
+    with(conv("ByteWeightsExtreme"), [](ConvCase& c) { c.weight_limit = 128, c.extreme = true, c.ifm_c = 40; }),
+    with(conv("ByteWeightsNhcwb16FourTiles"), [](ConvCase& c) {
+        c.weight_limit = 128, c.four_tiles = true, c.ifm_h = 9, c.ifm_w = 10, c.ifm_c = 17, c.ofm_c = 20;
+        c.pad = {0, 1, 1, 0}, c.ifm_format = c.ofm_format = DataFormat::NHCWB16;
+    }),
+    with(conv("ByteWeightsLargeInGroups"), [](ConvCase& c) {
+        c.weight_limit = 128, c.ifm_h = 2, c.ifm_w = 1, c.kernel_h = c.kernel_w = 1, c.ifm_c = 1030, c.ofm_c = 521;
+        c.ifm = c.ofm = kUint8, c.ifm_zp = 120, c.ofm_zp = 7;
+    }),
+    // A zero point no Vela writes, whose operands leave a byte: the int16 GEMM, packed at the op.
+    with(conv("ByteWeightsZeroPointBeyondAByte"), [](ConvCase& c) {
+        c.weight_limit = 128, c.ifm_zp = 300, c.pad = {1, 1, 1, 1};
+    }),
     // Fully connected: a vector product, 1x1 kernel over a 1x1 IFM (and a batch of rows).
     with(conv("FullyConnected"), [](ConvCase& c) {
         c.ifm_h = c.ifm_w = 1, c.kernel_h = c.kernel_w = 1, c.ifm_c = 67, c.ofm_c = 23;
