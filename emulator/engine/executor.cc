@@ -186,13 +186,14 @@ const OpWeights& WeightCache::get(const DecodedOp& op, const NpuConfig& config, 
     if (found != cache_.end() && found->second.decoded_from(spans_)) {
         // What the entry was prefetched from (flash that a DMA then staged into SRAM, say) has
         // just been compared: within one run it is not read again.
-        if (one_run_) release_all(memory, found->second.borrowed);
+        if (one_run()) release_all(memory, found->second.borrowed);
         return *found->second.weights;
     }
     Entry& entry = found != cache_.end() ? found->second : cache_[lookup_];
     entry.weights = std::make_unique<OpWeights>(decode_from_spans(op, config, spans_, source));
-    entry.remember(spans_, one_run_ && std::ranges::all_of(spans_, [&](auto b) { return memory.is_read_only(b); }));
-    if (one_run_) release_all(memory, spans_);
+    entry.remember(spans_,
+                   borrows_read_only() && std::ranges::all_of(spans_, [&](auto b) { return memory.is_read_only(b); }));
+    if (one_run()) release_all(memory, spans_);
     return *entry.weights;
 }
 
@@ -210,7 +211,7 @@ size_t WeightCache::prefetch(std::span<const DecodedOp> ops, const NpuConfig& co
     for (; at < ops.size() && planned < stream_bytes; ++at) {
         const DecodedOp& op = ops[at];
         if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) continue;
-        if (one_run_ && ConvWeightGroups::applies(op, config)) continue;  // decoded by the kernel, group by group
+        if (one_run() && ConvWeightGroups::applies(op, config)) continue;  // decoded by the kernel, group by group
         for (const auto& s : op.weights) planned += s.length;
         Job job{&op, key_of(op), {}, {}};
         const AccessContext who{&source, op.offset, op_kind_name(op.kind), "weight/scale stream"};
@@ -230,10 +231,10 @@ size_t WeightCache::prefetch(std::span<const DecodedOp> ops, const NpuConfig& co
         Job& job = jobs[i];
         try {
             job.entry.weights = std::make_unique<OpWeights>(decode_from_spans(*job.op, config, job.spans, source));
-            job.entry.remember(job.spans, one_run_ && std::ranges::all_of(job.spans, [&](auto b) {
+            job.entry.remember(job.spans, borrows_read_only() && std::ranges::all_of(job.spans, [&](auto b) {
                                               return memory.is_read_only(b);
                                           }));
-            if (one_run_) release_all(memory, job.spans);
+            if (one_run()) release_all(memory, job.spans);
         } catch (const Error&) {
             job.entry.weights.reset();
         }

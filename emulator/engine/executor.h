@@ -70,14 +70,21 @@ private:
 // same shape and traversal (the same bytes decode differently for another shape).
 class WeightCache {
 public:
-    // one_run: the cache lives within one run. An entry decoded from read-only memory (the model's
-    // constant data) then remembers where it came from instead of copying the bytes, and a layer
-    // too large to hold decoded (ConvWeightGroups) is not prefetched: the kernel decodes it a group
-    // of OFM blocks at a time. Such a cache reads stream bytes only to decode or compare them, and
-    // then releases them (AddressSpace::release), so a mapped model file does not stay resident. A
-    // cache kept across runs must copy (the next run maps memory anew) and holds every layer whole.
-    explicit WeightCache(bool one_run = false) : one_run_(one_run) {}
-    bool one_run() const { return one_run_; }
+    enum class Lifetime {
+        // Within one run. An entry decoded from read-only memory (the model's constant data)
+        // remembers where it came from instead of copying the bytes, and a layer too large to hold
+        // decoded (ConvWeightGroups) is not prefetched: the kernel decodes it a group of OFM blocks
+        // at a time. Such a cache reads stream bytes only to decode or compare them, and then
+        // releases them (AddressSpace::release), so a mapped model file does not stay resident.
+        OneRun,
+        // Across runs on one memory map (StreamSession): an entry decoded from read-only memory
+        // remembers where it came from, which a later run finds unchanged without comparing a byte.
+        RunsOnOneMemory,
+        // Across runs each on memory mapped anew: entries copy what they were decoded from.
+        RunsOnFreshMemory,
+    };
+    explicit WeightCache(Lifetime lifetime = Lifetime::RunsOnFreshMemory) : lifetime_(lifetime) {}
+    bool one_run() const { return lifetime_ == Lifetime::OneRun; }
 
     const OpWeights& get(const DecodedOp& op, const NpuConfig& config, const AddressSpace& memory,
                          const std::string& source);
@@ -107,7 +114,8 @@ private:
         bool decoded_from(const Spans& spans) const;
         void remember(const Spans& spans, bool borrow);
     };
-    bool one_run_;
+    Lifetime lifetime_;
+    bool borrows_read_only() const { return lifetime_ != Lifetime::RunsOnFreshMemory; }
     std::map<Key, Entry> cache_;
     // get()'s lookup buffers, reused so that a hit allocates nothing.
     Key lookup_;
@@ -148,7 +156,7 @@ private:
     std::string source_;
     WorkBudget budget_;
     Shram shram_;
-    WeightCache own_weights_{true};
+    WeightCache own_weights_{WeightCache::Lifetime::OneRun};
     WeightCache* shared_weights_;  // nullptr: own_weights_
     // What the kernels keep from op to op: chain buffers, kept accumulators, scratch (kernel_context.h).
     struct KernelState;

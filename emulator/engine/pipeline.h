@@ -74,7 +74,7 @@ private:
     std::string source_;
     TimedMemory timed_;
     bool timing_;
-    WeightCache weights_;
+    WeightCache weights_{WeightCache::Lifetime::RunsOnOneMemory};
     Executor executor_;
     bool replay_ = false;
     StreamOutcome last_;

@@ -573,11 +573,11 @@ TEST(OpWeights, StreamsThatDoNotFitTheShapeAreRefused) {
 
 // The weight cache decodes ahead from the bytes a DMA will copy; an op that reads other bytes
 // than predicted (here: the DMA never ran) gets its own bytes decoded, not the prediction. The
-// same holds for a cache that borrows the read-only source instead of copying it.
-class WeightCacheKinds : public ::testing::TestWithParam<bool> {};
+// same holds for a cache that borrows the read-only source instead of copying it, within a run or
+// across runs on one memory.
+class WeightCacheKinds : public ::testing::TestWithParam<WeightCache::Lifetime> {};
 
 TEST_P(WeightCacheKinds, PrefetchIsCheckedAgainstTheBytesTheOpReads) {
-    const bool borrow = GetParam();
     const NpuConfig config = *find_npu_config("ethos-u55-128");
     OrderSpec shape;
     shape.ofm_depth = 16, shape.ifm_depth = 32, shape.ofm_block = 16;
@@ -603,7 +603,7 @@ TEST_P(WeightCacheKinds, PrefetchIsCheckedAgainstTheBytesTheOpReads) {
     for (auto* streams : {&conv.weights, &conv.scales})
         for (Stream& st : *streams) st.region = 1;
 
-    WeightCache cache(borrow);
+    WeightCache cache(GetParam());
     cache.prefetch(stream.ops, config, space, "hand-built");
     const OpWeights& used = cache.get(stream.ops[1], config, space, "hand-built");
     const auto fetch_from = [&](const std::vector<uint8_t>& bytes) {
@@ -618,7 +618,9 @@ TEST_P(WeightCacheKinds, PrefetchIsCheckedAgainstTheBytesTheOpReads) {
     EXPECT_EQ(cache.get(stream.ops[1], config, space, "hand-built").values, from_source.values);
 }
 
-INSTANTIATE_TEST_SUITE_P(CopyingAndBorrowing, WeightCacheKinds, ::testing::Bool());
+INSTANTIATE_TEST_SUITE_P(CopyingAndBorrowing, WeightCacheKinds,
+                         ::testing::Values(WeightCache::Lifetime::OneRun, WeightCache::Lifetime::RunsOnOneMemory,
+                                           WeightCache::Lifetime::RunsOnFreshMemory));
 
 // ---------------------------------------------------------------------------------------------
 // The corpus: every kernel op Vela emitted, decoded and compared with the original model.
