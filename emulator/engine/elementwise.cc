@@ -3,12 +3,15 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <optional>
 #include <vector>
 
 #include "emulator/engine/elementwise_rows.h"
 #include "emulator/engine/kernel_context.h"
 #include "emulator/engine/output_pipeline.h"
+#include "emulator/engine/scaled_add.h"
+#include "emulator/engine/simd.h"
 #include "emulator/isa/error.h"
 
 namespace ethosu {
@@ -35,6 +38,60 @@ bool is_u55_mode(ElementwiseMode m) {
     }
 }
 
+}  // namespace
+
+ETHOSU_SIMD_CLONES void add_scaled(const int64_t* __restrict scaled, const int64_t* __restrict shifted, int count,
+                                   const ScaledAddTerms& t, int64_t* __restrict out) {
+    for (int c = 0; c < count; ++c) {
+        const int64_t v = t.scaled_sign * t.operand(scaled[c] * (int64_t{1} << t.operand_shift)) +
+                          t.shifted_sign * (shifted[c] * (int64_t{1} << t.other_shift));
+        out[c] = t.output(v);
+    }
+}
+
+std::optional<ScaledAddTerms> scaled_add_terms(const DecodedOp& op, int operand_shift) {
+    const Elementwise& e = op.elementwise;
+    const bool opa = e.ifm_scale_mode == kOpa32;
+    if ((e.mode != ElementwiseMode::Add && e.mode != ElementwiseMode::Sub) || (!opa && e.ifm_scale_mode != kOpb32))
+        return std::nullopt;
+    const RoundMode round = op.output.round;
+    if (round != RoundMode::DoubleSymmetric && round != RoundMode::Natural && round != RoundMode::DoubleAsymmetric)
+        return std::nullopt;
+    constexpr int64_t kLimit = int64_t{1} << 30;
+    // The operation's operands (ORDER_A swaps IFM and IFM2): the first is OPA's, the second OPB's.
+    const FeatureMap& first = e.reversed_operands ? op.ifm2 : op.ifm;
+    const FeatureMap& second = e.reversed_operands ? op.ifm : op.ifm2;
+    // IFM2 as a scalar is the scalar less its zero point.
+    const auto largest = [&](const FeatureMap& fm) {
+        return &fm == &op.ifm2 && e.ifm2_scalar ? std::abs(e.scalar - op.ifm2.zero_point) : largest_operand(fm);
+    };
+    const int64_t largest_scaled = largest(opa ? first : second), largest_shifted = largest(opa ? second : first);
+    const int operand_scale_shift = e.opa.shift + operand_shift;
+    const int output_shift = op.output.global_scale.shift;
+    if (largest_scaled >= (kLimit >> operand_shift) || largest_shifted >= (kLimit >> (operand_shift - 1)) ||
+        operand_scale_shift <= 0 || operand_scale_shift >= 63 || output_shift <= 0 || output_shift >= 63)
+        return std::nullopt;
+    // |scaled operand| <= largest x 2^L x scale / 2^shift, plus one for the rounding.
+    const int64_t scaled_bound = ((largest_scaled << operand_shift) * int64_t{e.opa.scale} >> operand_scale_shift) + 1;
+    if (scaled_bound + (largest_shifted << (operand_shift - 1)) >= kLimit) return std::nullopt;
+    const auto closed = [](uint32_t scale, int shift, bool double_symmetric) {
+        return ClosedScale{.scale = scale,
+                           .half = int64_t{1} << (shift - 1),
+                           .nudge = double_symmetric && shift > 31 ? kLimit : 0,
+                           .shift = shift};
+    };
+    const int64_t sign = e.mode == ElementwiseMode::Add ? 1 : -1;
+    return ScaledAddTerms{.operand = closed(e.opa.scale, operand_scale_shift, true),
+                          .output = closed(op.output.global_scale.scale, output_shift,
+                                           round == RoundMode::DoubleSymmetric),
+                          .operand_shift = operand_shift,
+                          .other_shift = operand_shift - 1,
+                          .scaled_sign = opa ? 1 : sign,
+                          .shifted_sign = opa ? sign : 1};
+}
+
+namespace {
+
 // The op over a band of OFM rows, a pixel at a time: its channels are read, computed (one loop
 // over the channels per mode), then written.
 struct Elementwise55 {
@@ -43,6 +100,7 @@ struct Elementwise55 {
     const std::optional<FeatureMapView>& ifm2;
     const FeatureMapView& ofm;
     const OutputPipeline& out;
+    std::optional<ScaledAddTerms> scaled_add;  // ADD/SUB in the closed form, where it holds
 
     // buffer: the worker's own.
     void rows(int first_row, int last_row, std::vector<int64_t>& buffer) const {
@@ -86,7 +144,10 @@ struct Elementwise55 {
                         };
                         const int64_t opa16 = e.opa.scale & 0xFFFF, opb16 = e.opb.scale & 0xFFFF;
                         const int64_t sign = e.mode == ElementwiseMode::Add ? 1 : -1;
-                        if (e.ifm_scale_mode == kOpaOpb16) {
+                        if (scaled_add) {
+                            const bool opa = e.ifm_scale_mode == kOpa32;
+                            add_scaled(opa ? lhs : rhs, opa ? rhs : lhs, C, *scaled_add, values);
+                        } else if (e.ifm_scale_mode == kOpaOpb16) {
                             each(lhs, rhs, [&](int64_t a, int64_t b) { return scale_output(a * opa16 + sign * (b * opb16)); });
                         } else if (e.ifm_scale_mode == kOpa32) {
                             each(lhs, rhs, [&](int64_t a, int64_t b) {
@@ -160,7 +221,9 @@ void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
     }
     const OutputPipeline out(op, ctx);
     if (!is_u55_mode(e.mode)) throw Error(where, "this elementwise mode does not exist on U55/U65");
-    run_elementwise_rows(op, ctx, ofm, {&ifm, ifm2 ? &*ifm2 : nullptr}, true, Elementwise55{op, ifm, ifm2, ofm, out});
+    const int operand_shift = op.ifm.precision.bits == 8 ? 20 : 15;  // Elementwise55::rows' L
+    run_elementwise_rows(op, ctx, ofm, {&ifm, ifm2 ? &*ifm2 : nullptr}, true,
+                         Elementwise55{op, ifm, ifm2, ofm, out, scaled_add_terms(op, operand_shift)});
 }
 
 }  // namespace ethosu

@@ -648,6 +648,9 @@ struct EltCase {
     bool four_tiles = false;
     int32_t zp1 = 0, zp2 = 0, zp_out = 0;
     bool narrow_clip = false;
+    // 8-bit operands: every pair of IFM and IFM2 values once (h x w x c = 65536), where rounding
+    // ties and the sign of each scaled value all occur.
+    bool every_pair = false;
     const char* config = "ethos-u55-128";
     BlockConfig block{};
 };
@@ -731,8 +734,15 @@ void check_elementwise(const EltCase& c) {
     const bool binary = !unary(c.mode);
     const bool tensor2 = binary && !c.scalar;
     Rig rig(c.config);
-    const Tensor in1 = random_tensor(c.h, c.w, c.c, c.in, 31);
+    Tensor in1 = random_tensor(c.h, c.w, c.c, c.in, 31);
     Tensor in2 = random_tensor(c.broadcast_h ? 1 : c.h, c.broadcast_w ? 1 : c.w, c.broadcast_c ? 1 : c.c, c.in, 32);
+    if (c.every_pair) {
+        const int64_t low = c.in.is_signed ? -128 : 0;
+        for (size_t i = 0; i < in1.values.size(); ++i) {
+            in1.values[i] = low + static_cast<int64_t>(i % 256);
+            in2.values[i] = low + static_cast<int64_t>(i / 256 % 256);
+        }
+    }
     if (c.mode == ElementwiseMode::Shl || c.mode == ElementwiseMode::Shr) {
         // Shift amounts around 0..31, some out of range at both ends.
         std::mt19937 rng(33);
@@ -830,6 +840,21 @@ const EltCase kEltCases[] = {
     with(elt("AddInt16", ElementwiseMode::Add), [](EltCase& c) {
         c.in = c.out = kInt16, c.scale_mode = 1, c.opa_scale = 1600000000;
         c.opa_shift = 17, c.ofm_scale = 1300000000, c.ofm_shift = 46;
+    }),
+    // ADD/SUB's closed form (elementwise.cc: add_scaled) over every pair of operands, and beside it
+    // an operand scale whose scaled values leave the form (OPA shift 3: the general way).
+    with(elt("AddOpa32EveryPair", ElementwiseMode::Add), [](EltCase& c) {
+        add_opa32(c), c.every_pair = true, c.h = 16, c.w = 16, c.c = 256, c.zp1 = -3, c.zp2 = 7, c.zp_out = -1;
+    }),
+    with(elt("SubOpb32EveryPair", ElementwiseMode::Sub), [](EltCase& c) {
+        add_opb32(c), c.every_pair = true, c.h = 16, c.w = 16, c.c = 256, c.zp1 = 5, c.zp2 = -128;
+    }),
+    with(elt("AddOpa32EveryPairNaturalUint8", ElementwiseMode::Add), [](EltCase& c) {
+        add_opa32(c), c.every_pair = true, c.h = 16, c.w = 16, c.c = 256, c.in = c.out = kUint8;
+        c.round = RoundMode::Natural, c.zp1 = 128, c.zp2 = 0, c.zp_out = 100;
+    }),
+    with(elt("AddOpa32ShiftBelowTheForm", ElementwiseMode::Add), [](EltCase& c) {
+        add_opa32(c), c.opa_shift = 3, c.ofm_shift = 40, c.every_pair = true, c.h = 16, c.w = 16, c.c = 256;
     }),
     with(elt("AddBroadcastH", ElementwiseMode::Add), [](EltCase& c) { add_opb32(c), c.broadcast_h = true; }),
     with(elt("AddBroadcastW", ElementwiseMode::Add), [](EltCase& c) { add_opb32(c), c.broadcast_w = true; }),
