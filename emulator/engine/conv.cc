@@ -175,38 +175,22 @@ struct FastConv {
     int chunk = 0;
     const GemmWeights* packed = nullptr;  // CONV: w's values packed for gemm_int16
 
-    // The IFM operands of OFM pixel (oy, ox), kernel_height x kernel_width x depth (OHWI order,
-    // padding taps zeros): a 1x1 kernel's are an IFM pixel itself, others are copied to `patch`.
-    const int16_t* operands(int oy, int ox, int16_t* patch, const int16_t* zeros) const {
+    // The IFM operands of OFM pixel (oy, ox) in `dense` (ifm, or ifm_bytes for gemm_u8),
+    // kernel_height x kernel_width x depth (OHWI order, padding taps read `padding`: zeros, or the
+    // byte offset): a 1x1 kernel's are an IFM pixel itself, others are copied to `patch`.
+    template <typename T>
+    const T* operands(const std::vector<T>& dense, int oy, int ox, T* patch, const T* padding) const {
         const int depth = w.ifm_depth;
         const WindowOrigin origin = window_origin(op.kernel, oy, ox);
-        const auto pixel = [&](int iy, int ix) -> const int16_t* {
-            if (iy < 0 || iy >= ifm_height || ix < 0 || ix >= ifm_width) return zeros;
-            return ifm.data() + (static_cast<size_t>(iy - ifm_row0) * ifm_width + ix) * depth;
-        };
-        if (w.kernel_height == 1 && w.kernel_width == 1) return pixel(origin.y, origin.x);
-        int16_t* to = patch;
-        for (int ky = 0; ky < w.kernel_height; ++ky)
-            for (int kx = 0; kx < w.kernel_width; ++kx, to += depth) {
-                const int16_t* from = pixel(origin.y + ky * step_y, origin.x + kx * step_x);
-                std::copy(from, from + depth, to);
-            }
-        return patch;
-    }
-
-    // operands() in bytes for gemm_u8: padding taps read `padding`, byte_offset each (operand 0).
-    const uint8_t* byte_operands(int oy, int ox, uint8_t* patch, const uint8_t* padding) const {
-        const int depth = w.ifm_depth;
-        const WindowOrigin origin = window_origin(op.kernel, oy, ox);
-        const auto pixel = [&](int iy, int ix) -> const uint8_t* {
+        const auto pixel = [&](int iy, int ix) -> const T* {
             if (iy < 0 || iy >= ifm_height || ix < 0 || ix >= ifm_width) return padding;
-            return ifm_bytes.data() + (static_cast<size_t>(iy - ifm_row0) * ifm_width + ix) * depth;
+            return dense.data() + (static_cast<size_t>(iy - ifm_row0) * ifm_width + ix) * depth;
         };
         if (w.kernel_height == 1 && w.kernel_width == 1) return pixel(origin.y, origin.x);
-        uint8_t* to = patch;
+        T* to = patch;
         for (int ky = 0; ky < w.kernel_height; ++ky)
             for (int kx = 0; kx < w.kernel_width; ++kx, to += depth) {
-                const uint8_t* from = pixel(origin.y + ky * step_y, origin.x + kx * step_x);
+                const T* from = pixel(origin.y + ky * step_y, origin.x + kx * step_x);
                 std::copy(from, from + depth, to);
             }
         return patch;
@@ -242,8 +226,8 @@ struct FastConv {
                 const int count = std::min(kGemmRows, width - ox0);
                 const uint8_t* rows[kGemmRows];
                 for (int r = 0; r < kGemmRows; ++r)  // past the row's end: the last pixel again, not stored
-                    rows[r] = byte_operands(oy, ox0 + std::min(r, count - 1),
-                                            buffers.data() + static_cast<size_t>(r) * patch_room, padding);
+                    rows[r] = operands(ifm_bytes, oy, ox0 + std::min(r, count - 1),
+                                       buffers.data() + static_cast<size_t>(r) * patch_room, padding);
                 gemm_u8(rows, gemm, channels, byte_offset, sums.data());
                 for (int r = 0; r < count; ++r)
                     finish_pixel(sums.data() + static_cast<size_t>(r) * gemm.n_padded, oy, ox0 + r, out.data());
@@ -273,7 +257,7 @@ struct FastConv {
                 const int count = std::min(kGemmRows, width - ox0);
                 const int16_t* rows[kGemmRows];
                 for (int r = 0; r < kGemmRows; ++r)  // past the row's end: the last pixel again, not stored
-                    rows[r] = operands(oy, ox0 + std::min(r, count - 1),
+                    rows[r] = operands(ifm, oy, ox0 + std::min(r, count - 1),
                                        buffers.data() + static_cast<size_t>(r) * patch_room, zeros);
                 if (wide) {
                     std::fill(wide_sums.begin(), wide_sums.end(), 0);
