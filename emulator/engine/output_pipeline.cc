@@ -201,7 +201,7 @@ void OutputPipeline::apply_channels_as(const Acc* acc, int count, const OpWeight
             return;
         }
         for (int i = 0; i < count; ++i)
-            out[i] = clamp(scale_value(acc[i] + bias[i], scale[i], shift[i], round) + zero_point, clip);
+            out[i] = clamp(add_zero_point(scale_value(acc[i] + bias[i], scale[i], shift[i], round), zero_point), clip);
     } else if (weights && o.per_channel_scale) {
         for (int i = 0; i < count; ++i) {
             const size_t c = static_cast<size_t>(i);
@@ -267,16 +267,19 @@ void OutputPipeline::finish_channels(const int64_t* scaled, int count, int64_t* 
         for (int i = 0; i < count; ++i) out[i] = finish(scaled[i]);
         return;
     }
-    // finish() without a table: zero point and clamp. Locals, as in apply_channels_as.
+    // finish() without a table: zero point and clamp. Locals, as in apply_channels_as. Clamping
+    // to the bounds less the zero point (each saturated) first keeps the sum in int64 and equals
+    // clamp(add_zero_point(v, zero point), bounds), in a loop the compiler vectorises.
     const int64_t zero_point = op_.ofm.zero_point;
     const Range bounds = clip_enabled_ ? clip_ : precision_range(op_.ofm.precision);
-    for (int i = 0; i < count; ++i) out[i] = clamp(scaled[i] + zero_point, bounds);
+    const Range before_zero_point{add_zero_point(bounds.min, -zero_point), add_zero_point(bounds.max, -zero_point)};
+    for (int i = 0; i < count; ++i) out[i] = clamp(scaled[i], before_zero_point) + zero_point;
 }
 
 int64_t OutputPipeline::finish(int64_t scaled) const {
     if (op_.output.activation == Activation::Sigmoid) return clamp(builtin_sigmoid(scaled), clip_);
     if (op_.output.activation == Activation::Tanh) return clamp(builtin_tanh(scaled), clip_);
-    int64_t v = scaled + op_.ofm.zero_point;
+    int64_t v = add_zero_point(scaled, op_.ofm.zero_point);
     if (lut_.empty()) {
         if (clip_enabled_) return clamp(v, clip_);
         return clamp(v, precision_range(op_.ofm.precision));

@@ -59,6 +59,14 @@ Range clip_range(const DecodedOp& op);
 
 inline int64_t clamp(int64_t v, Range r) { return std::min(std::max(v, r.min), r.max); }
 
+// A scaled value plus the OFM zero point, saturated to int64: scale_value saturates a value out of
+// range to an end of int64, where adding a zero point would overflow (a 64-bit OFM's fuzzed MUL).
+inline int64_t add_zero_point(int64_t scaled, int64_t zero_point) {
+    int64_t sum;
+    if (__builtin_add_overflow(scaled, zero_point, &sum)) return zero_point > 0 ? INT64_MAX : INT64_MIN;
+    return sum;
+}
+
 // U55/U65 built-in activations of 16-bit OFMs (ACTIVATION_FUNCTION_SIGMOID / TANH), which
 // TFLite's int16 LOGISTIC and TANH reference kernels reproduce. x is the scaled accumulator in
 // units of 1/(3 * 4096) (Vela programs the OFM scale for that); the result is in units of 2^-15.

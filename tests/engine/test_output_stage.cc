@@ -205,6 +205,28 @@ struct PipelineContext {
     ExecutionContext ctx{config, memory, shram, weights, source, chain, scratch, accumulators, budget};
 };
 
+// A 64-bit OFM: a scaled value that scale_value saturated to an end of int64 takes the zero point
+// saturating, as the clamp to the OFM's type would (a fuzzed U85 MUL overflowed here).
+TEST(OutputStage, ZeroPointAtTheEndsOfInt64Saturates) {
+    PipelineContext rig;
+    for (const int64_t zero_point : {int64_t{-74}, int64_t{74}}) {
+        DecodedOp op;
+        op.ofm.precision = {true, 64};
+        op.ofm.zero_point = zero_point;
+        const OutputPipeline pipeline(op, rig.ctx);
+        const std::vector<int64_t> scaled = {INT64_MIN, INT64_MAX, 5, INT64_MIN + 80, INT64_MAX - 80};
+        std::vector<int64_t> out(scaled.size());
+        pipeline.finish_channels(scaled.data(), static_cast<int>(scaled.size()), out.data());
+        for (size_t i = 0; i < scaled.size(); ++i) {
+            const int64_t expected = add_zero_point(scaled[i], zero_point);
+            EXPECT_EQ(out[i], expected) << scaled[i] << " + " << zero_point;
+            EXPECT_EQ(pipeline.finish(scaled[i]), expected) << scaled[i] << " + " << zero_point;
+        }
+        EXPECT_EQ(out[0], zero_point < 0 ? INT64_MIN : INT64_MIN + 74);
+        EXPECT_EQ(out[1], zero_point > 0 ? INT64_MAX : INT64_MAX - 74);
+    }
+}
+
 TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
     PipelineContext rig;
     ExecutionContext& ctx = rig.ctx;
