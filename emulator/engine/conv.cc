@@ -196,6 +196,24 @@ struct FastConv {
         return patch;
     }
 
+    // For each group of kGemmRows OFM pixels of rows [first, last): f(oy, ox0, count, rows), rows
+    // pointing at each pixel's operands in `dense` (patches copied to `patches`, patch_room apart;
+    // past a row's end, the row's last pixel again, which f does not store).
+    template <typename T, typename F>
+    void for_each_pixel_group(int first, int last, const std::vector<T>& dense, T* patches, int patch_room,
+                              const T* padding, F f) const {
+        for (int oy = first; oy < last; ++oy) {
+            for (int ox0 = 0; ox0 < op.ofm.width; ox0 += kGemmRows) {
+                const int count = std::min(kGemmRows, op.ofm.width - ox0);
+                const T* rows[kGemmRows];
+                for (int r = 0; r < kGemmRows; ++r)
+                    rows[r] = operands(dense, oy, ox0 + std::min(r, count - 1),
+                                       patches + static_cast<size_t>(r) * patch_room, padding);
+                f(oy, ox0, count, rows);
+            }
+        }
+    }
+
     // One OFM pixel's int32 sums through the output stage into the OFM: an 8-bit OFM that is not
     // reordered takes its bytes straight from the sums where OutputPipeline::store_channels_as_bytes
     // applies, anything else goes by way of int64 values (`values`, `channels` long).
@@ -220,19 +238,12 @@ struct FastConv {
         sums.resize(static_cast<size_t>(kGemmRows) * gemm.n_padded);
         std::vector<int64_t>& out = scratch.results.local();
         out.resize(static_cast<size_t>(channels));
-        const int width = op.ofm.width;
-        for (int oy = first; oy < last; ++oy) {
-            for (int ox0 = 0; ox0 < width; ox0 += kGemmRows) {
-                const int count = std::min(kGemmRows, width - ox0);
-                const uint8_t* rows[kGemmRows];
-                for (int r = 0; r < kGemmRows; ++r)  // past the row's end: the last pixel again, not stored
-                    rows[r] = operands(ifm_bytes, oy, ox0 + std::min(r, count - 1),
-                                       buffers.data() + static_cast<size_t>(r) * patch_room, padding);
-                gemm_u8(rows, gemm, channels, byte_offset, sums.data());
-                for (int r = 0; r < count; ++r)
-                    finish_pixel(sums.data() + static_cast<size_t>(r) * gemm.n_padded, oy, ox0 + r, out.data());
-            }
-        }
+        const auto group = [&](int oy, int ox0, int count, const uint8_t* const* rows) {
+            gemm_u8(rows, gemm, channels, byte_offset, sums.data());
+            for (int r = 0; r < count; ++r)
+                finish_pixel(sums.data() + static_cast<size_t>(r) * gemm.n_padded, oy, ox0 + r, out.data());
+        };
+        for_each_pixel_group(first, last, ifm_bytes, buffers.data(), patch_room, padding, group);
     }
 
     // CONV: kGemmRows OFM pixels at a time, each the product of its IFM operands with every
@@ -251,34 +262,27 @@ struct FastConv {
         const bool wide = patch_len > chunk;
         std::vector<int64_t>& wide_sums = scratch.wide_sums.local();
         if (wide) wide_sums.resize(static_cast<size_t>(kGemmRows) * gemm.n_padded);
-        const int width = op.ofm.width;
-        for (int oy = first; oy < last; ++oy) {
-            for (int ox0 = 0; ox0 < width; ox0 += kGemmRows) {
-                const int count = std::min(kGemmRows, width - ox0);
-                const int16_t* rows[kGemmRows];
-                for (int r = 0; r < kGemmRows; ++r)  // past the row's end: the last pixel again, not stored
-                    rows[r] = operands(ifm, oy, ox0 + std::min(r, count - 1),
-                                       buffers.data() + static_cast<size_t>(r) * patch_room, zeros);
-                if (wide) {
-                    std::fill(wide_sums.begin(), wide_sums.end(), 0);
-                    for (int start = 0; start < patch_len; start += chunk) {
-                        gemm_int16(rows, gemm, start, std::min(patch_len, start + chunk), channels, sums.data());
-                        for (size_t i = 0; i < sums.size(); ++i) wide_sums[i] += sums[i];
-                    }
-                } else {
-                    gemm_int16(rows, gemm, 0, patch_len, channels, sums.data());
+        const auto group = [&](int oy, int ox0, int count, const int16_t* const* rows) {
+            if (wide) {
+                std::fill(wide_sums.begin(), wide_sums.end(), 0);
+                for (int start = 0; start < patch_len; start += chunk) {
+                    gemm_int16(rows, gemm, start, std::min(patch_len, start + chunk), channels, sums.data());
+                    for (size_t i = 0; i < sums.size(); ++i) wide_sums[i] += sums[i];
                 }
-                for (int r = 0; r < count; ++r) {
-                    const size_t at = static_cast<size_t>(r) * gemm.n_padded;
-                    if (wide) {
-                        act.apply_channels(wide_sums.data() + at, channels, &w, out.data());
-                        store_pixel(ofm, oy, ox0 + r, channels, out.data(), first_channel);
-                    } else {
-                        finish_pixel(sums.data() + at, oy, ox0 + r, out.data());
-                    }
+            } else {
+                gemm_int16(rows, gemm, 0, patch_len, channels, sums.data());
+            }
+            for (int r = 0; r < count; ++r) {
+                const size_t at = static_cast<size_t>(r) * gemm.n_padded;
+                if (wide) {
+                    act.apply_channels(wide_sums.data() + at, channels, &w, out.data());
+                    store_pixel(ofm, oy, ox0 + r, channels, out.data(), first_channel);
+                } else {
+                    finish_pixel(sums.data() + at, oy, ox0 + r, out.data());
                 }
             }
-        }
+        };
+        for_each_pixel_group(first, last, ifm, buffers.data(), patch_room, zeros, group);
     }
 
     // DEPTHWISE: channels are independent, so each OFM pixel is one call of depthwise_int16 over
