@@ -62,69 +62,56 @@ ETHOSU_SIMD_CLONES void widen_brick_uint8(const uint8_t* from, int64_t step, int
     widen_brick<uint8_t>(from, step, pixels, channels, zero_point, to, depth);
 }
 
-// IFM rows [first, last) x [0, width) x [0, depth) minus the zero point, dense HWC, and
+// IFM rows [first, last) x [0, width) x [0, depth), each value less `offset`, dense HWC as T, and
 // kDenseIfmSlack zeros after them, into `out` (room for them made beforehand). An 8-bit IFM goes
-// a brick of a run of pixels at a time (the fast path's condition keeps its values minus the zero
-// point, and so the zero point, within int16 and int32); others a pixel at a time.
-void load_dense_ifm(const FeatureMapView& ifm, int first, int last, int depth, int64_t zero_point,
-                    std::vector<int16_t>& out) {
+// a brick of a run of pixels at a time, copy_brick(from, pixel_step, pixels, channels, to); others
+// a pixel at a time.
+template <typename T, typename CopyBrick>
+void load_dense_rows(const FeatureMapView& ifm, int first, int last, int depth, int64_t offset, std::vector<T>& out,
+                     CopyBrick copy_brick) {
     const int width = ifm.width();
     const size_t count = static_cast<size_t>(last - first) * width * depth;
     fit_scratch(out, count + kDenseIfmSlack);
     std::fill(out.begin() + static_cast<ptrdiff_t>(count), out.end(), 0);
     const bool by_bricks = ifm.precision().bits == 8 && !ifm.reordered();
-    const auto widen = ifm.precision().is_signed ? widen_brick_int8 : widen_brick_uint8;
     for (int y = first; y < last; ++y) {
-        int16_t* row = out.data() + static_cast<size_t>(y - first) * width * depth;
+        T* row = out.data() + static_cast<size_t>(y - first) * width * depth;
         if (!by_bricks) {
-            for (int x = 0; x < width; ++x) ifm.load_channels(y, x, depth, zero_point, row + static_cast<size_t>(x) * depth);
+            for (int x = 0; x < width; ++x) ifm.load_channels(y, x, depth, offset, row + static_cast<size_t>(x) * depth);
             continue;
         }
         for (int x = 0; x < width;) {
             const int pixels = ifm.brick_run(y, x, 0, width - x).pixels;  // those in x's tile
             for (int c = 0; c < depth; c += 16) {
                 const FeatureMapView::BrickRun run = ifm.brick_run(y, x, c, pixels);
-                widen(run.first, run.pixel_step, pixels, std::min(16, depth - c), static_cast<int32_t>(zero_point),
-                      row + static_cast<size_t>(x) * depth + c, depth);
+                copy_brick(run.first, run.pixel_step, pixels, std::min(16, depth - c), row + static_cast<size_t>(x) * depth + c);
             }
             x += pixels;
         }
     }
 }
 
-// The byte operands of gemm_u8: an 8-bit IFM's rows [first, last) as unsigned bytes, dense HWC
-// (an int8 IFM's values + 128: its sign bit flipped), and kDenseIfmSlack bytes after them.
+// The int16 operands of the fast path: the IFM's values minus the zero point (its condition keeps
+// them, and so the zero point, within int16 and int32).
+void load_dense_ifm(const FeatureMapView& ifm, int first, int last, int depth, int64_t zero_point,
+                    std::vector<int16_t>& out) {
+    const auto widen = ifm.precision().is_signed ? widen_brick_int8 : widen_brick_uint8;
+    load_dense_rows(ifm, first, last, depth, zero_point, out,
+                    [&](const uint8_t* from, int64_t step, int pixels, int channels, int16_t* to) {
+                        widen(from, step, pixels, channels, static_cast<int32_t>(zero_point), to, depth);
+                    });
+}
+
+// The byte operands of gemm_u8: an 8-bit IFM's values less the zero point plus `offset`, as
+// unsigned bytes (an int8 IFM's stored bytes with the sign bit flipped, offset zero point + 128).
 void load_dense_ifm_bytes(const FeatureMapView& ifm, int first, int last, int depth, int64_t zero_point,
                           int32_t offset, std::vector<uint8_t>& out) {
-    const int width = ifm.width();
-    const size_t count = static_cast<size_t>(last - first) * width * depth;
-    fit_scratch(out, count + kDenseIfmSlack);
-    std::fill(out.begin() + static_cast<ptrdiff_t>(count), out.end(), 0);
     const uint8_t flip = ifm.precision().is_signed ? 0x80 : 0;
-    std::vector<int64_t> values(ifm.reordered() ? static_cast<size_t>(depth) : 0);
-    for (int y = first; y < last; ++y) {
-        uint8_t* row = out.data() + static_cast<size_t>(y - first) * width * depth;
-        if (ifm.reordered()) {  // by value: the operand plus the offset is the byte
-            for (int x = 0; x < width; ++x) {
-                ifm.load_channels(y, x, depth, zero_point, values.data());
-                for (int c = 0; c < depth; ++c)
-                    row[static_cast<size_t>(x) * depth + c] = static_cast<uint8_t>(values[static_cast<size_t>(c)] + offset);
-            }
-            continue;
-        }
-        for (int x = 0; x < width;) {
-            const int pixels = ifm.brick_run(y, x, 0, width - x).pixels;  // those in x's tile
-            for (int c = 0; c < depth; c += 16) {
-                const FeatureMapView::BrickRun run = ifm.brick_run(y, x, c, pixels);
-                const int n = std::min(16, depth - c);
-                const uint8_t* from = run.first;
-                uint8_t* to = row + static_cast<size_t>(x) * depth + c;
-                for (int p = 0; p < pixels; ++p, from += run.pixel_step, to += depth)
-                    for (int j = 0; j < n; ++j) to[j] = from[j] ^ flip;
-            }
-            x += pixels;
-        }
-    }
+    load_dense_rows(ifm, first, last, depth, zero_point - offset, out,
+                    [&](const uint8_t* from, int64_t step, int pixels, int channels, uint8_t* to) {
+                        for (int p = 0; p < pixels; ++p, from += step, to += depth)
+                            for (int j = 0; j < channels; ++j) to[j] = from[j] ^ flip;
+                    });
 }
 
 // Most bytes of dense IFM one band of OFM rows copies: a large feature map is never copied whole.
@@ -455,31 +442,21 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
         pairs = pack_gemm_weights(w.values.data(), w.gemm.n, w.gemm.k, false);
     const GemmWeights& gemm = pairs ? *pairs : w.gemm;
     const bool bytes = !depthwise && !gemm.quads.empty();
-    if (bytes) {
-        scratch.ifm_bytes.fit(band_values + kDenseIfmSlack);
-        scratch.byte_patches.fit(static_cast<size_t>(kGemmRows + 1) * ((gemm.k + 3) / 4 * 4));
-    } else {
-        scratch.ifm.fit(band_values + kDenseIfmSlack);
-    }
+    // Room in the buffer the path uses; the other's stays empty.
+    scratch.ifm.fit(bytes ? 0 : band_values + kDenseIfmSlack);
+    scratch.ifm_bytes.fit(bytes ? band_values + kDenseIfmSlack : 0);
+    if (bytes) scratch.byte_patches.fit(static_cast<size_t>(kGemmRows + 1) * ((gemm.k + 3) / 4 * 4));
     const auto run_bands = [&](const tbb::blocked_range<int>& bands) {
         for (int b = bands.begin(); b < bands.end(); ++b) {
             const int first = b * band, last = std::min(op.ofm.height, first + band);
             const auto [top, bottom] = ifm_rows(first, last);
-            static const std::vector<int16_t> kNoValues;
-            static const std::vector<uint8_t> kNoBytes;
-            std::vector<int16_t>* dense = nullptr;
-            std::vector<uint8_t>* dense_bytes = nullptr;
-            if (bytes) {
-                dense_bytes = &scratch.ifm_bytes.local();
-                load_dense_ifm_bytes(ifm, top, bottom, op.ifm.depth, op.ifm.zero_point, byte_offset, *dense_bytes);
-            } else {
-                dense = &scratch.ifm.local();
-                load_dense_ifm(ifm, top, bottom, op.ifm.depth, op.ifm.zero_point, *dense);
-            }
-            const FastConv fast{op,     w,          ofm,     act,     dense ? *dense : kNoValues,
-                                dense_bytes ? *dense_bytes : kNoBytes, byte_offset,
-                                top,    geo.height, geo.width, step_y,      step_x,   scratch,     first_channel,
-                                channels, chunk,    &gemm};
+            std::vector<int16_t>& dense = scratch.ifm.local();
+            std::vector<uint8_t>& dense_bytes = scratch.ifm_bytes.local();
+            if (bytes) load_dense_ifm_bytes(ifm, top, bottom, op.ifm.depth, op.ifm.zero_point, byte_offset, dense_bytes);
+            else load_dense_ifm(ifm, top, bottom, op.ifm.depth, op.ifm.zero_point, dense);
+            const FastConv fast{op,         w,         ofm,    act,     dense,   dense_bytes,   byte_offset,
+                                top,        geo.height, geo.width, step_y, step_x, scratch,     first_channel,
+                                channels,   chunk,     &gemm};
             if (depthwise) fast.depthwise_rows(first, last);
             else if (bytes) fast.conv_rows_bytes(first, last);
             else fast.conv_rows(first, last);
