@@ -49,14 +49,14 @@ ETHOSU_SIMD_CLONES void add_scaled(const int64_t* __restrict scaled, const int64
     }
 }
 
-std::optional<ScaledAddTerms> scaled_add_terms(const DecodedOp& op, int operand_shift) {
+std::optional<ScaledAddTerms> scaled_add_terms(const DecodedOp& op) {
     const Elementwise& e = op.elementwise;
     const bool opa = e.ifm_scale_mode == kOpa32;
     if ((e.mode != ElementwiseMode::Add && e.mode != ElementwiseMode::Sub) || (!opa && e.ifm_scale_mode != kOpb32))
         return std::nullopt;
     const RoundMode round = op.output.round;
-    if (round != RoundMode::DoubleSymmetric && round != RoundMode::Natural && round != RoundMode::DoubleAsymmetric)
-        return std::nullopt;
+    if (!closed_form_rounding(round)) return std::nullopt;
+    const int operand_shift = add_left_shift(op.ifm.precision);
     constexpr int64_t kLimit = int64_t{1} << 30;
     // The operation's operands (ORDER_A swaps IFM and IFM2): the first is OPA's, the second OPB's.
     const FeatureMap& first = e.reversed_operands ? op.ifm2 : op.ifm;
@@ -109,8 +109,7 @@ struct Elementwise55 {
         const Scale& ofm_scale = op.output.global_scale;
         const RoundMode round = op.output.round;
         const int ifm_bits = op.ifm.precision.bits;
-        // ADD/SUB left shift of the operands: TFLite's 20 for 8-bit, 15 for 16-bit inputs.
-        const int L = ifm_bits == 8 ? 20 : 15;
+        const int L = add_left_shift(op.ifm.precision);
         const int64_t zp1 = op.ifm.zero_point, zp2 = op.ifm2.zero_point;
         const OperandRows pixel(buffer, C);
         int64_t* const first = pixel.first;
@@ -221,9 +220,8 @@ void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
     }
     const OutputPipeline out(op, ctx);
     if (!is_u55_mode(e.mode)) throw Error(where, "this elementwise mode does not exist on U55/U65");
-    const int operand_shift = op.ifm.precision.bits == 8 ? 20 : 15;  // Elementwise55::rows' L
     run_elementwise_rows(op, ctx, ofm, {&ifm, ifm2 ? &*ifm2 : nullptr}, true,
-                         Elementwise55{op, ifm, ifm2, ofm, out, scaled_add_terms(op, operand_shift)});
+                         Elementwise55{op, ifm, ifm2, ofm, out, scaled_add_terms(op)});
 }
 
 }  // namespace ethosu

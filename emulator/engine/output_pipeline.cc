@@ -61,12 +61,6 @@ ETHOSU_SIMD_CLONES bool scale_channels_fast(const int64_t* acc, const OpWeights&
     return scale_channels_by_mode(acc, w, round, zero_point, clip, count, out);
 }
 
-// The roundings whose 64-bit closed form the fast scaling paths compute (DBL_ASYMMETRIC's form is
-// NATURAL's).
-bool closed_form_rounding(RoundMode round) {
-    return round == RoundMode::DoubleSymmetric || round == RoundMode::Natural || round == RoundMode::DoubleAsymmetric;
-}
-
 }  // namespace
 
 OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_(op), clip_(clip_range(op)) {

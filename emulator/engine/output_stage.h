@@ -23,6 +23,12 @@ inline int64_t scale_value(int64_t acc, uint32_t scale, int shift, RoundMode mod
 // scale_value in 128-bit arithmetic, for every case.
 int64_t scale_value_wide(int64_t acc, uint32_t scale, int shift, RoundMode mode);
 
+// The roundings with a 64-bit closed form for accumulators below 2^30 (DBL_ASYMMETRIC's form is
+// NATURAL's), which scale_value and the fast scaling paths compute.
+inline bool closed_form_rounding(RoundMode mode) {
+    return mode == RoundMode::DoubleSymmetric || mode == RoundMode::Natural || mode == RoundMode::DoubleAsymmetric;
+}
+
 inline int64_t scale_value(int64_t acc, uint32_t scale, int shift, RoundMode mode) {
     // DBL and NATURAL of accumulators below 2^30 (nearly all of them) stay within 64 bits:
     // |acc * scale| < 2^62 and the rounding term is at most 2^61 + 2^30. Same closed forms as
@@ -34,7 +40,7 @@ inline int64_t scale_value(int64_t acc, uint32_t scale, int shift, RoundMode mod
             if (shift > 31) round += acc >= 0 ? kLimit : -kLimit;
             return (acc * int64_t{scale} + round) >> shift;
         }
-        if (mode == RoundMode::Natural || mode == RoundMode::DoubleAsymmetric) return (acc * int64_t{scale} + round) >> shift;
+        if (closed_form_rounding(mode)) return (acc * int64_t{scale} + round) >> shift;
     }
     if (scale == 1 && shift == 0) return acc;  // every mode: the product itself
     return scale_value_wide(acc, scale, shift, mode);

@@ -29,10 +29,13 @@ struct ScaledAddTerms {
     int64_t scaled_sign = 1, shifted_sign = 1;
 };
 
-// The terms of an ADD/SUB of IFM precision `operand_shift` (L), or nullopt where a scale_value
-// of the op may leave the closed form (another scale mode or rounding, operands too large, an
-// operand scale too small to keep the sum below 2^30).
-std::optional<ScaledAddTerms> scaled_add_terms(const DecodedOp& op, int operand_shift);
+// ADD/SUB's left shift of the operands (L): TFLite's 20 for 8-bit inputs, 15 for 16-bit.
+inline int add_left_shift(const Precision& ifm) { return ifm.bits == 8 ? 20 : 15; }
+
+// The terms of an ADD/SUB, or nullopt where a scale_value of the op may leave the closed form
+// (another scale mode or rounding, operands too large, an operand scale too small to keep the
+// sum below 2^30).
+std::optional<ScaledAddTerms> scaled_add_terms(const DecodedOp& op);
 
 // out[c] = the output stage's scaled value of scaled_sign * scale(scaled[c] << L) + shifted_sign *
 // (shifted[c] << (L - 1)), before the zero point and clamp, for c in [0, count).
