@@ -101,8 +101,8 @@ TEST(SystemConfig, RefusalsNameTheKeyAndTheValidValues) {
 std::vector<double> fields_of(const SystemConfig& c) {
     std::vector<double> v{c.core_clock, double(c.axi_port[0]), double(c.axi_port[1])};
     for (const MemoryTiming& m : c.memory) {
-        for (double f : {m.clock_scale, double(m.ports_used), double(m.burst_length), double(m.read_latency),
-                         double(m.write_latency), double(m.max_reads), double(m.max_writes),
+        for (double f : {m.clock_scale, double(m.ports_used), double(m.burst_length), double(m.burst_split),
+                         double(m.read_latency), double(m.write_latency), double(m.max_reads), double(m.max_writes),
                          double(m.bandwidth_cap_words), double(m.bandwidth_cap_period)})
             v.push_back(f);
     }
@@ -170,35 +170,40 @@ TEST(SystemConfig, DeclaredKeysAreTheValidOnesAndDocumented) {
             EXPECT_NE(docs.find("`" + listed + "`"), std::string::npos) << key.name << " is not in the README";
         }
     }
-    EXPECT_EQ(vela_ini_keys("System_Config").size(), 3u + 4u * 9u);
+    EXPECT_EQ(vela_ini_keys("System_Config").size(), 3u + 4u * 10u);
 }
 
 // A bandwidth cap admits a burst while fewer than its words have passed in the period (see
 // bandwidth_cap_bytes_per_cycle), so a cap a word past a whole number of bursts admits one more.
 TEST(SystemConfig, BandwidthCapAdmitsBurstsUntilItsWordsHavePassed) {
     struct Case {
-        int words, period, burst_bytes;
+        int words, period, burst_bytes, split;
         double bytes_per_cycle;
     };
-    for (const Case c : {Case{50, 400, 64, 7 * 64 / 400.0},   // the FVP's flash: bursts at words 0, 8, ..., 48
-                         Case{48, 400, 64, 6 * 64 / 400.0},   // 6 whole bursts: the 7th would start at 48
-                         Case{49, 400, 64, 7 * 64 / 400.0},
-                         Case{56, 400, 64, 7 * 64 / 400.0},
-                         Case{57, 400, 64, 8 * 64 / 400.0},
-                         Case{50, 400, 128, 4 * 128 / 400.0},  // Vela's flash bursts: at words 0, 16, 32, 48
-                         Case{4000, 4000, 32, 8.0}}) {        // the FVP's SRAM: one word a cycle
+    for (const Case c : {Case{50, 400, 128, 64, 7 * 64 / 400.0},  // the FVP's flash: bursts at words 0, 8, ..., 48
+                         Case{50, 400, 64, 0, 7 * 64 / 400.0},    // the same bursts, unsplit
+                         Case{48, 400, 64, 0, 6 * 64 / 400.0},    // 6 whole bursts: the 7th would start at 48
+                         Case{49, 400, 64, 0, 7 * 64 / 400.0},
+                         Case{56, 400, 64, 0, 7 * 64 / 400.0},
+                         Case{57, 400, 64, 0, 8 * 64 / 400.0},
+                         Case{50, 400, 128, 0, 4 * 128 / 400.0},  // 128-byte bursts: at words 0, 16, 32, 48
+                         Case{50, 400, 128, 256, 4 * 128 / 400.0},  // a split wider than the burst
+                         Case{4000, 4000, 32, 0, 8.0}}) {         // the FVP's SRAM: one word a cycle
         MemoryTiming t;
         t.bandwidth_cap_words = c.words;
         t.bandwidth_cap_period = c.period;
         t.burst_length = c.burst_bytes;
+        t.burst_split = c.split;
         ASSERT_TRUE(t.bandwidth_cap_bytes_per_cycle()) << c.words;
-        EXPECT_DOUBLE_EQ(*t.bandwidth_cap_bytes_per_cycle(), c.bytes_per_cycle) << c.words << " words, " << c.burst_bytes << " B";
+        EXPECT_DOUBLE_EQ(*t.bandwidth_cap_bytes_per_cycle(), c.bytes_per_cycle)
+            << c.words << " words, " << c.burst_bytes << " B split at " << c.split;
     }
     EXPECT_FALSE(MemoryTiming{}.bandwidth_cap_bytes_per_cycle());  // no cap
 }
 
-// The Corstone-300 FVP as MLEK ran it: flash at 1.12 bytes a cycle (Vela: 1.0), the SRAM as
-// Vela's, and every timing figure the U55 model reads other than the flash's equal to Vela's.
+// The Corstone-300 FVP as MLEK ran it: flash at 1.12 bytes a cycle (Vela: 1.0) in 64-byte AXI
+// bursts over Vela's 128-byte spans, the SRAM as Vela's, and every timing figure the U55 model
+// reads other than the flash's equal to Vela's.
 TEST(SystemConfig, Corstone300FvpDiffersFromVelasOnlyInTheFlash) {
     const NpuConfig u55 = *find_npu_config("ethos-u55-128");
     const MemorySystem vela = make_memory_system(u55, {"Ethos_U55_High_End_Embedded", "Shared_Sram", {}});
@@ -212,11 +217,14 @@ TEST(SystemConfig, Corstone300FvpDiffersFromVelasOnlyInTheFlash) {
               std::tie(vs.burst_length, vs.read_latency, vs.write_latency));
     EXPECT_EQ(fvp.system.core_clock, vela.system.core_clock);
     EXPECT_EQ(fvp.system.axi_port, vela.system.axi_port);
+    const MemoryTiming& flash = fvp.timing(MemoryKind::OffChipFlash);
+    EXPECT_EQ(flash.burst_length, vela.timing(MemoryKind::OffChipFlash).burst_length);
+    EXPECT_EQ(flash.axi_burst_bytes(), 64);
+    EXPECT_EQ(vela.timing(MemoryKind::OffChipFlash).axi_burst_bytes(), 128);
     // The flash TA's 2 outstanding 64-byte reads, each 64 cycles of latency plus its 8 beats,
     // would allow 1.78 bytes a cycle: the cap, not MAXR, binds.
-    const MemoryTiming& flash = fvp.timing(MemoryKind::OffChipFlash);
-    const double outstanding_reads_bound = double(flash.max_reads * flash.burst_length) /
-                                           (flash.read_latency + flash.burst_length / fvp.axi_bytes);
+    const double outstanding_reads_bound = double(flash.max_reads * flash.axi_burst_bytes()) /
+                                           (flash.read_latency + flash.axi_burst_bytes() / fvp.axi_bytes);
     EXPECT_GT(outstanding_reads_bound, fvp.bytes_per_cycle(MemoryKind::OffChipFlash));
 }
 

@@ -5,6 +5,7 @@
 // the constant data, the tensor arena and the arena cache). Read from files in vela.ini format;
 // Vela's bundled configurations are built in, with Vela's defaults per NPU generation.
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
@@ -23,7 +24,10 @@ std::string_view memory_kind_name(MemoryKind k);  // vela.ini spelling: "Sram", 
 struct MemoryTiming {
     double clock_scale = 1.0;
     int ports_used = 1;
-    int burst_length = 1;  // bytes
+    int burst_length = 1;  // bytes: the span a read fetches, aligned to it
+    // Bytes at whose alignment the NPU splits its AXI bursts (U55/U65 AXI_LIMITn.max_beats, "burst
+    // split alignment": 64, 128 or 256); 0: bursts of burst_length. A timing adapter counts these.
+    int burst_split = 0;
     int read_latency = 0;  // NPU cycles
     int write_latency = 0;
     int max_reads = 1;     // outstanding transactions
@@ -34,6 +38,8 @@ struct MemoryTiming {
     int bandwidth_cap_period = 0;
     // Bytes per NPU cycle the cap admits on average, or nullopt without a cap: see the definition.
     std::optional<double> bandwidth_cap_bytes_per_cycle() const;
+    // The bytes of one AXI burst: burst_length, split at burst_split.
+    int axi_burst_bytes() const { return burst_split > 0 ? std::min(burst_length, burst_split) : burst_length; }
 };
 
 struct SystemConfig {

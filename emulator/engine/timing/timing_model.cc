@@ -383,7 +383,7 @@ PortBeats port_beats(const MemorySystem& memory, const MemoryTraffic& traffic) {
             const auto p = static_cast<size_t>(port);
             const int64_t read = div_round_up(traffic.read[m], memory.axi_bytes);
             const int64_t write = div_round_up(traffic.write[m], memory.axi_bytes);
-            const int64_t burst_beats = std::max<int64_t>(1, memory.timing(kind).burst_length / memory.axi_bytes);
+            const int64_t burst_beats = std::max<int64_t>(1, memory.timing(kind).axi_burst_bytes() / memory.axi_bytes);
             beats.read[p] += read;
             beats.write[p] += write;
             beats.read_transactions[p] += div_round_up(read, burst_beats);

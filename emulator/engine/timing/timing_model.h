@@ -99,7 +99,7 @@ std::array<MemoryKind, AddressSpace::kRegions> region_memories(const MemorySyste
                                                                 const std::vector<std::pair<int, std::string>>& roles);
 
 // AXI beats on each port for one op's traffic: each memory's bytes on its port, rounded up to whole
-// beats; a transaction per burst of that memory (its burst_length bytes).
+// beats; a transaction per AXI burst of that memory (MemoryTiming::axi_burst_bytes).
 PortBeats port_beats(const MemorySystem& memory, const MemoryTraffic& traffic);
 
 }  // namespace ethosu
