@@ -69,7 +69,16 @@ void print_tensors(const char* title, const std::vector<TensorInfo>& tensors) {
     }
 }
 
-int run_info(const std::string& path, const LoadOptions& options, bool as_json) {
+// One line per AXI port: the memory behind it and its bandwidth, as the timing model takes them.
+std::string port_text(const MemorySystem& memory, int port) {
+    const MemoryKind kind = memory.port_memory(port);
+    const MemoryTiming& t = memory.timing(kind);
+    return fmt::format("AXI{}: {} {:.3g} B/cycle, {}-byte spans in {}-byte bursts, latency {} read / {} write", port,
+                       memory_kind_name(kind), memory.bytes_per_cycle(kind), t.burst_length, t.axi_burst_bytes(),
+                       t.read_latency, t.write_latency);
+}
+
+int run_info(const std::string& path, const LoadOptions& options, const SystemSelection& system, bool as_json) {
     const auto model = load_model(path, options);
     json streams = json::array();
     size_t total_commands = 0, total_ops = 0;
@@ -95,10 +104,11 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
                            {"commands", decoded.command_count}, {"ops", ops}, {"op_kinds", kinds},
                            {"regions", regions}, {"warnings", decoded.warnings}});
     }
-    // The memory system a run takes by default, and why.
+    // The memory system a run with these options takes, and why.
     const CompiledFor& compiled = model->compiled_for;
-    const SystemChoice choice = choose_system(*model, {});
+    const SystemChoice choice = choose_system(*model, system);
     const MemorySystem memory = make_memory_system(model->config, choice.selection);
+    const bool chosen = !system.system_config.empty() || !system.memory_mode.empty();
     if (as_json) {
         json inputs = json::array(), outputs = json::array();
         for (const auto& t : model->inputs) inputs.push_back(tensor_json(t));
@@ -113,8 +123,24 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
                     {"streams", streams},
                     {"commands", total_commands},
                     {"ops", total_ops}};
-        if (!model->invocations.empty())
-            out["memory_system"] = {{"system_config", memory.system.name}, {"memory_mode", memory.mode.name}};
+        if (!model->invocations.empty()) {
+            json ports = json::array();
+            for (int port = 0; port < 2; ++port) {
+                const MemoryKind kind = memory.port_memory(port);
+                const MemoryTiming& t = memory.timing(kind);
+                ports.push_back({{"port", fmt::format("AXI{}", port)},
+                                 {"memory", memory_kind_name(kind)},
+                                 {"bytes_per_cycle", memory.bytes_per_cycle(kind)},
+                                 {"burst_length", t.burst_length},
+                                 {"axi_burst_bytes", t.axi_burst_bytes()},
+                                 {"read_latency", t.read_latency},
+                                 {"write_latency", t.write_latency}});
+            }
+            out["memory_system"] = {{"system_config", memory.system.name},
+                                    {"memory_mode", memory.mode.name},
+                                    {"core_clock_hz", memory.system.core_clock},
+                                    {"ports", ports}};
+        }
         if (!compiled.source.empty())
             out["compiled_for"] = {{"system_config", compiled.system_config}, {"memory_mode", compiled.memory_mode},
                                    {"source", compiled.source}, {"followed", choice.followed},
@@ -130,9 +156,11 @@ int run_info(const std::string& path, const LoadOptions& options, bool as_json) 
         fmt::print("npu:      {} ({} MACs/cycle, CONFIG 0x{:08x})\n", model->config.name, model->config.macs,
                    model->config.config_word);
     if (!model->invocations.empty()) {
-        fmt::print("memory:   {}, {} (a run's default; --system-config and --memory-mode choose others)\n",
-                   memory.system.name, memory.mode.name);
-        if (compiled.source.empty())
+        fmt::print("memory:   {}, {} ({})\n", memory.system.name, memory.mode.name,
+                   chosen ? "as given, or as compiled where not given"
+                          : "a run's default; --system-config and --memory-mode choose others");
+        for (int port = 0; port < 2; ++port) fmt::print("          {}\n", port_text(memory, port));
+        if (!chosen && compiled.source.empty())
             fmt::print("          the file does not record what it was compiled for: Vela's default for {}\n",
                        model->config.name);
         if (!choice.followed.empty())
@@ -396,6 +424,18 @@ int main(int argc, char** argv) {
     auto* disasm = app.add_subcommand("disasm", "one line per command, in the layout of Vela's listing");
     add_model_options(disasm);
     RunCliOptions run_options;
+    auto add_system_options = [&](CLI::App* cmd) {
+        cmd->add_option("--system-config", run_options.system.system_config,
+                        "Vela system configuration (default: the one an ExecuTorch program was compiled for, else Vela's "
+                        "for the NPU, e.g. Ethos_U55_High_End_Embedded; "
+                        "Ethos_U55_High_End_Corstone300_FVP: the Corstone-300 FVP as Arm's evaluation kit runs it)");
+        cmd->add_option("--memory-mode", run_options.system.memory_mode,
+                        "Vela memory mode (default: the one an ExecuTorch program was compiled for, else Shared_Sram on "
+                        "U55, Dedicated_Sram_384KB on U65/U85)");
+        cmd->add_option("--config", run_options.system.config_files,
+                        "vela.ini-format file with more System_Config/Memory_Mode sections");
+    };
+    add_system_options(info);
     // What run and report share: the inputs, the system, the decoding, the traces and the limits.
     auto add_run_options = [&](CLI::App* cmd) {
         add_model_options(cmd);
@@ -409,15 +449,7 @@ int main(int argc, char** argv) {
                         "PMU events to count, e.g. NPU_ACTIVE,MAC_ACTIVE or the driver's ETHOSU_PMU_NPU_ACTIVE "
                         "(4 on U55/U65, 8 on U85)")
             ->delimiter(',');
-        cmd->add_option("--system-config", run_options.system.system_config,
-                        "Vela system configuration (default: the one an ExecuTorch program was compiled for, else Vela's "
-                        "for the NPU, e.g. Ethos_U55_High_End_Embedded; "
-                        "Ethos_U55_High_End_Corstone300_FVP: the Corstone-300 FVP as Arm's evaluation kit runs it)");
-        cmd->add_option("--memory-mode", run_options.system.memory_mode,
-                        "Vela memory mode (default: the one an ExecuTorch program was compiled for, else Shared_Sram on "
-                        "U55, Dedicated_Sram_384KB on U65/U85)");
-        cmd->add_option("--config", run_options.system.config_files,
-                        "vela.ini-format file with more System_Config/Memory_Mode sections");
+        add_system_options(cmd);
         cmd->add_option("--trace", run_options.trace_file,
                         "write a Chrome/Perfetto trace (Trace Event JSON): one track per NPU unit, bandwidth counters");
         cmd->add_option("--per-layer", run_options.per_layer_file,
@@ -474,7 +506,7 @@ int main(int argc, char** argv) {
         if (!npu.empty()) options.npu = npu;
         options.max_stream_words = max_stream_words;
         if (check_commands.selected()) return check_commands.run();
-        if (*info) return run_info(model_path, options, as_json);
+        if (*info) return run_info(model_path, options, run_options.system, as_json);
         if (*disasm) return run_disasm(model_path, options, as_json);
         if (*run) return run_run(model_path, options, run_options, as_json);
         if (*report) {

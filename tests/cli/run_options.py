@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """What run and info tell a first-time user: a warning for each input not given, the output files by
 their real names, --pmu counts also in the layout of MLEK's profiler and the core driver's event
-names (ETHOSU_PMU_*) accepted, a system configuration of another NPU generation refused, and the
+names (ETHOSU_PMU_*) accepted, a system configuration of another NPU generation refused, the memory
+system info shows for the run's options (port by port, from a --config file too), and the
 quantisation of every tensor in info (text and --json). Usage: run_options.py EMU [VECTORS_DIR]."""
 import json
 import os
@@ -89,6 +90,31 @@ with tempfile.TemporaryDirectory() as tmp:
            "another NPU generation" in r.stderr and "Ethos_U55_Deep_Embedded" in r.stderr, f"{r.stderr!r}")
     r = run(["run", model, "--timing-only", "--system-config", "Ethos_U55_Deep_Embedded"])
     expect("Ethos_U55_Deep_Embedded" in r.stdout, f"{r.stdout!r}")
+
+    # info takes the run's system options and shows what the timing model takes, port by port;
+    # it refuses what run refuses.
+    fvp = ["--system-config", "Ethos_U55_High_End_Corstone300_FVP"]
+    text = run(["info", model, *fvp]).stdout
+    expect("memory:   Ethos_U55_High_End_Corstone300_FVP, Shared_Sram (as given" in text and
+           "AXI0: Sram 8 B/cycle, 32-byte spans in 32-byte bursts, latency 32 read / 32 write" in text and
+           "AXI1: OffChipFlash 1.12 B/cycle, 128-byte spans in 64-byte bursts, latency 64 read / 0 write" in text,
+           f"info text: {text!r}")
+    default_ports = json.loads(run(["info", model, "--json"]).stdout)["memory_system"]["ports"]
+    expect(default_ports[1]["bytes_per_cycle"] == 1.0 and default_ports[1]["axi_burst_bytes"] == 128,
+           f"Vela's default: {default_ports}")
+    r = run(["info", model, "--system-config", "Ethos_U85_SYS_DRAM_Mid"], want_rc=1)
+    expect("another NPU generation" in r.stderr, f"{r.stderr!r}")
+    # A board of the user's: a flash behind a timing adapter whose cap counts 64-byte bursts.
+    board = os.path.join(tmp, "board.ini")
+    with open(board, "w") as f:
+        f.write("[System_Config.My_Board]\ninherit=System_Config.Ethos_U55_High_End_Embedded\n"
+                "OffChipFlash_clock_scale=1.0\nOffChipFlash_burst_split=64\n"
+                "OffChipFlash_bandwidth_cap_words=100\nOffChipFlash_bandwidth_cap_period=400\n")
+    ports = json.loads(run(["info", model, "--json", "--config", board, "--system-config", "My_Board"]).stdout)[
+        "memory_system"]["ports"]
+    expect(ports[1]["bytes_per_cycle"] == 13 * 64 / 400 and ports[1]["burst_length"] == 128, f"My_Board: {ports}")
+    r = run(["run", model, "--timing-only", "--config", board, "--system-config", "My_Board"])
+    expect("My_Board" in r.stdout, f"{r.stdout!r}")
 
     # Quantisation in info: every tensor has the key; the corpus model's values, in text and JSON.
     expect(all("quantization" in t for t in info["inputs"] + info["outputs"]), "no quantization key in info --json")
