@@ -28,7 +28,7 @@ std::vector<uint8_t> read_tensor_file(const std::string& path, const TensorInfo&
         throw Error({path, std::nullopt, "--input"},
                     fmt::format("holds dtype '{}'; {} (dtype '{}')", array.descr, tensor, want.empty() ? "none" : want));
     const std::vector<int64_t> shape(array.shape.begin(), array.shape.end());
-    if (shape != t.shape)
+    if (!same_element_order(shape, t.shape))
         throw Error({path, std::nullopt, "--input"}, fmt::format("holds shape {}; {}", shape_tuple(shape), tensor));
     const auto elements = array.elements.data();
     return {elements.begin(), elements.end()};

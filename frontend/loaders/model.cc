@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <ranges>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -38,6 +39,11 @@ uint64_t command_stream_bytes(const LoadedModel& model) {
     uint64_t bytes = 0;
     for (const auto& invocation : model.invocations) bytes += invocation.stream.words.size() * 4;
     return bytes;
+}
+
+bool same_element_order(std::span<const int64_t> a, std::span<const int64_t> b) {
+    const auto not_one = [](int64_t n) { return n != 1; };
+    return std::ranges::equal(a | std::views::filter(not_one), b | std::views::filter(not_one));
 }
 
 std::string_view element_type_name(ElementType t) {

@@ -22,6 +22,11 @@ enum class ElementType : uint8_t { Int8, UInt8, Int16, UInt16, Int32, Int64, Flo
 std::string_view element_type_name(ElementType t);
 int element_size(ElementType t);  // bytes; 0 for Other and Int4 (packed two to a byte)
 
+// Whether two shapes lay out the same elements in the same row-major order: equal but for
+// dimensions of 1. Vela's raw .npz and ExecuTorch's vela_bin_stream pad shapes to six dimensions
+// with ones, and a 28x28 array holds a 1x28x28x1 tensor's bytes.
+bool same_element_order(std::span<const int64_t> a, std::span<const int64_t> b);
+
 struct TensorInfo {
     std::string name;
     std::vector<int64_t> shape;

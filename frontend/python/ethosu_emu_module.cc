@@ -61,13 +61,6 @@ std::string shape_text(const std::vector<Dimension>& shape) {
 
 std::string str(py::handle object) { return py::str(object).cast<std::string>(); }
 
-// Vela's raw .npz pads shapes to six dimensions with leading 1s ([1, 1, 1, 96, 96, 1] for the
-// .tflite's [1, 96, 96, 1]): an input of either shape is the same bytes.
-std::span<const py::ssize_t> without_leading_ones(std::span<const py::ssize_t> shape) {
-    while (!shape.empty() && shape.front() == 1) shape = shape.subspan(1);
-    return shape;
-}
-
 // The raw bytes run_whole_model takes: per model input a numpy array of the tensor's dtype and
 // shape, or None for zeros. A single array stands for the inputs of a one-input model.
 std::vector<std::vector<uint8_t>> input_bytes(const LoadedModel& model, const py::object& inputs) {
@@ -93,7 +86,7 @@ std::vector<std::vector<uint8_t>> input_bytes(const LoadedModel& model, const py
         }
         const std::vector<py::ssize_t> shape = array_shape(t);
         const std::vector<py::ssize_t> given_shape(array.shape(), array.shape() + array.ndim());
-        if (!std::ranges::equal(without_leading_ones(given_shape), without_leading_ones(shape))) {
+        if (!same_element_order(std::vector<int64_t>(given_shape.begin(), given_shape.end()), t.shape)) {
             throw py::value_error(fmt::format("{}: shape {} given, the model expects {}", which, shape_text(given_shape),
                                               shape_text(shape)));
         }

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """run's tensor files as a user gives them: inputs and outputs as .npy (chosen by the file name,
 written and read here with the standard library's own small .npy codec, no numpy) or raw bytes,
-checked against the corpus's TFLite Micro goldens; and an .npy of the wrong dtype or shape, or
-a broken one, refused naming the file. Usage: tensor_files.py EMU VECTORS_DIR (exit 77: skipped
+checked against the corpus's TFLite Micro goldens, also of a shape that differs only in dimensions
+of 1; and an .npy of the wrong dtype or shape, or a broken one, refused naming the file. Usage: tensor_files.py EMU VECTORS_DIR (exit 77: skipped
 when the corpus is absent)."""
 import ast
 import os
@@ -73,6 +73,15 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(at("raw.out0.bin"), "rb") as f:
         if f.read() != golden(ADD16, "seed1.out0.bin"):
             failures.append("raw output after a mixed raw/.npy input differs from the golden")
+
+    # An array whose shape differs only in dimensions of 1 holds the same bytes: taken as the input.
+    for k in (0, 1):
+        with open(at(f"sq{k}.npy"), "wb") as f:
+            f.write(npy_bytes("<i2", (8, 1, 8, 32, 1), golden(ADD16, f"seed1.in{k}.bin")))
+    run([os.path.join(ADD16, "model.tflite"), "--input", at("sq0.npy"), "--input", at("sq1.npy"),
+         "--output", at("sq_out.npy"), "--no-timing"])
+    if read_npy(at("sq_out.npy"))[2] != golden(ADD16, "seed1.out0.bin"):
+        failures.append("an input of shape (8, 1, 8, 32, 1) for (1, 8, 8, 32) gives another output")
 
     # float32 in and out through a Vela model (QUANTIZE and DEQUANTIZE on the CPU).
     with open(at("x.npy"), "wb") as f:
