@@ -123,6 +123,7 @@ private:
     }
     std::span<const uint8_t> delegate_bytes(const et::BackendDelegate& delegate, const std::string& field) const;
     CompiledFor delegate_compiled_for(const et::BackendDelegate& delegate, const std::string& field) const;
+    void take_program_shapes(NpuInvocation& invocation, const et::ExecutionPlan& plan, size_t p, size_t d) const;
     std::span<const uint8_t> segment_bytes(uint32_t index, const void* where, const std::string& field) const;
 
     const std::string& path_;
@@ -195,6 +196,42 @@ CompiledFor PteLoader::delegate_compiled_for(const et::BackendDelegate& delegate
     return compiled;
 }
 
+// The delegate's feature maps take the shapes of the ExecuTorch tensors its call passes (args:
+// its inputs, then its outputs), the shapes a program's user holds: the vela_bin_stream pads
+// them to 6-D (1x1x1x1x28x28 for a 1x1x28x28 tensor). Where a tensor lays its elements out in
+// another order than Vela's feature map (a 1x3x8x8 tensor for a 1x8x8x3 map, which 2024
+// ExecuTorch permuted in its runtime), Vela's shape stays: the bytes a run takes and gives are
+// the feature map's.
+void PteLoader::take_program_shapes(NpuInvocation& invocation, const et::ExecutionPlan& plan, size_t p,
+                                    size_t d) const {
+    for (size_t c = 0; c < count(plan.chains()); ++c) {
+        const et::Chain& chain = *plan.chains()->Get(static_cast<flatbuffers::uoffset_t>(c));
+        for (size_t i = 0; i < count(chain.instructions()); ++i) {
+            const et::DelegateCall* call =
+                chain.instructions()->Get(static_cast<flatbuffers::uoffset_t>(i))->instr_args_as_DelegateCall();
+            if (!call || call->delegate_index() != static_cast<int64_t>(d)) continue;
+            const size_t inputs = invocation.inputs.size(), outputs = invocation.outputs.size();
+            if (count(call->args()) != inputs + outputs) return;  // not the Arm backend's convention
+            const std::string field = fmt::format("execution_plan[{}].chains[{}].instructions[{}].args", p, c, i);
+            for (size_t k = 0; k < inputs + outputs; ++k) {
+                const int32_t index = call->args()->Get(static_cast<flatbuffers::uoffset_t>(k));
+                if (index < 0 || static_cast<size_t>(index) >= count(plan.values()))
+                    fail(call, fmt::format("{}[{}]", field, k),
+                         fmt::format("value {} does not exist (the plan has {} values)", index, count(plan.values())));
+                const et::Tensor* tensor =
+                    plan.values()->Get(static_cast<flatbuffers::uoffset_t>(index))->val_as_Tensor();
+                if (!tensor || !tensor->sizes()) continue;
+                TensorInfo& map = k < inputs ? invocation.inputs[k] : invocation.outputs[k - inputs];
+                const std::vector<int64_t> sizes(tensor->sizes()->begin(), tensor->sizes()->end());
+                if (same_element_order(sizes, map.shape) &&
+                    std::none_of(sizes.begin(), sizes.end(), [](int64_t n) { return n < 1; }))
+                    map.shape = sizes;
+            }
+            return;  // the first call: every call of a delegate passes tensors of the same shapes
+        }
+    }
+}
+
 bool is_ethos_u_backend(std::string_view id) {
     return std::find(std::begin(kEthosUBackendIds), std::end(kEthosUBackendIds), id) != std::end(kEthosUBackendIds);
 }
@@ -224,6 +261,7 @@ std::unique_ptr<LoadedModel> PteLoader::load(const LoadOptions& options) const {
             compiled_for.push_back(delegate_compiled_for(delegate, field));
             model->invocations.push_back(
                 vela_bin_stream_invocation(path_, file_, bytes, offset_of(bytes.data()), options.max_stream_words));
+            take_program_shapes(model->invocations.back(), plan, p, d);
             delegate_names.push_back(fmt::format("{}.delegates[{}]", plan.name() ? plan.name()->str() : "", d));
         }
     }

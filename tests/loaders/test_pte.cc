@@ -31,6 +31,10 @@ struct Delegate {
     std::optional<uint32_t> index = std::nullopt;          // the reference as written (default: its own entry)
     std::optional<uint64_t> declared_size = std::nullopt;  // a segment's size as written (default: the true one)
     std::optional<std::string> compile_flags = std::nullopt;  // the Arm backend's "compile_flags" spec
+    // The sizes of the tensors the program's call of the delegate passes (inputs, then outputs),
+    // each a value of the plan; none: the plan has no call of it.
+    std::optional<std::vector<std::vector<int32_t>>> call_sizes = std::nullopt;
+    std::optional<int32_t> call_arg = std::nullopt;  // replaces the call's first argument (a hostile one)
 };
 
 // Extended header as ExecuTorch writes it after the root offset and identifier: "eh00", length
@@ -75,7 +79,25 @@ Bytes pte_file(const std::vector<Delegate>& delegates, bool extended_header = tr
                                                   b.CreateVector(Bytes(d.compile_flags->begin(), d.compile_flags->end()))));
         entries.push_back(et::CreateBackendDelegate(b, b.CreateString(d.id), ref, b.CreateVector(specs)));
     }
-    const auto plan = et::CreateExecutionPlan(b, b.CreateString("forward"), b.CreateVector(entries));
+    // Each delegate's call in one chain, its tensors as values (after an Int value, so that the
+    // arguments are not simply 0, 1, ...).
+    std::vector<flatbuffers::Offset<et::EValue>> values = {et::CreateEValue(
+        b, et::KernelTypes_IntValue, et::CreateIntValue(b).Union())};
+    std::vector<flatbuffers::Offset<et::Instruction>> instructions;
+    for (size_t i = 0; i < delegates.size(); ++i) {
+        if (!delegates[i].call_sizes) continue;
+        std::vector<int32_t> args;
+        for (const auto& sizes : *delegates[i].call_sizes) {
+            args.push_back(static_cast<int32_t>(values.size()));
+            values.push_back(et::CreateEValue(b, et::KernelTypes_Tensor, et::CreateTensor(b, b.CreateVector(sizes)).Union()));
+        }
+        if (delegates[i].call_arg && !args.empty()) args[0] = *delegates[i].call_arg;
+        const auto call = et::CreateDelegateCall(b, static_cast<int32_t>(i), b.CreateVector(args));
+        instructions.push_back(et::CreateInstruction(b, et::InstructionArguments_DelegateCall, call.Union()));
+    }
+    const std::vector chains = {et::CreateChain(b, b.CreateVector(instructions))};
+    const auto plan = et::CreateExecutionPlan(b, b.CreateString("forward"), b.CreateVector(values),
+                                              b.CreateVector(chains), b.CreateVector(entries));
     const std::vector plans = {plan};
     et::FinishProgramBuffer(b, et::CreateProgram(b, 0, b.CreateVector(plans), b.CreateVector(inline_data),
                                                  b.CreateVector(segments)));
@@ -237,6 +259,32 @@ TEST(Pte, RunsOnTheMemorySystemItsCompileFlagsName) {
     const std::string path = write_temp("flags.pte", pte_file({{.processed = small_stream(), .compile_flags = flags}}));
     EXPECT_EQ(load_model(path, {})->compiled_for.source,
               path + ": execution_plan[0].delegates[0].compile_specs[1] (compile_flags)");
+}
+
+// A delegate's feature maps take the shapes of the tensors the program's call passes where those
+// hold the elements in Vela's order (small_stream's maps: input 1x1x1x2x2x4, output 1x1x1x1x1x4);
+// a tensor in another order (channels first), of other elements, or no call keeps Vela's shape.
+TEST(Pte, FeatureMapsTakeTheShapesOfTheProgramsTensors) {
+    const auto shapes_of = [](const std::optional<std::vector<std::vector<int32_t>>>& sizes) {
+        const auto model = load_model(write_temp("shapes.pte", pte_file({{.processed = small_stream(), .call_sizes = sizes}})), {});
+        return std::pair{model->inputs.at(0).shape, model->outputs.at(0).shape};
+    };
+    using Shape = std::vector<int64_t>;
+    EXPECT_EQ(shapes_of(std::vector<std::vector<int32_t>>{{1, 2, 2, 4}, {1, 4}}), std::pair(Shape{1, 2, 2, 4}, Shape{1, 4}));
+    EXPECT_EQ(shapes_of(std::vector<std::vector<int32_t>>{{2, 2, 4}, {4}}), std::pair(Shape{2, 2, 4}, Shape{4}));
+    EXPECT_EQ(shapes_of(std::vector<std::vector<int32_t>>{{1, 4, 2, 2}, {1, 1, 4}}),
+              std::pair(Shape{1, 1, 1, 2, 2, 4}, Shape{1, 1, 4}));  // channels first: Vela's order kept
+    EXPECT_EQ(shapes_of(std::vector<std::vector<int32_t>>{{1, 2, 2, 5}, {1, 2, 2}}),
+              std::pair(Shape{1, 1, 1, 2, 2, 4}, Shape{1, 1, 1, 1, 1, 4}));  // other elements
+    EXPECT_EQ(shapes_of(std::vector<std::vector<int32_t>>{{1, 2, 2, 4}}),
+              std::pair(Shape{1, 1, 1, 2, 2, 4}, Shape{1, 1, 1, 1, 1, 4}));  // not inputs + outputs
+    EXPECT_EQ(shapes_of(std::nullopt), std::pair(Shape{1, 1, 1, 2, 2, 4}, Shape{1, 1, 1, 1, 1, 4}));
+    // A call naming a value the plan does not have is refused, naming the argument.
+    const std::string e = pte_error(pte_file({{.processed = small_stream(),
+                                              .call_sizes = std::vector<std::vector<int32_t>>{{1, 2, 2, 4}, {1, 4}},
+                                              .call_arg = 99}}));
+    EXPECT_THAT(e, HasSubstr("execution_plan[0].chains[0].instructions[0].args[0]"));
+    EXPECT_THAT(e, HasSubstr("value 99 does not exist (the plan has 3 values)"));
 }
 
 TEST(Pte, WithoutAnEthosUDelegateNamesTheDelegatesItHas) {
