@@ -8,7 +8,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <ranges>
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -42,8 +41,13 @@ uint64_t command_stream_bytes(const LoadedModel& model) {
 }
 
 bool same_element_order(std::span<const int64_t> a, std::span<const int64_t> b) {
-    const auto not_one = [](int64_t n) { return n != 1; };
-    return std::ranges::equal(a | std::views::filter(not_one), b | std::views::filter(not_one));
+    size_t i = 0, j = 0;
+    for (;; ++i, ++j) {
+        while (i < a.size() && a[i] == 1) ++i;
+        while (j < b.size() && b[j] == 1) ++j;
+        if (i == a.size() || j == b.size()) return i == a.size() && j == b.size();
+        if (a[i] != b[j]) return false;
+    }
 }
 
 std::string_view element_type_name(ElementType t) {

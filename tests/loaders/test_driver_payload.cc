@@ -241,5 +241,18 @@ TEST(LoadModel, NamesAndSizes) {
     EXPECT_EQ(model_format_name(ModelFormat::VelaNpz), "vela-npz");
 }
 
+// Shapes lay out the same bytes when they are equal but for dimensions of 1, wherever those sit.
+TEST(LoadModel, SameElementOrderIgnoresOnlyDimensionsOfOne) {
+    using S = std::vector<int64_t>;
+    EXPECT_TRUE(same_element_order(S{}, S{}));
+    EXPECT_TRUE(same_element_order(S{1, 1}, S{}));
+    EXPECT_TRUE(same_element_order(S{1, 1, 1, 1, 28, 28}, S{1, 28, 1, 28}));
+    EXPECT_TRUE(same_element_order(S{8, 1, 8, 32, 1}, S{1, 8, 8, 32}));
+    EXPECT_FALSE(same_element_order(S{1, 3, 8, 8}, S{1, 8, 8, 3}));  // channels first vs last
+    EXPECT_FALSE(same_element_order(S{2048}, S{1, 8, 8, 32}));
+    EXPECT_FALSE(same_element_order(S{8, 8}, S{8, 8, 2}));
+    EXPECT_FALSE(same_element_order(S{0}, S{}));
+}
+
 }  // namespace
 }  // namespace ethosu::test
