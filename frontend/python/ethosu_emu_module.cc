@@ -7,11 +7,9 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <mutex>
-#include <span>
 
 #include "emulator/engine/timing/pmu.h"
 #include "emulator/isa/error.h"
@@ -86,7 +84,8 @@ std::vector<std::vector<uint8_t>> input_bytes(const LoadedModel& model, const py
         }
         const std::vector<py::ssize_t> shape = array_shape(t);
         const std::vector<py::ssize_t> given_shape(array.shape(), array.shape() + array.ndim());
-        if (!same_element_order(std::vector<int64_t>(given_shape.begin(), given_shape.end()), t.shape)) {
+        if (!same_element_order(std::vector<int64_t>(given_shape.begin(), given_shape.end()),
+                                std::vector<int64_t>(shape.begin(), shape.end()))) {
             throw py::value_error(fmt::format("{}: shape {} given, the model expects {}", which, shape_text(given_shape),
                                               shape_text(shape)));
         }

@@ -277,7 +277,8 @@ class Refusals(unittest.TestCase):
             self.model.run([self.inputs[0].tolist(), self.inputs[1]])
 
     def test_npz_shapes_padded_to_six_dimensions(self):
-        # Vela's raw .npz pads shapes with leading 1s; the .tflite's shape is accepted as well.
+        # Vela's raw .npz pads shapes with leading 1s; the .tflite's shape, or any other that differs
+        # only in dimensions of 1, is accepted as well.
         model = ethosu_emu.load(str(VECTORS / "add_8x8x32" / "ethos-u55-128" / "model_vela.npz"))
         self.assertEqual(model.inputs[0].shape, (1, 1, 1, 8, 8, 32))
         outputs = model.run(self.inputs).outputs
@@ -285,6 +286,9 @@ class Refusals(unittest.TestCase):
         self.assertEqual(outputs[0].tobytes(), self.model.run(self.inputs).outputs[0].tobytes())
         with self.assertRaisesRegex(ValueError, r"shape \(8, 32\) given, the model expects \(1, 1, 1, 8, 8, 32\)"):
             model.run([x[0, 0] for x in self.inputs])
+        # Dimensions of 1 anywhere leave the bytes as they are.
+        moved = [x.reshape(8, 1, 8, 32, 1) for x in self.inputs]
+        self.assertEqual(model.run(moved).outputs[0].tobytes(), outputs[0].tobytes())
 
     def test_none_is_zeros(self):
         zeros = [np.zeros_like(x) for x in self.inputs]
