@@ -69,14 +69,34 @@ void print_tensors(const char* title, const std::vector<TensorInfo>& tensors) {
     }
 }
 
-// One line per AXI port: the memory behind it and its bandwidth, as the timing model takes them.
-std::string port_text(const MemorySystem& memory, int port) {
-    const MemoryKind kind = memory.port_memory(port);
-    const MemoryTiming& t = memory.timing(kind);
-    return fmt::format("AXI{}: {} {:.3g} B/cycle, {}-byte spans in {}-byte bursts, latency {} read / {} write", port,
-                       memory_kind_name(kind), memory.bytes_per_cycle(kind), t.burst_length, t.axi_burst_bytes(),
-                       t.read_latency, t.write_latency);
-}
+// An AXI port as the timing model takes it: the memory behind it, its bandwidth, the spans a read
+// fetches and the bursts that carry them, its latencies. info prints it and --json gives it.
+struct PortFigures {
+    int port = 0;
+    MemoryKind memory = MemoryKind::Sram;
+    double bytes_per_cycle = 0;
+    int span_bytes = 0, burst_bytes = 0, read_latency = 0, write_latency = 0;
+
+    PortFigures(const MemorySystem& system, int p) : port(p), memory(system.port_memory(p)) {
+        const MemoryTiming& t = system.timing(memory);
+        bytes_per_cycle = system.bytes_per_cycle(memory);
+        span_bytes = t.burst_length;
+        burst_bytes = t.axi_burst_bytes();
+        read_latency = t.read_latency;
+        write_latency = t.write_latency;
+    }
+    std::string text() const {
+        return fmt::format("AXI{}: {} {:.3g} B/cycle, {}-byte spans in {}-byte bursts, latency {} read / {} write",
+                           port, memory_kind_name(memory), bytes_per_cycle, span_bytes, burst_bytes, read_latency,
+                           write_latency);
+    }
+    json to_json() const {
+        return {{"port", fmt::format("AXI{}", port)}, {"memory", memory_kind_name(memory)},
+                {"bytes_per_cycle", bytes_per_cycle}, {"burst_length", span_bytes},
+                {"axi_burst_bytes", burst_bytes},     {"read_latency", read_latency},
+                {"write_latency", write_latency}};
+    }
+};
 
 int run_info(const std::string& path, const LoadOptions& options, const SystemSelection& system, bool as_json) {
     const auto model = load_model(path, options);
@@ -108,7 +128,8 @@ int run_info(const std::string& path, const LoadOptions& options, const SystemSe
     const CompiledFor& compiled = model->compiled_for;
     const SystemChoice choice = choose_system(*model, system);
     const MemorySystem memory = make_memory_system(model->config, choice.selection);
-    const bool chosen = !system.system_config.empty() || !system.memory_mode.empty();
+    const bool user_gave_both = !system.system_config.empty() && !system.memory_mode.empty();
+    const bool user_gave_one = !user_gave_both && (!system.system_config.empty() || !system.memory_mode.empty());
     if (as_json) {
         json inputs = json::array(), outputs = json::array();
         for (const auto& t : model->inputs) inputs.push_back(tensor_json(t));
@@ -125,17 +146,7 @@ int run_info(const std::string& path, const LoadOptions& options, const SystemSe
                     {"ops", total_ops}};
         if (!model->invocations.empty()) {
             json ports = json::array();
-            for (int port = 0; port < 2; ++port) {
-                const MemoryKind kind = memory.port_memory(port);
-                const MemoryTiming& t = memory.timing(kind);
-                ports.push_back({{"port", fmt::format("AXI{}", port)},
-                                 {"memory", memory_kind_name(kind)},
-                                 {"bytes_per_cycle", memory.bytes_per_cycle(kind)},
-                                 {"burst_length", t.burst_length},
-                                 {"axi_burst_bytes", t.axi_burst_bytes()},
-                                 {"read_latency", t.read_latency},
-                                 {"write_latency", t.write_latency}});
-            }
+            for (int port = 0; port < 2; ++port) ports.push_back(PortFigures(memory, port).to_json());
             out["memory_system"] = {{"system_config", memory.system.name},
                                     {"memory_mode", memory.mode.name},
                                     {"core_clock_hz", memory.system.core_clock},
@@ -157,10 +168,11 @@ int run_info(const std::string& path, const LoadOptions& options, const SystemSe
                    model->config.config_word);
     if (!model->invocations.empty()) {
         fmt::print("memory:   {}, {} ({})\n", memory.system.name, memory.mode.name,
-                   chosen ? "as given, or as compiled where not given"
-                          : "a run's default; --system-config and --memory-mode choose others");
-        for (int port = 0; port < 2; ++port) fmt::print("          {}\n", port_text(memory, port));
-        if (!chosen && compiled.source.empty())
+                   user_gave_both ? "as given"
+                   : user_gave_one ? "as given; the other as compiled, else Vela's default"
+                                   : "a run's default; --system-config and --memory-mode choose others");
+        for (int port = 0; port < 2; ++port) fmt::print("          {}\n", PortFigures(memory, port).text());
+        if (!user_gave_both && compiled.source.empty())
             fmt::print("          the file does not record what it was compiled for: Vela's default for {}\n",
                        model->config.name);
         if (!choice.followed.empty())
@@ -441,7 +453,8 @@ int main(int argc, char** argv) {
         add_model_options(cmd);
         cmd->add_option("--input", run_options.input_files,
                         "input tensor file, in the model's input order (omitted: zeros, with a warning): raw bytes, "
-                        "or a numpy array of the tensor's dtype and shape if the name ends in .npy");
+                        "or a numpy array of the tensor's dtype and shape (dimensions of 1 aside) if the name ends in "
+                        ".npy");
         cmd->add_flag("--lenient", run_options.lenient,
                       "run ops that read registers the stream never wrote, reading them as 0 (a warning each); "
                       "by default such a stream is refused");

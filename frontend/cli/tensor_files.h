@@ -1,7 +1,8 @@
 #pragma once
 // The CLI's tensor files: a model input or output as raw bytes (the format of the corpus's
 // golden files), or as a numpy .npy array when the file name ends in ".npy". An .npy must hold
-// exactly the tensor's element type and shape; anything else is an Error naming the file.
+// the tensor's element type and shape, or a shape that differs only in dimensions of 1
+// (same_element_order); anything else is an Error naming the file.
 
 #include <cstdint>
 #include <span>
