@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "frontend/loaders/byte_reader.h"
@@ -123,7 +124,13 @@ private:
     }
     std::span<const uint8_t> delegate_bytes(const et::BackendDelegate& delegate, const std::string& field) const;
     CompiledFor delegate_compiled_for(const et::BackendDelegate& delegate, const std::string& field) const;
-    void take_program_shapes(NpuInvocation& invocation, const et::ExecutionPlan& plan, size_t p, size_t d) const;
+    // A delegate's first call in the plan's chains, and where it is (for errors).
+    struct Call {
+        const et::DelegateCall* call = nullptr;
+        std::string field;
+    };
+    std::map<int32_t, Call> delegate_calls(const et::ExecutionPlan& plan, size_t p) const;
+    void take_program_shapes(NpuInvocation& invocation, const et::ExecutionPlan& plan, const Call& call) const;
     std::span<const uint8_t> segment_bytes(uint32_t index, const void* where, const std::string& field) const;
 
     const std::string& path_;
@@ -196,39 +203,44 @@ CompiledFor PteLoader::delegate_compiled_for(const et::BackendDelegate& delegate
     return compiled;
 }
 
-// The delegate's feature maps take the shapes of the ExecuTorch tensors its call passes (args:
-// its inputs, then its outputs), the shapes a program's user holds: the vela_bin_stream pads
-// them to 6-D (1x1x1x1x28x28 for a 1x1x28x28 tensor). Where a tensor lays its elements out in
-// another order than Vela's feature map (a 1x3x8x8 tensor for a 1x8x8x3 map, which 2024
-// ExecuTorch permuted in its runtime), Vela's shape stays: the bytes a run takes and gives are
-// the feature map's.
-void PteLoader::take_program_shapes(NpuInvocation& invocation, const et::ExecutionPlan& plan, size_t p,
-                                    size_t d) const {
+// ExecuTorch refuses tensors of more dimensions (runtime/core/exec_aten/util/
+// tensor_dimension_limit.h, kTensorDimensionLimit).
+constexpr size_t kMaxProgramTensorRank = 16;
+
+std::map<int32_t, PteLoader::Call> PteLoader::delegate_calls(const et::ExecutionPlan& plan, size_t p) const {
+    std::map<int32_t, Call> calls;
     for (size_t c = 0; c < count(plan.chains()); ++c) {
         const et::Chain& chain = *plan.chains()->Get(static_cast<flatbuffers::uoffset_t>(c));
         for (size_t i = 0; i < count(chain.instructions()); ++i) {
             const et::DelegateCall* call =
                 chain.instructions()->Get(static_cast<flatbuffers::uoffset_t>(i))->instr_args_as_DelegateCall();
-            if (!call || call->delegate_index() != static_cast<int64_t>(d)) continue;
-            const size_t inputs = invocation.inputs.size(), outputs = invocation.outputs.size();
-            if (count(call->args()) != inputs + outputs) return;  // not the Arm backend's convention
-            const std::string field = fmt::format("execution_plan[{}].chains[{}].instructions[{}].args", p, c, i);
-            for (size_t k = 0; k < inputs + outputs; ++k) {
-                const int32_t index = call->args()->Get(static_cast<flatbuffers::uoffset_t>(k));
-                if (index < 0 || static_cast<size_t>(index) >= count(plan.values()))
-                    fail(call, fmt::format("{}[{}]", field, k),
-                         fmt::format("value {} does not exist (the plan has {} values)", index, count(plan.values())));
-                const et::Tensor* tensor =
-                    plan.values()->Get(static_cast<flatbuffers::uoffset_t>(index))->val_as_Tensor();
-                if (!tensor || !tensor->sizes()) continue;
-                TensorInfo& map = k < inputs ? invocation.inputs[k] : invocation.outputs[k - inputs];
-                const std::vector<int64_t> sizes(tensor->sizes()->begin(), tensor->sizes()->end());
-                if (same_element_order(sizes, map.shape) &&
-                    std::none_of(sizes.begin(), sizes.end(), [](int64_t n) { return n < 1; }))
-                    map.shape = sizes;
-            }
-            return;  // the first call: every call of a delegate passes tensors of the same shapes
+            if (call && !calls.contains(call->delegate_index()))
+                calls.emplace(call->delegate_index(),
+                              Call{call, fmt::format("execution_plan[{}].chains[{}].instructions[{}].args", p, c, i)});
         }
+    }
+    return calls;
+}
+
+// The delegate's feature maps take the shapes of the ExecuTorch tensors its first call passes
+// (args: its inputs, then its outputs), the shapes a program's user holds: the vela_bin_stream
+// pads them to 6-D (1x1x1x1x28x28 for a 1x1x28x28 tensor). Where a tensor lays its elements out in
+// another order than Vela's feature map (a 1x3x8x8 tensor for a 1x8x8x3 map, which 2024
+// ExecuTorch permuted in its runtime), Vela's shape stays: the bytes a run takes and gives are
+// the feature map's.
+void PteLoader::take_program_shapes(NpuInvocation& invocation, const et::ExecutionPlan& plan, const Call& c) const {
+    const size_t inputs = invocation.inputs.size(), outputs = invocation.outputs.size();
+    if (count(c.call->args()) != inputs + outputs) return;  // not the Arm backend's convention
+    for (size_t k = 0; k < inputs + outputs; ++k) {
+        const int32_t index = c.call->args()->Get(static_cast<flatbuffers::uoffset_t>(k));
+        if (index < 0 || static_cast<size_t>(index) >= count(plan.values()))
+            fail(c.call->args()->Data() + sizeof(int32_t) * k, fmt::format("{}[{}]", c.field, k),
+                 fmt::format("value {} does not exist (the plan has {} values)", index, count(plan.values())));
+        const et::Tensor* tensor = plan.values()->Get(static_cast<flatbuffers::uoffset_t>(index))->val_as_Tensor();
+        if (!tensor || !tensor->sizes() || tensor->sizes()->size() > kMaxProgramTensorRank) continue;
+        TensorInfo& map = k < inputs ? invocation.inputs[k] : invocation.outputs[k - inputs];
+        const std::vector<int64_t> sizes(tensor->sizes()->begin(), tensor->sizes()->end());
+        if (same_element_order(sizes, map.shape)) map.shape = sizes;
     }
 }
 
@@ -249,6 +261,7 @@ std::unique_ptr<LoadedModel> PteLoader::load(const LoadOptions& options) const {
     std::vector<CompiledFor> compiled_for;
     for (size_t p = 0; p < count(program_.execution_plan()); ++p) {
         const et::ExecutionPlan& plan = *program_.execution_plan()->Get(static_cast<flatbuffers::uoffset_t>(p));
+        const std::map<int32_t, Call> calls = delegate_calls(plan, p);
         for (size_t d = 0; d < count(plan.delegates()); ++d) {
             const et::BackendDelegate& delegate = *plan.delegates()->Get(static_cast<flatbuffers::uoffset_t>(d));
             const std::string field = fmt::format("execution_plan[{}].delegates[{}]", p, d);
@@ -261,7 +274,8 @@ std::unique_ptr<LoadedModel> PteLoader::load(const LoadOptions& options) const {
             compiled_for.push_back(delegate_compiled_for(delegate, field));
             model->invocations.push_back(
                 vela_bin_stream_invocation(path_, file_, bytes, offset_of(bytes.data()), options.max_stream_words));
-            take_program_shapes(model->invocations.back(), plan, p, d);
+            if (const auto call = calls.find(static_cast<int32_t>(d)); call != calls.end())
+                take_program_shapes(model->invocations.back(), plan, call->second);
             delegate_names.push_back(fmt::format("{}.delegates[{}]", plan.name() ? plan.name()->str() : "", d));
         }
     }

@@ -279,6 +279,18 @@ TEST(Pte, FeatureMapsTakeTheShapesOfTheProgramsTensors) {
     EXPECT_EQ(shapes_of(std::vector<std::vector<int32_t>>{{1, 2, 2, 4}}),
               std::pair(Shape{1, 1, 1, 2, 2, 4}, Shape{1, 1, 1, 1, 1, 4}));  // not inputs + outputs
     EXPECT_EQ(shapes_of(std::nullopt), std::pair(Shape{1, 1, 1, 2, 2, 4}, Shape{1, 1, 1, 1, 1, 4}));
+    // A tensor of more dimensions than ExecuTorch allows (16) keeps Vela's shape too.
+    std::vector<int32_t> deep(17, 1);
+    deep.back() = 4;
+    EXPECT_EQ(shapes_of(std::vector<std::vector<int32_t>>{{1, 2, 2, 4}, deep}),
+              std::pair(Shape{1, 2, 2, 4}, Shape{1, 1, 1, 1, 1, 4}));
+    // An argument that is not a tensor (value 0, an Int) leaves its map as it is.
+    const auto model = load_model(write_temp("int_arg.pte", pte_file({{.processed = small_stream(),
+                                                                       .call_sizes = std::vector<std::vector<int32_t>>{{1, 2, 2, 4}, {1, 4}},
+                                                                       .call_arg = 0}})),
+                                  {});
+    EXPECT_EQ(model->inputs.at(0).shape, (Shape{1, 1, 1, 2, 2, 4}));
+    EXPECT_EQ(model->outputs.at(0).shape, (Shape{1, 4}));
     // A call naming a value the plan does not have is refused, naming the argument.
     const std::string e = pte_error(pte_file({{.processed = small_stream(),
                                               .call_sizes = std::vector<std::vector<int32_t>>{{1, 2, 2, 4}, {1, 4}},
