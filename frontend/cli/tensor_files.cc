@@ -41,6 +41,10 @@ void write_tensor_file(const std::string& path, const TensorInfo& t, std::span<c
         if (descr.empty())
             throw Error({path, std::nullopt, "--output"},
                         fmt::format("output '{}' is of a type numpy has no dtype for", t.name));
+        if (t.shape.size() > kMaxNpyDimensions)
+            throw Error({path, std::nullopt, "--output"},
+                        fmt::format("output '{}' has {} dimensions; numpy takes at most {}", t.name, t.shape.size(),
+                                    kMaxNpyDimensions));
         npy = npy_file(descr, t.shape, bytes);
         bytes = npy;
     }

@@ -9,7 +9,6 @@ namespace ethosu {
 namespace {
 
 constexpr std::string_view kMagic{"\x93NUMPY", 6};
-constexpr size_t kMaxDimensions = 32;  // numpy's own limit
 
 // The header's dict literal, parsed strictly: string keys, and values that are a string,
 // True/False or a tuple of non-negative integers. Errors point at the offending character.
@@ -114,7 +113,7 @@ private:
         expect('(');
         std::vector<uint64_t> values;
         while (!consume(')')) {
-            if (values.size() == kMaxDimensions) fail(fmt::format("more than {} dimensions", kMaxDimensions));
+            if (values.size() == kMaxNpyDimensions) fail(fmt::format("more than {} dimensions", kMaxNpyDimensions));
             values.push_back(integer());
             if (!consume(',')) {
                 expect(')');

@@ -30,6 +30,10 @@ std::string npy_descr(ElementType type);
 // A shape as numpy prints it: "(1, 8)", "(5,)", "()".
 std::string shape_tuple(std::span<const int64_t> shape);
 
+// numpy's own limit on an array's dimensions (NPY_MAXDIMS before numpy 2): parse_npy refuses more,
+// and npy_file's callers refuse to write more.
+inline constexpr size_t kMaxNpyDimensions = 32;
+
 // A .npy file (format 1.0, C order) holding `elements` as an array of descr and shape.
 std::vector<uint8_t> npy_file(const std::string& descr, std::span<const int64_t> shape, std::span<const uint8_t> elements);
 

@@ -1,14 +1,18 @@
 // check's output comparison against a plain loop over typed elements, and its tolerance rules;
-// the manifest's declaration-driven validation on documents built here.
+// the manifest's declaration-driven validation on documents built here; run's .npy output at
+// numpy's dimension limit.
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <cstring>
 #include <limits>
 #include <random>
 
 #include "frontend/cli/check.h"
+#include "frontend/cli/tensor_files.h"
+#include "frontend/loaders/npy.h"
 
 namespace ethosu {
 namespace {
@@ -130,6 +134,27 @@ TEST(Manifest, RefusalsNameTheEntryAndKey) {
               "m.json: entries[0].baseline.traffic.axi[0].port: \"AXI2\": the ports are AXI0 and AXI1");
     EXPECT_EQ(refusal(manifest_with({{"cycles", json::array()}})),
               "m.json: entries[0].baseline.cycles: must be a non-negative integer, not a list");
+}
+
+// An output of more dimensions than numpy takes is refused as an .npy, naming the file; at the
+// limit it is written (a hostile model's shape must not give a file numpy cannot read).
+TEST(TensorFiles, AnNpyOutputOfMoreDimensionsThanNumpyTakesIsRefused) {
+    TensorInfo t;
+    t.name = "deep";
+    t.type = ElementType::Int8;
+    t.shape.assign(kMaxNpyDimensions, 1);
+    const std::vector<uint8_t> byte = {7};
+    const std::string path = (std::filesystem::temp_directory_path() / "ethosu_emu_deep.npy").string();
+    EXPECT_NO_THROW(write_tensor_file(path, t, byte));
+    t.shape.push_back(1);
+    try {
+        write_tensor_file(path, t, byte);
+        ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("ethosu_emu_deep.npy"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("has 33 dimensions; numpy takes at most 32"), std::string::npos) << e.what();
+    }
+    std::filesystem::remove(path);
 }
 
 }  // namespace
