@@ -231,9 +231,8 @@ Sram_bandwidth_cap_period=4000
 ; frequency scale 0 (full speed), so the cap is the only throttle; BWCAP 50 words per
 ; PULSE_ON 320 + PULSE_OFF 80 cycles.
 ; Reads fetch whole 128-byte spans, Vela's flash burst_length: the FVP's AXI1 beats exceed the
-; streams' and DMAs' lengths by what 128-byte alignment adds (MobileNetV2 432,351 beats: 432,447
-; so, 430,607 with 64-byte spans; AD 56,245: 56,224 and 56,000; RNNoise 13,911: 13,760 and
-; 13,528). The bus carries them as 64-byte bursts, which the cap counts: Arm's core driver leaves
+; streams' and DMAs' lengths by what 128-byte alignment adds. FVP, 128-byte spans, 64-byte spans:
+; MobileNetV2 432,351, 432,447, 430,607; AD 56,245, 56,224, 56,000; RNNoise 13,911, 13,760, 13,528. The bus carries them as 64-byte bursts, which the cap counts: Arm's core driver leaves
 ; AXI_LIMIT2/3.max_beats ("burst split alignment") at their default, 0 = 64 bytes
 ; (ethosu_config_u55.h AXI_LIMITn_MAX_BEATS_BYTES).
 OffChipFlash_clock_scale=1.0
