@@ -3,11 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <tuple>
+#include <vector>
 
 #include "emulator/engine/timing/system_config.h"
 #include "emulator/isa/error.h"
@@ -199,6 +201,60 @@ TEST(SystemConfig, BandwidthCapAdmitsBurstsUntilItsWordsHavePassed) {
             << c.words << " words, " << c.burst_bytes << " B split at " << c.split;
     }
     EXPECT_FALSE(MemoryTiming{}.bandwidth_cap_bytes_per_cycle());  // no cap
+}
+
+// A timing adapter cycle by cycle, as Arm's timing_adapter.h describes its registers: addresses
+// pass only in the first pulse_on cycles of each period; a read is admitted while fewer than
+// `cap_words` 64-bit words were admitted in the period and fewer than `max_reads` are pending;
+// its first data beat comes `latency` cycles after its address, one 8-byte beat a cycle on the
+// one read data channel; it is pending until its last beat. Returns the bytes per cycle of
+// `bursts` back-to-back reads of `burst_bytes` from a random phase of the period.
+double simulated_adapter_rate(int burst_bytes, int max_reads, int latency, int pulse_on, int period, int cap_words,
+                              int64_t bursts, int64_t phase) {
+    const int64_t beats = burst_bytes / 8;
+    std::vector<int64_t> pending;  // when each pending read's last beat is done
+    int64_t t = phase, data_free = 0, words = 0, period_index = phase / period;
+    for (int64_t issued = 0; issued < bursts;) {
+        std::erase_if(pending, [&](int64_t done) { return done <= t; });
+        if (t / period != period_index) period_index = t / period, words = 0;
+        if (t % period >= pulse_on || words >= cap_words) {
+            t = (t / period + 1) * period;  // the next period's first cycle
+        } else if (static_cast<int>(pending.size()) >= max_reads) {
+            t = *std::min_element(pending.begin(), pending.end());
+        } else {
+            const int64_t first = std::max(t + latency, data_free);
+            data_free = first + beats;
+            pending.push_back(data_free);
+            words += beats;
+            ++issued;
+            ++t;  // one address a cycle
+        }
+    }
+    return double(bursts * burst_bytes) / double(data_free - phase);
+}
+
+// The cap's closed form (bandwidth_cap_bytes_per_cycle) is the adapter's rate wherever the cap
+// binds: the FVP's flash (64-byte bursts, MAXR 2, RLATENCY 64, 320 + 80 cycles, 50 words), the
+// same with 128-byte bursts, and its SRAM (MAXR 8, RLATENCY 32, 4000 words per 3999 + 1 cycles),
+// averaged over phases of the period. With one pending read the latency binds instead: the
+// closed form is then only an upper bound, which is why the FVP system keeps MAXR 2.
+TEST(SystemConfig, BandwidthCapIsTheTimingAdaptersRateWhereTheCapBinds) {
+    struct Case {
+        int burst_bytes, max_reads, latency, pulse_on, period, cap_words;
+    };
+    for (const Case c : {Case{64, 2, 64, 320, 400, 50}, Case{128, 2, 64, 320, 400, 50}, Case{64, 8, 32, 3999, 4000, 4000}}) {
+        MemoryTiming t;
+        t.burst_length = c.burst_bytes;
+        t.bandwidth_cap_words = c.cap_words;
+        t.bandwidth_cap_period = c.period;
+        double rate = 0;
+        constexpr int kPhases = 8;
+        for (int k = 0; k < kPhases; ++k)
+            rate += simulated_adapter_rate(c.burst_bytes, c.max_reads, c.latency, c.pulse_on, c.period, c.cap_words,
+                                           100000, k * c.period / kPhases + 13) / kPhases;
+        EXPECT_NEAR(rate, *t.bandwidth_cap_bytes_per_cycle(), 0.01) << c.burst_bytes << " B, MAXR " << c.max_reads;
+    }
+    EXPECT_LT(simulated_adapter_rate(64, 1, 64, 320, 400, 50, 100000, 0), 0.9);  // 5 reads of 72 cycles a period
 }
 
 // The Corstone-300 FVP as MLEK ran it: flash at 1.12 bytes a cycle (Vela: 1.0) in 64-byte AXI
