@@ -232,7 +232,8 @@ Sram_bandwidth_cap_period=4000
 ; PULSE_ON 320 + PULSE_OFF 80 cycles.
 ; Reads fetch whole 128-byte spans, Vela's flash burst_length: the FVP's AXI1 beats exceed the
 ; streams' and DMAs' lengths by what 128-byte alignment adds. FVP, 128-byte spans, 64-byte spans:
-; MobileNetV2 432,351, 432,447, 430,607; AD 56,245, 56,224, 56,000; RNNoise 13,911, 13,760, 13,528. The bus carries them as 64-byte bursts, which the cap counts: Arm's core driver leaves
+; MobileNetV2 432,351, 432,447, 430,607; AD 56,245, 56,224, 56,000; RNNoise 13,911, 13,760,
+; 13,528. The bus carries them as 64-byte bursts, which the cap counts: Arm's core driver leaves
 ; AXI_LIMIT2/3.max_beats ("burst split alignment") at their default, 0 = 64 bytes
 ; (ethosu_config_u55.h AXI_LIMITn_MAX_BEATS_BYTES).
 OffChipFlash_clock_scale=1.0
