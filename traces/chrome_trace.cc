@@ -30,7 +30,7 @@ public:
             int64_t released = 0;  // where the command processor was before each op
             for (size_t i = 0; i < timed.size(); ++i) {
                 op_events(s, starts[s], run_.streams.at(s).ops.at(i), timed[i], released);
-                released = command_release(timed[i]);
+                released = timed[i].release;
             }
         }
         bandwidth_counters();
@@ -81,10 +81,9 @@ private:
 
     void op_events(size_t stream, int64_t base, const DecodedOp& op, const OpTiming& t, int64_t released) {
         const std::string name = op_label(run_, stream, op);
-        const int64_t release = command_release(t);
-        complete(CommandTrack, name, "command", base + released, base + release,
+        complete(CommandTrack, name, "command", base + released, base + t.release,
                  {{"stream", stream}, {"offset", op.offset}, {"kind", op_description(op)},
-                  {"words", t.issue - released}, {"stall_cycles", release - t.issue}});
+                  {"words", t.issue - released}, {"stall_cycles", t.release - t.issue}});
 
         if (t.unit == Unit::Kernel) {
             const int64_t duration = t.end - t.start;

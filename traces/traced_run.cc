@@ -131,10 +131,4 @@ void write_trace_file(const std::string& path, const std::string& text, std::str
     if (!out) throw Error({path, std::nullopt, std::string(option)}, "cannot write file", ErrorKind::Io);
 }
 
-int64_t command_release(const OpTiming& t) {
-    if (t.unit == Unit::Kernel) return t.start;
-    if (t.kind == OpKind::DmaWait || t.kind == OpKind::KernelWait) return t.end;
-    return t.issue;
-}
-
 }  // namespace ethosu

@@ -63,8 +63,4 @@ Bandwidth bandwidth_over_time(const TracedRun& run);
 // Writes a trace file whole; throws ethosu::Error naming the file and the option that asked for it.
 void write_trace_file(const std::string& path, const std::string& text, std::string_view option);
 
-// When the command processor finished with an op and moved on to the next command: a kernel
-// op when its pipeline took it, a wait when it was satisfied, anything else once issued.
-int64_t command_release(const OpTiming& t);
-
 }  // namespace ethosu

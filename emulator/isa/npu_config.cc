@@ -19,8 +19,8 @@ constexpr uint32_t u85_config(uint32_t log2_macs, uint32_t log2_sram, uint32_t l
 }
 
 // In Generation order. The vela.ini defaults are those Vela picks when given none (the corpus's
-// vela_stdout.txt warnings name them); the AXI widths those of Vela's architecture_features.py
-// (axi_port_width 64 on U55, 128 otherwise).
+// vela_stdout.txt warnings name them); the AXI widths and outstanding work those of Vela's
+// architecture_features.py (axi_port_width 64 on U55, 128 otherwise).
 constexpr std::array<NpuTraits, 3> kTraits = {
     NpuTraits{.generation = Generation::U55,
               .cost_model = CostModel::U55,
@@ -31,7 +31,9 @@ constexpr std::array<NpuTraits, 3> kTraits = {
               .vela_ini_prefix = "Ethos_U55_",
               .default_system_config = "Ethos_U55_High_End_Embedded",
               .default_memory_mode = "Shared_Sram",
-              .axi_data_bytes = 8},
+              .axi_data_bytes = 8,
+              .max_outstanding_kernel_ops = 2,
+              .max_outstanding_dmas = 1},
     NpuTraits{.generation = Generation::U65,
               .cost_model = CostModel::U55,
               .weight_encoding = WeightEncoding::PerCore,
@@ -41,7 +43,9 @@ constexpr std::array<NpuTraits, 3> kTraits = {
               .vela_ini_prefix = "Ethos_U65_",
               .default_system_config = "Ethos_U65_Client_Server",
               .default_memory_mode = "Dedicated_Sram_384KB",
-              .axi_data_bytes = 16},
+              .axi_data_bytes = 16,
+              .max_outstanding_kernel_ops = 2,
+              .max_outstanding_dmas = 2},
     NpuTraits{.generation = Generation::U85,
               .cost_model = CostModel::U85,
               .weight_encoding = WeightEncoding::PerDecoder,
@@ -51,7 +55,9 @@ constexpr std::array<NpuTraits, 3> kTraits = {
               .vela_ini_prefix = "Ethos_U85_",
               .default_system_config = "Ethos_U85_SYS_DRAM_Mid",
               .default_memory_mode = "Dedicated_Sram_384KB",
-              .axi_data_bytes = 16},
+              .axi_data_bytes = 16,
+              .max_outstanding_kernel_ops = 2,
+              .max_outstanding_dmas = 4},
 };
 
 constexpr std::array kConfigs = {

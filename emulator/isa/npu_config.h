@@ -43,6 +43,15 @@ struct NpuTraits {
     std::string_view default_system_config;
     std::string_view default_memory_mode;
     int axi_data_bytes;  // bytes per AXI beat: a 64-bit bus on U55, 128-bit on U65 and U85
+    // Kernel ops and DMAs the command processor may have issued that have not completed: it
+    // queues up to these and reads on, and stalls at the next kernel op or DMA_START until the
+    // oldest completes. Vela omits the waits for work older than these (Vela >= 3.10
+    // max_outstanding_kernels 2, MLBEDSW-8156, was 3; max_outstanding_dma 1 on U55, 2 on U65, 4
+    // on U85; regor's MaxOutstandingKernelOps/MaxOutstandingDMAOps the same), so its streams
+    // are correct only if the hardware keeps no more outstanding; and the wait counts (KERNEL_WAIT
+    // n: 2 bits on U55/U65, 1 on U85; DMA_WAIT k) would mean nothing if it kept fewer.
+    int max_outstanding_kernel_ops;
+    int max_outstanding_dmas;
 };
 
 const NpuTraits& npu_traits(Generation g);

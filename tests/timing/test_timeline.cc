@@ -95,8 +95,8 @@ TEST_F(Timeline, DmaOverlapsKernelWorkWithoutAWait) {
 }
 
 // Kernel ops run one at a time; KERNEL_WAIT 0 holds the command processor until the last ends:
-// ADD at 0 (1 word) runs 1..3073; ADD at 4 starts when the pipeline frees, 3073..6145;
-// KERNEL_WAIT 0 at 8 waits until 6145; DMA at 12 then starts at 6146 (one more word).
+// ADD at 0 (1 word) runs 1..3073; ADD at 4 is queued at 2 and starts when the pipeline frees,
+// 3073..6145; KERNEL_WAIT 0 at 8 waits until 6145; DMA at 12 then starts at 6146 (one more word).
 TEST_F(Timeline, KernelOpsSerialiseAndKernelWaitHolds) {
     add(add_op(), 0);
     add(add_op(), 4);
@@ -137,15 +137,87 @@ TEST_F(Timeline, AKernelOpSharesItsMemoryWithADmaUnderWay) {
     EXPECT_EQ(r.ops[1].end, 5121);
 }
 
-// A wait for "at most 1 outstanding" does not wait for the newest DMA.
+// A wait for "at most 1 outstanding" does not wait for the newest DMA. The U55 holds one DMA:
+// the first starts at 1, 192 cycles (a 128-byte flash burst + 64) -> 193; the command processor
+// reaches the second at 2 and stalls until the first completes, then starts it, 193..385;
+// DMA_WAIT 1 (one word) is reached at 194 and asks only for the first.
 TEST_F(Timeline, DmaWaitCountLeavesTheNewestOutstanding) {
-    dma(0, 0, 1, 100);   // starts at 1: 192 cycles (a 128-byte flash burst + 64) -> 193
-    dma(4, 0, 1, 100);   // channel busy until 193: 193..385
-    add(OpKind::DmaWait, 8).wait_count = 1;  // waits for the first only
+    dma(0, 0, 1, 100);
+    dma(4, 0, 1, 100);
+    add(OpKind::DmaWait, 8).wait_count = 1;
     const TimingResult r = model.run(stream);
     EXPECT_EQ(r.ops[0].end, 193);
+    EXPECT_EQ(r.ops[1].release, 193);
     EXPECT_EQ(r.ops[1].end, 385);
-    EXPECT_EQ(r.ops[2].end, 193);
+    EXPECT_EQ(r.ops[2].issue, 194);
+    EXPECT_EQ(r.ops[2].end, 194);
+}
+
+// A U65 holds two DMAs: the command processor does not stall at the second, which still waits
+// for the channel, and DMA_WAIT 1 is satisfied when the first ends.
+TEST(TimelineU65, TheCommandProcessorHoldsTwoDmas) {
+    const NpuConfig u65 = *find_npu_config("ethos-u65-256");
+    const MemorySystem memory = make_memory_system(u65, {});
+    DecodedStream stream;
+    for (uint32_t offset : {0u, 4u}) {
+        DecodedOp op;
+        op.kind = OpKind::DmaStart;
+        op.offset = offset;
+        op.dma.src.region = 0;
+        op.dma.dst.region = 1;
+        op.dma.length = 100;
+        stream.ops.push_back(op);
+    }
+    DecodedOp wait;
+    wait.kind = OpKind::DmaWait;
+    wait.offset = 8;
+    wait.wait_count = 1;
+    stream.ops.push_back(wait);
+    const TimingResult r = TimingModel(u65, memory, region_memories(memory, {}), "test.bin").run(stream);
+    EXPECT_EQ(r.ops[1].release, r.ops[1].issue);
+    EXPECT_EQ(r.ops[1].start, r.ops[0].end);
+    EXPECT_EQ(r.ops[2].issue, r.ops[1].issue + 1);
+    EXPECT_EQ(r.ops[2].end, r.ops[0].end);
+}
+
+// The command processor queues a kernel op behind the running one and reads on (U55: two kernel
+// ops outstanding). ADD at 0 (1 word) runs 1..3073; the ADD at 4, reached at 2, is queued and
+// starts when the pipeline frees, 3073..6145; the DMA at 8, reached at 3, starts there, under the
+// first ADD: 80 bytes SRAM -> SRAM read as 96 (three 32-byte bursts), max(96 / 8 + 32, 80 / 8 +
+// 32) = 44 alone; the ADD holds 1/6 of SRAM's read channel (4096 bytes in 3072 cycles at 8
+// B/cycle), so the DMA's 12 cycles of reads take 14.4: 2 more, 49. The ADD at 12, reached at 4,
+// finds two outstanding and stalls until the first ends (3073); it runs after the second,
+// 6145..9217.
+TEST_F(Timeline, TheCommandProcessorQueuesAKernelOpAndReadsOn) {
+    add(add_op(), 0);
+    add(add_op(), 4);
+    dma(8, 1, 1, 80);
+    add(add_op(), 12);
+    const TimingResult r = model.run(stream);
+    EXPECT_EQ(r.ops[0].start, 1);
+    EXPECT_EQ(r.ops[1].release, 2);
+    EXPECT_EQ(r.ops[1].start, 3073);
+    EXPECT_EQ(r.ops[2].start, 3);
+    EXPECT_EQ(r.ops[2].end, 49);
+    EXPECT_EQ(r.ops[3].issue, 4);
+    EXPECT_EQ(r.ops[3].release, 3073);
+    EXPECT_EQ(r.ops[3].start, 6145);
+    EXPECT_EQ(r.ops[3].end, 9217);
+}
+
+// KERNEL_WAIT 1 with two kernel ops outstanding waits for the older: ADD 1..3073, ADD queued at
+// 2 (3073..6145); KERNEL_WAIT 1 at 8, reached at 3, holds until 3073; the DMA at 12 starts at
+// 3074, under the second ADD, and ends 44 + 2 cycles later as in the test above.
+TEST_F(Timeline, KernelWaitOneWaitsForTheOlderOfTwoKernelOps) {
+    add(add_op(), 0);
+    add(add_op(), 4);
+    add(OpKind::KernelWait, 8).wait_count = 1;
+    dma(12, 1, 1, 80);
+    const TimingResult r = model.run(stream);
+    EXPECT_EQ(r.ops[2].end, 3073);
+    EXPECT_EQ(r.ops[3].start, 3074);
+    EXPECT_EQ(r.ops[3].end, 3074 + 44 + 2);
+    EXPECT_EQ(r.totals.cycles, 6145);
 }
 
 // PMU_MASK 0 (one word) stops counting at cycle 1; PMU_MASK 1 restarts it at cycle 2; the ADD

@@ -84,6 +84,13 @@ void check_timeline(const DecodedOp& op, std::initializer_list<int64_t> figures)
     }
 }
 
+// When the command processor can issue one more op to a unit holding `ends.size()` ops so far,
+// at most `queue` of them outstanding: once the oldest of the last `queue` has completed.
+int64_t after_oldest_outstanding(const std::vector<int64_t>& ends, int queue, int64_t command) {
+    const size_t held = static_cast<size_t>(queue);
+    return ends.size() < held ? command : std::max(command, ends[ends.size() - held]);
+}
+
 // One unit's use of a memory channel (read or write data, AXI keeps them apart): over
 // [start, end) it takes `share` of the channel's bandwidth. A kernel op's block traversal and a
 // DMA's transfer spread their traffic over their whole span.
@@ -229,11 +236,12 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
         busy.emplace_back(command, command + words);
         command += words;
         totals.command_words += words;
-        t.issue = command;
+        t.issue = t.release = command;
         t.start = t.end = command;
 
         if (is_kernel_op(op.kind)) {
             t.unit = Unit::Kernel;
+            command = t.release = after_oldest_outstanding(kernel_ends, npu_.traits().max_outstanding_kernel_ops, command);
             t.cost = kernel_cost(op);
             t.ifm_bits = op.ifm.precision.bits;
             t.ofm_bits = op.ofm.precision.bits;
@@ -270,13 +278,13 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             previous_drain = std::min(slack, t.cost.drain_cycles);
             kernel_free = t.end;
             kernel_ends.push_back(t.end);
-            command = t.start;  // the command processor hands the op over when the pipeline takes it
             totals.macs += t.cost.macs;
             totals.mac_active += std::min(t.cost.mac_cycles, duration);
             totals.output_active += std::min(t.cost.output_cycles, duration);
             totals.weight_decode_active += std::min(t.cost.weight_decode_cycles, duration);
         } else if (op.kind == OpKind::DmaStart) {
             t.unit = Unit::Dma;
+            command = t.release = after_oldest_outstanding(dma_ends, npu_.traits().max_outstanding_dmas, command);
             const Dma& d = op.dma;
             const int64_t bytes = dma_bytes(op);
             const MemoryKind from = ctx_.memory_of(d.src.region);
@@ -324,7 +332,7 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             const auto& ends = op.kind == OpKind::DmaWait ? dma_ends : kernel_ends;
             const int64_t must_finish = static_cast<int64_t>(ends.size()) - op.wait_count;
             if (must_finish > 0) command = std::max(command, ends[static_cast<size_t>(must_finish - 1)]);
-            t.end = command;
+            t.end = t.release = command;
         } else if (op.kind == OpKind::PmuMask && op.pmu_enable != pmu_counting) {
             if (pmu_counting) result.pmu_windows.emplace_back(pmu_window_start, command);
             else pmu_window_start = command;

@@ -5,8 +5,10 @@
 //
 // Units: the command processor reads the stream one 32-bit word per cycle; kernel ops run one
 // at a time on the MAC/output pipeline for max(compute, per-memory access) cycles; DMA runs on
-// its own channel, concurrently; DMA_WAIT and KERNEL_WAIT hold the command processor until at
-// most k DMAs / n kernel ops are outstanding.
+// its own channel, concurrently. The command processor queues kernel ops and DMAs and reads on
+// (up to NpuTraits::max_outstanding_kernel_ops / max_outstanding_dmas not completed; at one
+// more it stalls until the oldest completes); DMA_WAIT and KERNEL_WAIT hold it until at most k
+// DMAs / n kernel ops are outstanding.
 //
 // Branches (U85): the model replays the ops as executed (follow_stream's trace, which repeats a
 // loop's ops per iteration), so it takes the branches the executor took. A BRANCH costs its two
@@ -37,10 +39,11 @@ struct OpTiming {
     uint32_t offset = 0;  // command-stream byte offset of the NPU_OP_*
     OpKind kind = OpKind::Stop;
     Unit unit = Unit::Command;
-    int64_t issue = 0;  // when the command processor reached the op
-    int64_t start = 0;  // when its unit started it
+    int64_t issue = 0;    // when the command processor reached the op
+    int64_t release = 0;  // when it moved past it (a full queue or a wait holds it)
+    int64_t start = 0;    // when its unit started it
     int64_t end = 0;
-    OpCost cost;        // kernel ops: compute cycles and traffic; DMA: traffic
+    OpCost cost;          // kernel ops: compute cycles and traffic; DMA: traffic
     int ifm_bits = 0, ofm_bits = 0;  // kernel ops: activation precisions
     // Bytes / bandwidth per memory: kernel ops the busier of reads and writes (separate AXI
     // channels), at least the cost function's figure; DMA reads and writes together.
