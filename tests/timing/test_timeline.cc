@@ -40,6 +40,12 @@ struct Timeline : ::testing::Test {
     }
     // The ADD of test_u55_cost.cc: 3072 cycles, output-unit bound.
     DecodedOp add_op() const { return elementwise_add(8, 8, 32, 8, 1, 1, {8, 8, 32}); }
+    // The stream on another configuration, with Vela's default memory system for it.
+    TimingResult run_on(const char* config) const {
+        const NpuConfig other = *find_npu_config(config);
+        const MemorySystem other_memory = make_memory_system(other, {});
+        return TimingModel(other, other_memory, region_memories(other_memory, {}), "test.bin").run(stream);
+    }
 };
 
 // DMA 1000 bytes flash -> SRAM at offset 40: 11 command words, so it starts at 11. Its reads come
@@ -97,6 +103,9 @@ TEST_F(Timeline, DmaOverlapsKernelWorkWithoutAWait) {
 // Kernel ops run one at a time; KERNEL_WAIT 0 holds the command processor until the last ends:
 // ADD at 0 (1 word) runs 1..3073; ADD at 4 is queued at 2 and starts when the pipeline frees,
 // 3073..6145; KERNEL_WAIT 0 at 8 waits until 6145; DMA at 12 then starts at 6146 (one more word).
+// KERNEL_WAIT 1 instead waits for the older of the two only, until 3073: the DMA starts at 3074,
+// under the second ADD, and takes 2 cycles more than alone (the SRAM it shares with it, as in
+// TheCommandProcessorQueuesAKernelOpAndReadsOn).
 TEST_F(Timeline, KernelOpsSerialiseAndKernelWaitHolds) {
     add(add_op(), 0);
     add(add_op(), 4);
@@ -109,6 +118,13 @@ TEST_F(Timeline, KernelOpsSerialiseAndKernelWaitHolds) {
     EXPECT_EQ(r.ops[3].start, 6146);
     // 80 bytes SRAM -> SRAM, read as 96 (three 32-byte bursts): max(96 / 8 + 32, 80 / 8 + 32) = 44.
     EXPECT_EQ(r.ops[3].end, 6146 + 44);
+
+    stream.ops[2].wait_count = 1;
+    const TimingResult one = model.run(stream);
+    EXPECT_EQ(one.ops[2].end, 3073);
+    EXPECT_EQ(one.ops[3].start, 3074);
+    EXPECT_EQ(one.ops[3].end, 3074 + 44 + 2);
+    EXPECT_EQ(one.totals.cycles, 6145);
 }
 
 // Kernel ops and DMA share a memory's bandwidth. The ADD of add_op() with both operands in
@@ -140,7 +156,9 @@ TEST_F(Timeline, AKernelOpSharesItsMemoryWithADmaUnderWay) {
 // A wait for "at most 1 outstanding" does not wait for the newest DMA. The U55 holds one DMA:
 // the first starts at 1, 192 cycles (a 128-byte flash burst + 64) -> 193; the command processor
 // reaches the second at 2 and stalls until the first completes, then starts it, 193..385;
-// DMA_WAIT 1 (one word) is reached at 194 and asks only for the first.
+// DMA_WAIT 1 (one word) is reached at 194 and asks only for the first. A U65 holds two: its
+// command processor does not stall at the second (which still waits for the channel), and
+// reaches DMA_WAIT 1 one word later, satisfied when the first ends.
 TEST_F(Timeline, DmaWaitCountLeavesTheNewestOutstanding) {
     dma(0, 0, 1, 100);
     dma(4, 0, 1, 100);
@@ -151,33 +169,12 @@ TEST_F(Timeline, DmaWaitCountLeavesTheNewestOutstanding) {
     EXPECT_EQ(r.ops[1].end, 385);
     EXPECT_EQ(r.ops[2].issue, 194);
     EXPECT_EQ(r.ops[2].end, 194);
-}
 
-// A U65 holds two DMAs: the command processor does not stall at the second, which still waits
-// for the channel, and DMA_WAIT 1 is satisfied when the first ends.
-TEST(TimelineU65, TheCommandProcessorHoldsTwoDmas) {
-    const NpuConfig u65 = *find_npu_config("ethos-u65-256");
-    const MemorySystem memory = make_memory_system(u65, {});
-    DecodedStream stream;
-    for (uint32_t offset : {0u, 4u}) {
-        DecodedOp op;
-        op.kind = OpKind::DmaStart;
-        op.offset = offset;
-        op.dma.src.region = 0;
-        op.dma.dst.region = 1;
-        op.dma.length = 100;
-        stream.ops.push_back(op);
-    }
-    DecodedOp wait;
-    wait.kind = OpKind::DmaWait;
-    wait.offset = 8;
-    wait.wait_count = 1;
-    stream.ops.push_back(wait);
-    const TimingResult r = TimingModel(u65, memory, region_memories(memory, {}), "test.bin").run(stream);
-    EXPECT_EQ(r.ops[1].release, r.ops[1].issue);
-    EXPECT_EQ(r.ops[1].start, r.ops[0].end);
-    EXPECT_EQ(r.ops[2].issue, r.ops[1].issue + 1);
-    EXPECT_EQ(r.ops[2].end, r.ops[0].end);
+    const TimingResult u65 = run_on("ethos-u65-256");
+    EXPECT_EQ(u65.ops[1].release, u65.ops[1].issue);
+    EXPECT_EQ(u65.ops[1].start, u65.ops[0].end);
+    EXPECT_EQ(u65.ops[2].issue, u65.ops[1].issue + 1);
+    EXPECT_EQ(u65.ops[2].end, u65.ops[0].end);
 }
 
 // The command processor queues a kernel op behind the running one and reads on (U55: two kernel
@@ -203,21 +200,6 @@ TEST_F(Timeline, TheCommandProcessorQueuesAKernelOpAndReadsOn) {
     EXPECT_EQ(r.ops[3].release, 3073);
     EXPECT_EQ(r.ops[3].start, 6145);
     EXPECT_EQ(r.ops[3].end, 9217);
-}
-
-// KERNEL_WAIT 1 with two kernel ops outstanding waits for the older: ADD 1..3073, ADD queued at
-// 2 (3073..6145); KERNEL_WAIT 1 at 8, reached at 3, holds until 3073; the DMA at 12 starts at
-// 3074, under the second ADD, and ends 44 + 2 cycles later as in the test above.
-TEST_F(Timeline, KernelWaitOneWaitsForTheOlderOfTwoKernelOps) {
-    add(add_op(), 0);
-    add(add_op(), 4);
-    add(OpKind::KernelWait, 8).wait_count = 1;
-    dma(12, 1, 1, 80);
-    const TimingResult r = model.run(stream);
-    EXPECT_EQ(r.ops[2].end, 3073);
-    EXPECT_EQ(r.ops[3].start, 3074);
-    EXPECT_EQ(r.ops[3].end, 3074 + 44 + 2);
-    EXPECT_EQ(r.totals.cycles, 6145);
 }
 
 // PMU_MASK 0 (one word) stops counting at cycle 1; PMU_MASK 1 restarts it at cycle 2; the ADD
