@@ -84,11 +84,12 @@ void check_timeline(const DecodedOp& op, std::initializer_list<int64_t> figures)
     }
 }
 
-// When the command processor can issue one more op to a unit holding `ends.size()` ops so far,
-// at most `queue` of them outstanding: once the oldest of the last `queue` has completed.
-int64_t after_oldest_outstanding(const std::vector<int64_t>& ends, int queue, int64_t command) {
-    const size_t held = static_cast<size_t>(queue);
-    return ends.size() < held ? command : std::max(command, ends[ends.size() - held]);
+// When the command processor, at `command`, sees at most `n` of a unit's ops outstanding
+// (`ends`: when each op issued so far completes, in order): once all but the newest n have.
+// A wait asks for it; so does issuing into a unit's queue, with n one less than the ops it holds.
+int64_t until_at_most_outstanding(const std::vector<int64_t>& ends, int64_t n, int64_t command) {
+    const int64_t must_finish = static_cast<int64_t>(ends.size()) - n;
+    return must_finish > 0 ? std::max(command, ends[static_cast<size_t>(must_finish - 1)]) : command;
 }
 
 // One unit's use of a memory channel (read or write data, AXI keeps them apart): over
@@ -241,7 +242,8 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
 
         if (is_kernel_op(op.kind)) {
             t.unit = Unit::Kernel;
-            command = t.release = after_oldest_outstanding(kernel_ends, npu_.traits().max_outstanding_kernel_ops, command);
+            command = t.release =
+                until_at_most_outstanding(kernel_ends, npu_.traits().max_outstanding_kernel_ops - 1, command);
             t.cost = kernel_cost(op);
             t.ifm_bits = op.ifm.precision.bits;
             t.ofm_bits = op.ofm.precision.bits;
@@ -284,7 +286,7 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             totals.weight_decode_active += std::min(t.cost.weight_decode_cycles, duration);
         } else if (op.kind == OpKind::DmaStart) {
             t.unit = Unit::Dma;
-            command = t.release = after_oldest_outstanding(dma_ends, npu_.traits().max_outstanding_dmas, command);
+            command = t.release = until_at_most_outstanding(dma_ends, npu_.traits().max_outstanding_dmas - 1, command);
             const Dma& d = op.dma;
             const int64_t bytes = dma_bytes(op);
             const MemoryKind from = ctx_.memory_of(d.src.region);
@@ -330,8 +332,7 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             totals.dma_active += t.end - t.start;
         } else if (op.kind == OpKind::DmaWait || op.kind == OpKind::KernelWait) {
             const auto& ends = op.kind == OpKind::DmaWait ? dma_ends : kernel_ends;
-            const int64_t must_finish = static_cast<int64_t>(ends.size()) - op.wait_count;
-            if (must_finish > 0) command = std::max(command, ends[static_cast<size_t>(must_finish - 1)]);
+            command = until_at_most_outstanding(ends, op.wait_count, command);
             t.end = t.release = command;
         } else if (op.kind == OpKind::PmuMask && op.pmu_enable != pmu_counting) {
             if (pmu_counting) result.pmu_windows.emplace_back(pmu_window_start, command);
