@@ -382,13 +382,19 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             if (uses_ifm2) b.ifm2_ib_start_kb = r.geti(Field::SET_IFM2_IB_START__ib_start);
         }
     };
+    // A weight or scale stream of length 0 is unused: its base is not read. Vela writes no base
+    // for one (regor GenerateWeights: `if (length != 0)` before each WEIGHTn_BASE; the fast weight
+    // format puts all of U85-512's weights in decoder 0's stream and WEIGHT1_LENGTH 0).
+    auto read_stream = [&](int region, Field base, Field length) {
+        const uint64_t bytes = r.get(length);
+        return Stream{region, bytes ? r.get(base) : 0, bytes};
+    };
     auto read_streams = [&](DecodedOp& o, bool uses_scale_stream) {
         const int weight_region = r.geti(Field::SET_WEIGHT_REGION__region);
-        o.weights.push_back({weight_region, r.get(Field::SET_WEIGHT_BASE__addr), r.get(Field::SET_WEIGHT_LENGTH__length)});
+        o.weights.push_back(read_stream(weight_region, Field::SET_WEIGHT_BASE__addr, Field::SET_WEIGHT_LENGTH__length));
         const bool dual_core = o.parallel_mode == 1;  // read where PARALLEL_MODE exists (U65)
         if (dual_core) {
-            o.weights.push_back({weight_region, r.get(Field::SET_WEIGHT1_BASE__addr),
-                                 r.get(Field::SET_WEIGHT1_LENGTH__length)});
+            o.weights.push_back(read_stream(weight_region, Field::SET_WEIGHT1_BASE__addr, Field::SET_WEIGHT1_LENGTH__length));
         }
         if (traits.weight_encoding == WeightEncoding::PerDecoder) {
             // One stream per weight decoder of the configuration.
@@ -397,17 +403,16 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                                       {Field::SET_WEIGHT3_BASE__addr, Field::SET_WEIGHT3_LENGTH__length}};
             for (int decoder = 1; decoder < config_.cores && decoder <= 3; ++decoder) {
                 const auto& [base, length] = extra[decoder - 1];
-                o.weights.push_back({weight_region, r.get(base), r.get(length)});
+                o.weights.push_back(read_stream(weight_region, base, length));
             }
             o.weight_format = r.meaning<WeightFormat>(Field::SET_WEIGHT_FORMAT__weight_format);
             o.sparse_2_4 = r.get(Field::SET_WEIGHT_FORMAT__weight_sparsity) == 1;
         }
         if (uses_scale_stream) {
             const int scale_region = r.geti(Field::SET_SCALE_REGION__region);
-            o.scales.push_back({scale_region, r.get(Field::SET_SCALE_BASE__addr), r.get(Field::SET_SCALE_LENGTH__length)});
+            o.scales.push_back(read_stream(scale_region, Field::SET_SCALE_BASE__addr, Field::SET_SCALE_LENGTH__length));
             if (dual_core) {
-                o.scales.push_back({scale_region, r.get(Field::SET_SCALE1_BASE__addr),
-                                    r.get(Field::SET_SCALE1_LENGTH__length)});
+                o.scales.push_back(read_stream(scale_region, Field::SET_SCALE1_BASE__addr, Field::SET_SCALE1_LENGTH__length));
             }
         }
     };

@@ -178,10 +178,12 @@ uint32_t Rig::emit_conv(const ConvRegs& r) {
         stream_.emit(Cmd::SET_WEIGHT_FORMAT, {{Field::SET_WEIGHT_FORMAT__weight_format, r.fast ? 1u : 0u},
                                               {Field::SET_WEIGHT_FORMAT__weight_sparsity, r.sparse ? 1u : 0u}})
             .emit(Cmd::SET_WEIGHT_REGION, {{Field::SET_WEIGHT_REGION__region, kWeightRegion}});
-        // Every decoder's registers; a fast stream leaves the others empty.
+        // Every decoder's length; a fast stream leaves the others empty, and, as Vela does
+        // (regor GenerateWeights), an empty stream gets no base.
         for (int d = 0; d < config_.cores; ++d) {
             const StreamRef ref = d < static_cast<int>(r.weights.size()) ? r.weights[static_cast<size_t>(d)] : StreamRef{};
-            stream_.emit(kBase[d], {{kBaseField[d], ref.offset}}).emit(kLength[d], {{kLengthField[d], ref.length}});
+            if (ref.length) stream_.emit(kBase[d], {{kBaseField[d], ref.offset}});
+            stream_.emit(kLength[d], {{kLengthField[d], ref.length}});
         }
         stream_.emit(Cmd::SET_SCALE_REGION, {{Field::SET_SCALE_REGION__region, kWeightRegion}})
             .emit(Cmd::SET_SCALE_BASE, {{Field::SET_SCALE_BASE__addr, r.scales.offset}})

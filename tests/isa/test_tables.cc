@@ -111,6 +111,8 @@ TEST(Tables, EveryCommandHasExactlyOneHandler) {
                         for (const auto& f : s->fields) {
                             if (f.name == "stride_mode") value = f.insert(value, f.enumeration->values.back().value);
                             if (f.name == "idx_mode" || f.name == "parallel_mode") value = f.insert(value, 1);
+                            // A weight or scale stream's base is read only when the stream is not empty.
+                            if (f.name == "length") value = f.insert(value, 16);
                             // Elementwise mode 8 (SHR) is binary: give it a scalar operand.
                             if (f.name == "broadcast_constant") value = f.insert(value, param == 8);
                             if (f.name == "broadcast_mode" && s->name == "NPU_SET_IFM2_BROADCAST")
