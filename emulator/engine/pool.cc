@@ -138,10 +138,8 @@ struct WindowPool {
     const OutputPipeline& out;
     const IfmGeometry& geo;
     KernelScratch& scratch;
-    // A padded average pool divides by the valid elements of each window (U85: always, then
-    // applies OFM_SCALE); Vela then writes a unit OFM_SCALE and leaves the division to the hardware.
+    // AVERAGE divides each window by its valid elements instead of applying OFM_SCALE (see run_pool).
     bool divide_by_valid;
-    bool divide_then_scale;  // NpuTraits::average_pool_divides_then_scales
 
     // Acc: int32_t where int32_windows_are_exact, else int64_t; buffer: the worker's own.
     template <typename Acc>
@@ -181,10 +179,6 @@ struct WindowPool {
                     }
                 const Scale s = divide_by_valid ? average_pool_scale(std::max<int64_t>(valid, 1)) : programmed;
                 for (int c = 0; c < depth; ++c) scaled[c] = scale_value(acc[c], s.scale, s.shift, s.round);
-                if (divide_by_valid && divide_then_scale) {
-                    for (int c = 0; c < depth; ++c)
-                        scaled[c] = scale_value(scaled[c], global.scale, global.shift, op.output.round);
-                }
                 out.finish_channels(scaled, depth, result);
                 ofm.store_channels(oy, ox, depth, result);
             }
@@ -242,15 +236,27 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
     const IfmGeometry geo = ifm_geometry(op, where);
     const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.ofm.depth);
     const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
-    const bool divide_then_scale = ctx.config.traits().average_pool_divides_then_scales;
     const Padding& pad = k.padding;
-    // U55/U65 divide by the valid elements when the window is padded (Vela 5.1 then writes a unit
-    // OFM_SCALE in GLOBAL mode) and in PER_CHANNEL mode, which pooling has no scale stream for (Vela
-    // 2.x-4.x program padded AVERAGE pools so, with no OFM_SCALE). No Vela version programs an
-    // unpadded PER_CHANNEL AVERAGE pool; the hardware scaling reads the same there.
+    // An AVERAGE pool that the hardware divides takes each window's sum over its valid (not padded)
+    // elements, divided with TFLite's rounding, and no OFM_SCALE.
+    // U55/U65 divide when the window is padded (Vela 5.1 then writes a unit OFM_SCALE in GLOBAL mode)
+    // and in PER_CHANNEL mode, which pooling has no scale stream for (Vela 2.x-4.x program padded
+    // AVERAGE pools so, with no OFM_SCALE); an unpadded GLOBAL pool is OFM_SCALE alone, which Vela
+    // writes as 1/N (quantise_pooling_scale). No Vela version programs an unpadded PER_CHANNEL
+    // AVERAGE pool; the hardware scaling reads the same there.
+    // U85 divides every AVERAGE pool. The same TFLite AVERAGE_POOL_2D compiles to byte-identical
+    // registers in Regor 4.0-5.0 and 5.1 but for OFM_SCALE: 1/N (ethos_u85_scaling.cpp RescalePooling,
+    // "normal pooling": QuantizePoolingScale(kernel elements)) against a unit scale from 5.1 on
+    // (MLBEDSW-11322, ethos_u85_register_cs_generator.cpp GenerateOFMScalingForPooling), and TOSA
+    // AVG_POOL2D gets a unit scale in both. Only this reading gives TFLite's and TOSA's results for
+    // all of them (../shared/vectors-vela-u85 4.5.0 and 5.1.0: unpadded 7x7 and 2x2, padded 3x3 SAME):
+    // dividing and then applying OFM_SCALE divides 4.5's pools twice, OFM_SCALE alone misses the
+    // padded borders and 5.1. An OFM_SCALE that is neither unit nor 1/N is not determined by any
+    // source; the decoder warns of it (Decoder::warn_undetermined_average_scale).
     const bool padded = pad.top || pad.left || pad.bottom || pad.right;
-    const bool divide_by_valid = op.pool == PoolMode::Average && (divide_then_scale || padded || op.output.per_channel_scale);
-    const WindowPool pool{op, ifm, ofm, out, geo, ctx.scratch, divide_by_valid, divide_then_scale};
+    const bool divide_by_valid = op.pool == PoolMode::Average && (ctx.config.traits().average_pool_always_divides ||
+                                                                  padded || op.output.per_channel_scale);
+    const WindowPool pool{op, ifm, ofm, out, geo, ctx.scratch, divide_by_valid};
     const bool narrow = int32_windows_are_exact(op);
     const size_t two_pixels = 2 * static_cast<size_t>(op.ofm.depth);
     ctx.scratch.results.fit(two_pixels);

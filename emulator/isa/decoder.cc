@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <stdexcept>
 
@@ -468,6 +469,8 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             read_padding(op.kernel);
             read_output_stage(op.output, false);
             read_block(op.block, false);
+            if (traits.average_pool_always_divides && op.pool == PoolMode::Average && !op.output.per_channel_scale)
+                warn_undetermined_average_scale(op);
             break;
         }
         case OpKind::Elementwise: {
@@ -643,6 +646,25 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         }
         warnings_.push_back(format_error({source_, command.offset, {}, OffsetKind::Command}, message));
     }
+}
+
+// Vela writes a U85 AVERAGE pool's OFM_SCALE as one (TOSA; TFLite from 5.1 on) or as 1/N of its
+// window (TFLite in 4.0-5.0), and the hardware divides by the valid elements alone (pool.cc). Any
+// other value (Vela 5.1 writes the rescale when the input and output scales differ, which TFLite's
+// converter never produces) is run by the same rule, which no source confirms for it: said once.
+void Decoder::warn_undetermined_average_scale(const DecodedOp& op) {
+    const Scale& s = op.output.global_scale;
+    const int64_t window = int64_t{op.kernel.width} * op.kernel.height;
+    const double value = std::ldexp(static_cast<double>(s.scale), -s.shift);
+    constexpr double kTolerance = 0x1p-20;  // Vela's 1/N rounds to 31 bits; 1073741825 >> 30 is one
+    if (std::abs(value - 1.0) <= kTolerance || std::abs(value * static_cast<double>(window) - 1.0) <= kTolerance) return;
+    const std::string message = format_error(
+        {source_, op.offset, "NPU_SET_OFM_SCALE", OffsetKind::Command},
+        fmt::format("NPU_OP_POOL AVERAGE {}x{}: OFM_SCALE {} >> {} (= {:.6g}) is neither one nor 1/{}; run as every "
+                    "U85 AVERAGE pool, divided by its valid elements without OFM_SCALE, which no source confirms for "
+                    "this scale",
+                    op.kernel.width, op.kernel.height, s.scale, s.shift, value, window));
+    if (std::find(warnings_.begin(), warnings_.end(), message) == warnings_.end()) warnings_.push_back(message);
 }
 
 DecodedStream decode_stream(const NpuConfig& config, std::span<const uint32_t> words, const std::string& source,

@@ -64,6 +64,7 @@ public:
 private:
     struct Reader;
     void freeze(const RawCommand& command, DecodedOp& op);
+    void warn_undetermined_average_scale(const DecodedOp& op);
 
     NpuConfig config_;
     const isa::GenerationDesc& gen_;

@@ -34,9 +34,10 @@ struct NpuTraits {
     // Elementwise ops scale each operand by IFM_SCALE/IFM2_SCALE with their own rounding and
     // broadcast either operand (U85), not by OPA/OPB scales with IFM2 broadcast only (U55/U65).
     bool elementwise_scales_each_operand;
-    // AVERAGE pooling always divides each window by its valid elements and then applies OFM_SCALE
-    // (U85); U55/U65 divide only padded or PER_CHANNEL pools and then stop.
-    bool average_pool_divides_then_scales;
+    // AVERAGE pooling divides every window by its valid elements and does not apply OFM_SCALE
+    // (U85; evidence in pool.cc); U55/U65 divide so only padded or PER_CHANNEL pools and scale
+    // the others by OFM_SCALE alone.
+    bool average_pool_always_divides;
     // Vela's vela.ini: the prefix of the bundled System_Config sections set for this generation,
     // and Vela's defaults when none is given (architecture_features.py / regor's defaults).
     std::string_view vela_ini_prefix;

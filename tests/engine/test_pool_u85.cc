@@ -1,16 +1,20 @@
-// U85 POOL MIN, ARGMAX_X and ARGMAX_Y as Vela 5.1 programs TFLite's REDUCE_MIN / REDUCE_ANY and
-// ARG_MAX (a kernel spanning the reduced axis; ARGMAX with OFM_SCALE 1 >> 16), against plain
-// loops from TFLite's reduce and arg_min_max reference kernels; and ARGMAX programmings no
-// reference defines, refused with the op's offset and field.
+// U85 POOL AVERAGE as Vela 4.5 and 5.1 program TFLite's AVERAGE_POOL_2D, MIN, ARGMAX_X and ARGMAX_Y
+// as Vela 5.1 programs TFLite's REDUCE_MIN / REDUCE_ANY and ARG_MAX (a kernel spanning the reduced
+// axis; ARGMAX with OFM_SCALE 1 >> 16), against plain loops from TFLite's pooling, reduce and
+// arg_min_max reference kernels; and ARGMAX programmings no reference defines, refused with the
+// op's offset and field.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "emulator/isa/decoder.h"
 #include "emulator/isa/error.h"
 #include "tests/engine/u85_conv_rig.h"
 
@@ -19,7 +23,7 @@ namespace {
 
 using namespace u85_conv_test;
 
-constexpr int kPoolMin = 5, kArgMaxX = 6, kArgMaxY = 7;
+constexpr int kPoolAverage = 1, kPoolMin = 5, kArgMaxX = 6, kArgMaxY = 7;
 constexpr int kArgMaxShift = 16;
 
 std::vector<int64_t> random_values(size_t n, int64_t lo, int64_t hi, std::mt19937& rng) {
@@ -88,6 +92,98 @@ TEST(U85PoolMin, ReduceAnyOfBooleans) {
         for (int x = 0; x < kW; ++x) any = any || values[at(0, x, c, kW, kC)] != 0;
         ASSERT_EQ(out[static_cast<size_t>(c)], any ? -1 : 0) << "channel " << c;
     }
+}
+
+// ---- AVERAGE
+
+// TFLite's AVERAGE_POOL_2D (pooling.h): the window's valid elements summed, divided by their count
+// with rounding half away from zero.
+std::vector<int8_t> plain_average(const FeatureMap8& ifm, int kernel, int stride, const Geometry& g) {
+    std::vector<int8_t> out;
+    for (int oy = 0; oy < g.ofm_height; ++oy)
+        for (int ox = 0; ox < g.ofm_width; ++ox)
+            for (int c = 0; c < ifm.depth; ++c) {
+                int sum = 0, count = 0;
+                for (int ky = 0; ky < kernel; ++ky)
+                    for (int kx = 0; kx < kernel; ++kx) {
+                        const int y = oy * stride - g.pad.top + ky, x = ox * stride - g.pad.left + kx;
+                        if (y < 0 || y >= ifm.height || x < 0 || x >= ifm.width) continue;
+                        sum += ifm.at(y, x, c) - ifm.zero_point, ++count;
+                    }
+                const int average = sum >= 0 ? (sum + count / 2) / count : (sum - count / 2) / count;
+                out.push_back(static_cast<int8_t>(std::clamp(average + ifm.zero_point, -128, 127)));
+            }
+    return out;
+}
+
+// The OFM_SCALE Regor 4.0-5.0 write for a TFLite AVERAGE_POOL_2D of n elements with equal input and
+// output scales: QuantizePoolingScale(n, 1.0) in ethos_u_scaling.cpp (31-bit register).
+std::pair<uint32_t, int> regor_45_reciprocal(int n) {
+    int exponent = 0;
+    std::frexp(static_cast<float>(n - 1), &exponent);
+    const int shift = 30 + exponent;
+    const uint64_t scale = ((uint64_t{1} << shift) + (uint64_t{1} << exponent)) / static_cast<uint64_t>(n);
+    return {static_cast<uint32_t>(scale), shift};
+}
+
+struct AverageCase {
+    const char* name;
+    int size, depth, kernel, stride;
+    bool same;  // TFLite SAME padding, else VALID
+};
+
+// The corpus's three pools (avgpool_global_7x7x32, avgpool_k2s2_valid_16x16x16,
+// avgpool_k3s1_same_12x12x20), each with the OFM_SCALE of Vela 5.1 (one) and of Vela 4.5 (1/N):
+// both give TFLite's average. The hardware divides by the valid elements and does not apply
+// OFM_SCALE (pool.cc); dividing and then scaling by 1/N divided 4.5's pools twice.
+TEST(U85PoolAverage, EqualsTfliteWithTheScaleOfEitherVelaVersion) {
+    const AverageCase cases[] = {{"global 7x7", 7, 32, 7, 1, false},
+                                 {"2x2 stride 2 VALID", 16, 16, 2, 2, false},
+                                 {"3x3 SAME", 12, 20, 3, 1, true}};
+    const std::pair<uint32_t, int> unit{1u << 30, 30};
+    for (const AverageCase& c : cases)
+        for (const auto& [scale, shift] : {unit, regor_45_reciprocal(c.kernel * c.kernel)}) {
+            SCOPED_TRACE(fmt::format("{}, OFM_SCALE {} >> {}", c.name, scale, shift));
+            std::mt19937 rng(11);
+            Rig rig("ethos-u85-256");
+            const Geometry g = c.same ? same_padding(c.size, c.size, c.kernel, c.kernel, c.stride)
+                                      : Geometry{(c.size - c.kernel) / c.stride + 1, (c.size - c.kernel) / c.stride + 1, {}};
+            const FeatureMap8 ifm = rig.random_ifm(c.size, c.size, c.depth, -5, rng);
+            ConvRegs r;
+            r.pool = kPoolAverage;
+            r.ifm = rig.place(ifm);
+            r.ofm = rig.reserve(g.ofm_height, g.ofm_width, c.depth, Rig::kInt8, -5);
+            r.kernel_h = r.kernel_w = c.kernel, r.stride = c.stride, r.pad = g.pad;
+            r.global_scale = true;
+            r.ofm_scale = scale, r.ofm_shift = shift;
+            rig.emit_conv(r);
+            rig.run();
+            EXPECT_EQ(rig.read8(r.ofm), plain_average(ifm, c.kernel, c.stride, g));
+            EXPECT_TRUE(decode_stream(rig.config(), rig.words(), "avg").warnings.empty());
+        }
+}
+
+// An OFM_SCALE that is neither one nor 1/N (Vela 5.1's bare rescale for unequal scales) runs by the
+// same rule, with a warning naming the op's offset, the register and the scale.
+TEST(U85PoolAverage, AnUndeterminedScaleRunsByTheSameRuleAndIsReported) {
+    std::mt19937 rng(13);
+    Rig rig("ethos-u85-256");
+    const FeatureMap8 ifm = rig.random_ifm(4, 4, 16, 0, rng);
+    ConvRegs r;
+    r.pool = kPoolAverage;
+    r.ifm = rig.place(ifm);
+    r.ofm = rig.reserve(2, 2, 16, Rig::kInt8, 0);
+    r.kernel_h = r.kernel_w = 2, r.stride = 2;
+    r.global_scale = true;
+    r.ofm_scale = 1u << 29, r.ofm_shift = 30;  // one half
+    const uint32_t offset = rig.emit_conv(r);
+    rig.run();
+    EXPECT_EQ(rig.read8(r.ofm), plain_average(ifm, 2, 2, Geometry{2, 2, {}}));
+    const auto warnings = decode_stream(rig.config(), rig.words(), "avg.bin").warnings;
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find(fmt::format("{:#x}", offset)), std::string::npos) << warnings[0];
+    EXPECT_NE(warnings[0].find("NPU_SET_OFM_SCALE"), std::string::npos) << warnings[0];
+    EXPECT_NE(warnings[0].find("536870912 >> 30"), std::string::npos) << warnings[0];
 }
 
 // ---- ARGMAX

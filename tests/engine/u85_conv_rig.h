@@ -99,6 +99,7 @@ public:
     // Emits every register of the op, then NPU_OP_CONV (or POOL, DEPTHWISE); returns the op's offset.
     uint32_t emit_conv(const ConvRegs& r);
     void run();
+    const std::vector<uint32_t>& words() const { return stream_.words(); }
 
     std::vector<int8_t> read8(const Place& p) const;
     std::vector<int64_t> read_wide(const Place& p) const;
