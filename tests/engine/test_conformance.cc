@@ -81,9 +81,29 @@ std::string compare(const std::vector<uint8_t>& ours, const std::vector<uint8_t>
     return mismatches ? fmt::format("{} mismatching elements:{}", mismatches, report) : std::string{};
 }
 
+// A timing-only run of the model gives the full run's timeline, op by op.
+std::string timing_only_differs(const LoadedModel& model, const RunResult& full) {
+    const RunResult timing_only = run_model(model, {}, {.pipeline = {.execute = false}});
+    if (full.timing.empty() || full.timing.size() != timing_only.timing.size())
+        return fmt::format("{} streams timed in the full run, {} timing only", full.timing.size(), timing_only.timing.size());
+    for (size_t s = 0; s < full.timing.size(); ++s) {
+        const auto& a = full.timing[s];
+        const auto& b = timing_only.timing.at(s);
+        if (a.ops.size() != b.ops.size()) return fmt::format("stream {}: {} ops timed, {} timing only", s, a.ops.size(), b.ops.size());
+        for (size_t i = 0; i < a.ops.size(); ++i)
+            if (a.ops[i].end != b.ops[i].end)
+                return fmt::format("stream {} op {} ends at {} in the full run, {} timing only", s, i, a.ops[i].end,
+                                   b.ops[i].end);
+        if (a.totals.cycles != b.totals.cycles)
+            return fmt::format("stream {}: {} cycles, {} timing only", s, a.totals.cycles, b.totals.cycles);
+    }
+    return {};
+}
+
 // Runs the fully-NPU models of one compiled corpus (its index.csv, filtered to `vela` where it holds
-// several compilers) on `config` against the TFLM goldens of ../shared/vectors, both seeds.
-void check_corpus(const fs::path& corpus, const std::string& config, const std::string& vela) {
+// several compilers) on `config` against the TFLM goldens of ../shared/vectors, both seeds; with
+// `timed`, the first seed's run is timed too and must equal a timing-only run.
+void check_corpus(const fs::path& corpus, const std::string& config, const std::string& vela, bool timed = false) {
     const fs::path vectors = ETHOSU_VECTORS_DIR;
     if (!fs::exists(vectors / "index.csv")) GTEST_SKIP() << "test vectors not found at " << vectors;
     if (!fs::exists(corpus / "index.csv")) GTEST_SKIP() << "test vectors not found at " << corpus;
@@ -107,8 +127,13 @@ void check_corpus(const fs::path& corpus, const std::string& config, const std::
                 std::vector<std::vector<uint8_t>> inputs;
                 for (size_t k = 0; k < model->inputs.size(); ++k)
                     inputs.push_back(read_file_bytes(golden / fmt::format("seed{}.in{}.bin", seed, k)));
+                const bool time_it = timed && seed == 1;
                 const RunResult result =
-                    run_model(*model, std::move(inputs), {.pipeline = {.execute = true, .timing = false}});
+                    run_model(*model, std::move(inputs), {.pipeline = {.execute = true, .timing = time_it}});
+                if (time_it) {
+                    const std::string differs = timing_only_differs(*model, result);
+                    if (!differs.empty()) throw std::runtime_error(differs);
+                }
                 for (size_t k = 0; k < result.outputs.size(); ++k) {
                     const auto expected = read_file_bytes(golden / fmt::format("seed{}.out{}.bin", seed, k));
                     const int elem = std::max(1, element_size(model->outputs[k].type));
@@ -157,6 +182,34 @@ TEST_P(OlderVelaConformance, OutputsEqualTfliteMicroReference) {
 INSTANTIATE_TEST_SUITE_P(AllConfigs, OlderVelaConformance,
                          ::testing::Values("ethos-u55-64", "ethos-u55-128", "ethos-u65-256", "ethos-u65-512"),
                          ConfigTestName{});
+
+// The same models compiled for U85 by Vela 4.5.0 (every size) and 5.1.0 (the sizes
+// ../shared/vectors lacks), from ../shared/vectors-vela-u85: 4.5 writes a U85 AVERAGE pool's
+// OFM_SCALE as 1/N, 5.1 as one; fast weights on U85-512 with WEIGHT1_LENGTH 0 and no WEIGHT1_BASE;
+// 1-D DMAs without DMA0_SIZE0. Timing-only runs give the full runs' cycles.
+struct VelaU85 {
+    const char* version;
+    const char* config;
+};
+
+class VelaU85Conformance : public ::testing::TestWithParam<VelaU85> {};
+
+TEST_P(VelaU85Conformance, OutputsEqualTfliteMicroReference) {
+    check_corpus(ETHOSU_VECTORS_VELA_U85_DIR, GetParam().config, GetParam().version, true);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Vela45And51, VelaU85Conformance,
+    ::testing::Values(VelaU85{"4.5.0", "ethos-u85-128"}, VelaU85{"4.5.0", "ethos-u85-256"},
+                      VelaU85{"4.5.0", "ethos-u85-512"}, VelaU85{"4.5.0", "ethos-u85-1024"},
+                      VelaU85{"4.5.0", "ethos-u85-2048"}, VelaU85{"5.1.0", "ethos-u85-128"},
+                      VelaU85{"5.1.0", "ethos-u85-512"}, VelaU85{"5.1.0", "ethos-u85-2048"}),
+    [](const auto& info) {
+        std::string name = std::string("vela") + info.param.version + "_" + info.param.config;
+        for (char& c : name)
+            if (c == '-' || c == '.') c = '_';
+        return name;
+    });
 
 // A run of its own reads each weight once, then hands the mapped file's pages back: after
 // MobileNetV2 (3.4 MB of weights) few of them are still mapped in.

@@ -1,8 +1,9 @@
-// Decodes every command stream of ../shared/vectors (Vela 5.1) and ../shared/vectors-vela (Vela
-// 3.10 and 4.1) and compares each command with the listing Vela printed while compiling it
+// Decodes every command stream of ../shared/vectors (Vela 5.1), ../shared/vectors-vela (Vela 3.10
+// and 4.1) and ../shared/vectors-vela-u85 (Vela 4.5 and 5.1 for U85) and compares each command with the listing Vela printed while compiling it
 // (vela_stdout.txt): offset, name, param, payload, code and, where Vela prints them (5.1), the
 // decoded fields.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "tests/config_test_name.h"
@@ -165,23 +166,19 @@ std::string describe(const ListingLine& l) {
     return os.str();
 }
 
-class VelaListing : public ::testing::TestWithParam<const char*> {};
-
-TEST_P(VelaListing, EveryCommandMatchesVelasDisassembly) {
-    const fs::path vectors = ETHOSU_VECTORS_DIR;
-    if (!fs::exists(vectors / "index.csv")) GTEST_SKIP() << "test vectors not found at " << vectors;
-    const std::string config = GetParam();
+// Every Regor-compiled model under `models` (<model>/<config>/) against its listing.
+void check_regor_listings(const fs::path& models, const std::string& config, const std::string& label) {
     const auto npu = find_npu_config(config);
     ASSERT_TRUE(npu);
-    size_t models = 0, streams = 0, commands = 0, mismatches = 0;
-    for (const auto& dir : fs::directory_iterator(vectors)) {
+    size_t compiled = 0, streams = 0, commands = 0, mismatches = 0;
+    for (const auto& dir : fs::directory_iterator(models)) {
         const fs::path tflite = dir.path() / config / "model_vela.tflite";
         const fs::path listing = dir.path() / config / "vela_stdout.txt";
         if (!fs::exists(tflite) || !fs::exists(listing)) continue;
         const auto model = load_model(tflite.string(), {});
         const auto expected = parse_listing(listing);
         ASSERT_EQ(model->invocations.size(), expected.size()) << tflite;
-        ++models;
+        ++compiled;
         for (size_t s = 0; s < expected.size(); ++s) {
             const auto& words = model->invocations[s].stream.words;
             const auto ours = disassemble_stream(npu->generation, words, tflite.string());
@@ -203,15 +200,53 @@ TEST_P(VelaListing, EveryCommandMatchesVelasDisassembly) {
         }
     }
     EXPECT_EQ(mismatches, 0u);
-    EXPECT_GT(models, 60u);
-    std::cout << "[ listing ] " << config << ": " << models << " models, " << streams << " streams, " << commands
+    EXPECT_GT(compiled, 60u);
+    std::cout << "[ listing ] " << label << ": " << compiled << " models, " << streams << " streams, " << commands
               << " commands, " << mismatches << " mismatches\n";
+}
+
+class VelaListing : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(VelaListing, EveryCommandMatchesVelasDisassembly) {
+    const fs::path vectors = ETHOSU_VECTORS_DIR;
+    if (!fs::exists(vectors / "index.csv")) GTEST_SKIP() << "test vectors not found at " << vectors;
+    check_regor_listings(vectors, GetParam(), GetParam());
 }
 
 INSTANTIATE_TEST_SUITE_P(AllConfigs, VelaListing,
                          ::testing::Values("ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u85-256",
                                            "ethos-u85-1024"),
                          ConfigTestName{});
+
+// Vela 4.5.0 on every U85 size and 5.1.0 on the sizes ../shared/vectors lacks
+// (../shared/vectors-vela-u85), in the same listing layout.
+struct VelaU85 {
+    const char* version;
+    const char* config;
+};
+
+class VelaU85Listing : public ::testing::TestWithParam<VelaU85> {};
+
+TEST_P(VelaU85Listing, EveryCommandMatchesVelasDisassembly) {
+    const fs::path vectors = ETHOSU_VECTORS_VELA_U85_DIR;
+    if (!fs::exists(vectors / "index.csv"))
+        GTEST_SKIP() << "Vela 4.5/5.1 U85 test vectors not found at " << vectors << " (set ETHOSU_VECTORS_VELA_U85_DIR)";
+    const auto [version, config] = GetParam();
+    check_regor_listings(vectors / version, config, fmt::format("{} {}", version, config));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Vela45And51, VelaU85Listing,
+    ::testing::Values(VelaU85{"4.5.0", "ethos-u85-128"}, VelaU85{"4.5.0", "ethos-u85-256"},
+                      VelaU85{"4.5.0", "ethos-u85-512"}, VelaU85{"4.5.0", "ethos-u85-1024"},
+                      VelaU85{"4.5.0", "ethos-u85-2048"}, VelaU85{"5.1.0", "ethos-u85-128"},
+                      VelaU85{"5.1.0", "ethos-u85-512"}, VelaU85{"5.1.0", "ethos-u85-2048"}),
+    [](const auto& info) {
+        std::string name = std::string("vela") + info.param.version + "_" + info.param.config;
+        for (char& c : name)
+            if (c == '-' || c == '.') c = '_';
+        return name;
+    });
 
 // The parser on hand-written lines in Vela 3.x/4.x's layout: two sections, both kinds of command,
 // the unsigned decimal param; lines whose columns contradict each other are refused.
