@@ -1,6 +1,6 @@
 // End to end: every corpus model with CPU operators and a TFLM golden (status "ok"), in
-// ../shared/vectors (5 configurations, Vela 5.1) and ../shared/vectors-vela (4 configurations,
-// Vela 3.10.0 and 4.1.0), runs through the graph runner to the golden on both seeds (every input
+// ../shared/vectors (5 configurations, Vela 5.1), ../shared/vectors-vela (4 configurations, Vela
+// 3.10.0 and 4.1.0) and ../shared/vectors-vela-u85 (Vela 4.5.0 and 5.1.0 for U85), runs through the graph runner to the golden on both seeds (every input
 // and output golden/meta.json lists) when all its CPU operators are implemented; the others must
 // be refused when the graph is checked, naming an operator, and are listed. Timing-only runs of the same models give the full runs' cycles.
 
@@ -23,6 +23,7 @@ namespace fs = std::filesystem;
 
 const fs::path kVectors = ETHOSU_VECTORS_DIR;
 const fs::path kVectorsVela = ETHOSU_VECTORS_VELA_DIR;
+const fs::path kVectorsVelaU85 = ETHOSU_VECTORS_VELA_U85_DIR;
 
 struct CompiledModel {
     std::string model;
@@ -36,10 +37,12 @@ std::vector<CompiledModel> models_with_cpu_operators() {
         for (auto& row : read_index_rows(kVectors / "index.csv"))
             if (row["fully_npu"] == "False" && row["tflite_ok"] == "True")
                 out.push_back({row["model"], kVectors / row["model"] / row["config"] / "model_vela.tflite"});
-    if (fs::exists(kVectorsVela / "index.csv"))
-        for (auto& row : read_index_rows(kVectorsVela / "index.csv"))
+    for (const fs::path& corpus : {kVectorsVela, kVectorsVelaU85}) {
+        if (!fs::exists(corpus / "index.csv")) continue;
+        for (auto& row : read_index_rows(corpus / "index.csv"))
             if (row["fully_npu"] == "False" && row["ok"] == "True")
-                out.push_back({row["model"], kVectorsVela / row["vela"] / row["model"] / row["config"] / "model_vela.tflite"});
+                out.push_back({row["model"], corpus / row["vela"] / row["model"] / row["config"] / "model_vela.tflite"});
+    }
     return out;
 }
 
@@ -86,8 +89,11 @@ TEST(GraphCorpus, ModelsWithCpuOperatorsRunToTheGolden) {
     // Arm's four KWS models (QUANTIZE in, DEQUANTIZE out) on 5 + 2 x 4 configurations,
     // keyword_scrambled_8bit (SVDF, SOFTMAX) on all 13, seanet_transpose_conv0 (TRANSPOSE_CONV
     // int16) on U55/U65 (3 + 2 x 4) and conv_k3s1_same_batch2_8x8x8to8 (CONV_2D with batch 2,
-    // Vela 3.10/4.1: 2 x 4), 2 seeds each.
-    EXPECT_GE(bit_exact, (4 * 13 + 13 + 11 + 8) * 2);
+    // Vela 3.10/4.1: 2 x 4), 2 seeds each; with the U85 corpus (when present) the KWS models and
+    // keyword_scrambled_8bit on 8 more configurations each (its streams 1-4 on U85-512 read
+    // WEIGHT1_LENGTH 0 with no WEIGHT1_BASE ever written).
+    const int u85_runs = fs::exists(kVectorsVelaU85 / "index.csv") ? 5 * 8 * 2 : 0;
+    EXPECT_GE(bit_exact, (4 * 13 + 13 + 11 + 8) * 2 + u85_runs);
 }
 
 }  // namespace
