@@ -1,10 +1,12 @@
 // NPU_OP_DMA_START on hand-built streams: 1D, 2D and 3D transfers with U65 skips against a
 // plain reference copy, LUT loads into SHRAM, and the transfers the hardware does not define.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -116,6 +118,36 @@ TEST(Dma, OneDimensionalCopyOnU55AndU65) {
         SCOPED_TRACE(config);
         expect_reference_copy(config, {.src_offset = 0x30, .dst_offset = 0x110, .length = 0x230});
     }
+}
+
+// A 1-D transfer (stride mode D1 on both sides) reads neither SIZE0 nor SIZE1: Vela 4.5 writes
+// no SIZE0 before its U85 DMAs, 5.1 writes SIZE0 1 (regor MLBEDSW-11589), and a SIZE0 left over
+// from a 2-D transfer must not repeat the row. Each form copies LEN bytes once.
+TEST(Dma, OneDimensionalCopyReadsNoSizeRegisters) {
+    const Transfer t{.src_offset = 0x40, .dst_offset = 0x80, .length = 0x120};
+    for (const char* config : {"ethos-u65-256", "ethos-u85-256"})
+        for (const std::optional<uint64_t> size0 : {std::optional<uint64_t>{}, std::optional<uint64_t>{1}, std::optional<uint64_t>{7}}) {
+            SCOPED_TRACE(fmt::format("{}, SIZE0 {}", config, size0 ? std::to_string(*size0) : "never written"));
+            Machine m(config);
+            const std::vector<uint8_t> src(m.src.begin(), m.src.end());
+            const std::vector<uint8_t> before(m.dst.begin(), m.dst.end());
+            // Stride modes left at D1 (0); U85 has none on the destination side.
+            CommandStreamBuilder b(m.config.generation);
+            if (size0) b.emit(Cmd::SET_DMA0_SIZE0, {{Field::SET_DMA0_SIZE0__size, *size0}});
+            b.emit(Cmd::SET_DMA0_SRC_REGION, {{Field::SET_DMA0_SRC_REGION__region, 1}})
+                .emit(Cmd::SET_DMA0_SRC, {{Field::SET_DMA0_SRC__addr, t.src_offset}})
+                .emit(Cmd::SET_DMA0_DST_REGION, {{Field::SET_DMA0_DST_REGION__region, 2}})
+                .emit(Cmd::SET_DMA0_DST, {{Field::SET_DMA0_DST__addr, t.dst_offset}})
+                .emit(Cmd::SET_DMA0_LEN, {{Field::SET_DMA0_LEN__addr, t.length}})
+                .emit(Cmd::OP_DMA_START)
+                .emit(Cmd::OP_STOP);
+            const auto stream = decode_stream(m.config, b.words(), "dma.bin");
+            EXPECT_TRUE(stream.ops.at(0).unset_registers.empty());
+            Executor executor(m.config, m.space, "dma.bin");
+            executor.run(stream);
+            const auto expected = reference_copy(t, src, before);
+            EXPECT_TRUE(std::equal(expected.begin(), expected.end(), m.dst.begin()));
+        }
 }
 
 // What Vela emits for U65: a contiguous source, a strided destination.

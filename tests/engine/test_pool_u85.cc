@@ -186,6 +186,33 @@ TEST(U85PoolAverage, AnUndeterminedScaleRunsByTheSameRuleAndIsReported) {
     EXPECT_NE(warnings[0].find("536870912 >> 30"), std::string::npos) << warnings[0];
 }
 
+// ---- SUM
+
+// A 1x1 SUM pool is Regor's memory copy (concat, split, pad, strided slice); 4.5 writes its unit
+// OFM_SCALE as 1073741825 >> 30, 5.1 as 1 >> 0 (and a clamp's as 1073741824 >> 30). OFM_SCALE
+// applies as written, and each of them leaves every int8 and int16 value as it was.
+TEST(U85PoolSum, EveryEncodingOfAUnitScaleCopiesExactly) {
+    constexpr int kPoolSum = 3;
+    for (const Precision& type : {Rig::kInt8, Rig::kInt16})
+        for (const auto& [scale, shift] : {std::pair<uint32_t, int>{1073741825u, 30}, {1u << 30, 30}, {1u, 0}}) {
+            SCOPED_TRACE(fmt::format("int{}, OFM_SCALE {} >> {}", type.bits, scale, shift));
+            const int64_t half = int64_t{1} << (type.bits - 1);
+            std::vector<int64_t> values;
+            for (int64_t v = -half; v < half; v += type.bits == 8 ? 1 : 127) values.push_back(v);
+            values.push_back(half - 1);
+            Rig rig("ethos-u85-256");
+            ConvRegs r;
+            r.pool = kPoolSum;
+            r.ifm = rig.place_wide(1, static_cast<int>(values.size()), 1, type, values);
+            r.ofm = rig.reserve(1, static_cast<int>(values.size()), 1, type, 0);
+            r.global_scale = true;
+            r.ofm_scale = scale, r.ofm_shift = shift;
+            rig.emit_conv(r);
+            rig.run();
+            EXPECT_EQ(rig.read_wide(r.ofm), values);
+        }
+}
+
 // ---- ARGMAX
 
 // TFLite's ARG_MAX (arg_min_max.h) along one axis: the first position of the largest value.
