@@ -1,0 +1,538 @@
+#include "frontend/device/mmio_trap.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+#include <system_error>
+
+namespace ethosu {
+namespace {
+
+uint64_t truncate_to(uint64_t value, unsigned bytes) {
+    return bytes >= 8 ? value : value & ((uint64_t{1} << (8 * bytes)) - 1);
+}
+
+uint64_t sign_extend_from(uint64_t value, unsigned bytes) {
+    const unsigned shift = 64 - 8 * bytes;
+    return static_cast<uint64_t>(static_cast<int64_t>(value << shift) >> shift);
+}
+
+// ---- x86-64 decoding ---------------------------------------------------------------------------
+
+constexpr size_t kMaxX86InstructionLength = 15;
+
+// An instruction's bytes read in order; reading past the end marks an overrun (and reads 0, which
+// no prefix loop mistakes for a prefix).
+class InstructionBytes {
+public:
+    InstructionBytes(const uint8_t* bytes, size_t n) : bytes_(bytes), n_(std::min(n, kMaxX86InstructionLength)) {}
+
+    uint8_t next() {
+        if (position_ == n_) {
+            overrun_ = true;
+            return 0;
+        }
+        return bytes_[position_++];
+    }
+    // A little-endian displacement or immediate, sign-extended.
+    uint64_t next_signed(unsigned count) {
+        uint64_t value = 0;
+        for (unsigned i = 0; i < count; ++i) value |= uint64_t{next()} << (8 * i);
+        return sign_extend_from(value, count);
+    }
+    void skip(unsigned count) {
+        for (unsigned i = 0; i < count; ++i) next();
+    }
+
+    size_t position() const { return position_; }
+    bool overrun() const { return overrun_; }
+    // An overrun at 15 bytes is no instruction at all; before that, more bytes may complete it.
+    DecodeStatus overrun_status() const {
+        return n_ == kMaxX86InstructionLength ? DecodeStatus::Unsupported : DecodeStatus::Truncated;
+    }
+
+private:
+    const uint8_t* bytes_;
+    size_t n_;
+    size_t position_ = 0;
+    bool overrun_ = false;
+};
+
+struct Prefixes {
+    bool operand_16 = false;
+    bool rex_present = false;
+    bool rex_w = false;
+    bool rex_r = false;
+
+    unsigned operand_size() const { return rex_w ? 8 : operand_16 ? 2 : 4; }
+};
+
+// Reads the prefixes and returns the opcode byte after them. A REX counts only right before the
+// opcode: a legacy prefix after it cancels it, as the processor does.
+uint8_t read_prefixes(InstructionBytes& bytes, Prefixes& prefixes) {
+    for (;;) {
+        const uint8_t byte = bytes.next();
+        if ((byte & 0xF0) == 0x40) {
+            prefixes.rex_present = true;
+            prefixes.rex_w = byte & 8;
+            prefixes.rex_r = byte & 4;
+            continue;
+        }
+        if (byte != 0x66 && byte != 0x67) return byte;  // 67 changes the address's width only
+        prefixes.operand_16 |= byte == 0x66;
+        prefixes.rex_present = prefixes.rex_w = prefixes.rex_r = false;
+    }
+}
+
+// What ModRM.reg holds for an opcode.
+enum class RegField : uint8_t { Register, MustBeZero, AluOperation };
+
+// What an opcode decides before its ModRM: the access's fields, the immediate's width, ModRM.reg.
+struct OpcodeForm {
+    X86Access access;
+    unsigned immediate_bytes = 0;
+    RegField reg_field = RegField::Register;
+};
+
+OpcodeForm load(unsigned size, unsigned register_width, bool sign_extend = false) {
+    OpcodeForm form;
+    form.access.operation = X86Access::Operation::Load;
+    form.access.size = size;
+    form.access.register_width = register_width;
+    form.access.sign_extend = sign_extend;
+    return form;
+}
+
+OpcodeForm store(unsigned size, unsigned immediate_bytes = 0) {
+    OpcodeForm form;
+    form.access.operation = X86Access::Operation::Store;
+    form.access.size = form.access.register_width = size;
+    form.immediate_bytes = immediate_bytes;
+    form.reg_field = immediate_bytes ? RegField::MustBeZero : RegField::Register;
+    return form;
+}
+
+OpcodeForm arithmetic(unsigned size, unsigned immediate_bytes, RegField reg_field) {
+    OpcodeForm form;
+    form.access.operation = X86Access::Operation::Arithmetic;
+    form.access.size = form.access.register_width = size;
+    form.immediate_bytes = immediate_bytes;
+    form.reg_field = reg_field;
+    return form;
+}
+
+// TEST: an AND that sets the flags only.
+OpcodeForm test(unsigned size, unsigned immediate_bytes) {
+    OpcodeForm form = arithmetic(size, immediate_bytes, immediate_bytes ? RegField::MustBeZero : RegField::Register);
+    form.access.alu = X86Access::Alu::And;
+    form.access.writes_result = false;
+    return form;
+}
+
+// 00-3B in the ALU group's r/m forms: bit 0 a full operand (else a byte), bit 1 the register is
+// the destination; bits 5:3 the operation, 7 being CMP.
+std::optional<OpcodeForm> alu_register_form(uint8_t opcode, unsigned operand_size) {
+    if (opcode >= 0x40 || (opcode & 7) > 3) return std::nullopt;
+    OpcodeForm form = arithmetic(opcode & 1 ? operand_size : 1, 0, RegField::Register);
+    const unsigned operation = opcode >> 3;
+    form.access.alu = operation == 7 ? X86Access::Alu::Sub : static_cast<X86Access::Alu>(operation);
+    form.access.writes_result = operation != 7;
+    form.access.memory_is_destination = !(opcode & 2);
+    return form;
+}
+
+std::optional<OpcodeForm> two_byte_form(uint8_t opcode, unsigned operand_size) {
+    switch (opcode) {
+    case 0xB6: return load(1, operand_size);  // MOVZX
+    case 0xB7: return load(2, operand_size);
+    case 0xBE: return load(1, operand_size, true);  // MOVSX
+    case 0xBF: return load(2, operand_size, true);
+    default: return std::nullopt;
+    }
+}
+
+std::optional<OpcodeForm> opcode_form(uint8_t opcode, InstructionBytes& bytes, const Prefixes& prefixes) {
+    const unsigned size = prefixes.operand_size();
+    const unsigned immediate = std::min(size, 4u);  // a 64-bit operation takes a sign-extended imm32
+    switch (opcode) {
+    case 0x88: return store(1);
+    case 0x89: return store(size);
+    case 0x8A: return load(1, 1);
+    case 0x8B: return load(size, size);
+    case 0x63: return load(std::min(size, 4u), size, true);  // MOVSXD
+    case 0xC6: return store(1, 1);
+    case 0xC7: return store(size, immediate);
+    case 0x80: return arithmetic(1, 1, RegField::AluOperation);
+    case 0x81: return arithmetic(size, immediate, RegField::AluOperation);
+    case 0x83: return arithmetic(size, 1, RegField::AluOperation);
+    case 0x84: return test(1, 0);
+    case 0x85: return test(size, 0);
+    case 0xF6: return test(1, 1);
+    case 0xF7: return test(size, immediate);
+    case 0x0F: return two_byte_form(bytes.next(), size);
+    default: return alu_register_form(opcode, size);
+    }
+}
+
+// Reads ModRM and the addressing bytes after it (SIB, displacement); returns ModRM.reg, or nothing
+// when the operand is a register. The address itself comes from the fault, so only the length
+// matters here. rm and SIB.base are compared without REX.B: R12 takes a SIB and R13 a
+// displacement like RSP and RBP.
+std::optional<unsigned> read_memory_operand(InstructionBytes& bytes) {
+    const uint8_t modrm = bytes.next();
+    const unsigned mod = modrm >> 6, rm = modrm & 7;
+    if (mod == 3) return std::nullopt;
+    unsigned displacement = mod == 1 ? 1 : mod == 2 ? 4 : 0;
+    if (rm == 4) {
+        const unsigned sib_base = bytes.next() & 7;
+        if (mod == 0 && sib_base == 5) displacement = 4;  // no base: disp32
+    } else if (mod == 0 && rm == 5) {
+        displacement = 4;  // RIP-relative
+    }
+    bytes.skip(displacement);
+    return (modrm >> 3) & 7;
+}
+
+// ModRM.reg as the opcode reads it; false when the instruction is not one the trap emulates.
+bool apply_reg_field(unsigned reg, RegField field, const Prefixes& prefixes, X86Access& access) {
+    switch (field) {
+    case RegField::Register:
+        access.register_number = reg | (prefixes.rex_r ? 8 : 0);
+        // Without REX, byte registers 4-7 are AH, CH, DH, BH; with it, SPL, BPL, SIL, DIL.
+        access.high_byte_register = access.register_width == 1 && !prefixes.rex_present && reg >= 4;
+        if (access.high_byte_register) access.register_number -= 4;
+        return true;
+    case RegField::MustBeZero: return reg == 0;
+    case RegField::AluOperation:
+        access.alu = reg == 7 ? X86Access::Alu::Sub : static_cast<X86Access::Alu>(reg);
+        access.writes_result = reg != 7;  // CMP
+        return true;
+    }
+    return false;
+}
+
+X86Decoded decode_from(InstructionBytes& bytes) {
+    Prefixes prefixes;
+    const uint8_t opcode = read_prefixes(bytes, prefixes);
+    const std::optional<OpcodeForm> form = opcode_form(opcode, bytes, prefixes);
+    if (!form) return {};
+    X86Access access = form->access;
+    const std::optional<unsigned> reg = read_memory_operand(bytes);
+    if (!reg || !apply_reg_field(*reg, form->reg_field, prefixes, access)) return {};
+    if (form->immediate_bytes) access.immediate = bytes.next_signed(form->immediate_bytes);
+    access.length = static_cast<unsigned>(bytes.position());
+    return {DecodeStatus::Ok, access};
+}
+
+}  // namespace
+
+X86Decoded decode_x86_access(const uint8_t* data, size_t n) {
+    InstructionBytes bytes(data, n);
+    const X86Decoded decoded = decode_from(bytes);
+    // Bytes past the end read as 0 and may have decoded into anything.
+    if (bytes.overrun()) return {bytes.overrun_status(), {}};
+    return decoded;
+}
+
+namespace {
+
+// ---- the registry and the handler ---------------------------------------------------------------
+
+// The handler only reads these: a slot holds a trap from its construction (whose fields are set
+// before the release) to its destruction.
+std::atomic<MmioTrap*> g_traps[MmioTrap::kMaxTraps];
+struct sigaction g_previous_action;
+size_t g_page_size;
+
+// A message for stderr built without allocating (the handler may have interrupted malloc's caller
+// in a state where printf is not safe).
+class SignalSafeMessage {
+public:
+    SignalSafeMessage& text(const char* text) {
+        while (*text) put(*text++);
+        return *this;
+    }
+    SignalSafeMessage& hex(uint64_t value) {
+        text("0x");
+        int digits = 1;
+        while (digits < 16 && value >> (4 * digits)) ++digits;
+        for (int i = digits - 1; i >= 0; --i) put("0123456789abcdef"[(value >> (4 * i)) & 15]);
+        return *this;
+    }
+    SignalSafeMessage& bytes(const uint8_t* data, size_t n) {
+        for (size_t i = 0; i < n; ++i) {
+            put(' ');
+            put("0123456789abcdef"[data[i] >> 4]);
+            put("0123456789abcdef"[data[i] & 15]);
+        }
+        return *this;
+    }
+    void write_to_stderr() const {
+        for (size_t written = 0; written < length_;) {
+            const ssize_t n = ::write(STDERR_FILENO, buffer_ + written, length_ - written);
+            if (n <= 0) return;
+            written += static_cast<size_t>(n);
+        }
+    }
+
+private:
+    void put(char c) {
+        if (length_ < sizeof buffer_) buffer_[length_++] = c;
+    }
+
+    char buffer_[512];
+    size_t length_ = 0;
+};
+
+[[noreturn]] void abort_unemulated(const char* reason, uintptr_t pc, const uint8_t* bytes, size_t n,
+                                   uintptr_t address, uintptr_t window) {
+    SignalSafeMessage()
+        .text("ethosu::MmioTrap: ")
+        .text(reason)
+        .text(": the instruction at ")
+        .hex(pc)
+        .text(" (bytes")
+        .bytes(bytes, n)
+        .text(") accessing ")
+        .hex(address)
+        .text(", offset ")
+        .hex(address - window)
+        .text(" of the trap window at ")
+        .hex(window)
+        .text("\n")
+        .write_to_stderr();
+    std::abort();
+}
+
+// An access outside every window: what would have happened without the traps. The default action
+// is restored and the fault left to recur, so the process dies of it as it would have (with its
+// core); a SIGSEGV sent by kill or raise is sent again.
+void forward_to_previous(int signal, siginfo_t* info, void* context) {
+    const struct sigaction& previous = g_previous_action;
+    if (previous.sa_flags & SA_SIGINFO) return previous.sa_sigaction(signal, info, context);
+    const bool sent = info->si_code <= 0;
+    if (previous.sa_handler == SIG_IGN && sent) return;  // the kernel does not let a fault be ignored
+    if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) return previous.sa_handler(signal);
+    struct sigaction default_action {};
+    default_action.sa_handler = SIG_DFL;
+    sigemptyset(&default_action.sa_mask);
+    sigaction(SIGSEGV, &default_action, nullptr);
+    if (sent) raise(signal);
+}
+
+const MmioTrap* trap_at(uintptr_t address) {
+    for (const auto& slot : g_traps) {
+        const MmioTrap* trap = slot.load(std::memory_order_acquire);
+        if (trap && trap->contains(address)) return trap;
+    }
+    return nullptr;
+}
+
+// noexcept: a callback's exception must not unwind through the signal frame; it terminates.
+void on_segv(int signal, siginfo_t* info, void* context) noexcept {
+    const int saved_errno = errno;  // the interrupted code may be about to read it
+    const auto address = reinterpret_cast<uintptr_t>(info->si_addr);
+    const MmioTrap* trap = info->si_code > 0 ? trap_at(address) : nullptr;  // si_addr is a fault's only
+    if (trap) {
+        trap->emulate(address, context);
+    } else {
+        forward_to_previous(signal, info, context);
+    }
+    errno = saved_errno;
+}
+
+// Once per process, kept for its life: a handler installed after ours may chain to it. SA_NODEFER
+// because a callback may access another trap's window while the handler runs (with SIGSEGV
+// blocked the kernel would kill the process instead); SA_ONSTACK so that a previous handler
+// relying on an alternate stack (stack overflow) still gets one.
+void install_handler() {
+    static std::once_flag installed;
+    std::call_once(installed, [] {
+        g_page_size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+        struct sigaction action {};
+        action.sa_sigaction = on_segv;
+        action.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+        sigemptyset(&action.sa_mask);
+        if (sigaction(SIGSEGV, &action, &g_previous_action) != 0) {
+            throw std::system_error(errno, std::generic_category(), "MmioTrap: sigaction(SIGSEGV)");
+        }
+    });
+}
+
+int claim_slot(MmioTrap* trap) {
+    for (int i = 0; i < MmioTrap::kMaxTraps; ++i) {
+        MmioTrap* expected = nullptr;
+        if (g_traps[i].compare_exchange_strong(expected, trap, std::memory_order_acq_rel)) return i;
+    }
+    return -1;
+}
+
+// ---- x86-64 emulation ---------------------------------------------------------------------------
+
+#if defined(__x86_64__)
+
+// glibc's gregs index of each register by its encoding number.
+constexpr int kGregOfRegister[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP, REG_RSI, REG_RDI,
+                                     REG_R8,  REG_R9,  REG_R10, REG_R11, REG_R12, REG_R13, REG_R14, REG_R15};
+
+// RFLAGS' arithmetic flags: CF, PF, AF, ZF, SF (where LAHF puts them in AH) and OF.
+constexpr uint64_t kCarryFlag = 0x1, kLahfFlags = 0xD5, kOverflowFlag = 0x800;
+constexpr uint64_t kArithmeticFlags = kLahfFlags | kOverflowFlag;
+
+uint64_t register_value(const gregset_t& gregs, const X86Access& access) {
+    const auto value = static_cast<uint64_t>(gregs[kGregOfRegister[access.register_number]]);
+    return access.high_byte_register ? value >> 8 : value;
+}
+
+// As the processor writes a register: a 32-bit result clears bits 63:32, an 8- or 16-bit one
+// leaves the rest of the register as it was.
+void set_register(gregset_t& gregs, const X86Access& access, uint64_t value) {
+    greg_t& reg = gregs[kGregOfRegister[access.register_number]];
+    const auto old = static_cast<uint64_t>(reg);
+    uint64_t updated = truncate_to(value, access.register_width);
+    if (access.high_byte_register) {
+        updated = (old & ~uint64_t{0xFF00}) | (value & 0xFF) << 8;
+    } else if (access.register_width < 4) {
+        updated |= old & ~truncate_to(~uint64_t{0}, access.register_width);
+    }
+    reg = static_cast<greg_t>(updated);
+}
+
+struct AluOutcome {
+    uint64_t result;
+    uint64_t flags;  // kArithmeticFlags' bits
+};
+
+// The operation run on the host's own ALU at the operand's width, so the flags are exactly the
+// instruction's (ADC and SBB take the interrupted code's carry).
+template <typename T>
+AluOutcome run_alu_as(X86Access::Alu alu, uint64_t destination, uint64_t source, bool carry) {
+    T result = static_cast<T>(destination);
+    const T operand = static_cast<T>(source);
+    const uint32_t carry_in = carry;
+    uint16_t ax = 0;  // LAHF's flags in AH, SETO's in AL
+    switch (alu) {
+#define ETHOSU_MMIO_ALU(NAME, MNEMONIC)                                                          \
+    case X86Access::Alu::NAME:                                                                   \
+        asm("btl $0, %[carry]\n\t" MNEMONIC " %[operand], %[result]\n\tlahf\n\tseto %%al" \
+            : [result] "+r"(result), "=a"(ax)                                                    \
+            : [operand] "r"(operand), [carry] "r"(carry_in)                                      \
+            : "cc");                                                                             \
+        break;
+        ETHOSU_MMIO_ALU(Add, "add")
+        ETHOSU_MMIO_ALU(Or, "or")
+        ETHOSU_MMIO_ALU(Adc, "adc")
+        ETHOSU_MMIO_ALU(Sbb, "sbb")
+        ETHOSU_MMIO_ALU(And, "and")
+        ETHOSU_MMIO_ALU(Sub, "sub")
+        ETHOSU_MMIO_ALU(Xor, "xor")
+#undef ETHOSU_MMIO_ALU
+    }
+    return {result, ((ax >> 8) & kLahfFlags) | ((ax & 1) ? kOverflowFlag : 0)};
+}
+
+AluOutcome run_alu(const X86Access& access, uint64_t destination, uint64_t source, bool carry) {
+    switch (access.size) {
+    case 1: return run_alu_as<uint8_t>(access.alu, destination, source, carry);
+    case 2: return run_alu_as<uint16_t>(access.alu, destination, source, carry);
+    case 4: return run_alu_as<uint32_t>(access.alu, destination, source, carry);
+    default: return run_alu_as<uint64_t>(access.alu, destination, source, carry);
+    }
+}
+
+// The instruction at pc, read no further than its page unless it continues past it: the next
+// page may be unmapped.
+struct FaultingInstruction {
+    X86Decoded decoded;
+    size_t bytes_read;
+};
+
+FaultingInstruction decode_faulting(const uint8_t* pc) {
+    const size_t to_page_end = g_page_size - reinterpret_cast<uintptr_t>(pc) % g_page_size;
+    size_t n = std::min(kMaxX86InstructionLength, to_page_end);
+    X86Decoded decoded = decode_x86_access(pc, n);
+    if (decoded.status == DecodeStatus::Truncated) decoded = decode_x86_access(pc, n = kMaxX86InstructionLength);
+    return {decoded, n};
+}
+
+#endif
+
+}  // namespace
+
+MmioTrap::MmioTrap(size_t window_bytes, ReadCallback read, WriteCallback write)
+    : read_(std::move(read)), write_(std::move(write)) {
+    install_handler();
+    size_ = (window_bytes + g_page_size - 1) / g_page_size * g_page_size;
+    base_ = mmap(nullptr, size_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (base_ == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "MmioTrap: mmap of the window");
+    slot_ = claim_slot(this);
+    if (slot_ < 0) {
+        munmap(base_, size_);
+        throw std::length_error("MmioTrap: more than kMaxTraps traps at once");
+    }
+}
+
+MmioTrap::~MmioTrap() {
+    g_traps[slot_].store(nullptr, std::memory_order_release);
+    munmap(base_, size_);
+}
+
+bool MmioTrap::contains(uintptr_t address) const {
+    return address - reinterpret_cast<uintptr_t>(base_) < size_;
+}
+
+#if defined(__x86_64__)
+
+void MmioTrap::emulate(uintptr_t address, void* signal_context) const noexcept {
+    auto& gregs = static_cast<ucontext_t*>(signal_context)->uc_mcontext.gregs;
+    const auto* pc = reinterpret_cast<const uint8_t*>(gregs[REG_RIP]);
+    const auto window = reinterpret_cast<uintptr_t>(base_);
+    const uint64_t offset = address - window;
+    const FaultingInstruction instruction = decode_faulting(pc);
+    const X86Access& access = instruction.decoded.access;
+    auto refuse = [&](const char* reason) {
+        abort_unemulated(reason, gregs[REG_RIP], pc, instruction.bytes_read, address, window);
+    };
+    if (instruction.decoded.status != DecodeStatus::Ok) refuse("not an instruction the trap emulates");
+    if (offset + access.size > size_) refuse("the access runs past the window's end");
+
+    const uint64_t source = access.immediate ? *access.immediate : register_value(gregs, access);
+    switch (access.operation) {
+    case X86Access::Operation::Load: {
+        const uint64_t value = truncate_to(read_(offset, access.size), access.size);
+        set_register(gregs, access, access.sign_extend ? sign_extend_from(value, access.size) : value);
+        break;
+    }
+    case X86Access::Operation::Store: write_(offset, access.size, truncate_to(source, access.size)); break;
+    case X86Access::Operation::Arithmetic: {
+        const uint64_t memory = truncate_to(read_(offset, access.size), access.size);
+        auto& flags = gregs[REG_EFL];
+        const AluOutcome outcome = access.memory_is_destination
+                                       ? run_alu(access, memory, source, flags & kCarryFlag)
+                                       : run_alu(access, register_value(gregs, access), memory, flags & kCarryFlag);
+        flags = static_cast<greg_t>((flags & ~kArithmeticFlags) | outcome.flags);
+        if (!access.writes_result) break;
+        if (access.memory_is_destination) {
+            write_(offset, access.size, truncate_to(outcome.result, access.size));
+        } else {
+            set_register(gregs, access, outcome.result);
+        }
+        break;
+    }
+    }
+    gregs[REG_RIP] += access.length;
+}
+
+#else
+#error "MmioTrap: no emulation for this host (Linux on x86-64 or AArch64)"
+#endif
+
+}  // namespace ethosu
