@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <stdexcept>
 #include <system_error>
@@ -232,7 +233,92 @@ X86Decoded decode_from(InstructionBytes& bytes) {
     return {DecodeStatus::Ok, access};
 }
 
+// ---- AArch64 decoding ----------------------------------------------------------------------------
+
+uint32_t bits(uint32_t word, unsigned high, unsigned low) { return (word >> low) & ((1u << (high - low + 1)) - 1); }
+
+int64_t signed_bits(uint32_t word, unsigned high, unsigned low) {
+    const unsigned width = high - low + 1;
+    return static_cast<int64_t>(uint64_t{bits(word, high, low)} << (64 - width)) >> (64 - width);
+}
+
+// The two bits both classes encode their indexing in: 01 post-index, 11 pre-index, else none.
+Arm64Access::Indexing indexing(uint32_t field) {
+    if (field == 1) return Arm64Access::Indexing::PostIndex;
+    return field == 3 ? Arm64Access::Indexing::PreIndex : Arm64Access::Indexing::Offset;
+}
+
+// Load/store register: size 31:30, opc 23:22 (00 store, 01 load, 10 load signed to X, 11 load
+// signed to W); the addressing form in 25:24, 21 and 11:10.
+Arm64Decoded decode_single(uint32_t word) {
+    Arm64Access access;
+    const unsigned size_log2 = bits(word, 31, 30), opc = bits(word, 23, 22);
+    access.size = 1u << size_log2;
+    access.rt = bits(word, 4, 0);
+    access.base = bits(word, 9, 5);
+    access.load = opc != 0;
+    access.sign_extend = opc >= 2;
+    if (opc == 2 && access.size == 8) return {};  // PRFM
+    if (opc == 3 && access.size >= 4) return {};
+    access.register_width = opc == 3 ? 4 : opc == 2 || access.size == 8 ? 8 : 4;
+
+    if (bits(word, 25, 24) == 1) {
+        access.immediate = int64_t{bits(word, 21, 10)} << size_log2;
+    } else if (bits(word, 21, 21) == 0) {
+        access.immediate = signed_bits(word, 20, 12);
+        access.indexing = indexing(bits(word, 11, 10));  // 00 LDUR, 10 LDTR
+    } else {
+        const unsigned option = bits(word, 15, 13);
+        if (bits(word, 11, 10) != 2 || (option & 2) == 0) return {};  // atomics, or no such extend
+        access.index_register = bits(word, 20, 16);
+        access.index_extend = option;
+        access.index_shift = bits(word, 12, 12) ? size_log2 : 0;
+    }
+    return {DecodeStatus::Ok, access};
+}
+
+// Load/store pair: opc 31:30 (00 W, 01 LDPSW, 10 X), the indexing in 24:23 (00 non-temporal),
+// L 22, imm7 21:15 scaled, Rt2 14:10.
+Arm64Decoded decode_pair(uint32_t word) {
+    Arm64Access access;
+    const unsigned opc = bits(word, 31, 30);
+    access.load = bits(word, 22, 22);
+    if (opc == 3 || (opc == 1 && !access.load)) return {};  // STGP
+    access.size = access.register_width = opc == 2 ? 8 : 4;
+    if (opc == 1) {
+        access.sign_extend = true;
+        access.register_width = 8;
+    }
+    access.register_count = 2;
+    access.rt = bits(word, 4, 0);
+    access.rt2 = bits(word, 14, 10);
+    access.base = bits(word, 9, 5);
+    access.immediate = signed_bits(word, 21, 15) * access.size;
+    access.indexing = indexing(bits(word, 24, 23));  // 00 LDNP/STNP
+    return {DecodeStatus::Ok, access};
+}
+
+uint64_t extend_index(uint64_t value, unsigned option) {
+    switch (option) {
+    case 2: return static_cast<uint32_t>(value);                                    // UXTW
+    case 6: return static_cast<uint64_t>(int64_t{static_cast<int32_t>(value)});  // SXTW
+    default: return value;                                                          // LSL, SXTX
+    }
+}
+
 }  // namespace
+
+Arm64Decoded decode_arm64_access(uint32_t word) {
+    if (bits(word, 26, 26) || bits(word, 25, 25)) return {};  // SIMD&FP registers; not a load or store
+    if (bits(word, 29, 27) == 0b111) return decode_single(word);
+    if (bits(word, 29, 27) == 0b101) return decode_pair(word);
+    return {};
+}
+
+uint64_t arm64_address(const Arm64Access& access, uint64_t base_value, uint64_t index_value) {
+    if (access.index_register) return base_value + (extend_index(index_value, access.index_extend) << access.index_shift);
+    return access.indexing == Arm64Access::Indexing::PostIndex ? base_value : base_value + access.immediate;
+}
 
 X86Decoded decode_x86_access(const uint8_t* data, size_t n) {
     InstructionBytes bytes(data, n);
@@ -463,6 +549,18 @@ FaultingInstruction decode_faulting(const uint8_t* pc) {
     return {decoded, n};
 }
 
+#elif defined(__aarch64__)
+
+// Rt and Rm: register 31 is the zero register.
+uint64_t general_register(const mcontext_t& machine, unsigned n) { return n == 31 ? 0 : machine.regs[n]; }
+
+// Rn: register 31 is SP.
+uint64_t base_register(const mcontext_t& machine, unsigned n) { return n == 31 ? machine.sp : machine.regs[n]; }
+
+void add_to_base_register(mcontext_t& machine, unsigned n, int64_t amount) {
+    (n == 31 ? machine.sp : machine.regs[n]) += static_cast<uint64_t>(amount);
+}
+
 #endif
 
 }  // namespace
@@ -529,6 +627,40 @@ void MmioTrap::emulate(uintptr_t address, void* signal_context) const noexcept {
     }
     }
     gregs[REG_RIP] += access.length;
+}
+
+#elif defined(__aarch64__)
+
+// The access's address comes from the registers, not the fault: a pair's fault may name its second
+// word, and the decoded start is checked against the window.
+void MmioTrap::emulate(uintptr_t address, void* signal_context) const noexcept {
+    mcontext_t& machine = static_cast<ucontext_t*>(signal_context)->uc_mcontext;
+    const auto* pc = reinterpret_cast<const uint8_t*>(machine.pc);
+    uint32_t word;
+    std::memcpy(&word, pc, sizeof word);
+    const Arm64Decoded decoded = decode_arm64_access(word);
+    const Arm64Access& access = decoded.access;
+    const auto window = reinterpret_cast<uintptr_t>(base_);
+    auto refuse = [&](const char* reason) { abort_unemulated(reason, machine.pc, pc, sizeof word, address, window); };
+    if (decoded.status != DecodeStatus::Ok) refuse("not an instruction the trap emulates");
+    const uint64_t index = access.index_register ? general_register(machine, *access.index_register) : 0;
+    const uint64_t start = arm64_address(access, base_register(machine, access.base), index);
+    if (!contains(start)) refuse("the access starts outside the window");
+    if (start - window + access.size * access.register_count > size_) refuse("the access runs past the window's end");
+
+    const unsigned registers[2] = {access.rt, access.rt2};
+    for (unsigned i = 0; i < access.register_count; ++i) {
+        const uint64_t offset = start - window + i * access.size;
+        if (!access.load) {
+            write_(offset, access.size, truncate_to(general_register(machine, registers[i]), access.size));
+            continue;
+        }
+        const uint64_t value = truncate_to(read_(offset, access.size), access.size);
+        const uint64_t extended = access.sign_extend ? sign_extend_from(value, access.size) : value;
+        if (registers[i] != 31) machine.regs[registers[i]] = truncate_to(extended, access.register_width);
+    }
+    if (access.indexing != Arm64Access::Indexing::Offset) add_to_base_register(machine, access.base, access.immediate);
+    machine.pc += sizeof word;
 }
 
 #else

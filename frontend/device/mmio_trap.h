@@ -108,4 +108,35 @@ struct X86Decoded {
 // The instruction at bytes[0..n); n beyond 15 (the architecture's longest) is not read.
 X86Decoded decode_x86_access(const uint8_t* bytes, size_t n);
 
+// An AArch64 load or store of general registers: LDR/STR (B, H, W, X; LDRSB, LDRSH, LDRSW) with
+// an unsigned scaled, unscaled (LDUR/STUR, LDTR/STTR), pre- or post-indexed immediate, or a
+// register offset (LSL, UXTW, SXTW, SXTX); LDP/STP (W, X, LDPSW; LDNP/STNP) with offset, pre- or
+// post-index. Not exclusives, acquire/release, atomics, SIMD&FP registers.
+struct Arm64Access {
+    enum class Indexing : uint8_t { Offset, PreIndex, PostIndex };
+
+    bool load = true;
+    unsigned size = 0;            // bytes per register: 1, 2, 4 or 8
+    unsigned register_count = 1;  // 2 for a pair
+    unsigned rt = 0, rt2 = 0;     // 31 is the zero register
+    unsigned register_width = 0;  // 4 (W) or 8 (X)
+    bool sign_extend = false;
+    unsigned base = 0;  // Rn; 31 is SP
+    Indexing indexing = Indexing::Offset;
+    int64_t immediate = 0;  // the byte offset, scaled; the base's update with pre- and post-index
+    std::optional<unsigned> index_register;  // Rm of the register-offset form (31 is the zero register)
+    unsigned index_extend = 0;               // its option: 2 UXTW, 3 LSL, 6 SXTW, 7 SXTX
+    unsigned index_shift = 0;
+};
+
+struct Arm64Decoded {
+    DecodeStatus status = DecodeStatus::Unsupported;
+    Arm64Access access;
+};
+
+Arm64Decoded decode_arm64_access(uint32_t instruction);
+
+// The address the access starts at, given Rn's (or SP's) value and Rm's.
+uint64_t arm64_address(const Arm64Access& access, uint64_t base_value, uint64_t index_value);
+
 }  // namespace ethosu
