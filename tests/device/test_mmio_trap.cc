@@ -131,6 +131,8 @@ TEST(MmioTrap, EachWidthAtItsOffset) {
     EXPECT_EQ(unsigned_half, 0xBEEFu);
 }
 
+#if defined(__x86_64__)
+
 constexpr uint64_t kFill = 0xAAAAAAAAAAAAAAAA;
 
 // Every general register but RSP and RBP (the frame pointer in the sanitizer build) as a load's
@@ -318,6 +320,114 @@ TEST(MmioTrap, ArithmeticOnTheWindowMatchesMemory) {
     }
 }
 
+#elif defined(__aarch64__)
+
+// Every general register but X29 (the frame pointer) and X30 (the link register) as a load's
+// destination and a store's source, at each width and extension.
+#define ETHOSU_EACH_REGISTER(X)                                                                                 \
+    X("x0") X("x1") X("x2") X("x3") X("x4") X("x5") X("x6") X("x7") X("x8") X("x9") X("x10") X("x11") X("x12") \
+        X("x13") X("x14") X("x15") X("x16") X("x17") X("x18") X("x19") X("x20") X("x21") X("x22") X("x23")      \
+            X("x24") X("x25") X("x26") X("x27") X("x28")
+
+TEST(MmioTrap, LoadsIntoEveryRegister) {
+    RecordingMemory device;
+    device.fill<uint64_t>(0x100, 0x0123456789ABCDEF);
+    device.fill<uint64_t>(0x108, 0xFEDCBA9876543210);
+    volatile uint8_t* word = device.at<uint8_t>(0x100);
+#define ETHOSU_LOAD_INTO(REG)                                                                   \
+    {                                                                                           \
+        register uint64_t value asm(REG) = ~uint64_t{0};                                        \
+        uint64_t got[6];                                                                        \
+        asm volatile("ldrb %w0, [%1]" : "=r"(value) : "r"(word) : "memory");                    \
+        got[0] = value;                                                                         \
+        asm volatile("ldrh %w0, [%1, #2]" : "=r"(value) : "r"(word) : "memory");                \
+        got[1] = value;                                                                         \
+        asm volatile("ldr %w0, [%1]" : "=r"(value) : "r"(word) : "memory");                     \
+        got[2] = value;                                                                         \
+        asm volatile("ldr %x0, [%1]" : "=r"(value) : "r"(word) : "memory");                     \
+        got[3] = value;                                                                         \
+        asm volatile("ldrsb %x0, [%1, #8]" : "=r"(value) : "r"(word) : "memory");               \
+        got[4] = value;                                                                         \
+        asm volatile("ldrsw %x0, [%1, #12]" : "=r"(value) : "r"(word) : "memory");              \
+        got[5] = value;                                                                         \
+        EXPECT_EQ(got[0], 0xEFu) << REG;                                                        \
+        EXPECT_EQ(got[1], 0x89ABu) << REG;                                                      \
+        EXPECT_EQ(got[2], 0x89ABCDEFu) << REG;                                                  \
+        EXPECT_EQ(got[3], 0x0123456789ABCDEFu) << REG;                                          \
+        EXPECT_EQ(got[4], 0x10u) << REG;                                                        \
+        EXPECT_EQ(got[5], 0xFFFFFFFFFEDCBA98u) << REG;                                          \
+    }
+    ETHOSU_EACH_REGISTER(ETHOSU_LOAD_INTO)
+#undef ETHOSU_LOAD_INTO
+    EXPECT_EQ(device.log.size(), 29u * 6);
+}
+
+TEST(MmioTrap, StoresFromEveryRegister) {
+    RecordingMemory device;
+    volatile uint8_t* word = device.at<uint8_t>(0x100);
+#define ETHOSU_STORE_FROM(REG)                                                                         \
+    {                                                                                                  \
+        register uint64_t value asm(REG) = 0x0123456789ABCDEF;                                         \
+        device.log.clear();                                                                            \
+        asm volatile("strb %w0, [%1]" : : "r"(value), "r"(word) : "memory");                           \
+        asm volatile("strh %w0, [%1]" : : "r"(value), "r"(word) : "memory");                           \
+        asm volatile("str %w0, [%1]" : : "r"(value), "r"(word) : "memory");                            \
+        asm volatile("str %x0, [%1]" : : "r"(value), "r"(word) : "memory");                            \
+        EXPECT_EQ(device.log, (std::vector{write_of(0x100, 1, 0xEF), write_of(0x100, 2, 0xCDEF),        \
+                                           write_of(0x100, 4, 0x89ABCDEF),                              \
+                                           write_of(0x100, 8, 0x0123456789ABCDEF)}))                    \
+            << REG;                                                                                    \
+    }
+    ETHOSU_EACH_REGISTER(ETHOSU_STORE_FROM)
+#undef ETHOSU_STORE_FROM
+    device.log.clear();
+    asm volatile("str wzr, [%0]" : : "r"(word) : "memory");
+    EXPECT_EQ(device.log, std::vector{write_of(0x100, 4, 0)});
+}
+
+// Pre- and post-index move the base register; register offsets extend and scale the index; a
+// pair is two accesses in address order.
+TEST(MmioTrap, EveryAddressingForm) {
+    RecordingMemory device;
+    for (uint32_t i = 0; i < 64; ++i) device.fill<uint32_t>(4 * i, 0x1000 + i);
+    volatile uint8_t* window = device.at<uint8_t>(0);
+    volatile uint8_t* cursor = window + 0x10;
+    uint64_t a = 0, b = 0;
+
+    asm volatile("ldr %w0, [%1, #4]!" : "=r"(a), "+r"(cursor) : : "memory");
+    EXPECT_EQ(a, 0x1005u);
+    EXPECT_EQ(cursor, window + 0x14);
+    asm volatile("ldr %w0, [%1], #-8" : "=r"(a), "+r"(cursor) : : "memory");
+    EXPECT_EQ(a, 0x1005u);
+    EXPECT_EQ(cursor, window + 0xC);
+    asm volatile("ldur %w0, [%1, #-4]" : "=r"(a) : "r"(cursor) : "memory");
+    EXPECT_EQ(a, 0x1002u);
+
+    asm volatile("ldr %w0, [%1, %2, lsl #2]" : "=r"(a) : "r"(window), "r"(uint64_t{7}) : "memory");
+    EXPECT_EQ(a, 0x1007u);
+    asm volatile("ldr %x0, [%1, %w2, uxtw #3]" : "=r"(a) : "r"(window), "r"(uint32_t{2}) : "memory");
+    EXPECT_EQ(a, 0x0000100500001004u);
+    asm volatile("ldrb %w0, [%1, %w2, sxtw]" : "=r"(a) : "r"(window + 0x11), "r"(int32_t{-1}) : "memory");
+    EXPECT_EQ(a, 0x04u);
+
+    asm volatile("ldp %w0, %w1, [%2, #8]" : "=r"(a), "=r"(b) : "r"(window) : "memory");
+    EXPECT_EQ(a, 0x1002u);
+    EXPECT_EQ(b, 0x1003u);
+    asm volatile("ldpsw %0, %1, [%2]" : "=r"(a), "=r"(b) : "r"(window + 0x20) : "memory");
+    EXPECT_EQ(a, 0x1008u);
+
+    cursor = window + 0x40;
+    device.log.clear();
+    asm volatile("stp %x1, %x2, [%0, #-16]!" : "+r"(cursor) : "r"(uint64_t{1}), "r"(uint64_t{2}) : "memory");
+    EXPECT_EQ(cursor, window + 0x30);
+    EXPECT_EQ(device.log, (std::vector{write_of(0x30, 8, 1), write_of(0x38, 8, 2)}));
+    asm volatile("stp %w1, wzr, [%0], #8" : "+r"(cursor) : "r"(uint32_t{3}) : "memory");
+    EXPECT_EQ(cursor, window + 0x38);
+    EXPECT_EQ(device.log.back(), write_of(0x34, 4, 0));
+}
+
+#endif
+
 // ---- several traps, threads, re-entrancy ---------------------------------------------------------
 
 TEST(MmioTrap, TwoTrapsAtOnce) {
@@ -414,9 +524,15 @@ TEST(MmioTrapDeathTest, AnInstructionItDoesNotKnowAborts) {
     RecordingMemory device;
     volatile uint32_t* word = device.at<uint32_t>(0x30);
     uint32_t value = 1;
+#if defined(__x86_64__)
     EXPECT_DEATH(asm volatile("xchgl %0, %1" : "+r"(value), "+m"(*word)),
                  "not an instruction the trap emulates: the instruction at 0x[0-9a-f]+ .bytes( 4[0-9a-f])? 87 [0-9a-f ]+. "
                  "accessing 0x[0-9a-f]+, offset 0x30 of the trap window");
+#elif defined(__aarch64__)
+    EXPECT_DEATH(asm volatile("ldar %w0, [%1]" : "=r"(value) : "r"(word) : "memory"),
+                 "not an instruction the trap emulates: the instruction at 0x[0-9a-f]+ .bytes [0-9a-f]+ [0-9a-f]+ df 88. "
+                 "accessing 0x[0-9a-f]+, offset 0x30 of the trap window");
+#endif
 }
 
 TEST(MmioTrapDeathTest, AnAccessPastTheWindowsEndAborts) {
@@ -608,6 +724,115 @@ TEST(DecodeX86Access, UnsupportedInstructions) {
     EXPECT_EQ(status_of({0xF7, 0x1F}), DecodeStatus::Unsupported);                    // neg (%rdi)
     EXPECT_EQ(status_of({0xF3, 0xA5}), DecodeStatus::Unsupported);                    // rep movsl
     EXPECT_EQ(status_of(std::vector<uint8_t>(15, 0x66)), DecodeStatus::Unsupported);  // too long to be one
+}
+
+
+// ---- the AArch64 decoder on words (assembled by GNU as) -------------------------------------------
+
+Arm64Access decode_arm64(uint32_t word) {
+    const Arm64Decoded decoded = decode_arm64_access(word);
+    EXPECT_EQ(decoded.status, DecodeStatus::Ok) << std::hex << word;
+    return decoded.access;
+}
+
+using Indexing = Arm64Access::Indexing;
+
+TEST(DecodeArm64Access, UnsignedOffsets) {
+    const Arm64Access ldr = decode_arm64(0xF9400443);  // ldr x3, [x2, #8]
+    EXPECT_TRUE(ldr.load);
+    EXPECT_EQ(ldr.size, 8u);
+    EXPECT_EQ(ldr.rt, 3u);
+    EXPECT_EQ(ldr.base, 2u);
+    EXPECT_EQ(ldr.immediate, 8);
+    EXPECT_EQ(ldr.indexing, Indexing::Offset);
+    EXPECT_EQ(decode_arm64(0x397FFCA4).immediate, 4095);  // ldrb w4, [x5, #4095]
+    const Arm64Access strh = decode_arm64(0x79000D6A);    // strh w10, [x11, #6]
+    EXPECT_FALSE(strh.load);
+    EXPECT_EQ(strh.size, 2u);
+    EXPECT_EQ(strh.immediate, 6);
+    const Arm64Access str = decode_arm64(0xB901A01F);  // str wzr, [x0, #416]
+    EXPECT_EQ(str.rt, 31u);
+    EXPECT_EQ(str.immediate, 416);
+    EXPECT_EQ(decode_arm64(0xF9000BFE).base, 31u);  // str x30, [sp, #16]
+}
+
+TEST(DecodeArm64Access, Extensions) {
+    const Arm64Access ldrb = decode_arm64(0x39400000);  // ldrb w0, [x0]
+    EXPECT_FALSE(ldrb.sign_extend);
+    EXPECT_EQ(ldrb.register_width, 4u);
+    const Arm64Access ldrsb_x = decode_arm64(0x39800041);  // ldrsb x1, [x2]
+    EXPECT_TRUE(ldrsb_x.sign_extend);
+    EXPECT_EQ(ldrsb_x.register_width, 8u);
+    const Arm64Access ldrsb_w = decode_arm64(0x39C00041);  // ldrsb w1, [x2]
+    EXPECT_TRUE(ldrsb_w.sign_extend);
+    EXPECT_EQ(ldrsb_w.register_width, 4u);
+    const Arm64Access ldrsw = decode_arm64(0xB98004C5);  // ldrsw x5, [x6, #4]
+    EXPECT_EQ(ldrsw.size, 4u);
+    EXPECT_EQ(ldrsw.register_width, 8u);
+    EXPECT_EQ(ldrsw.immediate, 4);
+}
+
+TEST(DecodeArm64Access, UnscaledAndIndexed) {
+    const Arm64Access ldur = decode_arm64(0xB85FC020);  // ldur w0, [x1, #-4]
+    EXPECT_EQ(ldur.immediate, -4);
+    EXPECT_EQ(ldur.indexing, Indexing::Offset);
+    const Arm64Access pre = decode_arm64(0xB8404C20);  // ldr w0, [x1, #4]!
+    EXPECT_EQ(pre.indexing, Indexing::PreIndex);
+    EXPECT_EQ(pre.immediate, 4);
+    const Arm64Access post = decode_arm64(0xF85F8420);  // ldr x0, [x1], #-8
+    EXPECT_EQ(post.indexing, Indexing::PostIndex);
+    EXPECT_EQ(post.immediate, -8);
+    EXPECT_EQ(decode_arm64(0xB8404820).indexing, Indexing::Offset);  // ldtr w0, [x1, #4]
+    EXPECT_EQ(arm64_address(pre, 0x1000, 0), 0x1004u);
+    EXPECT_EQ(arm64_address(post, 0x1000, 0), 0x1000u);
+}
+
+TEST(DecodeArm64Access, RegisterOffsets) {
+    const Arm64Access lsl = decode_arm64(0xB8617802);  // ldr w2, [x0, x1, lsl #2]
+    EXPECT_EQ(lsl.index_register, 1u);
+    EXPECT_EQ(lsl.index_shift, 2u);
+    EXPECT_EQ(arm64_address(lsl, 0x1000, 3), 0x100Cu);
+    const Arm64Access sxtw = decode_arm64(0x3821C802);  // strb w2, [x0, w1, sxtw]
+    EXPECT_EQ(arm64_address(sxtw, 0x1000, 0xFFFFFFFF), 0xFFFu);
+    const Arm64Access uxtw = decode_arm64(0xF8615802);  // ldr x2, [x0, w1, uxtw #3]
+    EXPECT_EQ(arm64_address(uxtw, 0x1000, 0xFFFFFFFF00000002), 0x1010u);
+    const Arm64Access unshifted = decode_arm64(0x78616802);  // ldrh w2, [x0, x1]
+    EXPECT_EQ(unshifted.index_shift, 0u);
+}
+
+TEST(DecodeArm64Access, Pairs) {
+    const Arm64Access ldp = decode_arm64(0x29410440);  // ldp w0, w1, [x2, #8]
+    EXPECT_EQ(ldp.register_count, 2u);
+    EXPECT_EQ(ldp.size, 4u);
+    EXPECT_EQ(ldp.rt, 0u);
+    EXPECT_EQ(ldp.rt2, 1u);
+    EXPECT_EQ(ldp.immediate, 8);
+    const Arm64Access stp = decode_arm64(0xA9BF13E3);  // stp x3, x4, [sp, #-16]!
+    EXPECT_FALSE(stp.load);
+    EXPECT_EQ(stp.size, 8u);
+    EXPECT_EQ(stp.base, 31u);
+    EXPECT_EQ(stp.indexing, Indexing::PreIndex);
+    EXPECT_EQ(stp.immediate, -16);
+    EXPECT_EQ(decode_arm64(0xA8C118E5).indexing, Indexing::PostIndex);  // ldp x5, x6, [x7], #16
+    const Arm64Access ldpsw = decode_arm64(0x697F2548);                  // ldpsw x8, x9, [x10, #-8]
+    EXPECT_TRUE(ldpsw.sign_extend);
+    EXPECT_EQ(ldpsw.register_width, 8u);
+    EXPECT_EQ(ldpsw.immediate, -8);
+    EXPECT_EQ(decode_arm64(0x28400440).indexing, Indexing::Offset);  // ldnp w0, w1, [x2]
+}
+
+TEST(DecodeArm64Access, UnsupportedInstructions) {
+    for (const uint32_t word : {0xF9800000u,    // prfm pldl1keep, [x0]
+                                0x885F7C20u,    // ldxr w0, [x1]
+                                0x88DFFC20u,    // ldar w0, [x1]
+                                0xB8200041u,    // ldadd w0, w1, [x2]
+                                0x3DC00020u,    // ldr q0, [x1]
+                                0xBD400020u,    // ldr s0, [x1]
+                                0x18000040u,    // ldr w0, <literal>
+                                0x69000440u,    // stgp x0, x1, [x2]
+                                0xD503201Fu}) {  // nop
+        EXPECT_EQ(decode_arm64_access(word).status, DecodeStatus::Unsupported) << std::hex << word;
+    }
 }
 
 }  // namespace
