@@ -233,7 +233,19 @@ X86Decoded decode_from(InstructionBytes& bytes) {
     return {DecodeStatus::Ok, access};
 }
 
-// ---- AArch64 decoding ----------------------------------------------------------------------------
+}  // namespace
+
+X86Decoded decode_x86_access(const uint8_t* data, size_t n) {
+    InstructionBytes bytes(data, n);
+    const X86Decoded decoded = decode_from(bytes);
+    // Bytes past the end read as 0 and may have decoded into anything.
+    if (bytes.overrun()) return {bytes.overrun_status(), {}};
+    return decoded;
+}
+
+namespace {
+
+// ---- AArch64 decoding --------------------------------------------------------------------------
 
 uint32_t bits(uint32_t word, unsigned high, unsigned low) { return (word >> low) & ((1u << (high - low + 1)) - 1); }
 
@@ -316,16 +328,10 @@ Arm64Decoded decode_arm64_access(uint32_t word) {
 }
 
 uint64_t arm64_address(const Arm64Access& access, uint64_t base_value, uint64_t index_value) {
-    if (access.index_register) return base_value + (extend_index(index_value, access.index_extend) << access.index_shift);
+    if (access.index_register) {
+        return base_value + (extend_index(index_value, access.index_extend) << access.index_shift);
+    }
     return access.indexing == Arm64Access::Indexing::PostIndex ? base_value : base_value + access.immediate;
-}
-
-X86Decoded decode_x86_access(const uint8_t* data, size_t n) {
-    InstructionBytes bytes(data, n);
-    const X86Decoded decoded = decode_from(bytes);
-    // Bytes past the end read as 0 and may have decoded into anything.
-    if (bytes.overrun()) return {bytes.overrun_status(), {}};
-    return decoded;
 }
 
 namespace {
@@ -338,8 +344,7 @@ std::atomic<MmioTrap*> g_traps[MmioTrap::kMaxTraps];
 struct sigaction g_previous_action;
 size_t g_page_size;
 
-// A message for stderr built without allocating (the handler may have interrupted malloc's caller
-// in a state where printf is not safe).
+// A message for stderr built in place: printf and friends are not async-signal-safe.
 class SignalSafeMessage {
 public:
     SignalSafeMessage& text(const char* text) {
@@ -350,14 +355,14 @@ public:
         text("0x");
         int digits = 1;
         while (digits < 16 && value >> (4 * digits)) ++digits;
-        for (int i = digits - 1; i >= 0; --i) put("0123456789abcdef"[(value >> (4 * i)) & 15]);
+        for (int i = digits - 1; i >= 0; --i) put(kHexDigits[(value >> (4 * i)) & 15]);
         return *this;
     }
     SignalSafeMessage& bytes(const uint8_t* data, size_t n) {
         for (size_t i = 0; i < n; ++i) {
             put(' ');
-            put("0123456789abcdef"[data[i] >> 4]);
-            put("0123456789abcdef"[data[i] & 15]);
+            put(kHexDigits[data[i] >> 4]);
+            put(kHexDigits[data[i] & 15]);
         }
         return *this;
     }
@@ -370,6 +375,8 @@ public:
     }
 
 private:
+    static constexpr char kHexDigits[] = "0123456789abcdef";
+
     void put(char c) {
         if (length_ < sizeof buffer_) buffer_[length_++] = c;
     }
@@ -461,7 +468,7 @@ int claim_slot(MmioTrap* trap) {
     return -1;
 }
 
-// ---- x86-64 emulation ---------------------------------------------------------------------------
+// ---- the host's registers ----------------------------------------------------------------------
 
 #if defined(__x86_64__)
 
