@@ -39,8 +39,9 @@ Access read_of(uint64_t offset, unsigned size, uint64_t value) { return {false, 
 class RecordingMemory {
 public:
     explicit RecordingMemory(size_t bytes = 4096)
-        : contents_(bytes), trap_(bytes, [this](uint64_t offset, unsigned size) { return read(offset, size); },
-                                  [this](uint64_t offset, unsigned size, uint64_t value) { write(offset, size, value); }) {}
+        : contents_(bytes),
+          trap_(bytes, [this](uint64_t offset, unsigned size) { return read(offset, size); },
+                [this](uint64_t offset, unsigned size, uint64_t value) { write(offset, size, value); }) {}
 
     template <typename T>
     volatile T* at(uint64_t offset) {
@@ -131,42 +132,45 @@ TEST(MmioTrap, EachWidthAtItsOffset) {
     EXPECT_EQ(unsigned_half, 0xBEEFu);
 }
 
-#if defined(__x86_64__)
-
+// The instruction tests' registers: a fill that shows which bits a load leaves, a stored pattern.
+// Each asm sets its register itself: a register variable's value is only guaranteed as an asm
+// operand, and at -O0 the code before the asm may use that register.
 constexpr uint64_t kFill = 0xAAAAAAAAAAAAAAAA;
+constexpr uint64_t kPattern = 0x0123456789ABCDEF;
+
+#if defined(__x86_64__)
 
 // Every general register but RSP and RBP (the frame pointer in the sanitizer build) as a load's
 // destination and a store's source, at each width: bits the load does not write keep the fill.
-#define ETHOSU_EACH_REGISTER(X) \
-    X("rax") X("rbx") X("rcx") X("rdx") X("rsi") X("rdi") X("r8") X("r9") X("r10") X("r11") X("r12") X("r13") X("r14") X("r15")
+#define ETHOSU_EACH_REGISTER(X)                                                                       \
+    X("rax") X("rbx") X("rcx") X("rdx") X("rsi") X("rdi") X("r8") X("r9") X("r10") X("r11") X("r12") \
+        X("r13") X("r14") X("r15")
 
 TEST(MmioTrap, LoadsIntoEveryRegister) {
     RecordingMemory device;
     device.fill<uint64_t>(0x100, 0x0123456789ABCDEF);
     volatile uint64_t* word = device.at<uint64_t>(0x100);
-#define ETHOSU_LOAD_INTO(REG)                                                                \
-    {                                                                                        \
-        register uint64_t value asm(REG) = kFill;                                            \
-        uint64_t got[4];                                                                     \
-        asm volatile("movb %1, %b0" : "+r"(value) : "m"(*word));                             \
-        got[0] = value;                                                                      \
-        value = kFill;                                                                       \
-        asm volatile("movw %1, %w0" : "+r"(value) : "m"(*word));                             \
-        got[1] = value;                                                                      \
-        value = kFill;                                                                       \
-        asm volatile("movl %1, %k0" : "+r"(value) : "m"(*word));                             \
-        got[2] = value;                                                                      \
-        asm volatile("movq %1, %q0" : "+r"(value) : "m"(*word));                             \
-        got[3] = value;                                                                      \
-        EXPECT_EQ(got[0], 0xAAAAAAAAAAAAAAEFu) << REG;                                       \
-        EXPECT_EQ(got[1], 0xAAAAAAAAAAAACDEFu) << REG;                                       \
-        EXPECT_EQ(got[2], 0x89ABCDEFu) << REG;                                               \
-        EXPECT_EQ(got[3], 0x0123456789ABCDEFu) << REG;                                       \
+#define ETHOSU_LOAD_INTO(REG)                                                                   \
+    {                                                                                           \
+        register uint64_t value asm(REG);                                                       \
+        uint64_t got[4];                                                                        \
+        asm volatile("movq %2, %q0\n\tmovb %1, %b0" : "=&r"(value) : "m"(*word), "r"(kFill)); \
+        got[0] = value;                                                                         \
+        asm volatile("movq %2, %q0\n\tmovw %1, %w0" : "=&r"(value) : "m"(*word), "r"(kFill)); \
+        got[1] = value;                                                                         \
+        asm volatile("movq %2, %q0\n\tmovl %1, %k0" : "=&r"(value) : "m"(*word), "r"(kFill)); \
+        got[2] = value;                                                                         \
+        asm volatile("movq %1, %q0" : "=r"(value) : "m"(*word));                                \
+        got[3] = value;                                                                         \
+        EXPECT_EQ(got[0], 0xAAAAAAAAAAAAAAEFu) << REG;                                          \
+        EXPECT_EQ(got[1], 0xAAAAAAAAAAAACDEFu) << REG;                                          \
+        EXPECT_EQ(got[2], 0x89ABCDEFu) << REG;                                                  \
+        EXPECT_EQ(got[3], 0x0123456789ABCDEFu) << REG;                                          \
     }
     ETHOSU_EACH_REGISTER(ETHOSU_LOAD_INTO)
 #undef ETHOSU_LOAD_INTO
-    uint64_t ax = kFill;  // AH: a byte register only without REX
-    asm volatile("movb %1, %%ah" : "+a"(ax) : "m"(*word));
+    uint64_t ax;  // AH: a byte register only without REX
+    asm volatile("movq %2, %%rax\n\tmovb %1, %%ah" : "=&a"(ax) : "m"(*word), "r"(kFill));
     EXPECT_EQ(ax, 0xAAAAAAAAAAAAEFAAu);
     EXPECT_EQ(device.log.size(), 14u * 4 + 1);
 }
@@ -174,24 +178,22 @@ TEST(MmioTrap, LoadsIntoEveryRegister) {
 TEST(MmioTrap, StoresFromEveryRegister) {
     RecordingMemory device;
     volatile uint64_t* word = device.at<uint64_t>(0x100);
-#define ETHOSU_STORE_FROM(REG)                                                           \
-    {                                                                                    \
-        register uint64_t value asm(REG) = 0x0123456789ABCDEF;                           \
-        device.log.clear();                                                              \
-        asm volatile("movb %b1, %0" : "=m"(*word) : "r"(value));                         \
-        asm volatile("movw %w1, %0" : "=m"(*word) : "r"(value));                         \
-        asm volatile("movl %k1, %0" : "=m"(*word) : "r"(value));                         \
-        asm volatile("movq %q1, %0" : "=m"(*word) : "r"(value));                         \
-        EXPECT_EQ(device.log, (std::vector{write_of(0x100, 1, 0xEF), write_of(0x100, 2, 0xCDEF), \
-                                           write_of(0x100, 4, 0x89ABCDEF),               \
-                                           write_of(0x100, 8, 0x0123456789ABCDEF)}))     \
-            << REG;                                                                      \
+#define ETHOSU_STORE_FROM(REG)                                                                       \
+    {                                                                                                \
+        register uint64_t value asm(REG);                                                            \
+        device.log.clear();                                                                          \
+        asm volatile("movq %2, %q0\n\tmovb %b0, %1" : "=&r"(value), "=m"(*word) : "r"(kPattern));   \
+        asm volatile("movq %2, %q0\n\tmovw %w0, %1" : "=&r"(value), "=m"(*word) : "r"(kPattern));   \
+        asm volatile("movq %2, %q0\n\tmovl %k0, %1" : "=&r"(value), "=m"(*word) : "r"(kPattern));   \
+        asm volatile("movq %2, %q0\n\tmovq %q0, %1" : "=&r"(value), "=m"(*word) : "r"(kPattern));   \
+        EXPECT_EQ(device.log, (std::vector{write_of(0x100, 1, 0xEF), write_of(0x100, 2, 0xCDEF),      \
+                                           write_of(0x100, 4, 0x89ABCDEF), write_of(0x100, 8, kPattern)})) \
+            << REG;                                                                                  \
     }
     ETHOSU_EACH_REGISTER(ETHOSU_STORE_FROM)
 #undef ETHOSU_STORE_FROM
     device.log.clear();
-    uint64_t ax = 0x1234;
-    asm volatile("movb %%ah, %0" : "=m"(*word) : "a"(ax));
+    asm volatile("movq $0x1234, %%rax\n\tmovb %%ah, %0" : "=m"(*word) : : "rax");
     EXPECT_EQ(device.log, std::vector{write_of(0x100, 1, 0x12)});
 }
 
@@ -203,15 +205,18 @@ TEST(MmioTrap, EveryAddressingForm) {
     device.fill<uint32_t>(0xC, 0x22);
     device.fill<uint32_t>(0x104, 0x33);
     volatile uint8_t* window = device.at<uint8_t>(0);
-    register volatile uint8_t* r12 asm("r12") = window;
-    register volatile uint8_t* r13 asm("r13") = window;
-    register uint64_t index asm("r9") = 3;
     uint32_t a = 0, b = 0, c = 0, d = 0;
-    asm volatile("movl (%1), %0" : "=r"(a) : "r"(r12) : "memory");
-    asm volatile("movl (%1), %0" : "=r"(b) : "r"(r13) : "memory");
-    asm volatile("movl (%1,%2,4), %0" : "=r"(c) : "r"(r12), "r"(index) : "memory");
-    asm volatile("movl 0x104(%1), %0" : "=r"(d) : "r"(r13) : "memory");
-    asm volatile("movl $0x44, 0x104(%0,%1,1)" : : "r"(r12), "r"(index) : "memory");
+    asm volatile("movq %1, %%r12\n\tmovl (%%r12), %0" : "=r"(a) : "r"(window) : "r12", "memory");
+    asm volatile("movq %1, %%r13\n\tmovl (%%r13), %0" : "=r"(b) : "r"(window) : "r13", "memory");
+    asm volatile("movq %1, %%r12\n\tmovq $3, %%r9\n\tmovl (%%r12,%%r9,4), %0"
+                 : "=r"(c)
+                 : "r"(window)
+                 : "r9", "r12", "memory");
+    asm volatile("movq %1, %%r13\n\tmovl 0x104(%%r13), %0" : "=r"(d) : "r"(window) : "r13", "memory");
+    asm volatile("movq %0, %%r12\n\tmovq $3, %%r9\n\tmovl $0x44, 0x104(%%r12,%%r9,1)"
+                 :
+                 : "r"(window)
+                 : "r9", "r12", "memory");
     EXPECT_EQ(a, 0x11u);
     EXPECT_EQ(b, 0x11u);
     EXPECT_EQ(c, 0x22u);
@@ -226,8 +231,8 @@ TEST(MmioTrap, StoresOfImmediates) {
     asm volatile("movw $0x1234, %0" : "=m"(*word));
     asm volatile("movl $0x12345678, %0" : "=m"(*word));
     asm volatile("movq $-2, %0" : "=m"(*word));  // imm32, sign-extended
-    EXPECT_EQ(device.log, (std::vector{write_of(0x80, 1, 0x12), write_of(0x80, 2, 0x1234), write_of(0x80, 4, 0x12345678),
-                                       write_of(0x80, 8, 0xFFFFFFFFFFFFFFFE)}));
+    EXPECT_EQ(device.log, (std::vector{write_of(0x80, 1, 0x12), write_of(0x80, 2, 0x1234),
+                                       write_of(0x80, 4, 0x12345678), write_of(0x80, 8, 0xFFFFFFFFFFFFFFFE)}));
 }
 
 // ---- arithmetic on the window: what Clang emits for `reg->X.word |= 1` or `reg->X.word == 0` ----
@@ -336,7 +341,7 @@ TEST(MmioTrap, LoadsIntoEveryRegister) {
     volatile uint8_t* word = device.at<uint8_t>(0x100);
 #define ETHOSU_LOAD_INTO(REG)                                                                   \
     {                                                                                           \
-        register uint64_t value asm(REG) = ~uint64_t{0};                                        \
+        register uint64_t value asm(REG);                                        \
         uint64_t got[6];                                                                        \
         asm volatile("ldrb %w0, [%1]" : "=r"(value) : "r"(word) : "memory");                    \
         got[0] = value;                                                                         \
@@ -367,15 +372,14 @@ TEST(MmioTrap, StoresFromEveryRegister) {
     volatile uint8_t* word = device.at<uint8_t>(0x100);
 #define ETHOSU_STORE_FROM(REG)                                                                         \
     {                                                                                                  \
-        register uint64_t value asm(REG) = 0x0123456789ABCDEF;                                         \
+        register uint64_t value asm(REG);                                                              \
         device.log.clear();                                                                            \
-        asm volatile("strb %w0, [%1]" : : "r"(value), "r"(word) : "memory");                           \
-        asm volatile("strh %w0, [%1]" : : "r"(value), "r"(word) : "memory");                           \
-        asm volatile("str %w0, [%1]" : : "r"(value), "r"(word) : "memory");                            \
-        asm volatile("str %x0, [%1]" : : "r"(value), "r"(word) : "memory");                            \
+        asm volatile("mov %x0, %2\n\tstrb %w0, [%1]" : "=&r"(value) : "r"(word), "r"(kPattern) : "memory"); \
+        asm volatile("mov %x0, %2\n\tstrh %w0, [%1]" : "=&r"(value) : "r"(word), "r"(kPattern) : "memory"); \
+        asm volatile("mov %x0, %2\n\tstr %w0, [%1]" : "=&r"(value) : "r"(word), "r"(kPattern) : "memory");  \
+        asm volatile("mov %x0, %2\n\tstr %x0, [%1]" : "=&r"(value) : "r"(word), "r"(kPattern) : "memory");  \
         EXPECT_EQ(device.log, (std::vector{write_of(0x100, 1, 0xEF), write_of(0x100, 2, 0xCDEF),        \
-                                           write_of(0x100, 4, 0x89ABCDEF),                              \
-                                           write_of(0x100, 8, 0x0123456789ABCDEF)}))                    \
+                                           write_of(0x100, 4, 0x89ABCDEF), write_of(0x100, 8, kPattern)})) \
             << REG;                                                                                    \
     }
     ETHOSU_EACH_REGISTER(ETHOSU_STORE_FROM)
@@ -526,12 +530,12 @@ TEST(MmioTrapDeathTest, AnInstructionItDoesNotKnowAborts) {
     uint32_t value = 1;
 #if defined(__x86_64__)
     EXPECT_DEATH(asm volatile("xchgl %0, %1" : "+r"(value), "+m"(*word)),
-                 "not an instruction the trap emulates: the instruction at 0x[0-9a-f]+ .bytes( 4[0-9a-f])? 87 [0-9a-f ]+. "
-                 "accessing 0x[0-9a-f]+, offset 0x30 of the trap window");
+                 "not an instruction the trap emulates: the instruction at 0x[0-9a-f]+ "
+                 ".bytes( 4[0-9a-f])? 87 [0-9a-f ]+. accessing 0x[0-9a-f]+, offset 0x30 of the trap window");
 #elif defined(__aarch64__)
     EXPECT_DEATH(asm volatile("ldar %w0, [%1]" : "=r"(value) : "r"(word) : "memory"),
-                 "not an instruction the trap emulates: the instruction at 0x[0-9a-f]+ .bytes [0-9a-f]+ [0-9a-f]+ df 88. "
-                 "accessing 0x[0-9a-f]+, offset 0x30 of the trap window");
+                 "not an instruction the trap emulates: the instruction at 0x[0-9a-f]+ "
+                 ".bytes [0-9a-f]+ [0-9a-f]+ df 88. accessing 0x[0-9a-f]+, offset 0x30 of the trap window");
 #endif
 }
 
