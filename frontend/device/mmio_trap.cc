@@ -445,7 +445,8 @@ void on_segv(int signal, siginfo_t* info, void* context) noexcept {
 // Once per process, kept for its life: a handler installed after ours may chain to it. SA_NODEFER
 // because a callback may access another trap's window while the handler runs (with SIGSEGV
 // blocked the kernel would kill the process instead); SA_ONSTACK so that a previous handler
-// relying on an alternate stack (stack overflow) still gets one.
+// relying on an alternate stack (stack overflow) still gets one. The previous action is read
+// before ours is installed, so that a fault in another thread meanwhile finds it.
 void install_handler() {
     static std::once_flag installed;
     std::call_once(installed, [] {
@@ -454,7 +455,7 @@ void install_handler() {
         action.sa_sigaction = on_segv;
         action.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
         sigemptyset(&action.sa_mask);
-        if (sigaction(SIGSEGV, &action, &g_previous_action) != 0) {
+        if (sigaction(SIGSEGV, nullptr, &g_previous_action) != 0 || sigaction(SIGSEGV, &action, nullptr) != 0) {
             throw std::system_error(errno, std::generic_category(), "MmioTrap: sigaction(SIGSEGV)");
         }
     });
@@ -541,6 +542,26 @@ AluOutcome run_alu(const X86Access& access, uint64_t destination, uint64_t sourc
     }
 }
 
+// A store's or an ALU form's other operand.
+uint64_t source_operand(const gregset_t& gregs, const X86Access& access) {
+    return access.immediate ? *access.immediate : register_value(gregs, access);
+}
+
+// An ALU form on the value memory gave: sets the flags and a destination register; returns what
+// to write when memory is the destination.
+std::optional<uint64_t> run_arithmetic(gregset_t& gregs, const X86Access& access, uint64_t memory) {
+    auto& flags = gregs[REG_EFL];
+    const bool carry = flags & kCarryFlag;
+    const AluOutcome outcome = access.memory_is_destination
+                                   ? run_alu(access, memory, source_operand(gregs, access), carry)
+                                   : run_alu(access, register_value(gregs, access), memory, carry);
+    flags = static_cast<greg_t>((flags & ~kArithmeticFlags) | outcome.flags);
+    if (!access.writes_result) return std::nullopt;
+    if (access.memory_is_destination) return truncate_to(outcome.result, access.size);
+    set_register(gregs, access, outcome.result);
+    return std::nullopt;
+}
+
 // The instruction at pc, read no further than its page unless it continues past it: the next
 // page may be unmapped.
 struct FaultingInstruction {
@@ -609,27 +630,18 @@ void MmioTrap::emulate(uintptr_t address, void* signal_context) const noexcept {
     if (instruction.decoded.status != DecodeStatus::Ok) refuse("not an instruction the trap emulates");
     if (offset + access.size > size_) refuse("the access runs past the window's end");
 
-    const uint64_t source = access.immediate ? *access.immediate : register_value(gregs, access);
     switch (access.operation) {
     case X86Access::Operation::Load: {
         const uint64_t value = truncate_to(read_(offset, access.size), access.size);
         set_register(gregs, access, access.sign_extend ? sign_extend_from(value, access.size) : value);
         break;
     }
-    case X86Access::Operation::Store: write_(offset, access.size, truncate_to(source, access.size)); break;
+    case X86Access::Operation::Store:
+        write_(offset, access.size, truncate_to(source_operand(gregs, access), access.size));
+        break;
     case X86Access::Operation::Arithmetic: {
         const uint64_t memory = truncate_to(read_(offset, access.size), access.size);
-        auto& flags = gregs[REG_EFL];
-        const AluOutcome outcome = access.memory_is_destination
-                                       ? run_alu(access, memory, source, flags & kCarryFlag)
-                                       : run_alu(access, register_value(gregs, access), memory, flags & kCarryFlag);
-        flags = static_cast<greg_t>((flags & ~kArithmeticFlags) | outcome.flags);
-        if (!access.writes_result) break;
-        if (access.memory_is_destination) {
-            write_(offset, access.size, truncate_to(outcome.result, access.size));
-        } else {
-            set_register(gregs, access, outcome.result);
-        }
+        if (const auto result = run_arithmetic(gregs, access, memory)) write_(offset, access.size, *result);
         break;
     }
     }
