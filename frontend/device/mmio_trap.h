@@ -15,14 +15,18 @@
 // - An access outside every window goes to the SIGSEGV action that was installed before the
 //   first trap (a handler is called; the default action kills the process as the fault would
 //   have). A handler installed later must chain to ours for the traps to work.
-// - An instruction the decoder does not know, or an access past the window's end, prints the
-//   instruction's address and bytes on stderr and aborts: never a silent guess.
+// - An instruction the decoder does not know (SIMD, string, XCHG and LOCK forms, x86's absolute
+//   moffs MOV, AArch64's exclusives and atomics), or an access past the window's end, prints the
+//   instruction's address and bytes on stderr and aborts: never a silent guess. On x86-64 the
+//   offset is the fault's address, so an access that starts below the window and ends inside it
+//   would be taken to start at the window (AArch64 computes the start from the registers).
 // - A trap must not be destroyed while another thread may access its window.
 // - At most kMaxTraps traps live at once.
 //
-// Hosts: Linux on x86-64 and on AArch64. macOS would need its own register names in the signal
-// context (uc_mcontext->__ss), SIGBUS as well as SIGSEGV, and on Apple silicon a read of the
-// instruction under pointer authentication; Mach exception ports would be the sturdier route.
+// Hosts: Linux on x86-64 and on AArch64. macOS would need its own signal context layout
+// (uc_mcontext->__ss, and on Apple silicon the program counter through the arm_thread_state64
+// accessors), a handler for SIGBUS as well as SIGSEGV (a protected page faults with SIGBUS there),
+// and care with debuggers, which take EXC_BAD_ACCESS first; the decoders would serve as they are.
 
 #include <cstddef>
 #include <cstdint>
