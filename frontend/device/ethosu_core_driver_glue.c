@@ -8,9 +8,9 @@
  *    ethosu_emu_map first); a pointer no mapping holds becomes an address the NPU faults on, and
  *    the fault names the pointer (the driver would otherwise assert on a 64-bit host address);
  *  - ethosu_semaphore_create/take/give/destroy: a counting semaphore, safe across threads, whose
- *    take is also the point where every attached NPU observes its register block
- *    (ethosu_emu_sync): a started command stream runs there unless the NPU's own thread ran it
- *    already, and the driver's interrupt handler gives the semaphore;
+ *    take is also the driver's wait on every attached NPU (ethosu_emu_sync): a started command
+ *    stream ends there unless the NPU's own thread ended it already, and the driver's interrupt
+ *    handler gives the semaphore;
  *  - nothing else: the default mutexes, cache maintenance and inference callbacks of the driver
  *    are right for a host program.
  *
@@ -126,7 +126,7 @@ static int try_take(struct glue_semaphore* s) {
     return taken;
 }
 
-/* Waiting is where the NPUs work: each observes its register block, runs, interrupts. After
+/* Waiting is where the NPUs work: each ends its started stream and interrupts. After
  * that nothing is left to run, so still no token means the wait would never end: a timeout. */
 int ethosu_semaphore_take(void* sem, uint64_t timeout) {
     struct glue_semaphore* s = (struct glue_semaphore*)sem;

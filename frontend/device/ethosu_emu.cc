@@ -4,6 +4,7 @@
 
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "emulator/isa/error.h"
@@ -12,11 +13,23 @@
 struct ethosu_emu {
     std::unique_ptr<ethosu::NpuDevice> device;
     ethosu_emu_dma_totals dma{};
+    mutable std::mutex error_lock;
+    mutable std::string error_text;  // what ethosu_emu_last_error handed out
 };
 
 namespace {
 thread_local std::string create_error;
+
+// No exception crosses the C boundary: a failure is the device's last error.
+template <typename R, typename F>
+R guarded(R failed, F&& f) noexcept {
+    try {
+        return f();
+    } catch (...) {
+        return failed;
+    }
 }
+}  // namespace
 
 extern "C" {
 
@@ -37,7 +50,9 @@ int ethosu_emu_create(const ethosu_emu_options* options, ethosu_emu** out, const
         ethosu::NpuDevice::Options o{*npu, {}, options->secure != 0, options->privileged != 0};
         if (options->system_config) o.system.system_config = options->system_config;
         if (options->memory_mode) o.system.memory_mode = options->memory_mode;
-        *out = new ethosu_emu{std::make_unique<ethosu::NpuDevice>(std::move(o))};
+        auto emu = std::make_unique<ethosu_emu>();
+        emu->device = std::make_unique<ethosu::NpuDevice>(std::move(o));
+        *out = emu.release();
     } catch (const std::exception& e) {
         return fail(e.what());
     }
@@ -65,10 +80,12 @@ uint64_t ethosu_emu_unmapped_address(ethosu_emu* emu, const void* host, int inde
     return emu ? emu->device->unmapped_address(host, index) : ethosu::NpuDevice::kUnmappedWindow;
 }
 
-uint32_t ethosu_emu_read32(ethosu_emu* emu, uint32_t offset) { return emu ? emu->device->read(offset) : 0; }
+uint32_t ethosu_emu_read32(ethosu_emu* emu, uint32_t offset) {
+    return emu ? guarded(0u, [&] { return emu->device->read(offset); }) : 0;
+}
 
 void ethosu_emu_write32(ethosu_emu* emu, uint32_t offset, uint32_t value) {
-    if (emu) emu->device->write(offset, value);
+    if (emu) guarded(0, [&] { return emu->device->write(offset, value), 0; });
 }
 
 void ethosu_emu_set_irq_handler(ethosu_emu* emu, ethosu_emu_irq_handler handler, void* user) {
@@ -77,22 +94,24 @@ void ethosu_emu_set_irq_handler(ethosu_emu* emu, ethosu_emu_irq_handler handler,
     else emu->device->set_irq_handler(nullptr);
 }
 
-int ethosu_emu_run_until_idle(ethosu_emu* emu) { return emu && emu->device->run_until_idle() ? 1 : 0; }
+int ethosu_emu_run_until_idle(ethosu_emu* emu) {
+    return emu ? guarded(0, [&] { return emu->device->run_until_idle() ? 1 : 0; }) : 0;
+}
 
 volatile uint32_t* ethosu_emu_register_block(ethosu_emu* emu) {
-    return emu ? emu->device->register_block().data() : nullptr;
+    return emu ? guarded<uint32_t*>(nullptr, [&] { return emu->device->register_block().data(); }) : nullptr;
 }
 
 size_t ethosu_emu_register_block_size(const ethosu_emu* emu) {
-    return emu ? const_cast<ethosu::NpuDevice&>(*emu->device).register_block().size_bytes() : 0;
+    return emu ? guarded<size_t>(0, [&] { return emu->device->register_block().size_bytes(); }) : 0;
 }
 
 void ethosu_emu_sync(ethosu_emu* emu) {
-    if (emu) emu->device->sync();
+    if (emu) guarded(0, [&] { return emu->device->sync(), 0; });
 }
 
 void ethosu_emu_run_concurrently(ethosu_emu* emu, int on) {
-    if (emu) emu->device->run_concurrently(on != 0);
+    if (emu) guarded(0, [&] { return emu->device->run_concurrently(on != 0), 0; });
 }
 
 int ethosu_emu_dma_copy(ethosu_emu* emu, void* dst, const void* src, size_t size, uint64_t* cycles) {
@@ -126,11 +145,14 @@ int ethosu_emu_write_trace(ethosu_emu* emu, const char* path) {
     return 0;
 }
 
-uint64_t ethosu_emu_last_cycles(const ethosu_emu* emu) {
-    if (!emu || !emu->device->last_timing()) return 0;
-    return static_cast<uint64_t>(emu->device->last_timing()->totals.cycles);
-}
+uint64_t ethosu_emu_last_cycles(const ethosu_emu* emu) { return emu ? emu->device->last_cycles() : 0; }
 
-const char* ethosu_emu_last_error(const ethosu_emu* emu) { return emu ? emu->device->last_error().c_str() : ""; }
+const char* ethosu_emu_last_error(const ethosu_emu* emu) {
+    if (!emu) return "";
+    std::string text = emu->device->last_error_text();
+    std::lock_guard lock(emu->error_lock);
+    emu->error_text = std::move(text);
+    return emu->error_text.c_str();
+}
 
 }  // extern "C"

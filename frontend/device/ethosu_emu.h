@@ -7,26 +7,22 @@
  * semantics (ID/CONFIG as Vela and the core driver expect them, STATUS, CMD, RESET, PROT,
  * QBASE/QSIZE/QREAD, REGIONCFG, BASEP, the PMU block).
  *
- * Two ways to access the registers:
+ * Two ways to access the registers, both exact: every access takes effect in the order it is made,
+ * with the hardware's effects (a soft reset, a write of the value a register already holds):
  *  - calls: ethosu_emu_read32 / ethosu_emu_write32. Writing CMD.transition_to_running_state
- *    starts the NPU; the command stream runs at the next ethosu_emu_run_until_idle (the point
- *    where a driver waits for its interrupt), which raises the IRQ through the handler.
- *  - memory-mapped: ethosu_emu_register_block returns a block with the hardware layout for a
- *    driver that accesses registers as volatile memory. Writes to it are observed at
- *    ethosu_emu_sync: RESET first, CMD last, then a started stream runs and the IRQ handler is
- *    called; writes the handler makes (clear_irq) are observed before ethosu_emu_sync returns.
- *    Reads see the state as of the last observation (STATUS.reset_status reads 0 at once).
- *    ethosu_emu_run_concurrently makes the observation continuous, on a thread of the device's
- *    own: a stream starts as soon as CMD.transition_to_running_state is written, and the
- *    interrupt handler is called from that thread, as a hardware interrupt would preempt.
+ *    starts the NPU; the command stream runs and ends at the next ethosu_emu_run_until_idle (the
+ *    point where a driver waits for its interrupt), which calls the IRQ handler, or when a driver
+ *    polling STATUS reads it a second time (the first read shows it running).
+ *  - memory-mapped: ethosu_emu_register_block returns the register window for a driver that
+ *    accesses registers as volatile memory (Arm's core driver): every load and store to it traps
+ *    and is a call as above (Linux on x86-64 and AArch64). ethosu_emu_sync is a driver's wait, as
+ *    ethosu_emu_run_until_idle; ethosu_emu_run_concurrently makes a thread of the device's own end
+ *    each stream as soon as it starts and call the interrupt handler from that thread, as a
+ *    hardware interrupt would preempt.
  *
- * Writes take effect in the order the hardware gives them, whichever way they come: a soft
- * reset (RESET) restores the reset values, and a later write of the same value applies again.
- * The block shows RESET and the write-one-to-clear PMU words (PMCNTENCLR, PMOVSCLR, PMINTCLR) as
- * values no effective write leaves there, so that every write to them is seen. One limit of a
- * memory block: it cannot tell a write of the value a register already holds from no write, so
- * after a soft reset a register the driver had written and did not change reads (and acts) as
- * written again rather than as its reset value; the calls (ethosu_emu_write32) have no such limit.
+ * A soft reset (RESET) leaves the PMU's configuration and counts as they are. For a system
+ * simulator hosting the NPU (its own clock, the interrupt as a level, snapshots), see
+ * ethosu_device.h.
  *
  * Every function is safe to call with a NULL device (it fails or does nothing).
  */

@@ -3,14 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <tuple>
+#include <type_traits>
 
 #include "emulator/engine/pipeline.h"
 #include "emulator/isa/builder.h"
 #include "emulator/isa/error.h"
+#include "frontend/device/mmio_trap.h"
 #include "traces/chrome_trace.h"
 
 namespace ethosu {
@@ -53,9 +54,6 @@ uint32_t faulting_channel(const std::string& access) {
     if (access.starts_with("weight")) return code(Channel::RD_WEIGHTS);
     return code(Channel::RD_IFM);
 }
-
-// The block shows this in RESET so that every write to it, whatever its value, is seen.
-constexpr uint32_t kResetUnwritten = 0xFFFFFFFFu;
 
 }  // namespace
 
@@ -108,6 +106,39 @@ struct NpuDevice::Reg {
     uint32_t faults() const { return bus_status.mask | parse_error.mask | wd_fault.mask | branch_fault.mask; }
 };
 
+// Holds the device's lock for one access and, once it is released, calls the interrupt's
+// callbacks the access owes: the line when the level changed, the handler when it was raised.
+class NpuDevice::Access {
+public:
+    explicit Access(const NpuDevice& device) : device_(const_cast<NpuDevice&>(device)), lock_(device.mutex_) {
+        owed_.level_before = device_.level_locked();
+    }
+    ~Access() {
+        const bool level = device_.level_locked();
+        std::function<void(bool)> line = level != owed_.level_before ? device_.irq_line_ : nullptr;
+        std::function<void()> handler = owed_.raises ? device_.irq_handler_ : nullptr;
+        if (!line && !handler) return;
+        ++device_.delivering_;
+        lock_.unlock();
+        if (line) line(level);
+        if (handler) handler();
+        lock_.lock();
+        if (--device_.delivering_ == 0) device_.delivered_.notify_all();
+    }
+    // Waits until interrupts owed by other accesses have been delivered.
+    void await_deliveries() {
+        device_.delivered_.wait(lock_, [this] { return device_.delivering_ == 0; });
+    }
+    Access(const Access&) = delete;
+    Access& operator=(const Access&) = delete;
+    Owed& owed() { return owed_; }
+
+private:
+    NpuDevice& device_;
+    std::unique_lock<std::mutex> lock_;
+    Owed owed_;
+};
+
 NpuDevice::NpuDevice(Options options)
     : options_(std::move(options)),
       gen_(isa::describe(options_.npu.generation)),
@@ -117,21 +148,23 @@ NpuDevice::NpuDevice(Options options)
     for (const auto& r : gen_.registers) end = std::max(end, r.offset + r.bytes());
     const size_t words = (end + 0xFFF) / 0x1000 * 0x1000 / 4;
     regs_.assign(words, 0);
-    block_.assign(words, 0);
-    shadow_.assign(words, 0);
     writable_.assign(words, 0);
-    driver_value_.assign(words, 0);
-    for (const auto& r : gen_.registers)
-        if (r.access != isa::Access::RO)
-            for (uint32_t b = 0; b < r.bytes(); b += 4) writable_[(r.offset + b) / 4] = 1;
-    reset();
-    at(reg_->prot) = reg_->active_cpl.put(options_.privileged ? 1 : 0) | reg_->active_csl.put(options_.secure ? 0 : 1);
-    publish();
+    pmu_.assign(words, 0);
+    for (const auto& r : gen_.registers) {
+        for (uint32_t b = 0; b < r.bytes(); b += 4) {
+            if (r.access != isa::Access::RO) writable_[(r.offset + b) / 4] = 1;
+            if (r.name.starts_with("PM")) pmu_[(r.offset + b) / 4] = 1;
+        }
+    }
+    power_on_reset();
 }
 
-NpuDevice::~NpuDevice() { run_concurrently(false); }
+NpuDevice::~NpuDevice() {
+    run_concurrently(false);
+    trap_.reset();
+}
 
-void NpuDevice::reset() {
+void NpuDevice::reset_registers() {
     std::fill(regs_.begin(), regs_.end(), 0);
     for (const auto& r : gen_.registers) {
         for (uint32_t i = 0; i < r.count; ++i) regs_[(r.offset + i * (r.width_bits / 8)) / 4] = r.reset;
@@ -139,13 +172,19 @@ void NpuDevice::reset() {
     at(reg_->id) = options_.npu.hw_id_reset;
     at(reg_->config) = options_.npu.config_word;
     at(reg_->status) = 0;  // the reset completes at once: reset_status reads 0
-    std::fill(driver_value_.begin(), driver_value_.end(), 0);
+    run_.reset();
     run_requested_ = false;
     running_reported_ = false;
 }
 
+void NpuDevice::power_on_reset() {
+    Access access(*this);
+    reset_registers();
+    at(reg_->prot) = reg_->active_cpl.put(options_.privileged ? 1 : 0) | reg_->active_csl.put(options_.secure ? 0 : 1);
+}
+
 void NpuDevice::map(uint64_t npu_address, std::span<uint8_t> host, std::string name) {
-    std::lock_guard lock(mutex_);
+    Access access(*this);
     if (npu_address < kUnmappedWindow + 0x1000 && npu_address + host.size() > kUnmappedWindow)
         throw std::invalid_argument(fmt::format("{} at 0x{:x}: the page at 0x{:x} is kept unmapped", name, npu_address,
                                                 kUnmappedWindow));
@@ -153,7 +192,7 @@ void NpuDevice::map(uint64_t npu_address, std::span<uint8_t> host, std::string n
 }
 
 std::optional<uint64_t> NpuDevice::npu_address(const void* host) const {
-    std::lock_guard lock(mutex_);
+    Access access(*this);
     const auto* p = static_cast<const uint8_t*>(host);
     const MemoryMap::Mapping* m = map_.holding({p, 1});
     if (!m) return std::nullopt;
@@ -161,7 +200,7 @@ std::optional<uint64_t> NpuDevice::npu_address(const void* host) const {
 }
 
 uint64_t NpuDevice::unmapped_address(const void* host, int index) {
-    std::lock_guard lock(mutex_);
+    Access access(*this);
     // 16-byte steps: the core driver wants aligned base addresses.
     const size_t slot = std::min<size_t>(unmapped_.size(), 0x1000 / 16 - 1);
     const std::string what = index < 0 ? "the command stream" : fmt::format("base address {}", index);
@@ -171,11 +210,21 @@ uint64_t NpuDevice::unmapped_address(const void* host, int index) {
 }
 
 uint64_t NpuDevice::read64(uint32_t offset) const {
-    return regs_[offset / 4] | (uint64_t{regs_[offset / 4 + 1]} << 32);
+    return at(offset) | (uint64_t{at(offset + 4)} << 32);
 }
 
-bool NpuDevice::irq_pending() const {
-    return (regs_[reg_->status / 4] & (reg_->irq_raised.mask | reg_->pmu_irq_raised.mask)) != 0;
+bool NpuDevice::level_locked() const {
+    return (at(reg_->status) & (reg_->irq_raised.mask | reg_->pmu_irq_raised.mask)) != 0;
+}
+
+bool NpuDevice::irq_level() const {
+    std::lock_guard lock(mutex_);
+    return level_locked();
+}
+
+void NpuDevice::set_irq_line(std::function<void(bool)> line) {
+    std::lock_guard lock(mutex_);
+    irq_line_ = std::move(line);
 }
 
 void NpuDevice::set_irq_handler(std::function<void()> handler) {
@@ -183,28 +232,132 @@ void NpuDevice::set_irq_handler(std::function<void()> handler) {
     irq_handler_ = std::move(handler);
 }
 
-uint32_t NpuDevice::read(uint32_t offset) {
+uint64_t NpuDevice::now() const {
     std::lock_guard lock(mutex_);
-    if (offset % 4 || offset / 4 >= regs_.size()) return 0;
-    // A driver polling STATUS sees a started stream running, then (as time passes) done.
-    if (offset == reg_->status && run_requested_) {
-        if (running_reported_) execute();
-        else running_reported_ = true;
-    }
+    return now_;
+}
+
+std::optional<uint64_t> NpuDevice::cycles_to_next_event() const {
+    std::lock_guard lock(mutex_);
+    if (!run_) return std::nullopt;
+    return run_->done_at > now_ ? run_->done_at - now_ : 0;
+}
+
+void NpuDevice::advance(uint64_t cycles) {
+    Access access(*this);
+    advance_locked(cycles, access.owed());
+}
+
+void NpuDevice::advance_locked(uint64_t cycles, Owed& owed) {
+    now_ += cycles;
+    if (run_ && now_ >= run_->done_at) complete(owed);
+}
+
+// What a register reads as now, without side effects.
+uint32_t NpuDevice::value_at(uint32_t offset) const {
     const Reg& r = *reg_;
     if (offset == r.pmcntenclr) return at(r.pmcntenset);
     if (offset == r.pmovsclr) return at(r.pmovsset);
     if (offset == r.pmintclr) return at(r.pmintset);
+    if (!run_) return at(offset);
+    // A stream under way: the command processor's place, and the cycle counter, by the time passed.
+    const uint64_t elapsed = now_ - run_->start;
+    if (offset == r.qread) {
+        for (const Progress& p : run_->progress)
+            if (elapsed < p.moved_past) return p.offset;
+        return run_->qread;  // past every op: at the end, waiting for the units
+    }
+    if (offset == r.pmccntr || offset == r.pmccntr + 4) {
+        const bool counting = (at(r.pmcr) & r.cnt_en.mask) && (at(r.pmcntenset) & r.cycle_cnt.mask);
+        const uint64_t limit = uint64_t{r.cycle_cnt_hi.mask} << 32 | 0xFFFFFFFFu;
+        const uint64_t cycles = (read64(r.pmccntr) + (counting ? std::min(elapsed, run_->cycle_count) : 0)) & limit;
+        return offset == r.pmccntr ? static_cast<uint32_t>(cycles) : static_cast<uint32_t>(cycles >> 32);
+    }
     return at(offset);
 }
 
-void NpuDevice::write(uint32_t offset, uint32_t value) {
+uint32_t NpuDevice::peek(uint32_t offset) const {
     std::lock_guard lock(mutex_);
-    if (offset % 4 || offset / 4 >= regs_.size() || !writable_[offset / 4]) return;  // RO: ignored
+    if (offset % 4 || offset / 4 >= regs_.size()) return 0;
+    return value_at(offset);
+}
+
+uint32_t NpuDevice::read_word(uint32_t offset, Owed& owed) {
+    if (offset / 4 >= regs_.size()) return 0;
+    // A program polling STATUS sees a started stream running, then (as its time passes) done.
+    if (offset == reg_->status && run_requested_) {
+        if (running_reported_) {
+            run_ = execute();
+            advance_locked(run_->done_at - now_, owed);
+        } else {
+            running_reported_ = true;
+        }
+    }
+    return value_at(offset);
+}
+
+bool NpuDevice::read(uint32_t offset, unsigned size, uint64_t& value) {
+    value = 0;
+    if ((size != 1 && size != 2 && size != 4 && size != 8) || offset % size) return false;
+    Access access(*this);
+    if (size == 8) {
+        const uint64_t low = read_word(offset, access.owed());
+        value = low | uint64_t{read_word(offset + 4, access.owed())} << 32;
+        return true;
+    }
+    const uint32_t word = read_word(offset & ~3u, access.owed());
+    const unsigned shift = 8 * (offset % 4);
+    value = size == 4 ? word : (word >> shift) & ((1u << (8 * size)) - 1);
+    return true;
+}
+
+bool NpuDevice::write(uint32_t offset, unsigned size, uint64_t value) {
+    if ((size != 1 && size != 2 && size != 4 && size != 8) || offset % size) return false;
+    Access access(*this);
+    if (size == 8) {
+        write_word(offset, static_cast<uint32_t>(value), access.owed());
+        write_word(offset + 4, static_cast<uint32_t>(value >> 32), access.owed());
+        return true;
+    }
+    const uint32_t word_offset = offset & ~3u;
+    uint32_t word = static_cast<uint32_t>(value);
+    if (size < 4 && word_offset / 4 < regs_.size()) {
+        // The bytes the strobes leave out keep a stored value; in a command or write-one-to-set
+        // or -clear word they write nothing, which is zeros.
+        const Reg& r = *reg_;
+        const bool acts = word_offset == r.reset || word_offset == r.pmcntenset || word_offset == r.pmcntenclr ||
+                          word_offset == r.pmovsset || word_offset == r.pmovsclr || word_offset == r.pmintset ||
+                          word_offset == r.pmintclr;
+        const unsigned shift = 8 * (offset % 4);
+        const uint32_t mask = ((1u << (8 * size)) - 1) << shift;
+        word = ((acts ? 0 : at(word_offset)) & ~mask) | ((static_cast<uint32_t>(value) << shift) & mask);
+    }
+    write_word(word_offset, word, access.owed());
+    return true;
+}
+
+uint32_t NpuDevice::read(uint32_t offset) {
+    uint64_t value = 0;
+    read(offset, 4, value);
+    return static_cast<uint32_t>(value);
+}
+
+void NpuDevice::write(uint32_t offset, uint32_t value) { write(offset, 4, value); }
+
+void NpuDevice::write_word(uint32_t offset, uint32_t value, Owed& owed) {
+    if (offset / 4 >= regs_.size() || !writable_[offset / 4]) return;  // RO: ignored
     const Reg& r = *reg_;
     uint32_t& status = at(r.status);
     if (offset == r.reset) {
-        reset();
+        // A soft reset leaves the PMU as it is: Arm's evaluation kit sets the event types and then
+        // calls ETHOSU_PMU_Enable, whose first power request soft-resets the NPU, and its FVP runs
+        // count those events (the published Corstone-300 figures of ../shared/anchors).
+        std::vector<uint32_t> pmu_words;
+        for (size_t i = 0; i < regs_.size(); ++i)
+            if (pmu_[i]) pmu_words.push_back(regs_[i]);
+        reset_registers();
+        for (size_t i = 0, k = 0; i < regs_.size(); ++i)
+            if (pmu_[i]) regs_[i] = pmu_words[k++];
         // pending_CPL and pending_CSL become active.
         at(r.prot) = r.active_cpl.put(r.pending_cpl.get(value)) | r.active_csl.put(r.pending_csl.get(value));
     } else if (offset == r.cmd) {
@@ -212,15 +365,13 @@ void NpuDevice::write(uint32_t offset, uint32_t value) {
         status &= ~r.irq_history.put(r.cmd_clear_history.get(value));
         at(r.cmd) = value & (r.cmd_clock_q.mask | r.cmd_power_q.mask);  // the other bits are commands
         if ((value & r.cmd_stop.mask) && (status & r.running.mask)) {
+            run_.reset();
             run_requested_ = false;
             status &= ~r.running.mask;
         }
-        // A faulted NPU does not start again until a soft reset (the core driver resets it).
-        if ((value & r.cmd_run.mask) && !(status & r.faults())) {
-            run_requested_ = true;
-            running_reported_ = false;
-            status = (status | r.running.mask) & ~r.end_reached.mask;
-        }
+        // A faulted NPU does not start again until a soft reset (the core driver resets it), nor
+        // does a running one start a second stream.
+        if ((value & r.cmd_run.mask) && !(status & (r.faults() | r.running.mask))) start(owed);
     } else if (offset == r.pmcr) {
         if (value & r.event_cnt_rst.mask)
             for (int n = 0; n < pmu_event_counters(options_.npu.generation); ++n) at(r.pmevcntr + 4 * n) = 0;
@@ -229,10 +380,8 @@ void NpuDevice::write(uint32_t offset, uint32_t value) {
         const uint32_t kept = r.num_event_cnt.mask;
         const uint32_t actions = r.event_cnt_rst.mask | r.cycle_cnt_rst.mask;
         at(r.pmcr) = (at(r.pmcr) & kept) | (value & ~(kept | actions));
-        driver_value_[offset / 4] = 1;
     } else if (offset == r.pmcntenset || offset == r.pmovsset || offset == r.pmintset) {
         at(offset) |= value;
-        driver_value_[offset / 4] = 1;
     } else if (offset == r.pmcntenclr) {
         at(r.pmcntenset) &= ~value;
     } else if (offset == r.pmovsclr) {
@@ -242,23 +391,36 @@ void NpuDevice::write(uint32_t offset, uint32_t value) {
     } else {
         if ((offset == r.qsize || offset == r.qbase) && !(status & r.running.mask)) status &= ~r.end_reached.mask;
         at(offset) = value;
-        driver_value_[offset / 4] = 1;
     }
 }
 
-void NpuDevice::fault(uint32_t bits, uint32_t channel, uint32_t qread, std::string message) {
+// CMD.transition_to_running_state. A host's clock: the stream runs now and ends when its cycles
+// have passed (a fault at once). A program's: it runs when the program waits.
+void NpuDevice::start(Owed& owed) {
     const Reg& r = *reg_;
-    uint32_t& status = at(r.status);
-    status = (status & ~(r.running.mask | r.channel.mask)) | bits | r.channel.put(channel);
-    at(r.qread) = qread;
+    at(r.status) = (at(r.status) | r.running.mask) & ~r.end_reached.mask;
+    if (options_.clock == Clock::Program) {
+        run_requested_ = true;
+        running_reported_ = false;
+        started_.notify_all();
+        return;
+    }
+    run_ = execute();
+    advance_locked(0, owed);
+}
+
+NpuDevice::Run NpuDevice::fault_run(uint32_t bits, uint32_t channel, uint32_t qread, std::string message) {
     // A bus error after the driver handed the NPU host pointers no mapping holds: name them.
-    if ((bits & r.bus_status.mask) && !unmapped_.empty()) {
+    if ((bits & reg_->bus_status.mask) && !unmapped_.empty()) {
         message += "; the driver handed the NPU unmapped memory:";
         for (const auto& u : unmapped_) message += " " + u + ";";
         message.pop_back();
     }
     last_error_ = std::move(message);
-    raise_irq();
+    Run run;
+    run.start = run.done_at = now_;
+    run.status_bits = bits, run.channel = channel, run.qread = qread, run.faulted = true;
+    return run;
 }
 
 std::pair<uint32_t, uint32_t> NpuDevice::fault_status(const Error& error) const {
@@ -274,7 +436,8 @@ std::pair<uint32_t, uint32_t> NpuDevice::fault_status(const Error& error) const 
     }
 }
 
-void NpuDevice::execute() {
+// Runs the stream at QBASE on the engine and the timing model; what it leaves when it ends.
+NpuDevice::Run NpuDevice::execute() {
     run_requested_ = false;
     running_reported_ = false;
     const Reg& r = *reg_;
@@ -289,10 +452,10 @@ void NpuDevice::execute() {
     } forget{unmapped_};
 
     // An empty queue ends before its NPU_OP_STOP, as a truncated stream does.
-    if (qsize == 0) return fault(r.parse_error.mask, 0, 0, fmt::format("{}: QSIZE is 0, no command stream", source));
+    if (qsize == 0) return fault_run(r.parse_error.mask, 0, 0, fmt::format("{}: QSIZE is 0, no command stream", source));
     const MemoryMap::Mapping* stream_memory = map_.find(qbase, qsize);
     if (!stream_memory)
-        return fault(r.bus_status.mask, 0, 0, fmt::format("{}: {} bytes outside every mapped memory", source, qsize));
+        return fault_run(r.bus_status.mask, 0, 0, fmt::format("{}: {} bytes outside every mapped memory", source, qsize));
     std::vector<uint32_t> words(qsize / 4);
     std::memcpy(words.data(), stream_memory->bytes.data() + (qbase - stream_memory->address), words.size() * 4);
 
@@ -313,34 +476,63 @@ void NpuDevice::execute() {
         outcome = run_stream(options_.npu, words, source, &space, timed, {.weight_cache = &weights_});
     } catch (const Error& e) {
         const auto [bits, channel] = fault_status(e);
-        return fault(bits, channel, static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());
+        return fault_run(bits, channel, static_cast<uint32_t>(e.where().offset.value_or(0)), e.what());
     }
     const DecodedStream& stream = outcome.stream;
     last_timing_ = std::make_unique<TimingResult>(std::move(*outcome.timing));
     finished(stream);
-    uint32_t history = 0;
+    Run run;
+    run.start = now_;
+    run.done_at = now_ + static_cast<uint64_t>(last_timing_->totals.cycles);
     for (const auto& op : stream.ops)
-        if (op.kind == OpKind::Stop || op.kind == OpKind::Irq) history |= op.mask;
+        if (op.kind == OpKind::Stop || op.kind == OpKind::Irq) run.history |= op.mask;
+    run.status_bits = r.end_reached.mask | r.irq_history.put(run.history);
+    run.qread = qsize;
+    for (const auto& op : last_timing_->ops) run.progress.push_back({static_cast<uint64_t>(op.release), op.offset});
+    std::tie(run.event_counts, run.cycle_count) = pmu_counts(*last_timing_);
+    return run;
+}
+
+// The end of the started stream: STATUS, QREAD, the PMU and the interrupt as it leaves them.
+void NpuDevice::complete(Owed& owed) {
+    const Reg& r = *reg_;
+    const Run run = std::move(*run_);
+    run_.reset();
     uint32_t& status = at(r.status);
-    status = (status & ~r.running.mask) | r.end_reached.mask | r.irq_history.put(history);
-    at(r.qread) = qsize;
-    count_pmu(*last_timing_);
-    raise_irq();
+    if (run.faulted) {
+        status = (status & ~(r.running.mask | r.channel.mask)) | run.status_bits | r.channel.put(run.channel);
+    } else {
+        status = (status & ~r.running.mask) | run.status_bits;
+        add_pmu_counts(run.event_counts, run.cycle_count);
+    }
+    at(r.qread) = run.qread;
+    raise_irq(owed);
+}
+
+// A program's wait: the started stream ends now, and so does the delivery of an interrupt another
+// thread (run_concurrently) is making, so that the waiter finds what the handler leaves.
+bool NpuDevice::run_until_idle() {
+    Access access(*this);
+    access.await_deliveries();
+    if (run_requested_) run_ = execute();
+    if (!run_) return false;
+    advance_locked(run_->done_at > now_ ? run_->done_at - now_ : 0, access.owed());
+    return true;
 }
 
 uint64_t NpuDevice::dma_copy(std::span<uint8_t> dst, std::span<const uint8_t> src) {
-    std::lock_guard lock(mutex_);
+    Access access(*this);
     try {
-        return copy_with_dma(dst, src);
+        return copy_with_dma(dst, src, access.owed());
     } catch (const std::exception& e) {
         last_error_ = e.what();
         throw;
     }
 }
 
-uint64_t NpuDevice::copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_t> src) {
+uint64_t NpuDevice::copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_t> src, Owed& owed) {
     const std::string source = "DMA copy";
-    if (run_requested_) throw Error({source, std::nullopt, "CMD"}, "the NPU is running a command stream");
+    if (run_requested_ || run_) throw Error({source, std::nullopt, "CMD"}, "the NPU is running a command stream");
     if (dst.size() != src.size()) throw Error({source, std::nullopt, "length"}, "source and destination sizes differ");
     last_error_.clear();
     last_timing_.reset();
@@ -374,9 +566,22 @@ uint64_t NpuDevice::copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_
     StreamOutcome outcome = run_stream(options_.npu, b.words(), source, &space, timed, {.weight_cache = &weights_});
     last_timing_ = std::make_unique<TimingResult>(std::move(*outcome.timing));
     finished(outcome.stream);
-    count_pmu(*last_timing_);
-    publish();
+    const auto [events, cycles] = pmu_counts(*last_timing_);
+    add_pmu_counts(events, cycles);
+    // The copy's cycles pass; a PMU overflow it caused interrupts.
+    now_ += static_cast<uint64_t>(last_timing_->totals.cycles);
+    if (at(reg_->status) & reg_->pmu_irq_raised.mask) raise_irq(owed);
     return static_cast<uint64_t>(last_timing_->totals.cycles);
+}
+
+uint64_t NpuDevice::last_cycles() const {
+    std::lock_guard lock(mutex_);
+    return last_timing_ ? static_cast<uint64_t>(last_timing_->totals.cycles) : 0;
+}
+
+std::string NpuDevice::last_error_text() const {
+    std::lock_guard lock(mutex_);
+    return last_error_;
 }
 
 void NpuDevice::finished(const DecodedStream& stream) {
@@ -403,136 +608,190 @@ void NpuDevice::write_trace(const std::string& path) {
     }
 }
 
-void NpuDevice::count_pmu(const TimingResult& timing) {
+// What a stream's timing gives each event counter, by the event types the PMU has now, and the
+// cycle counter.
+std::pair<std::vector<uint64_t>, uint64_t> NpuDevice::pmu_counts(const TimingResult& timing) const {
     const Reg& r = *reg_;
-    const uint32_t pmcr = at(r.pmcr);
-    if (!(pmcr & r.cnt_en.mask)) return;
     const int counters = pmu_event_counters(options_.npu.generation);
     std::vector<uint32_t> events;
     for (int n = 0; n < counters; ++n) events.push_back(r.ev_type.get(at(r.pmevtyper + 4 * n)));
-    const PmuReading reading = read_pmu(memory_, {timing}, events, (pmcr & r.mask_en.mask) != 0);
+    const PmuReading reading = read_pmu(memory_, {timing}, events, (at(r.pmcr) & r.mask_en.mask) != 0);
+    return {reading.counters, reading.cycle_counter};
+}
+
+// Counts into the counters the PMU has enabled; an overflow sets PMOVSSET and, where PMINTSET
+// asks for it, the PMU interrupt.
+void NpuDevice::add_pmu_counts(const std::vector<uint64_t>& events, uint64_t cycles) {
+    const Reg& r = *reg_;
+    if (!(at(r.pmcr) & r.cnt_en.mask)) return;
     const uint32_t enabled = at(r.pmcntenset);
-    auto counted = [&](uint32_t offset) { driver_value_[offset / 4] = 0; };
-    for (int n = 0; n < counters; ++n) {
+    for (size_t n = 0; n < events.size(); ++n) {
         if (!(enabled & (1u << n))) continue;
-        const uint32_t offset = r.pmevcntr + 4 * n;
-        const uint64_t sum = uint64_t{at(offset)} + reading.counters[static_cast<size_t>(n)];
+        const uint32_t offset = r.pmevcntr + 4 * static_cast<uint32_t>(n);
+        const uint64_t sum = uint64_t{at(offset)} + events[n];
         at(offset) = static_cast<uint32_t>(sum);
-        counted(offset);
-        if (sum >> 32) at(r.pmovsset) |= 1u << n, counted(r.pmovsset);
+        if (sum >> 32) at(r.pmovsset) |= 1u << n;
     }
     if (enabled & r.cycle_cnt.mask) {
         // A 48-bit counter: CYCLE_CNT_HI holds bits 32-47.
         const uint64_t limit = uint64_t{r.cycle_cnt_hi.mask} << 32 | 0xFFFFFFFFu;
-        const uint64_t sum = read64(r.pmccntr) + reading.cycle_counter;
+        const uint64_t sum = read64(r.pmccntr) + cycles;
         at(r.pmccntr) = static_cast<uint32_t>(sum);
         at(r.pmccntr + 4) = static_cast<uint32_t>((sum & limit) >> 32);
-        counted(r.pmccntr), counted(r.pmccntr + 4);
-        if (sum > limit) at(r.pmovsset) |= r.cycle_cnt.mask, counted(r.pmovsset);
+        if (sum > limit) at(r.pmovsset) |= r.cycle_cnt.mask;
     }
     if (at(r.pmovsset) & at(r.pmintset)) at(r.status) |= r.pmu_irq_raised.mask;
 }
 
-void NpuDevice::raise_irq() {
+void NpuDevice::raise_irq(Owed& owed) {
     at(reg_->status) |= reg_->irq_raised.mask;
-    publish();
-    if (irq_handler_) irq_handler_();
+    ++owed.raises;
 }
 
-bool NpuDevice::run_until_idle() {
+std::span<uint32_t> NpuDevice::register_block() {
     std::lock_guard lock(mutex_);
-    if (!run_requested_) return false;
-    execute();
-    return true;
-}
-
-// What the block shows at an offset: the register's value, except in the words a driver only
-// writes: RESET, and the write-one-to-clear PMU words (which read as their SET twins), show a
-// value no effective write leaves there, so that every write to them is seen.
-uint32_t NpuDevice::block_value(uint32_t offset) {
-    const Reg& r = *reg_;
-    if (offset == r.reset) return kResetUnwritten;
-    if (offset == r.pmcntenclr || offset == r.pmovsclr || offset == r.pmintclr) return 0;
-    return at(offset);
-}
-
-void NpuDevice::publish() {
-    for (size_t i = 0; i < block_.size(); ++i) {
-        const uint32_t value = block_value(static_cast<uint32_t>(i * 4));
-        std::atomic_ref<uint32_t> word(block_[i]);
-        uint32_t seen = word.load(std::memory_order_relaxed);
-        // A word the driver wrote since the last observation keeps its write for the next one.
-        if (writable_[i] && seen != shadow_[i]) continue;
-        if (word.compare_exchange_strong(seen, value, std::memory_order_acq_rel) || !writable_[i]) {
-            if (!writable_[i]) word.store(value, std::memory_order_release);
-            shadow_[i] = value;
-        }
+    if (!trap_) {
+        // Every access to the window is a register access; the callbacks must not throw.
+        auto read_access = [this](uint64_t offset, unsigned size) noexcept -> uint64_t {
+            uint64_t value = 0;
+            try {
+                read(static_cast<uint32_t>(offset), size, value);
+            } catch (const std::exception& e) {
+                std::lock_guard failed(mutex_);
+                last_error_ = e.what();
+            }
+            return value;
+        };
+        auto write_access = [this](uint64_t offset, unsigned size, uint64_t value) noexcept {
+            try {
+                write(static_cast<uint32_t>(offset), size, value);
+            } catch (const std::exception& e) {
+                std::lock_guard failed(mutex_);
+                last_error_ = e.what();
+            }
+        };
+        trap_ = std::make_unique<MmioTrap>(regs_.size() * 4, read_access, write_access);
     }
-}
-
-void NpuDevice::sync() {
-    std::lock_guard lock(mutex_);
-    sync_locked();
-}
-
-void NpuDevice::sync_locked() {
-    const uint32_t reset_word = reg_->reset / 4, cmd_word = reg_->cmd / 4;
-    // Apply what the driver wrote since the last observation, then run, which publishes and
-    // raises the interrupt, whose handler may write again (clear_irq): a few rounds.
-    for (int round = 0; round < 4; ++round) {
-        std::vector<uint32_t> seen(block_.size());
-        for (size_t i = 0; i < block_.size(); ++i)
-            seen[i] = std::atomic_ref<uint32_t>(block_[i]).load(std::memory_order_acquire);
-        std::vector<uint32_t> changed;
-        for (uint32_t i = 0; i < block_.size(); ++i)
-            if (writable_[i] && seen[i] != shadow_[i]) changed.push_back(i);
-        if (changed.empty() && !run_requested_) break;
-        // Order: a soft reset first (it clears what came before it), CMD last (it starts the
-        // run the other registers describe). A memory block cannot tell a write of the value a
-        // register already holds from no write: after a reset, every word that still holds what
-        // the driver wrote before it counts as written again (the core driver soft-resets before
-        // each inference after releasing power, then programs QBASE, BASEP and the PMU with the
-        // same values as before).
-        if (std::ranges::find(changed, reset_word) != changed.end()) {
-            std::vector<uint32_t> rewritten;
-            for (uint32_t i = 0; i < block_.size(); ++i)
-                if (driver_value_[i] && seen[i] == shadow_[i] && i != cmd_word) rewritten.push_back(i);
-            write(reset_word * 4, seen[reset_word]);
-            for (uint32_t i : rewritten) write(i * 4, seen[i]);
-        }
-        for (uint32_t i : changed)
-            if (i != reset_word && i != cmd_word) write(i * 4, seen[i]);
-        if (seen[cmd_word] != shadow_[cmd_word]) write(cmd_word * 4, seen[cmd_word]);
-        for (uint32_t i : changed) shadow_[i] = seen[i];
-        publish();
-        if (run_requested_) execute();
-    }
+    return {static_cast<uint32_t*>(const_cast<void*>(trap_->base())), regs_.size()};
 }
 
 void NpuDevice::run_concurrently(bool on) {
-    if (on == observer_.joinable()) return;
+    if (on == completer_.joinable()) return;
     if (!on) {
-        stop_observing_ = true;
-        observer_.join();
+        {
+            std::lock_guard lock(mutex_);
+            stop_completing_ = true;
+        }
+        started_.notify_all();
+        completer_.join();
         return;
     }
-    stop_observing_ = false;
-    observer_ = std::thread([this] {
-        // Observes often while the driver is at work, backing off to a millisecond when idle.
-        using namespace std::chrono_literals;
-        auto pause = 20us;
-        while (!stop_observing_) {
-            bool changed = false;
+    stop_completing_ = false;
+    completer_ = std::thread([this] {
+        for (;;) {
             {
-                std::lock_guard lock(mutex_);
-                const auto before = shadow_;
-                sync_locked();
-                changed = shadow_ != before;
+                std::unique_lock lock(mutex_);
+                started_.wait(lock, [this] { return stop_completing_ || run_requested_; });
+                if (stop_completing_) return;
             }
-            pause = changed ? 20us : std::min<std::chrono::microseconds>(pause * 2, 1000us);
-            std::this_thread::sleep_for(pause);
+            run_until_idle();
         }
     });
+}
+
+// ---- snapshots
+
+namespace {
+
+constexpr uint32_t kSnapshotMagic = 0x56445545;  // "EUDV"
+constexpr uint32_t kSnapshotVersion = 1;
+
+class Writer {
+public:
+    template <typename T> void put(const T& value) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        const auto* p = reinterpret_cast<const uint8_t*>(&value);
+        bytes.insert(bytes.end(), p, p + sizeof(T));
+    }
+    template <typename T> void put_vector(const std::vector<T>& values) {
+        put<uint64_t>(values.size());
+        for (const T& v : values) put(v);
+    }
+    std::vector<uint8_t> bytes;
+};
+
+class Reader {
+public:
+    explicit Reader(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+    template <typename T> T get() {
+        static_assert(std::is_trivially_copyable_v<T>);
+        if (bytes_.size() - at_ < sizeof(T)) throw std::invalid_argument("device snapshot: truncated");
+        T value;
+        std::memcpy(&value, bytes_.data() + at_, sizeof(T));
+        at_ += sizeof(T);
+        return value;
+    }
+    template <typename T> std::vector<T> get_vector(size_t most) {
+        const uint64_t n = get<uint64_t>();
+        if (n > most) throw std::invalid_argument("device snapshot: a list longer than any device holds");
+        std::vector<T> values;
+        for (uint64_t i = 0; i < n; ++i) values.push_back(get<T>());
+        return values;
+    }
+    bool done() const { return at_ == bytes_.size(); }
+
+private:
+    std::span<const uint8_t> bytes_;
+    size_t at_ = 0;
+};
+
+}  // namespace
+
+std::vector<uint8_t> NpuDevice::save() const {
+    std::lock_guard lock(mutex_);
+    Writer w;
+    w.put(kSnapshotMagic), w.put(kSnapshotVersion);
+    w.put(options_.npu.config_word), w.put(static_cast<uint32_t>(options_.npu.generation));
+    w.put_vector(regs_);
+    w.put(now_), w.put(run_requested_), w.put(running_reported_);
+    w.put(run_.has_value());
+    if (run_) {
+        w.put(run_->start), w.put(run_->done_at), w.put(run_->status_bits), w.put(run_->channel);
+        w.put(run_->qread), w.put(run_->history), w.put(run_->faulted), w.put(run_->cycle_count);
+        w.put_vector(run_->progress);
+        w.put_vector(run_->event_counts);
+    }
+    return std::move(w.bytes);
+}
+
+void NpuDevice::restore(std::span<const uint8_t> state) {
+    Access access(*this);
+    Reader in(state);
+    if (in.get<uint32_t>() != kSnapshotMagic) throw std::invalid_argument("device snapshot: not a snapshot");
+    if (const auto v = in.get<uint32_t>(); v != kSnapshotVersion)
+        throw std::invalid_argument(fmt::format("device snapshot: version {}, this build reads {}", v, kSnapshotVersion));
+    const auto config_word = in.get<uint32_t>();
+    const auto generation = in.get<uint32_t>();
+    if (config_word != options_.npu.config_word || generation != static_cast<uint32_t>(options_.npu.generation))
+        throw std::invalid_argument(fmt::format("device snapshot: of another NPU configuration (CONFIG 0x{:08x}), not {}",
+                                                config_word, options_.npu.name));
+    auto regs = in.get_vector<uint32_t>(regs_.size());
+    if (regs.size() != regs_.size()) throw std::invalid_argument("device snapshot: another register file size");
+    const auto now = in.get<uint64_t>();
+    const auto requested = in.get<bool>(), reported = in.get<bool>();
+    std::optional<Run> run;
+    if (in.get<bool>()) {
+        Run r;
+        r.start = in.get<uint64_t>(), r.done_at = in.get<uint64_t>(), r.status_bits = in.get<uint32_t>();
+        r.channel = in.get<uint32_t>(), r.qread = in.get<uint32_t>(), r.history = in.get<uint32_t>();
+        r.faulted = in.get<bool>(), r.cycle_count = in.get<uint64_t>();
+        r.progress = in.get_vector<Progress>(uint64_t{1} << 24);
+        r.event_counts = in.get_vector<uint64_t>(static_cast<size_t>(pmu_event_counters(options_.npu.generation)));
+        if (r.done_at < r.start) throw std::invalid_argument("device snapshot: a run that ends before it starts");
+        run = std::move(r);
+    }
+    if (!in.done()) throw std::invalid_argument("device snapshot: bytes after its end");
+    regs_ = std::move(regs), now_ = now, run_requested_ = requested, running_reported_ = reported, run_ = std::move(run);
 }
 
 }  // namespace ethosu

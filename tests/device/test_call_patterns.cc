@@ -45,7 +45,7 @@ namespace {
 constexpr uint32_t STATUS = 0x004, CMD = 0x008, RESET = 0x00C, QBASE = 0x010, QCONFIG = 0x01C, QSIZE = 0x020,
                    PROT = 0x024, REGIONCFG = 0x03C, AXI_LIMIT0 = 0x040, MEM_ATTR0 = 0x040, AXI_SRAM = 0x050,
                    AXI_EXT = 0x054, BASEP = 0x080;
-constexpr uint32_t PMCR = 0x180, PMCNTENSET = 0x184, PMCCNTR = 0x1A0, PMCCNTR_CFG = 0x1A8, PMEVCNTR = 0x300,
+constexpr uint32_t PMCR = 0x180, PMCNTENSET = 0x184, PMCNTENCLR = 0x188, PMOVSCLR = 0x190, PMCCNTR = 0x1A0, PMCCNTR_CFG = 0x1A8, PMEVCNTR = 0x300,
                    PMEVTYPER = 0x380;
 constexpr uint32_t kNpuIdle = 32, kNpuActive = 35;  // PMU event numbers (Arm's pmu_ethosu.h)
 constexpr uint32_t kBusStatus = 4, kResetStatus = 8, kParseError = 16, kEndReached = 32, kWdFault = 128,
@@ -158,7 +158,36 @@ struct ethosu_driver {
     // end, read, then disable.
     std::vector<uint32_t> counts;
     uint64_t cycles = 0;
+    // Arm's evaluation kit's profiler instead (ethosu_profiler.c): ethosu_pmu_init sets the events,
+    // clears the overflow flags, enables the PMU (ETHOSU_PMU_Enable requests power, so the soft
+    // reset comes before the set-up, and power stays requested), disables the counters and resets
+    // them; per inference the counters are reset when profiling starts, disabled and enabled in
+    // the begin callback, disabled in the end callback, and read after the inference.
+    bool eval_kit_profiler = false;
+    uint32_t counter_mask() const { return kCycleCounter | ((1u << events.size()) - 1); }
+    void profiler_init() {
+        for (size_t i = 0; i < events.size(); ++i) wr(pmu + PMEVTYPER + 4 * static_cast<uint32_t>(i), events[i]);
+        wr(pmu + PMOVSCLR, counter_mask());  // ETHOSU_PMU_Set_CNTR_OVS
+        request_power();
+        wr(pmu + PMCR, rd(pmu + PMCR) | 1);  // ETHOSU_PMU_Enable
+        wr(pmu + PMCNTENCLR, counter_mask());
+        profiler_start();
+    }
+    void profiler_start() {
+        wr(pmu + PMCR, rd(pmu + PMCR) | 2);  // ETHOSU_PMU_EVCNTR_ALL_Reset
+        wr(pmu + PMCR, rd(pmu + PMCR) | 4);  // ETHOSU_PMU_CYCCNT_Reset
+    }
+    void profiler_read() {
+        counts.clear();
+        for (size_t i = 0; i < events.size(); ++i) counts.push_back(rd(pmu + PMEVCNTR + 4 * static_cast<uint32_t>(i)));
+        cycles = rd(pmu + PMCCNTR) | uint64_t{rd(pmu + PMCCNTR + 4)} << 32;
+    }
     void inference_begin() {
+        if (eval_kit_profiler) {
+            wr(pmu + PMCNTENCLR, counter_mask());
+            wr(pmu + PMCNTENSET, counter_mask());
+            return;
+        }
         if (events.empty()) return;
         ++power_requests;  // ETHOSU_PMU_Enable requests power
         wr(pmu + PMCR, 1);
@@ -171,6 +200,10 @@ struct ethosu_driver {
         wr(pmu + PMCR, rd(pmu + PMCR) | 4);  // ETHOSU_PMU_CYCCNT_Reset
     }
     void inference_end() {
+        if (eval_kit_profiler) {
+            wr(pmu + PMCNTENCLR, counter_mask());
+            return;
+        }
         if (events.empty()) return;
         counts.clear();
         for (size_t i = 0; i < events.size(); ++i) counts.push_back(rd(pmu + PMEVCNTR + 4 * static_cast<uint32_t>(i)));
@@ -345,6 +378,37 @@ TEST_P(CallPatterns, TfliteMicroRunsManyInferencesWithPowerReleasedBetween) {
         }
         EXPECT_GT(checker.counts.at(0), 0u);
     }
+}
+
+// Arm's evaluation kit's profiler on the core driver: every inference's cycle counter and event
+// counts are those of a timing-only run of the stream (a same-value PMCNTENSET write after a
+// PMCNTENCLR write takes effect like any other).
+TEST_P(CallPatterns, EvaluationKitProfilerCountsEveryInference) {
+    HostModel m = model(kModels[0]);
+    Npu npu(GetParam());
+    m.map_into(npu.emu, 0x10000000);
+    npu.drv.fast_memory = reinterpret_cast<uintptr_t>(m.regions[2].data());
+    npu.drv.events = m.events;
+    npu.drv.eval_kit_profiler = true;
+    npu.drv.profiler_init();
+    // The driver's default region set-up puts U85's arena behind the SRAM port, as Vela's
+    // Shared_Sram memory mode does (U55, U65: as their default memory modes do).
+    SystemSelection placement;
+    if (npu.drv.u85) placement.memory_mode = "Shared_Sram";
+    const RunResult reference = run_model(*m.model, {}, {.system = placement, .pipeline = {.execute = false}});
+    const PmuReading expected = read_pmu(reference.memory, reference.timing, m.events);
+    for (int i = 0; i < kInferences; ++i) {
+        SCOPED_TRACE(fmt::format("inference {}", i));
+        const int seed = 1 + i % 2;
+        m.place_inputs(seed);
+        npu.drv.profiler_start();
+        ASSERT_EQ(npu.drv.invoke(m.stream_bytes(), m.stream_size(), m.bases()), 0) << ethosu_emu_last_error(npu.emu);
+        npu.drv.profiler_read();
+        ASSERT_TRUE(m.outputs_match(seed));
+        ASSERT_EQ(npu.drv.cycles, expected.cycle_counter);
+        for (size_t n = 0; n < m.events.size(); ++n) ASSERT_EQ(npu.drv.counts.at(n), expected.counters[n]) << "event " << n;
+    }
+    EXPECT_GT(expected.cycle_counter, 0u);
 }
 
 // ExecuTorch's Cortex-M Arm backend: per call reserve, copy the inputs into the scratch with
