@@ -20,7 +20,7 @@ set(ETHOSU_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/ethosu_emu)
 install(TARGETS ${ETHOSU_EXPORTED_TARGETS} EXPORT ethosu_emu_targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         OBJECTS DESTINATION ${CMAKE_INSTALL_LIBDIR}/ethosu_emu/objects)
-install(FILES ${ETHOSU_ROOT}/frontend/device/ethosu_emu.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ethosu_emu)
+install(FILES ${ETHOSU_ROOT}/frontend/device/ethosu_emu.h ${ETHOSU_ROOT}/frontend/device/ethosu_device.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ethosu_emu)
 install(EXPORT ethosu_emu_targets NAMESPACE ethosu_emu:: FILE ethosu_emu-targets.cmake DESTINATION ${ETHOSU_CMAKE_DIR})
 configure_package_config_file(${ETHOSU_ROOT}/cmake/ethosu_emu-config.cmake.in
                               ${CMAKE_CURRENT_BINARY_DIR}/ethosu_emu-config.cmake INSTALL_DESTINATION ${ETHOSU_CMAKE_DIR})
