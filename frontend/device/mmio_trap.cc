@@ -1,16 +1,14 @@
 #include "frontend/device/mmio_trap.h"
 
-#include <signal.h>
+#include "frontend/device/fault_windows.h"
+
 #include <sys/mman.h>
 #include <ucontext.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <stdexcept>
 #include <system_error>
 
@@ -336,54 +334,7 @@ uint64_t arm64_address(const Arm64Access& access, uint64_t base_value, uint64_t 
 
 namespace {
 
-// ---- the registry and the handler ---------------------------------------------------------------
-
-// The handler only reads these: a slot holds a trap from its construction (whose fields are set
-// before the release) to its destruction.
-std::atomic<MmioTrap*> g_traps[MmioTrap::kMaxTraps];
-struct sigaction g_previous_action;
-size_t g_page_size;
-
-// A message for stderr built in place: printf and friends are not async-signal-safe.
-class SignalSafeMessage {
-public:
-    SignalSafeMessage& text(const char* text) {
-        while (*text) put(*text++);
-        return *this;
-    }
-    SignalSafeMessage& hex(uint64_t value) {
-        text("0x");
-        int digits = 1;
-        while (digits < 16 && value >> (4 * digits)) ++digits;
-        for (int i = digits - 1; i >= 0; --i) put(kHexDigits[(value >> (4 * i)) & 15]);
-        return *this;
-    }
-    SignalSafeMessage& bytes(const uint8_t* data, size_t n) {
-        for (size_t i = 0; i < n; ++i) {
-            put(' ');
-            put(kHexDigits[data[i] >> 4]);
-            put(kHexDigits[data[i] & 15]);
-        }
-        return *this;
-    }
-    void write_to_stderr() const {
-        for (size_t written = 0; written < length_;) {
-            const ssize_t n = ::write(STDERR_FILENO, buffer_ + written, length_ - written);
-            if (n <= 0) return;
-            written += static_cast<size_t>(n);
-        }
-    }
-
-private:
-    static constexpr char kHexDigits[] = "0123456789abcdef";
-
-    void put(char c) {
-        if (length_ < sizeof buffer_) buffer_[length_++] = c;
-    }
-
-    char buffer_[512];
-    size_t length_ = 0;
-};
+// ---- what the trap refuses ----------------------------------------------------------------------
 
 [[noreturn]] void abort_unemulated(const char* reason, uintptr_t pc, const uint8_t* bytes, size_t n,
                                    uintptr_t address, uintptr_t window) {
@@ -403,70 +354,6 @@ private:
         .text("\n")
         .write_to_stderr();
     std::abort();
-}
-
-// An access outside every window: what would have happened without the traps. The default action
-// is restored and the fault left to recur, so the process dies of it as it would have (with its
-// core); a SIGSEGV sent by kill or raise is sent again.
-void forward_to_previous(int signal, siginfo_t* info, void* context) {
-    const struct sigaction& previous = g_previous_action;
-    if (previous.sa_flags & SA_SIGINFO) return previous.sa_sigaction(signal, info, context);
-    const bool sent = info->si_code <= 0;
-    if (previous.sa_handler == SIG_IGN && sent) return;  // the kernel does not let a fault be ignored
-    if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) return previous.sa_handler(signal);
-    struct sigaction default_action {};
-    default_action.sa_handler = SIG_DFL;
-    sigemptyset(&default_action.sa_mask);
-    sigaction(SIGSEGV, &default_action, nullptr);
-    if (sent) raise(signal);
-}
-
-const MmioTrap* trap_at(uintptr_t address) {
-    for (const auto& slot : g_traps) {
-        const MmioTrap* trap = slot.load(std::memory_order_acquire);
-        if (trap && trap->contains(address)) return trap;
-    }
-    return nullptr;
-}
-
-// noexcept: a callback's exception must not unwind through the signal frame; it terminates.
-void on_segv(int signal, siginfo_t* info, void* context) noexcept {
-    const int saved_errno = errno;  // the interrupted code may be about to read it
-    const auto address = reinterpret_cast<uintptr_t>(info->si_addr);
-    const MmioTrap* trap = info->si_code > 0 ? trap_at(address) : nullptr;  // si_addr is a fault's only
-    if (trap) {
-        trap->emulate(address, context);
-    } else {
-        forward_to_previous(signal, info, context);
-    }
-    errno = saved_errno;
-}
-
-// Once per process, kept for its life: a handler installed after ours may chain to it. SA_NODEFER
-// because a callback may access another trap's window while the handler runs (with SIGSEGV
-// blocked the kernel would kill the process instead); SA_ONSTACK so that a previous handler
-// relying on an alternate stack (stack overflow) still gets one. The previous action is read
-// before ours is installed, so that a fault in another thread meanwhile finds it.
-void install_handler() {
-    static std::once_flag installed;
-    std::call_once(installed, [] {
-        g_page_size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-        struct sigaction action {};
-        action.sa_sigaction = on_segv;
-        action.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
-        sigemptyset(&action.sa_mask);
-        if (sigaction(SIGSEGV, nullptr, &g_previous_action) != 0 || sigaction(SIGSEGV, &action, nullptr) != 0) {
-            throw std::system_error(errno, std::generic_category(), "MmioTrap: sigaction(SIGSEGV)");
-        }
-    });
-}
-
-int claim_slot(MmioTrap* trap) {
-    for (int i = 0; i < MmioTrap::kMaxTraps; ++i) {
-        MmioTrap* expected = nullptr;
-        if (g_traps[i].compare_exchange_strong(expected, trap, std::memory_order_acq_rel)) return i;
-    }
-    return -1;
 }
 
 // ---- the host's registers ----------------------------------------------------------------------
@@ -570,7 +457,8 @@ struct FaultingInstruction {
 };
 
 FaultingInstruction decode_faulting(const uint8_t* pc) {
-    const size_t to_page_end = g_page_size - reinterpret_cast<uintptr_t>(pc) % g_page_size;
+    const size_t page_size = fault_page_size();
+    const size_t to_page_end = page_size - reinterpret_cast<uintptr_t>(pc) % page_size;
     size_t n = std::min(kMaxX86InstructionLength, to_page_end);
     X86Decoded decoded = decode_x86_access(pc, n);
     if (decoded.status == DecodeStatus::Truncated) decoded = decode_x86_access(pc, n = kMaxX86InstructionLength);
@@ -595,19 +483,24 @@ void add_to_base_register(mcontext_t& machine, unsigned n, int64_t amount) {
 
 MmioTrap::MmioTrap(size_t window_bytes, ReadCallback read, WriteCallback write)
     : read_(std::move(read)), write_(std::move(write)) {
-    install_handler();
-    size_ = (window_bytes + g_page_size - 1) / g_page_size * g_page_size;
+    const size_t page_size = fault_page_size();
+    size_ = (window_bytes + page_size - 1) / page_size * page_size;
     base_ = mmap(nullptr, size_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (base_ == MAP_FAILED) throw std::system_error(errno, std::generic_category(), "MmioTrap: mmap of the window");
-    slot_ = claim_slot(this);
+    try {
+        slot_ = register_fault_window(*this);
+    } catch (...) {
+        munmap(base_, size_);
+        throw;
+    }
     if (slot_ < 0) {
         munmap(base_, size_);
-        throw std::length_error("MmioTrap: more than kMaxTraps traps at once");
+        throw std::length_error("MmioTrap: more than kMaxTraps fault windows at once");
     }
 }
 
 MmioTrap::~MmioTrap() {
-    g_traps[slot_].store(nullptr, std::memory_order_release);
+    unregister_fault_window(slot_);
     munmap(base_, size_);
 }
 
@@ -617,7 +510,7 @@ bool MmioTrap::contains(uintptr_t address) const {
 
 #if defined(__x86_64__)
 
-void MmioTrap::emulate(uintptr_t address, void* signal_context) const noexcept {
+void MmioTrap::on_fault(uintptr_t address, void* signal_context) noexcept {
     auto& gregs = static_cast<ucontext_t*>(signal_context)->uc_mcontext.gregs;
     const auto* pc = reinterpret_cast<const uint8_t*>(gregs[REG_RIP]);
     const auto window = reinterpret_cast<uintptr_t>(base_);
@@ -652,7 +545,7 @@ void MmioTrap::emulate(uintptr_t address, void* signal_context) const noexcept {
 
 // The access's address comes from the registers, not the fault: a pair's fault may name its second
 // word, and the decoded start is checked against the window.
-void MmioTrap::emulate(uintptr_t address, void* signal_context) const noexcept {
+void MmioTrap::on_fault(uintptr_t address, void* signal_context) noexcept {
     mcontext_t& machine = static_cast<ucontext_t*>(signal_context)->uc_mcontext;
     const auto* pc = reinterpret_cast<const uint8_t*>(machine.pc);
     uint32_t word;

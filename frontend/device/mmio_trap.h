@@ -14,14 +14,15 @@
 //   exception ends in std::terminate. A fault of their own (a bug) goes to the previous handler.
 // - An access outside every window goes to the SIGSEGV action that was installed before the
 //   first trap (a handler is called; the default action kills the process as the fault would
-//   have). A handler installed later must chain to ours for the traps to work.
+//   have). A handler installed later must chain to ours for the traps to work. The handler is the
+//   one BusWindow uses too (fault_windows.h).
 // - An instruction the decoder does not know (SIMD, string, XCHG and LOCK forms, x86's absolute
 //   moffs MOV, AArch64's exclusives and atomics), or an access past the window's end, prints the
 //   instruction's address and bytes on stderr and aborts: never a silent guess. On x86-64 the
 //   offset is the fault's address, so an access that starts below the window and ends inside it
 //   would be taken to start at the window (AArch64 computes the start from the registers).
 // - A trap must not be destroyed while another thread may access its window.
-// - At most kMaxTraps traps live at once.
+// - At most kMaxTraps windows live at once, traps and bus windows together (fault_windows.h).
 //
 // Hosts: Linux on x86-64 and on AArch64. macOS would need its own signal context layout
 // (uc_mcontext->__ss, and on Apple silicon the program counter through the arm_thread_state64
@@ -33,16 +34,18 @@
 #include <functional>
 #include <optional>
 
+#include "frontend/device/fault_windows.h"
+
 namespace ethosu {
 
-class MmioTrap {
+class MmioTrap : public FaultWindow {
 public:
     // Both noexcept by contract (see above). size is 1, 2, 4 or 8; a read's result is truncated to
     // size bytes, then extended as the instruction says.
     using ReadCallback = std::function<uint64_t(uint64_t offset, unsigned size)>;
     using WriteCallback = std::function<void(uint64_t offset, unsigned size, uint64_t value)>;
 
-    static constexpr int kMaxTraps = 16;
+    static constexpr int kMaxTraps = kMaxFaultWindows;
 
     // Reserves window_bytes (rounded up to whole pages); throws std::system_error when the
     // reservation or the handler's installation fails, std::length_error when kMaxTraps live.
@@ -54,10 +57,10 @@ public:
     volatile void* base() const { return base_; }
     size_t size() const { return size_; }
 
-    bool contains(uintptr_t address) const;
+    bool contains(uintptr_t address) const override;
     // The emulation of one access at address (inside the window) by the instruction at context's
     // program counter; called by the signal handler.
-    void emulate(uintptr_t address, void* signal_context) const noexcept;
+    void on_fault(uintptr_t address, void* signal_context) noexcept override;
 
 private:
     void* base_ = nullptr;
