@@ -22,7 +22,8 @@
 //   from any thread, must not throw, and must not access the window (the fetch holds the lock and
 //   would wait for itself). Apart from that they may do what the faulting code could (allocate,
 //   take a lock the engine does not hold). flush() and discard() call mem_write on their caller's
-//   thread.
+//   thread. The window's own functions take the fetch lock: a thread that holds a lock the
+//   callbacks take must not call them while a run is under way.
 // - A mem_read error (non-zero) leaves the page zero-filled; the first bus error is kept
 //   (fault(): the NPU address of the access that needed the page, a read) until clear_fault(),
 //   and the run goes on. flush() still writes back what the run changed on such a page (against
