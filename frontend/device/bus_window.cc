@@ -131,21 +131,20 @@ BusWindow::BusWindow(unsigned address_bits, BusCallbacks bus)
       states_(bytes_ / page_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
               "BusWindow: mmap of the page states"),
       dirty_pages_(bytes_ / page_bytes_ * sizeof(uint32_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-                   "BusWindow: mmap of the written pages' list"),
-      base_(window_.data()) {
+                   "BusWindow: mmap of the written pages' list") {
     slot_ = register_fault_window(*this);
     if (slot_ < 0) throw std::length_error("BusWindow: more than kMaxFaultWindows fault windows at once");
 }
 
 BusWindow::~BusWindow() { unregister_fault_window(slot_); }
 
-bool BusWindow::contains(uintptr_t address) const { return address - reinterpret_cast<uintptr_t>(base_) < bytes_; }
+bool BusWindow::contains(uintptr_t address) const { return address - reinterpret_cast<uintptr_t>(base()) < bytes_; }
 
 // A thread never faults on the window while it holds the lock: under it, pages are filled and
 // copied through the store, and the bus callbacks must not access the window.
 void BusWindow::on_fault(uintptr_t address, void* signal_context) noexcept {
     const bool write = is_write_fault(signal_context);
-    const uint64_t npu_address = address - reinterpret_cast<uintptr_t>(base_);
+    const uint64_t npu_address = address - reinterpret_cast<uintptr_t>(base());
     const uint64_t page = npu_address / page_bytes_;
     auto& state = reinterpret_cast<PageState*>(states_.data())[page];
     std::lock_guard lock(mutex_);
@@ -183,7 +182,7 @@ void BusWindow::make_writable(uint64_t page) {
 }
 
 void BusWindow::protect(uint64_t page, int protection) {
-    if (mprotect(base_ + page * page_bytes_, page_bytes_, protection) != 0) abort_on_protection(page * page_bytes_);
+    if (mprotect(base() + page * page_bytes_, page_bytes_, protection) != 0) abort_on_protection(page * page_bytes_);
 }
 
 void BusWindow::flush() {
@@ -228,7 +227,7 @@ void BusWindow::drop_pages() {
     if (fallocate(file_.fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(2 * bytes_)) != 0) {
         throw_errno("BusWindow: fallocate(PUNCH_HOLE) of the memory file");
     }
-    if (mprotect(base_, bytes_, PROT_NONE) != 0) throw_errno("BusWindow: mprotect of the window");
+    if (mprotect(base(), bytes_, PROT_NONE) != 0) throw_errno("BusWindow: mprotect of the window");
     if (madvise(states_.data(), states_.size(), MADV_DONTNEED) != 0) throw_errno("BusWindow: madvise of the states");
     dirty_count_ = 0;
 }

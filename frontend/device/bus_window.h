@@ -10,7 +10,9 @@
 // - The first read of a page calls mem_read for the whole page and makes it readable; the first
 //   write to a page (read before or not) fetches it if needed, keeps a copy of the fetched bytes,
 //   and makes it writable. So a page is read from the bus once per run however often it is
-//   accessed, and a page only read costs no copy.
+//   accessed, and a page only read costs no copy. The fault tells a write from a read (x86-64's
+//   page-fault error code, AArch64's ESR): a write to a page not fetched costs one fault, a write
+//   to a page read before a second one; a read the kernel reported as a write would cost a copy.
 // - flush() compares each written page with its fetched copy and calls mem_write for each run of
 //   changed bytes (runs on neighbouring pages merged): bytes the run did not change are not
 //   written back, so a neighbouring byte that another bus master changed since the fetch keeps
@@ -90,7 +92,7 @@ public:
     BusWindow& operator=(const BusWindow&) = delete;
 
     // The host address of NPU address 0; NPU address a is at base() + a.
-    uint8_t* base() const { return base_; }
+    uint8_t* base() const { return window_.data(); }
     uint64_t bytes() const { return bytes_; }
     size_t page_bytes() const { return page_bytes_; }
 
@@ -125,6 +127,7 @@ private:
         size_t size_;
     };
 
+    // A memory file (memfd), closed with its owner.
     class MemoryFile {
     public:
         explicit MemoryFile(off_t bytes);
@@ -156,9 +159,8 @@ private:
     Reservation store_;
     Reservation states_;       // a PageState per page
     Reservation dirty_pages_;  // the indices of the written pages, in the order they were written
-    uint8_t* const base_;
+    mutable std::mutex mutex_;  // the fields below, the states, the written pages and the protection
     size_t dirty_count_ = 0;
-    mutable std::mutex mutex_;  // the fields below, the states and the pages' protection
     std::optional<BusFault> fault_;
     BusCounters counters_;
     int slot_ = -1;

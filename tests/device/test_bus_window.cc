@@ -58,7 +58,9 @@ public:
     BusCallbacks callbacks() { return {&GuestBus::read, &GuestBus::write, this}; }
 
     uint8_t& at(uint64_t address) { return ram_.at(address - ram_base_); }
-    std::span<uint8_t> bytes(uint64_t address, size_t size) { return std::span(ram_).subspan(address - ram_base_, size); }
+    std::span<uint8_t> bytes(uint64_t address, size_t size) {
+        return std::span(ram_).subspan(address - ram_base_, size);
+    }
 
     void fail_reads(uint64_t address, uint64_t size) { failing_reads_ = {address, address + size}; }
     void fail_writes(uint64_t address, uint64_t size) { failing_writes_ = {address, address + size}; }
@@ -135,7 +137,8 @@ TEST_F(BusWindowTest, ReservesTheWholeAddressRange) {
 
 TEST_F(BusWindowTest, EachPageIsFetchedOncePerRun) {
     for (int pass = 0; pass < 3; ++pass)
-        for (uint64_t offset = 0; offset < 3 * kPage; offset += 61) ASSERT_EQ(npu(kRam + offset), bus.at(kRam + offset));
+        for (uint64_t offset = 0; offset < 3 * kPage; offset += 61)
+            ASSERT_EQ(npu(kRam + offset), bus.at(kRam + offset));
     npu(kRam + 5) = 1;
     npu(kRam + kPage + 7) = 2;
     EXPECT_EQ(bus.calls(), (std::vector{read_of(kRam), read_of(kRam + kPage), read_of(kRam + 2 * kPage)}));
