@@ -78,6 +78,13 @@ int ethosu_device_create(const ethosu_device_options* options, const ethosu_devi
         if (options->system_config) o.system.system_config = options->system_config;
         if (options->memory_mode) o.system.memory_mode = options->memory_mode;
         if (options->config_file) o.system.config_files.push_back(options->config_file);
+        if (host && (host->mem_read || host->mem_write)) {
+            if (!host->mem_read || !host->mem_write) {
+                write_error(error, error_size, "ethosu_device_create: a bus needs both mem_read and mem_write");
+                return -1;
+            }
+            o.bus = ethosu::BusCallbacks{host->mem_read, host->mem_write, host->user};
+        }
         auto device = std::make_unique<ethosu_device>();
         device->npu = std::make_unique<ethosu::NpuDevice>(std::move(o));
         if (host && host->irq) {

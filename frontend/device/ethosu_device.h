@@ -9,9 +9,10 @@
  *    PMU word, CMD's run bit). A narrow write merges its bytes into the register as APB byte
  *    strobes do; an 8-byte access is two word accesses, the lower first. ethosu_device_peek
  *    reads without any effect.
- *  - Memory: the host maps guest memory into the NPU's physical address space with
- *    ethosu_device_map (host pointers, the fast path). An access outside every mapping is the
- *    NPU's bus fault (STATUS.bus_status), as on hardware.
+ *  - Memory: a bus the host serves (ethosu_device_host.mem_read / mem_write, by physical address),
+ *    and host memory mapped into the NPU's physical address space with ethosu_device_map (the fast
+ *    path, taking precedence where it lies). A failed bus access, or without a bus an access
+ *    outside every mapping, is the NPU's bus fault (STATUS.bus_status), as on hardware.
  *  - Time: NPU cycles (ethosu_device_clock_hz converts). CMD.transition_to_running_state runs the
  *    command stream at QBASE at once on the functional engine and the timing model; the NPU is
  *    then busy for the stream's cycles: STATUS.state, QREAD and PMCCNTR show it running until
@@ -56,6 +57,15 @@ typedef struct ethosu_device_host {
     void* user;
     /* The interrupt line: level 1 raised, 0 lowered. May be NULL. */
     void (*irq)(void* user, int level);
+    /* The bus (both or neither; NULL: memory only through ethosu_device_map). Guest memory at an
+     * NPU physical address; return 0, or anything else for a bus error (the NPU's
+     * STATUS.bus_status). A command stream reads each 4 KiB page it touches once, when it first
+     * touches it, and writes back only the bytes it changed, once it has run (before the access
+     * that started it returns). Called from the device's worker threads, one call at a time; they
+     * must not call into the device. The NPU's security and privilege are those of its PROT
+     * register (ethosu_device_peek). */
+    int (*mem_read)(void* user, uint64_t address, void* data, size_t size);
+    int (*mem_write)(void* user, uint64_t address, const void* data, size_t size);
 } ethosu_device_host;
 
 /* Returns 0 and a device in *out, or -1 with the reason in error[0..error_size) (may be NULL). */

@@ -156,6 +156,7 @@ NpuDevice::NpuDevice(Options options)
             if (r.name.starts_with("PM")) pmu_[(r.offset + b) / 4] = 1;
         }
     }
+    if (options_.bus) bus_ = std::make_unique<BusWindow>(options_.npu.generation == Generation::U55 ? 32 : 40, *options_.bus);
     power_on_reset();
 }
 
@@ -436,24 +437,48 @@ std::pair<uint32_t, uint32_t> NpuDevice::fault_status(const Error& error) const 
     }
 }
 
-// Runs the stream at QBASE on the engine and the timing model; what it leaves when it ends.
+// Runs the stream at QBASE on the engine and the timing model; what it leaves when it ends. On a
+// bus, the memory outside the host's mappings is the bus window, written back when the stream
+// has run; a bus error the window met is the NPU's.
 NpuDevice::Run NpuDevice::execute() {
     run_requested_ = false;
     running_reported_ = false;
-    const Reg& r = *reg_;
-    const uint64_t qbase = read64(r.qbase);
-    const uint32_t qsize = at(r.qsize);
-    const std::string source = fmt::format("command stream at 0x{:x}", qbase);
+    const std::string source = fmt::format("command stream at 0x{:x}", read64(reg_->qbase));
     last_error_.clear();
     last_timing_.reset();
     struct ForgetUnmapped {
         std::vector<std::string>& notes;
         ~ForgetUnmapped() { notes.clear(); }
     } forget{unmapped_};
+    if (!bus_) return run_on(map_, source);
+    MemoryMap memory;
+    for (const auto& m : map_.mappings()) memory.map(m.address, m.bytes, m.name, m.kind);
+    map_bus_window(memory, *bus_, MemoryKind::Sram);
+    Run run = run_on(memory, source);
+    bus_->flush();
+    if (const auto fault = bus_->fault()) {
+        bus_->clear_fault();
+        if (!run.faulted) {
+            const Reg& r = *reg_;
+            // The window knows the address, not which unit asked for it: a read is reported on
+            // the IFM channel, a write-back on the OFM one.
+            const uint32_t channel = static_cast<uint32_t>(
+                fault->write ? isa::u55::pmu_axi_channel::WR_OFM : isa::u55::pmu_axi_channel::RD_IFM);
+            run = fault_run(r.bus_status.mask, channel, 0,
+                            fmt::format("{}: the bus refused a {} at 0x{:x}", source, fault->write ? "write" : "read",
+                                        fault->address));
+        }
+    }
+    return run;
+}
 
+NpuDevice::Run NpuDevice::run_on(const MemoryMap& map, const std::string& source) {
+    const Reg& r = *reg_;
+    const uint64_t qbase = read64(r.qbase);
+    const uint32_t qsize = at(r.qsize);
     // An empty queue ends before its NPU_OP_STOP, as a truncated stream does.
     if (qsize == 0) return fault_run(r.parse_error.mask, 0, 0, fmt::format("{}: QSIZE is 0, no command stream", source));
-    const MemoryMap::Mapping* stream_memory = map_.find(qbase, qsize);
+    const MemoryMap::Mapping* stream_memory = map.find(qbase, qsize);
     if (!stream_memory)
         return fault_run(r.bus_status.mask, 0, 0, fmt::format("{}: {} bytes outside every mapped memory", source, qsize));
     std::vector<uint32_t> words(qsize / 4);
@@ -462,7 +487,7 @@ NpuDevice::Run NpuDevice::execute() {
     // The memory behind each region: REGIONCFG picks an AXI configuration per region (U55/U65:
     // AXI_LIMIT 0-1 on AXI0, 2-3 on AXI1; U85: MEM_ATTR n, whose axi_port bit picks the port).
     TimedMemory timed{memory_, {}};
-    AddressSpace space(map_);
+    AddressSpace space(map);
     for (int i = 0; i < AddressSpace::kRegions; ++i) {
         const uint32_t cfg = r.region_cfg[static_cast<size_t>(i)].get(at(r.regioncfg));
         const int port = r.mem_attr ? static_cast<int>(r.axi_port.get(at(*r.mem_attr + 4 * cfg))) : (cfg >= 2 ? 1 : 0);

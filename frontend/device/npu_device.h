@@ -41,6 +41,7 @@
 #include "emulator/isa/description.h"
 #include "emulator/isa/error.h"
 #include "emulator/memory/address_space.h"
+#include "frontend/device/bus_window.h"
 
 namespace ethosu {
 
@@ -56,6 +57,10 @@ public:
         bool secure = true;      // PROT after reset: the security and privilege the driver asks for
         bool privileged = true;
         Clock clock = Clock::Program;
+        // A system simulator's bus: the NPU's memory outside the host buffers map() maps in is
+        // served by these callbacks (BusWindow: pages fetched once per stream, the bytes it
+        // changed written back when it has run). None: only mapped memory exists.
+        std::optional<BusCallbacks> bus;
     };
 
     // The address handed to the NPU for a host pointer no mapping holds (unmapped_address): the
@@ -171,6 +176,7 @@ private:
     uint32_t value_at(uint32_t offset) const;
     void start(Owed& owed);
     Run execute();
+    Run run_on(const MemoryMap& memory, const std::string& source);
     Run fault_run(uint32_t bits, uint32_t channel, uint32_t qread, std::string message);
     void complete(Owed& owed);
     void advance_locked(uint64_t cycles, Owed& owed);
@@ -212,6 +218,7 @@ private:
     // Host pointers handed out through unmapped_address, by their offset in kUnmappedWindow.
     std::vector<std::string> unmapped_;
     std::unique_ptr<MmioTrap> trap_;  // the memory-mapped block, made when first asked for
+    std::unique_ptr<BusWindow> bus_;  // Options::bus
     // One lock over all of the above; never held while a callback runs.
     mutable std::mutex mutex_;
     std::condition_variable started_;  // run_concurrently: a stream was started, or stop

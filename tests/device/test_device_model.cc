@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <vector>
@@ -30,12 +32,45 @@ constexpr uint32_t PMCR = 0x180, PMCNTENSET = 0x184, PMCNTENCLR = 0x188, PMCCNTR
 constexpr uint32_t kRunning = 1, kIrqRaised = 2, kBusStatus = 4, kEndReached = 32;
 constexpr uint32_t kCycleCounter = 1u << 31;
 
-// The host side: its clock, the interrupt line it watches, the memory it maps in.
+// The host side: its clock, the interrupt line it watches, the memory it maps in, or serves as a
+// bus (16 MB slots from 0x10000000, RAM that reads 0 past what a slot holds; nothing else).
 struct Host {
+    static constexpr uint64_t kFirstSlot = 0x10000000, kSlotBytes = 0x1000000;
     uint64_t irq_raised_at = 0;
     int raises = 0, lowers = 0;
     ethosu_device* device = nullptr;
     std::vector<std::vector<uint8_t>> memories;
+    bool bus = false;
+    int bus_reads = 0, bus_writes = 0;
+    uint64_t failing_slot = UINT64_MAX;  // a slot whose reads are bus errors
+
+    // The slot and offset of [address, address + size), or nullptr outside every slot.
+    std::vector<uint8_t>* slot(uint64_t address, size_t size, uint64_t& offset) {
+        if (address < kFirstSlot) return nullptr;
+        const uint64_t index = (address - kFirstSlot) / kSlotBytes;
+        offset = (address - kFirstSlot) % kSlotBytes;
+        if (index >= memories.size() || index == failing_slot || offset + size > kSlotBytes) return nullptr;
+        return &memories[index];
+    }
+    static int mem_read(void* user, uint64_t address, void* data, size_t size) {
+        Host& h = *static_cast<Host*>(user);
+        ++h.bus_reads;
+        uint64_t offset = 0;
+        const std::vector<uint8_t>* m = h.slot(address, size, offset);
+        if (!m) return 1;
+        std::memset(data, 0, size);
+        if (offset < m->size()) std::memcpy(data, m->data() + offset, std::min<uint64_t>(size, m->size() - offset));
+        return 0;
+    }
+    static int mem_write(void* user, uint64_t address, const void* data, size_t size) {
+        Host& h = *static_cast<Host*>(user);
+        ++h.bus_writes;
+        uint64_t offset = 0;
+        std::vector<uint8_t>* m = h.slot(address, size, offset);
+        if (!m || offset + size > m->size()) return 1;
+        std::memcpy(m->data() + offset, data, size);
+        return 0;
+    }
 
     static void irq(void* user, int level) {
         Host& h = *static_cast<Host*>(user);
@@ -51,9 +86,9 @@ struct Host {
         }
     }
 
-    explicit Host(const char* npu) {
+    explicit Host(const char* npu, bool serve_bus = false) : bus(serve_bus) {
         const ethosu_device_options options{ETHOSU_DEVICE_API_VERSION, npu, nullptr, nullptr, nullptr, 1, 1};
-        const ethosu_device_host host{this, &Host::irq};
+        const ethosu_device_host host{this, &Host::irq, bus ? &Host::mem_read : nullptr, bus ? &Host::mem_write : nullptr};
         char error[256];
         if (ethosu_device_create(&options, &host, &device, error, sizeof error) != 0) throw std::runtime_error(error);
     }
@@ -65,12 +100,13 @@ struct Host {
         return value;
     }
     void wr(uint32_t offset, uint64_t value, unsigned size = 4) { EXPECT_EQ(ethosu_device_write(device, offset, size, value), 0); }
-    // Maps a copy of bytes (at least size) at the next free NPU address; returns the address.
+    // Places a copy of bytes (at least size) in the next slot, mapped into the device unless the
+    // host serves it as a bus; returns its NPU address.
     uint64_t map(const std::vector<uint8_t>& bytes, uint64_t size) {
-        const uint64_t address = 0x10000000 + 0x1000000 * memories.size();
+        const uint64_t address = kFirstSlot + kSlotBytes * memories.size();
         memories.emplace_back(std::max<uint64_t>(size, 16), 0);
         std::copy(bytes.begin(), bytes.end(), memories.back().begin());
-        EXPECT_EQ(ethosu_device_map(device, address, memories.back().data(), memories.back().size()), 0);
+        if (!bus) EXPECT_EQ(ethosu_device_map(device, address, memories.back().data(), memories.back().size()), 0);
         return address;
     }
 };
@@ -262,6 +298,41 @@ TEST_P(DeviceModel, ASnapshotMidStreamEndsTheSameWayOnAnotherDevice) {
     EXPECT_NE(std::string(ethosu_device_last_error(other.device)).find("another NPU configuration"), std::string::npos);
     EXPECT_EQ(ethosu_device_restore(second.device, state.data(), state.size() - 1), -1);
     EXPECT_NE(std::string(ethosu_device_last_error(second.device)).find("truncated"), std::string::npos);
+}
+
+// The host serves the memory as a bus: the stream, its weights and feature maps are fetched by
+// page, the outputs written back, and a second inference fetches afresh; the figures are the
+// mapped run's. A bus error on the arena faults the run.
+TEST_P(DeviceModel, TheHostsBusServesTheStream) {
+    const Case c = GetParam();
+    Host host(c.config, true);
+    Program program(host, vectors_ / c.model, c.config);
+    const bool u85 = program.model->config.generation == Generation::U85;
+    const uint32_t pmu = u85 ? 0x1000 : 0;
+    const Expected expected = expected_for(*program.model);
+    for (int seed : {1, 2}) {
+        SCOPED_TRACE(fmt::format("seed {}", seed));
+        enable_pmu(host, pmu, expected.events);
+        program.place_inputs(host, seed);
+        const int reads_before = host.bus_reads;
+        program.start(host, pmu);
+        EXPECT_GT(host.bus_reads, reads_before) << ethosu_device_last_error(host.device);
+        EXPECT_GT(host.bus_writes, 0);
+        uint64_t next = 0;
+        ASSERT_EQ(ethosu_device_next_event(host.device, &next), 1);
+        EXPECT_EQ(next, expected.cycles);
+        ethosu_device_advance(host.device, next);
+        EXPECT_EQ(host.rd(STATUS) & (kRunning | kIrqRaised | kEndReached | kBusStatus), kIrqRaised | kEndReached)
+            << ethosu_device_last_error(host.device);
+        EXPECT_TRUE(program.outputs_match(host, seed));
+        EXPECT_EQ(host.rd(pmu + PMCCNTR, 8), expected.pmu.cycle_counter);
+        host.wr(CMD, 2);
+    }
+    host.failing_slot = program.region_memory[1];
+    program.start(host, pmu);
+    EXPECT_TRUE(host.rd(STATUS) & kBusStatus);
+    EXPECT_NE(std::string(ethosu_device_last_error(host.device)).find("the bus refused a read"), std::string::npos)
+        << ethosu_device_last_error(host.device);
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, DeviceModel,
