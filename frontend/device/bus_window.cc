@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <system_error>
 #include <utility>
@@ -210,7 +211,7 @@ void BusWindow::write_back_changes(uint64_t first_page, uint64_t page_count, uin
     const uint64_t start = first_page * page_bytes_;
     const uint8_t* now = store_.data() + start;
     const uint8_t* fetched = store_.data() + bytes_ + start;
-    for_each_changed_run(now, fetched, page_count * page_bytes_, [&](size_t offset, size_t length) {
+    auto write = [&](size_t offset, size_t length) {
         const uint64_t address = start + offset;
         const uint64_t last_page = (address + length - 1) / page_bytes_;
         counters_.pages_written_back += last_page + 1 - std::max(address / page_bytes_, first_uncounted_page);
@@ -218,7 +219,18 @@ void BusWindow::write_back_changes(uint64_t first_page, uint64_t page_count, uin
         counters_.bytes_written_back += length;
         ++counters_.writes;
         if (bus_.mem_write(bus_.user, address, now + offset, length) != 0) record({address, true});
+    };
+    // Runs at most merge_gap unchanged bytes apart go out as one write.
+    std::optional<std::pair<size_t, size_t>> pending;  // offset, length
+    for_each_changed_run(now, fetched, page_count * page_bytes_, [&](size_t offset, size_t length) {
+        if (pending && offset - (pending->first + pending->second) <= bus_.merge_gap) {
+            pending->second = offset + length - pending->first;
+            return;
+        }
+        if (pending) write(pending->first, pending->second);
+        pending = {offset, length};
     });
+    if (pending) write(pending->first, pending->second);
 }
 
 // Punching the whole file frees the pages and their copies and unmaps them from both views;

@@ -62,6 +62,10 @@ struct BusCallbacks {
     int (*mem_read)(void* user, uint64_t address, void* data, size_t size) = nullptr;
     int (*mem_write)(void* user, uint64_t address, const void* data, size_t size) = nullptr;
     void* user = nullptr;
+    // Changed runs at most this many unchanged bytes apart are written back as one, the unchanged
+    // bytes with the values they were fetched with: fewer, larger writes for a bus where no other
+    // master writes while a stream runs (a simulator that waits for the NPU). 0: only changed bytes.
+    size_t merge_gap = 0;
 };
 
 // The first failing bus access: a fetch's mem_read (write false) or a write-back's mem_write.

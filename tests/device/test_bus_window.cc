@@ -173,6 +173,25 @@ TEST_F(BusWindowTest, OnlyChangedBytesAreWrittenBack) {
     EXPECT_EQ(counters.pages_written_back, 2u);
 }
 
+// With a merge gap, changes that close go back as one write whose unchanged bytes carry the values
+// they were fetched with; changes further apart stay separate.
+TEST(BusWindowMerge, ChangesAGapApartGoBackAsOneWrite) {
+    GuestBus bus{kRam, 4 * kPage};
+    BusCallbacks callbacks = bus.callbacks();
+    callbacks.merge_gap = 16;
+    BusWindow window{32, callbacks};
+    uint8_t* npu = window.base();
+    const uint8_t before = bus.at(kRam + 12);
+    npu[kRam + 2] = static_cast<uint8_t>(~bus.at(kRam + 2));
+    npu[kRam + 18] = static_cast<uint8_t>(~bus.at(kRam + 18));  // 15 unchanged bytes apart: merged
+    npu[kRam + 40] = static_cast<uint8_t>(~bus.at(kRam + 40));  // 21 apart: a write of its own
+    bus.clear_calls();
+    window.flush();
+    EXPECT_EQ(bus.calls(), (std::vector{write_of(kRam + 2, 17), write_of(kRam + 40, 1)}));
+    EXPECT_EQ(bus.at(kRam + 12), before);
+    EXPECT_EQ(window.counters().bytes_written_back, 18u);
+}
+
 TEST_F(BusWindowTest, AWriteToAPageNotFetchedFetchesItFirst) {
     const uint64_t address = kRam + 9 * kPage + 5;
     npu(address) = 0xEE;
