@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <new>
 #include <optional>
+#include <system_error>
 
 #include "emulator/engine/timing/pmu.h"
 #include "emulator/isa/disasm.h"
@@ -24,6 +25,7 @@
 #include "frontend/runner/run_model.h"
 #include "frontend/cli/run_figures.h"
 #include "frontend/cli/tensor_files.h"
+#include "frontend/device_server/device_server.h"
 #include "frontend/graph/graph_runner.h"
 #include "frontend/loaders/model.h"
 #include "traces/chrome_trace.h"
@@ -500,6 +502,13 @@ int main(int argc, char** argv) {
     report->add_option("-o,--output", run_options.report_file, "the HTML file to write")->required();
     auto* example = app.add_subcommand("example", "write the bundled example model (an ExecuTorch vela_bin_stream)");
     example->add_option("OUTPUT", out_path, "file to write")->required();
+    auto* device_server = app.add_subcommand(
+        "device-server", "serve one emulated NPU to a system simulator (QEMU) over a UNIX socket (the device protocol)");
+    std::string socket_path;
+    DeviceServerOptions server_options;
+    device_server->add_option("--socket", socket_path, "the UNIX socket to listen on for the simulator")->required();
+    add_system_options(device_server);
+    device_server->add_flag("--verbose", server_options.verbose, "print each register access on stderr");
     const CheckCommands check_commands(app);
     app.set_version_flag("--version", "ethosu-emu " ETHOSU_EMU_VERSION);
     try {
@@ -526,6 +535,18 @@ int main(int argc, char** argv) {
             // The timing model never reads data: the report's figures are those of a full run.
             run_options.timing_only = true;
             return run_run(model_path, options, run_options, as_json);
+        }
+        if (*device_server) {
+            server_options.system = run_options.system;
+            std::string broken;
+            try {
+                broken = serve_device_at(socket_path, server_options);
+            } catch (const std::system_error& e) {
+                broken = e.what();
+            }
+            if (broken.empty()) return 0;
+            fmt::print(stderr, "{}device-server: {}\n", kErrorPrefix, broken);
+            return 2;
         }
         if (*example) {
             const auto bytes = build_example_model();
