@@ -18,6 +18,7 @@ run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/consumer -B ${WORK_DIR}/cons
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer)
 run(${WORK_DIR}/consumer/consumer)
 run(${WORK_DIR}/consumer/consumer_linux)
+run(${WORK_DIR}/consumer/device_model_host)
 
 file(GLOB_RECURSE pc_files ${prefix}/*/ethosu_emu.pc)
 list(GET pc_files 0 pc_file)
