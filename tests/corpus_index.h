@@ -60,4 +60,25 @@ inline std::vector<CorpusEntry> fully_npu_entries(const std::filesystem::path& v
     return entries;
 }
 
+// A Vela release's compile of the corpus for one NPU configuration.
+struct VelaCompile {
+    const char* version;
+    const char* config;
+};
+
+// ../shared/vectors-vela-u85: Vela 4.5.0 for every U85 size, 5.1.0 for the sizes
+// ../shared/vectors lacks.
+inline constexpr VelaCompile kVelaU85Compiles[] = {
+    {"4.5.0", "ethos-u85-128"}, {"4.5.0", "ethos-u85-256"},  {"4.5.0", "ethos-u85-512"},
+    {"4.5.0", "ethos-u85-1024"}, {"4.5.0", "ethos-u85-2048"}, {"5.1.0", "ethos-u85-128"},
+    {"5.1.0", "ethos-u85-512"},  {"5.1.0", "ethos-u85-2048"}};
+
+// A test name for a compile: "vela4_5_0_ethos_u85_128".
+inline std::string vela_compile_name(const VelaCompile& compile) {
+    std::string name = std::string("vela") + compile.version + "_" + compile.config;
+    for (char& c : name)
+        if (c == '-' || c == '.') c = '_';
+    return name;
+}
+
 }  // namespace ethosu

@@ -150,11 +150,12 @@ struct Program {
         }
         return true;
     }
+    // U85 moves the PMU block up by 0x1000.
+    uint32_t pmu() const { return model->config.generation == Generation::U85 ? 0x1000 : 0; }
     // QBASE, QSIZE, BASEP and REGIONCFG (constants on AXI1, the rest on AXI0; U85: MEM_ATTR 0 on
     // the SRAM port, 3 on the external one), then CMD.transition_to_running_state.
-    void start(Host& host, uint32_t pmu) {
-        const bool u85 = pmu != 0;
-        if (u85) {
+    void start(Host& host) {
+        if (model->config.generation == Generation::U85) {
             host.wr(MEM_ATTR0, 0);
             host.wr(MEM_ATTR0 + 12, 1u << 2);
         }
@@ -208,13 +209,12 @@ TEST_P(DeviceModel, StatusQreadAndTheInterruptFollowTheHostsTime) {
     const Case c = GetParam();
     Host host(c.config);
     Program program(host, vectors_ / c.model, c.config);
-    const bool u85 = program.model->config.generation == Generation::U85;
-    const uint32_t pmu = u85 ? 0x1000 : 0;
+    const uint32_t pmu = program.pmu();
     const Expected expected = expected_for(*program.model);
     enable_pmu(host, pmu, expected.events);
     program.place_inputs(host, 1);
     const uint64_t start = ethosu_device_now(host.device);
-    program.start(host, pmu);
+    program.start(host);
 
     // Running: nothing has passed yet.
     uint64_t next = 0;
@@ -265,12 +265,11 @@ TEST_P(DeviceModel, ASnapshotMidStreamEndsTheSameWayOnAnotherDevice) {
     const Case c = GetParam();
     Host first(c.config);
     Program program(first, vectors_ / c.model, c.config);
-    const bool u85 = program.model->config.generation == Generation::U85;
-    const uint32_t pmu = u85 ? 0x1000 : 0;
+    const uint32_t pmu = program.pmu();
     const Expected expected = expected_for(*program.model);
     enable_pmu(first, pmu, expected.events);
     program.place_inputs(first, 2);
-    program.start(first, pmu);
+    program.start(first);
     ethosu_device_advance(first.device, expected.cycles / 3);
     size_t bytes = 0;
     ASSERT_EQ(ethosu_device_save(first.device, nullptr, 0, &bytes), -1);
@@ -293,7 +292,7 @@ TEST_P(DeviceModel, ASnapshotMidStreamEndsTheSameWayOnAnotherDevice) {
     }
     EXPECT_TRUE(program.outputs_match(first, 2));
     // A snapshot of another configuration, or cut short, is refused, naming why.
-    Host other(u85 ? "ethos-u85-1024" : c.config == std::string("ethos-u55-128") ? "ethos-u65-256" : "ethos-u55-128");
+    Host other(pmu ? "ethos-u85-1024" : c.config == std::string("ethos-u55-128") ? "ethos-u65-256" : "ethos-u55-128");
     EXPECT_EQ(ethosu_device_restore(other.device, state.data(), state.size()), -1);
     EXPECT_NE(std::string(ethosu_device_last_error(other.device)).find("another NPU configuration"), std::string::npos);
     EXPECT_EQ(ethosu_device_restore(second.device, state.data(), state.size() - 1), -1);
@@ -307,15 +306,14 @@ TEST_P(DeviceModel, TheHostsBusServesTheStream) {
     const Case c = GetParam();
     Host host(c.config, true);
     Program program(host, vectors_ / c.model, c.config);
-    const bool u85 = program.model->config.generation == Generation::U85;
-    const uint32_t pmu = u85 ? 0x1000 : 0;
+    const uint32_t pmu = program.pmu();
     const Expected expected = expected_for(*program.model);
     for (int seed : {1, 2}) {
         SCOPED_TRACE(fmt::format("seed {}", seed));
         enable_pmu(host, pmu, expected.events);
         program.place_inputs(host, seed);
         const int reads_before = host.bus_reads;
-        program.start(host, pmu);
+        program.start(host);
         EXPECT_GT(host.bus_reads, reads_before) << ethosu_device_last_error(host.device);
         EXPECT_GT(host.bus_writes, 0);
         uint64_t next = 0;
@@ -329,7 +327,7 @@ TEST_P(DeviceModel, TheHostsBusServesTheStream) {
         host.wr(CMD, 2);
     }
     host.failing_slot = program.region_memory[1];
-    program.start(host, pmu);
+    program.start(host);
     EXPECT_TRUE(host.rd(STATUS) & kBusStatus);
     EXPECT_NE(std::string(ethosu_device_last_error(host.device)).find("the bus refused a read"), std::string::npos)
         << ethosu_device_last_error(host.device);

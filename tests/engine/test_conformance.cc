@@ -187,29 +187,14 @@ INSTANTIATE_TEST_SUITE_P(AllConfigs, OlderVelaConformance,
 // ../shared/vectors lacks), from ../shared/vectors-vela-u85: 4.5 writes a U85 AVERAGE pool's
 // OFM_SCALE as 1/N, 5.1 as one; fast weights on U85-512 with WEIGHT1_LENGTH 0 and no WEIGHT1_BASE;
 // 1-D DMAs without DMA0_SIZE0. Timing-only runs give the full runs' cycles.
-struct VelaU85 {
-    const char* version;
-    const char* config;
-};
-
-class VelaU85Conformance : public ::testing::TestWithParam<VelaU85> {};
+class VelaU85Conformance : public ::testing::TestWithParam<VelaCompile> {};
 
 TEST_P(VelaU85Conformance, OutputsEqualTfliteMicroReference) {
     check_corpus(ETHOSU_VECTORS_VELA_U85_DIR, GetParam().config, GetParam().version, true);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Vela45And51, VelaU85Conformance,
-    ::testing::Values(VelaU85{"4.5.0", "ethos-u85-128"}, VelaU85{"4.5.0", "ethos-u85-256"},
-                      VelaU85{"4.5.0", "ethos-u85-512"}, VelaU85{"4.5.0", "ethos-u85-1024"},
-                      VelaU85{"4.5.0", "ethos-u85-2048"}, VelaU85{"5.1.0", "ethos-u85-128"},
-                      VelaU85{"5.1.0", "ethos-u85-512"}, VelaU85{"5.1.0", "ethos-u85-2048"}),
-    [](const auto& info) {
-        std::string name = std::string("vela") + info.param.version + "_" + info.param.config;
-        for (char& c : name)
-            if (c == '-' || c == '.') c = '_';
-        return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Vela45And51, VelaU85Conformance, ::testing::ValuesIn(kVelaU85Compiles),
+                         [](const auto& info) { return vela_compile_name(info.param); });
 
 // A run of its own reads each weight once, then hands the mapped file's pages back: after
 // MobileNetV2 (3.4 MB of weights) few of them are still mapped in.

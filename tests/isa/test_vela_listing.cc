@@ -220,12 +220,7 @@ INSTANTIATE_TEST_SUITE_P(AllConfigs, VelaListing,
 
 // Vela 4.5.0 on every U85 size and 5.1.0 on the sizes ../shared/vectors lacks
 // (../shared/vectors-vela-u85), in the same listing layout.
-struct VelaU85 {
-    const char* version;
-    const char* config;
-};
-
-class VelaU85Listing : public ::testing::TestWithParam<VelaU85> {};
+class VelaU85Listing : public ::testing::TestWithParam<VelaCompile> {};
 
 TEST_P(VelaU85Listing, EveryCommandMatchesVelasDisassembly) {
     const fs::path vectors = ETHOSU_VECTORS_VELA_U85_DIR;
@@ -235,18 +230,8 @@ TEST_P(VelaU85Listing, EveryCommandMatchesVelasDisassembly) {
     check_regor_listings(vectors / version, config, fmt::format("{} {}", version, config));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Vela45And51, VelaU85Listing,
-    ::testing::Values(VelaU85{"4.5.0", "ethos-u85-128"}, VelaU85{"4.5.0", "ethos-u85-256"},
-                      VelaU85{"4.5.0", "ethos-u85-512"}, VelaU85{"4.5.0", "ethos-u85-1024"},
-                      VelaU85{"4.5.0", "ethos-u85-2048"}, VelaU85{"5.1.0", "ethos-u85-128"},
-                      VelaU85{"5.1.0", "ethos-u85-512"}, VelaU85{"5.1.0", "ethos-u85-2048"}),
-    [](const auto& info) {
-        std::string name = std::string("vela") + info.param.version + "_" + info.param.config;
-        for (char& c : name)
-            if (c == '-' || c == '.') c = '_';
-        return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Vela45And51, VelaU85Listing, ::testing::ValuesIn(kVelaU85Compiles),
+                         [](const auto& info) { return vela_compile_name(info.param); });
 
 // The parser on hand-written lines in Vela 3.x/4.x's layout: two sections, both kinds of command,
 // the unsigned decimal param; lines whose columns contradict each other are refused.
@@ -303,12 +288,7 @@ TEST(PythonListingParser, RefusesLinesWhoseColumnsDisagree) {
 
 // Vela 3.10.0 and 4.1.0 (../shared/vectors-vela): every stream of every model that compiled, whether
 // or not the whole model is on the NPU (one stream per ethos-u operator).
-struct OlderVela {
-    const char* version;
-    const char* config;
-};
-
-class OlderVelaListing : public ::testing::TestWithParam<OlderVela> {};
+class OlderVelaListing : public ::testing::TestWithParam<VelaCompile> {};
 
 TEST_P(OlderVelaListing, EveryCommandMatchesVelasListing) {
     const fs::path vectors = ETHOSU_VECTORS_VELA_DIR;
@@ -355,16 +335,11 @@ TEST_P(OlderVelaListing, EveryCommandMatchesVelasListing) {
 
 INSTANTIATE_TEST_SUITE_P(
     Vela310And41, OlderVelaListing,
-    ::testing::Values(OlderVela{"3.10.0", "ethos-u55-64"}, OlderVela{"3.10.0", "ethos-u55-128"},
-                      OlderVela{"3.10.0", "ethos-u65-256"}, OlderVela{"3.10.0", "ethos-u65-512"},
-                      OlderVela{"4.1.0", "ethos-u55-64"}, OlderVela{"4.1.0", "ethos-u55-128"},
-                      OlderVela{"4.1.0", "ethos-u65-256"}, OlderVela{"4.1.0", "ethos-u65-512"}),
-    [](const auto& info) {
-        std::string name = std::string("vela") + info.param.version + "_" + info.param.config;
-        for (char& c : name)
-            if (c == '-' || c == '.') c = '_';
-        return name;
-    });
+    ::testing::Values(VelaCompile{"3.10.0", "ethos-u55-64"}, VelaCompile{"3.10.0", "ethos-u55-128"},
+                      VelaCompile{"3.10.0", "ethos-u65-256"}, VelaCompile{"3.10.0", "ethos-u65-512"},
+                      VelaCompile{"4.1.0", "ethos-u55-64"}, VelaCompile{"4.1.0", "ethos-u55-128"},
+                      VelaCompile{"4.1.0", "ethos-u65-256"}, VelaCompile{"4.1.0", "ethos-u65-512"}),
+    [](const auto& info) { return vela_compile_name(info.param); });
 
 }  // namespace
 }  // namespace ethosu
