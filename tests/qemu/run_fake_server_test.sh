@@ -133,9 +133,10 @@ fi
 
 # 4. Without ethosu-socket: QEMU 7.2's map (unimplemented devices), no NPU device.
 rc=0
-echo "info mtree" | timeout 60 "$qemu" -machine mps3-an547 -S -display none -serial null \
+printf 'info mtree\nquit\n' | timeout 60 "$qemu" -machine mps3-an547 -S -display none -serial null \
     -monitor stdio >"$work/stock.out" 2>&1 || rc=$?
-if grep -q "U55 timing adapter 0" "$work/stock.out" && ! grep -q "ethosu" "$work/stock.out"; then
+if [ "$rc" -eq 0 ] && grep -q "U55 timing adapter 0" "$work/stock.out" &&
+    ! grep -q "ethosu" "$work/stock.out"; then
     pass "without ethosu-socket the machine is stock"
 else
     fail "without ethosu-socket (QEMU exit $rc)"

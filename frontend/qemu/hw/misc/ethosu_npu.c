@@ -285,19 +285,18 @@ static uint64_t ethosu_now(EthosUNPUState *s)
  */
 static int64_t ethosu_cycles_to_ns(EthosUNPUState *s, uint64_t cycles)
 {
-    uint64_t limit = muldiv64(INT64_MAX, s->clock_hz, NANOSECONDS_PER_SECOND);
     uint64_t ns;
 
-    if (cycles >= limit) {
+    /* Past 9e9 s (285 years) of virtual time: never; keeps ns < 2^63. */
+    if (cycles / s->clock_hz >= 9000000000ULL) {
         return INT64_MAX;
     }
+    /*
+     * ethosu_now() >= cycles once floor(ns * hz / 1e9) >= cycles, that is
+     * ns >= cycles * 1e9 / hz: the first such ns is the ceiling.
+     */
     ns = muldiv64_round_up(cycles, NANOSECONDS_PER_SECOND, s->clock_hz);
-    /* muldiv64(ns, hz, 1e9) >= cycles holds for this ns; keep it minimal. */
-    while (ns > 0 && muldiv64(ns - 1, s->clock_hz,
-                              NANOSECONDS_PER_SECOND) >= cycles) {
-        ns--;
-    }
-    return ns > INT64_MAX ? INT64_MAX : (int64_t)ns;
+    return ns;
 }
 
 /* Apply a state: the interrupt level and the next event. */
