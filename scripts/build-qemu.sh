@@ -69,13 +69,20 @@ install_build_deps() {
     fi
 }
 
-# Downloads Debian's qemu source package into the cache (set-up).
+# Downloads Debian's qemu source package into the cache (set-up): the version the patches were
+# written for, else the archive's (the patches may then not apply); deb-src must be configured.
 download_source() {
+    local sudo_cmd=()
+    [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
     mkdir -p "$source_cache"
     echo "build-qemu: downloading Debian's qemu source package into $source_cache" >&2
+    if ! apt-cache showsrc qemu >/dev/null 2>&1 || [ -z "$(apt-cache showsrc qemu 2>/dev/null)" ]; then
+        "${sudo_cmd[@]}" apt-get update -qq >&2
+    fi
     (cd "$source_cache" &&
         { apt-get source --download-only "qemu=$debian_version" >&2 ||
-          apt-get source --download-only qemu >&2; })
+          apt-get source --download-only qemu >&2; }) ||
+        { echo "build-qemu: apt-get source qemu failed (is deb-src in the apt sources?)" >&2; exit 1; }
 }
 
 # Copies a source package (.dsc and the files it lists) into the cache, so that later runs

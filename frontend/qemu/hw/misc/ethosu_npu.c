@@ -60,9 +60,11 @@ enum {
 
 #define ETHOSU_HEADER_BYTES 8
 #define ETHOSU_STATE_BYTES 16        /* u32 irq, u32 pending, u64 cycles */
-#define ETHOSU_HELLO_REPLY_BYTES 20  /* u32 version, u32 window, f64 hz, u32 status */
+/* u32 version, u32 window bytes, f64 clock in Hz, u32 status */
+#define ETHOSU_HELLO_REPLY_BYTES 20
 #define ETHOSU_READ_REPLY_BYTES (8 + ETHOSU_STATE_BYTES)
-#define ETHOSU_MEM_REQUEST_BYTES 16  /* u64 address, u32 bytes, u32 attributes */
+/* u64 address, u32 bytes, u32 attributes */
+#define ETHOSU_MEM_REQUEST_BYTES 16
 
 /* Memory request attributes, as the NPU's PROT register says. */
 #define ETHOSU_ATTR_NONSECURE 1u
