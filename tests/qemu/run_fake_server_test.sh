@@ -43,7 +43,7 @@ pass() { echo "PASS: $*"; passes=$((passes + 1)); }
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 "$cc" -mcpu=cortex-m55 -mthumb -O2 -g -Wall -Wextra -Wno-override-init -Werror \
-    -ffreestanding -nostdlib -T "$here/firmware/linker.ld" "$here/firmware/main.c" \
+    -ffreestanding -nostdlib -T "$here/firmware/linker.ld" "$here/firmware/main.c" "$here/firmware/board.c" \
     -o "$work/test.elf" || { echo "FAIL: firmware build"; exit 1; }
 
 # start_server NAME [fake_server options...]: a fake server on $work/NAME.sock

@@ -6,32 +6,14 @@
  * fake's, not an Ethos-U's). Prints over UART0 and exits through
  * semihosting with the number of failed checks as QEMU's exit status.
  */
-#include <stdint.h>
+#include "board.h"
 
-#define REG32(addr) (*(volatile uint32_t *)(uintptr_t)(addr))
-#define REG8(addr) (*(volatile uint8_t *)(uintptr_t)(addr))
-
-/* Corstone-300 addresses (0x4... Non-secure, 0x5... its Secure alias). */
-#define NPU_NS 0x48102000u
-#define NPU_S 0x58102000u
 #define TA0_NS 0x48103000u
 #define TA1_NS 0x48103200u
 #define TA0_S 0x58103000u
 #define TA_MAXR 0x00u
 #define TA_VERSION 0x38u
-#define NPU_IRQ 56
 
-/* AN547 UART0: CMSDK APB UART. */
-#define UART0 0x49303000u
-#define UART_DATA 0x00u
-#define UART_STATE 0x04u
-#define UART_CTRL 0x08u
-#define UART_BAUDDIV 0x10u
-
-#define NVIC_ISER(n) (0xE000E100u + 4u * (n))
-#define NVIC_ICER(n) (0xE000E180u + 4u * (n))
-#define NVIC_ISPR(n) (0xE000E200u + 4u * (n))
-#define SCB_CPACR 0xE000ED88u
 
 /* The fake server's registers (see fake_server.py). */
 #define F_ID 0x000u
@@ -68,87 +50,12 @@
 
 static volatile uint32_t irq_count;
 static volatile uint32_t irq_status;
-static uint32_t passed, failed;
-
-static void uart_putc(char c)
-{
-    while (REG32(UART0 + UART_STATE) & 1u) {
-    }
-    REG32(UART0 + UART_DATA) = (uint8_t)c;
-}
-
-static void puts_(const char *s)
-{
-    while (*s) {
-        uart_putc(*s++);
-    }
-}
-
-static void puthex(uint32_t v)
-{
-    puts_("0x");
-    for (int i = 28; i >= 0; i -= 4) {
-        uart_putc("0123456789abcdef"[(v >> i) & 15u]);
-    }
-}
-
-static void putdec(uint32_t v)
-{
-    char buf[11];
-    int n = 0;
-
-    do {
-        buf[n++] = (char)('0' + v % 10u);
-        v /= 10u;
-    } while (v);
-    while (n) {
-        uart_putc(buf[--n]);
-    }
-}
-
-static void check(const char *what, uint32_t got, uint32_t want)
-{
-    puts_(got == want ? "ok   " : "FAIL ");
-    puts_(what);
-    puts_(": ");
-    puthex(got);
-    if (got != want) {
-        puts_(" (want ");
-        puthex(want);
-        puts_(")");
-        failed++;
-    } else {
-        passed++;
-    }
-    puts_("\n");
-}
-
-static void semihosting_exit(uint32_t code)
-{
-    /* SYS_EXIT_EXTENDED: ADP_Stopped_ApplicationExit with a status. */
-    volatile uint32_t block[2] = { 0x20026u, code };
-    register uint32_t r0 __asm__("r0") = 0x20u;
-    register uint32_t r1 __asm__("r1") = (uint32_t)(uintptr_t)block;
-
-    __asm__ volatile("bkpt 0xab" : "+r"(r0) : "r"(r1) : "memory");
-    for (;;) {
-    }
-}
 
 void npu_irq_handler(void)
 {
     irq_status = REG32(NPU_NS + F_STATUS);
     REG32(NPU_NS + F_CMD) = F_CMD_CLEAR_IRQ;
     irq_count++;
-}
-
-static void wait_for_irq(uint32_t count)
-{
-    __asm__ volatile("cpsid i" ::: "memory");
-    while (irq_count < count) {
-        __asm__ volatile("wfi\n\tcpsie i\n\tisb\n\tcpsid i" ::: "memory");
-    }
-    __asm__ volatile("cpsie i" ::: "memory");
 }
 
 static void start_run(uint32_t cycles, uint32_t prot)
@@ -166,8 +73,7 @@ int main(void)
     uint32_t sum = 0;
     uint32_t ok;
 
-    REG32(UART0 + UART_BAUDDIV) = 16;
-    REG32(UART0 + UART_CTRL) = 1;   /* TX enable */
+    uart_init();
     puts_("ethosu-npu QEMU test firmware\n");
 
     /* Registers: ID and CONFIG, both aliases, a scratch register. */
@@ -203,7 +109,7 @@ int main(void)
     start_run(20000, 0);
     check("running after CMD run",
           REG32(NPU_NS + F_STATUS) & F_STATUS_RUNNING, F_STATUS_RUNNING);
-    wait_for_irq(1);
+    wait_for_count(&irq_count, 1);
     check("interrupts taken", irq_count, 1);
     check("STATUS in the handler", irq_status,
           F_STATUS_IRQ | F_STATUS_BUS_ERROR);
@@ -249,40 +155,7 @@ int main(void)
     check("non-secure run read zeros (MPC RAZ)", REG32(NPU_NS + F_RESULT), 0);
     REG32(NPU_NS + F_CMD) = F_CMD_CLEAR_IRQ;
 
-    puts_("checks: ");
-    putdec(passed);
-    puts_(" passed, ");
-    putdec(failed);
-    puts_(" failed\n");
-    semihosting_exit(failed);
-    return 0;
+    print_check_totals();
+    return (int)checks_failed();
 }
 
-/* Start-up: vector table, reset handler. */
-extern uint32_t __bss_start[], __bss_end[], __stack_top[];
-void reset_handler(void);
-static void default_handler(void)
-{
-    puts_("unexpected exception\n");
-    semihosting_exit(100);
-}
-
-void reset_handler(void)
-{
-    for (uint32_t *p = __bss_start; p < __bss_end; p++) {
-        *p = 0;
-    }
-    REG32(SCB_CPACR) |= 0xFu << 20;   /* CP10, CP11: FPU and MVE */
-    __asm__ volatile("dsb\n\tisb" ::: "memory");
-    semihosting_exit(main() ? 101 : 0);
-}
-
-#define VECTORS (16 + 96)
-__attribute__((section(".vectors"), used))
-static void (*const vectors[VECTORS])(void) = {
-    [0] = (void (*)(void))__stack_top,
-    [1] = reset_handler,
-    [2 ... 15] = default_handler,
-    [16 ... VECTORS - 1] = default_handler,
-    [16 + NPU_IRQ] = npu_irq_handler,
-};
