@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# Whole firmware on QEMU's mps3-an547 with ethosu-emu as its NPU: for each case, a Cortex-M55
+# firmware of the project's own (firmware/run_stream.c: start-up, UART, IRQ-driven completion, a
+# register-level driver) runs a corpus stream through `ethosu-emu device-server`, checks every
+# inference's output against the TFLM golden and its PMCCNTR against `ethosu-emu run
+# --timing-only`, then the fault path (an empty queue, a soft reset, one more inference). Time is
+# deterministic (-icount): the same firmware run twice prints the same. Prints each case's wall time.
+#
+# Usage: tests/qemu/run_stream_test.sh ETHOSU_EMU [QEMU]
+#   QEMU: default $ETHOSU_QEMU, else scripts/build-qemu.sh --path. Exits 77 (skipped) when QEMU is
+#   not built, Debian's gcc-arm-none-eabi is missing or ../shared/vectors is absent.
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+emu="${1:?usage: run_stream_test.sh ETHOSU_EMU [QEMU]}"
+qemu="${2:-${ETHOSU_QEMU:-}}"
+[ -n "$qemu" ] || qemu="$("$repo/scripts/build-qemu.sh" --path 2>/dev/null)" || qemu=""
+vectors="${ETHOSU_VECTORS_DIR:-$repo/../shared/vectors}"
+cc="${ARM_NONE_EABI_GCC:-arm-none-eabi-gcc}"
+[ -x "$qemu" ] || { echo "SKIP: no patched qemu-system-arm (run scripts/build-qemu.sh first)"; exit 77; }
+command -v "$cc" >/dev/null || { echo "SKIP: $cc not found (apt-get install gcc-arm-none-eabi)"; exit 77; }
+[ -f "$vectors/index.csv" ] || { echo "SKIP: test vectors not found at $vectors"; exit 77; }
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/ethosu-qemu-streams.XXXXXX")"
+server_pid=""
+cleanup() {
+    [ -n "$server_pid" ] && { kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; }
+    [ -z "${KEEP_WORK:-}" ] && rm -rf "$work"
+}
+trap cleanup EXIT
+passes=0
+failures=0
+pass() { echo "PASS: $*"; passes=$((passes + 1)); }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+# run_firmware CASE NPU: the server on a socket of its own, QEMU with the firmware; output in CASE.out
+run_firmware() {
+    local case="$1" npu="$2"
+    rm -f "$work/$case.sock"
+    "$emu" device-server --socket "$work/$case.sock" 2>"$work/$case.server" &
+    server_pid=$!
+    for _ in $(seq 100); do [ -S "$work/$case.sock" ] && break; sleep 0.05; done
+    local start=$(date +%s%N)
+    timeout 300 "$qemu" -machine "mps3-an547,ethosu-socket=$work/$case.sock,ethosu-npu=$npu" \
+        -kernel "$work/$case.elf" -nographic -icount shift=0,sleep=off \
+        -semihosting-config enable=on,target=native >"$work/$case.out" 2>"$work/$case.qemu"
+    local status=$?
+    wait "$server_pid"
+    local server_status=$?
+    server_pid=""
+    echo "$case: $(( ($(date +%s%N) - start) / 1000000 )) ms wall" >"$work/$case.time"
+    [ "$status" = 0 ] && [ "$server_status" = 0 ]
+}
+
+# check_case MODEL CONFIG INFERENCES
+check_case() {
+    local model="$1" config="$2" inferences="$3" case="$1-$2"
+    local data="$work/$case"
+    if ! python3 "$here/make_model_data.py" "$emu" "$vectors/$model/$config/model_vela.tflite" \
+            "$vectors/$model/golden" "$data" "$inferences" --memory-mode Shared_Sram >"$work/$case.gen" 2>&1; then
+        fail "$case: model data ($(tail -1 "$work/$case.gen"))"
+        return
+    fi
+    if ! "$cc" -mcpu=cortex-m55 -mthumb -O2 -g -Wall -Wextra -Wno-override-init -Werror -ffreestanding -nostdlib \
+            -I "$data" -I "$here/firmware" -T "$here/firmware/linker.ld" "$here/firmware/run_stream.c" \
+            "$here/firmware/board.c" "$data/model_data.S" -o "$work/$case.elf" 2>"$work/$case.cc"; then
+        fail "$case: firmware build: $(head -3 "$work/$case.cc")"
+        return
+    fi
+    if run_firmware "$case" "$config" && grep -q "checks: [0-9]* passed, 0 failed" "$work/$case.out"; then
+        pass "$case: $inferences inferences bit-exact with the emulator's cycles, fault and recovery ($(cat "$work/$case.time" | cut -d' ' -f2-))"
+    else
+        fail "$case:"
+        sed 's/^/    /' "$work/$case.out" "$work/$case.qemu" "$work/$case.server" | head -40
+    fi
+}
+
+check_case person_detect ethos-u55-128 100
+check_case mlperftiny_kws_dscnn_int8 ethos-u55-256 20
+check_case person_detect ethos-u65-256 20
+check_case coral_tf2_mobilenet_v2_224_ptq ethos-u55-128 1
+
+# Deterministic time: the same firmware twice prints the same.
+cp "$work/person_detect-ethos-u55-128.out" "$work/first.out" 2>/dev/null
+if run_firmware person_detect-ethos-u55-128 ethos-u55-128 && cmp -s "$work/first.out" "$work/person_detect-ethos-u55-128.out"; then
+    pass "the same firmware run twice prints the same"
+else
+    fail "two runs of one firmware differ"
+fi
+
+echo "qemu stream test: $passes passed, $failures failed"
+[ "$failures" = 0 ]
