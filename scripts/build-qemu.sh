@@ -69,16 +69,29 @@ install_build_deps() {
     fi
 }
 
-# Downloads Debian's qemu source package into the cache (set-up): the version the patches were
-# written for, else the archive's (the patches may then not apply); deb-src must be configured.
-download_source() {
-    local sudo_cmd=()
+# apt's source entries: the machine's Debian sources again as deb-src, when none serves qemu.
+add_deb_src() {
+    local sudo_cmd=() list=/etc/apt/sources.list.d/ethosu-emu-deb-src.sources
     [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+    [ -n "$(apt-cache showsrc qemu 2>/dev/null)" ] && return 0
+    "${sudo_cmd[@]}" apt-get update -qq >&2
+    [ -n "$(apt-cache showsrc qemu 2>/dev/null)" ] && return 0
+    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+        sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources | "${sudo_cmd[@]}" tee "$list" >/dev/null
+    else
+        echo "build-qemu: no deb-src for qemu and no /etc/apt/sources.list.d/debian.sources to derive one" >&2
+        return 1
+    fi
+    echo "build-qemu: added $list (deb-src) for Debian's qemu source" >&2
+    "${sudo_cmd[@]}" apt-get update -qq >&2
+}
+
+# Downloads Debian's qemu source package into the cache (set-up): the version the patches were
+# written for, else the archive's (the patches may then not apply).
+download_source() {
     mkdir -p "$source_cache"
     echo "build-qemu: downloading Debian's qemu source package into $source_cache" >&2
-    if ! apt-cache showsrc qemu >/dev/null 2>&1 || [ -z "$(apt-cache showsrc qemu 2>/dev/null)" ]; then
-        "${sudo_cmd[@]}" apt-get update -qq >&2
-    fi
+    add_deb_src || exit 1
     (cd "$source_cache" &&
         { apt-get source --download-only "qemu=$debian_version" >&2 ||
           apt-get source --download-only qemu >&2; }) ||

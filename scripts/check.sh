@@ -3,10 +3,10 @@
 # an AddressSanitizer + UBSan build (clang) that also runs each libFuzzer target briefly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --with-qemu
 jobs=${JOBS:-2}
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DETHOSU_QEMU_TESTS=ON -DETHOSU_QEMU="$(scripts/build-qemu.sh --path)"
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
 
