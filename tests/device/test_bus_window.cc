@@ -22,6 +22,7 @@
 #include "emulator/isa/builder.h"
 #include "emulator/isa/decoder.h"
 #include "frontend/device/mmio_trap.h"
+#include "tests/address_sanitizer.h"
 
 namespace ethosu {
 
@@ -413,14 +414,6 @@ TEST(BusWindowAndTrap, ShareTheFaultHandler) {
     window.flush();
     EXPECT_EQ(bus.at(kRam + 2), 0x34);
 }
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-constexpr bool kAddressSanitizer = __has_feature(address_sanitizer);
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
 
 TEST(BusWindowDeathTest, AFaultOutsideEveryWindowStillKills) {
     GuestBus bus(kRam, kPage);

@@ -4,6 +4,7 @@
 // ordinary memory; the x86-64 decoder is also checked on hand-assembled bytes.
 
 #include "frontend/device/mmio_trap.h"
+#include "tests/address_sanitizer.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -502,14 +503,6 @@ TEST(MmioTrap, CallbacksMayCallIntoTheirOwnerAndAnotherTrap) {
 }
 
 // ---- what the trap refuses ----------------------------------------------------------------------
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-constexpr bool kAddressSanitizer = __has_feature(address_sanitizer);
-#else
-constexpr bool kAddressSanitizer = false;
-#endif
 
 TEST(MmioTrapDeathTest, AFaultOutsideEveryTrapStillKills) {
     RecordingMemory device;  // the handler is installed
