@@ -478,6 +478,10 @@ NpuDevice::Run NpuDevice::run_on(const MemoryMap& map, const std::string& source
     const uint32_t qsize = at(r.qsize);
     // An empty queue ends before its NPU_OP_STOP, as a truncated stream does.
     if (qsize == 0) return fault_run(r.parse_error.mask, 0, 0, fmt::format("{}: QSIZE is 0, no command stream", source));
+    if (qsize > options_.max_queue_bytes)
+        return fault_run(r.parse_error.mask, 0, 0,
+                         fmt::format("{}: QSIZE {} bytes is past the longest queue a run takes ({} bytes)", source, qsize,
+                                     options_.max_queue_bytes));
     const MemoryMap::Mapping* stream_memory = map.find(qbase, qsize);
     if (!stream_memory)
         return fault_run(r.bus_status.mask, 0, 0, fmt::format("{}: {} bytes outside every mapped memory", source, qsize));

@@ -61,6 +61,9 @@ public:
         // served by these callbacks (BusWindow: pages fetched once per stream, the bytes it
         // changed written back when it has run). None: only mapped memory exists.
         std::optional<BusCallbacks> bus;
+        // The longest command queue (QSIZE) a run takes, as the CLI's --max-stream-words default
+        // (400 times MobileNetV2's): a longer one is a work limit's cmd_parse_error, not 4 GB read.
+        uint64_t max_queue_bytes = uint64_t{16} << 20;
     };
 
     // The address handed to the NPU for a host pointer no mapping holds (unmapped_address): the

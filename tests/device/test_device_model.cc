@@ -372,6 +372,14 @@ TEST(DeviceModelAccess, EverySizeAndPeekAndReset) {
     EXPECT_EQ(host.raises, 1);
     EXPECT_TRUE(host.rd(STATUS) & kBusStatus);
     EXPECT_NE(std::string(ethosu_device_last_error(host.device)).find("outside every mapped memory"), std::string::npos);
+    // A queue past the longest a run takes (16 MiB) is refused, not read.
+    ethosu_device_reset(host.device);
+    host.wr(QBASE, 0x10000000, 8);
+    host.wr(QSIZE, 0x40000000);
+    host.wr(CMD, 1);
+    EXPECT_TRUE(host.rd(STATUS) & 16u);  // cmd_parse_error
+    EXPECT_NE(std::string(ethosu_device_last_error(host.device)).find("past the longest queue"), std::string::npos);
+    host.lowers = 0;
     ethosu_device_reset(host.device);
     EXPECT_EQ(host.lowers, 1);
     EXPECT_EQ(host.rd(STATUS) & (kBusStatus | kIrqRaised), 0u);
