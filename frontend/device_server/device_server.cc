@@ -291,27 +291,40 @@ std::string serve_device(int fd, const DeviceServerOptions& options) {
     return {};
 }
 
-std::string serve_device_at(const std::string& path, const DeviceServerOptions& options) {
+DeviceSocket::DeviceSocket(std::string path) : path_(std::move(path)) {
     sockaddr_un address{};
     address.sun_family = AF_UNIX;
-    if (path.size() >= sizeof address.sun_path)
-        throw std::system_error(ENAMETOOLONG, std::generic_category(), fmt::format("socket path {}", path));
-    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
-    const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (listener < 0) throw std::system_error(errno, std::generic_category(), "socket");
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } close_listener{listener};
-    ::unlink(path.c_str());
-    if (::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0)
-        throw std::system_error(errno, std::generic_category(), fmt::format("bind {}", path));
-    if (::listen(listener, 1) != 0) throw std::system_error(errno, std::generic_category(), fmt::format("listen {}", path));
-    const int client = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
-    if (client < 0) throw std::system_error(errno, std::generic_category(), fmt::format("accept {}", path));
-    Closer close_client{client};
-    ::unlink(path.c_str());
-    return serve_device(client, options);
+    if (path_.size() >= sizeof address.sun_path)
+        throw std::system_error(ENAMETOOLONG, std::generic_category(), fmt::format("socket path {}", path_));
+    std::memcpy(address.sun_path, path_.c_str(), path_.size() + 1);
+    listener_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listener_ < 0) throw std::system_error(errno, std::generic_category(), "socket");
+    ::unlink(path_.c_str());
+    if (::bind(listener_, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 || ::listen(listener_, 1) != 0) {
+        const int error = errno;
+        ::close(listener_);
+        throw std::system_error(error, std::generic_category(), fmt::format("listen on {}", path_));
+    }
+}
+
+DeviceSocket::~DeviceSocket() {
+    ::close(listener_);
+    ::unlink(path_.c_str());
+}
+
+std::optional<std::string> DeviceSocket::serve_one(const DeviceServerOptions& options) {
+    const int client = ::accept4(listener_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (client < 0) return std::nullopt;
+    std::string result = serve_device(client, options);
+    ::close(client);
+    return result;
+}
+
+void DeviceSocket::stop() { ::shutdown(listener_, SHUT_RDWR); }
+
+std::string serve_device_at(const std::string& path, const DeviceServerOptions& options) {
+    DeviceSocket socket(path);
+    return socket.serve_one(options).value_or(fmt::format("no client connected to {}", path));
 }
 
 }  // namespace ethosu

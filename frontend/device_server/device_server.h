@@ -4,6 +4,7 @@
 // nothing of ethosu-emu (QEMU's ethosu-npu device). One connection, one NPU, served until the
 // client closes it.
 
+#include <optional>
 #include <string>
 
 #include "emulator/engine/timing/system_config.h"
@@ -20,8 +21,27 @@ struct DeviceServerOptions {
 // socket is left open for the caller to close.
 std::string serve_device(int fd, const DeviceServerOptions& options);
 
-// Listens on a UNIX socket at path (replacing a stale socket file there), accepts one client and
-// serves it (serve_device). Throws std::system_error when the socket cannot be made.
+// A listening UNIX socket at path (replacing a stale socket file there), closed with its owner.
+// Throws std::system_error when the socket cannot be made.
+class DeviceSocket {
+public:
+    explicit DeviceSocket(std::string path);
+    ~DeviceSocket();
+    DeviceSocket(const DeviceSocket&) = delete;
+    DeviceSocket& operator=(const DeviceSocket&) = delete;
+    // Accepts one client and serves it: what serve_device returns, or nullopt when no client came
+    // (accept failed, or stop() ended the wait).
+    std::optional<std::string> serve_one(const DeviceServerOptions& options);
+    // Ends a wait in serve_one for a client that will not come (from another thread).
+    void stop();
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+    int listener_ = -1;
+};
+
+// Listens at path, accepts one client and serves it.
 std::string serve_device_at(const std::string& path, const DeviceServerOptions& options);
 
 }  // namespace ethosu
