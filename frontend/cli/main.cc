@@ -24,6 +24,7 @@
 #include "frontend/cli/pmu_report.h"
 #include "frontend/runner/run_model.h"
 #include "frontend/cli/run_figures.h"
+#include "frontend/cli/system_command.h"
 #include "frontend/cli/tensor_files.h"
 #include "frontend/device_server/device_server.h"
 #include "frontend/graph/graph_runner.h"
@@ -509,6 +510,15 @@ int main(int argc, char** argv) {
     device_server->add_option("--socket", socket_path, "the UNIX socket to listen on for the simulator")->required();
     add_system_options(device_server);
     device_server->add_flag("--verbose", server_options.verbose, "print each register access on stderr");
+    auto* system = app.add_subcommand(
+        "system", "run Cortex-M firmware on QEMU's mps3-an547 with the emulated NPU (UART0 to stdout, semihosting)");
+    SystemRunOptions system_options;
+    system->add_option("FIRMWARE", system_options.firmware, "the firmware ELF (Corstone-300, Cortex-M55)")->required();
+    system->add_option("--npu", system_options.npu, "NPU configuration (Vela name)")->capture_default_str();
+    system->add_option("--qemu", system_options.qemu,
+                       "qemu-system-arm built by scripts/build-qemu.sh (default: $ETHOSU_QEMU, else its cache)");
+    system->add_option("--timeout", system_options.timeout, "stop the firmware after this many seconds (exit 124)");
+    add_system_options(system);
     const CheckCommands check_commands(app);
     app.set_version_flag("--version", "ethosu-emu " ETHOSU_EMU_VERSION);
     try {
@@ -535,6 +545,10 @@ int main(int argc, char** argv) {
             // The timing model never reads data: the report's figures are those of a full run.
             run_options.timing_only = true;
             return run_run(model_path, options, run_options, as_json);
+        }
+        if (*system) {
+            system_options.system = run_options.system;
+            return run_system(system_options);
         }
         if (*device_server) {
             server_options.system = run_options.system;

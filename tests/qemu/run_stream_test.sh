@@ -7,6 +7,8 @@
 # inference's output against the TFLM golden and its PMCCNTR against `ethosu-emu run
 # --timing-only`, then the fault path (an empty queue, a soft reset, one more inference). Time is
 # deterministic (-icount): the same firmware run twice prints the same. Prints each case's wall time.
+# Then the launcher (ethosu-emu system): the stream firmware, a CPU-only image's exit status, a
+# timeout.
 #
 # Usage: tests/qemu/run_stream_test.sh ETHOSU_EMU [QEMU]
 #   QEMU: default $ETHOSU_QEMU, else scripts/build-qemu.sh --path. Exits 77 (skipped) when QEMU is
@@ -88,6 +90,35 @@ if run_firmware person_detect-ethos-u55-128 ethos-u55-128 && cmp -s "$work/first
     pass "the same firmware run twice prints the same"
 else
     fail "two runs of one firmware differ"
+fi
+
+# The launcher: ethosu-emu system starts the server and QEMU itself, passes the firmware's exit
+# status through, and ends a firmware that never ends at --timeout with 124.
+build_cpu_only() {
+    "$cc" -mcpu=cortex-m55 -mthumb -O2 -Wall -Wextra -Wno-override-init -Werror -ffreestanding -nostdlib "$@" \
+        -I "$here/firmware" -T "$here/firmware/linker.ld" "$here/firmware/cpu_only.c" "$here/firmware/board.c"
+}
+if "$emu" system "$work/person_detect-ethos-u55-128.elf" --npu ethos-u55-128 --qemu "$qemu" >"$work/system.out" 2>&1 &&
+        grep -q "checks: [0-9]* passed, 0 failed" "$work/system.out"; then
+    pass "ethosu-emu system runs the stream firmware"
+else
+    fail "ethosu-emu system on the stream firmware:"; sed 's/^/    /' "$work/system.out" | head -20
+fi
+build_cpu_only -DEXIT_STATUS=7 -o "$work/exit7.elf"
+"$emu" system "$work/exit7.elf" --qemu "$qemu" >"$work/exit7.out" 2>&1
+status=$?
+if [ "$status" = 7 ] && grep -q "cpu-only firmware" "$work/exit7.out"; then
+    pass "a CPU-only image's UART and exit status 7 come through"
+else
+    fail "CPU-only image: status $status"; sed 's/^/    /' "$work/exit7.out" | head
+fi
+build_cpu_only -DHANG -o "$work/hang.elf"
+"$emu" system "$work/hang.elf" --qemu "$qemu" --timeout 2 >"$work/hang.out" 2>&1
+status=$?
+if [ "$status" = 124 ] && grep -q "did not end within 2 s" "$work/hang.out"; then
+    pass "a firmware that never ends is stopped at --timeout (124)"
+else
+    fail "timeout: status $status"; sed 's/^/    /' "$work/hang.out" | head
 fi
 
 echo "qemu stream test: $passes passed, $failures failed"
