@@ -165,10 +165,14 @@ NpuDevice::~NpuDevice() {
     trap_.reset();
 }
 
-void NpuDevice::reset_registers() {
-    std::fill(regs_.begin(), regs_.end(), 0);
+void NpuDevice::reset_registers(bool keep_pmu) {
+    for (size_t word = 0; word < regs_.size(); ++word)
+        if (!keep_pmu || !pmu_[word]) regs_[word] = 0;
     for (const auto& r : gen_.registers) {
-        for (uint32_t i = 0; i < r.count; ++i) regs_[(r.offset + i * (r.width_bits / 8)) / 4] = r.reset;
+        for (uint32_t i = 0; i < r.count; ++i) {
+            const size_t word = (r.offset + i * (r.width_bits / 8)) / 4;
+            if (!keep_pmu || !pmu_[word]) regs_[word] = r.reset;
+        }
     }
     at(reg_->id) = options_.npu.hw_id_reset;
     at(reg_->config) = options_.npu.config_word;
@@ -180,7 +184,7 @@ void NpuDevice::reset_registers() {
 
 void NpuDevice::power_on_reset() {
     Access access(*this);
-    reset_registers();
+    reset_registers(false);
     at(reg_->prot) = reg_->active_cpl.put(options_.privileged ? 1 : 0) | reg_->active_csl.put(options_.secure ? 0 : 1);
 }
 
@@ -287,14 +291,18 @@ uint32_t NpuDevice::read_word(uint32_t offset, Owed& owed) {
     if (offset / 4 >= regs_.size()) return 0;
     // A program polling STATUS sees a started stream running, then (as its time passes) done.
     if (offset == reg_->status && run_requested_) {
-        if (running_reported_) {
-            run_ = execute();
-            advance_locked(run_->done_at - now_, owed);
-        } else {
-            running_reported_ = true;
-        }
+        if (running_reported_) end_stream_now(owed);
+        else running_reported_ = true;
     }
     return value_at(offset);
+}
+
+// A program's time: a started stream runs if it has not, and its cycles pass now.
+bool NpuDevice::end_stream_now(Owed& owed) {
+    if (run_requested_) run_ = execute();
+    if (!run_) return false;
+    advance_locked(run_->done_at > now_ ? run_->done_at - now_ : 0, owed);
+    return true;
 }
 
 bool NpuDevice::read(uint32_t offset, unsigned size, uint64_t& value) {
@@ -353,12 +361,7 @@ void NpuDevice::write_word(uint32_t offset, uint32_t value, Owed& owed) {
         // A soft reset leaves the PMU as it is: Arm's evaluation kit sets the event types and then
         // calls ETHOSU_PMU_Enable, whose first power request soft-resets the NPU, and its FVP runs
         // count those events (the published Corstone-300 figures of ../shared/anchors).
-        std::vector<uint32_t> pmu_words;
-        for (size_t i = 0; i < regs_.size(); ++i)
-            if (pmu_[i]) pmu_words.push_back(regs_[i]);
-        reset_registers();
-        for (size_t i = 0, k = 0; i < regs_.size(); ++i)
-            if (pmu_[i]) regs_[i] = pmu_words[k++];
+        reset_registers(true);
         // pending_CPL and pending_CSL become active.
         at(r.prot) = r.active_cpl.put(r.pending_cpl.get(value)) | r.active_csl.put(r.pending_csl.get(value));
     } else if (offset == r.cmd) {
@@ -543,10 +546,7 @@ void NpuDevice::complete(Owed& owed) {
 bool NpuDevice::run_until_idle() {
     Access access(*this);
     access.await_deliveries();
-    if (run_requested_) run_ = execute();
-    if (!run_) return false;
-    advance_locked(run_->done_at > now_ ? run_->done_at - now_ : 0, access.owed());
-    return true;
+    return end_stream_now(access.owed());
 }
 
 uint64_t NpuDevice::dma_copy(std::span<uint8_t> dst, std::span<const uint8_t> src) {

@@ -106,7 +106,6 @@ public:
     void set_irq_line(std::function<void(bool level)> line);
     void set_irq_handler(std::function<void()> handler);
     bool irq_level() const;
-    bool irq_pending() const { return irq_level(); }
 
     // Clock::Program: completes a started stream now. Returns whether one was running.
     bool run_until_idle();
@@ -170,7 +169,8 @@ private:
     };
     class Access;  // the lock, and the callbacks owed when it is released
 
-    void reset_registers();
+    // Every register to its reset value; keep_pmu (a soft reset) leaves the PMU's as they are.
+    void reset_registers(bool keep_pmu);
     uint32_t& at(uint32_t offset) { return regs_[offset / 4]; }
     uint32_t at(uint32_t offset) const { return regs_[offset / 4]; }
     uint64_t read64(uint32_t offset) const;
@@ -183,6 +183,7 @@ private:
     Run fault_run(uint32_t bits, uint32_t channel, uint32_t qread, std::string message);
     void complete(Owed& owed);
     void advance_locked(uint64_t cycles, Owed& owed);
+    bool end_stream_now(Owed& owed);
     bool running() const { return run_.has_value(); }
     uint64_t copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_t> src, Owed& owed);
     // The STATUS fault bits and faulting channel of a run's error, by its kind: an access outside
@@ -193,7 +194,6 @@ private:
     std::pair<std::vector<uint64_t>, uint64_t> pmu_counts(const TimingResult& timing) const;
     void add_pmu_counts(const std::vector<uint64_t>& events, uint64_t cycles);
     void finished(const DecodedStream& stream);
-    void pay(const Owed& owed);
     bool level_locked() const;
 
     Options options_;
