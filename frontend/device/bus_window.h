@@ -84,7 +84,7 @@ struct BusCounters {
     uint64_t writes = 0;              // mem_write calls, one per run of changed bytes
 };
 
-class BusWindow : public FaultWindow {
+class BusWindow final : public FaultWindow {
 public:
     // Reserves the window for [0, 2^address_bits): 32 for U55, 40 for U65 and U85 (at least the
     // page's bits, at most 40). Throws std::invalid_argument for other widths or a callback

@@ -73,8 +73,11 @@ int ethosu_device_create(const ethosu_device_options* options, const ethosu_devi
         return -1;
     }
     try {
-        ethosu::NpuDevice::Options o{*npu, {}, options->secure != 0, options->privileged != 0,
-                                     ethosu::NpuDevice::Clock::Host};
+        ethosu::NpuDevice::Options o;
+        o.npu = *npu;
+        o.secure = options->secure != 0;
+        o.privileged = options->privileged != 0;
+        o.clock = ethosu::NpuDevice::Clock::Host;
         if (options->system_config) o.system.system_config = options->system_config;
         if (options->memory_mode) o.system.memory_mode = options->memory_mode;
         if (options->config_file) o.system.config_files.push_back(options->config_file);

@@ -47,7 +47,10 @@ int ethosu_emu_create(const ethosu_emu_options* options, ethosu_emu** out, const
                     "'; valid: " + ethosu::npu_config_names());
     }
     try {
-        ethosu::NpuDevice::Options o{*npu, {}, options->secure != 0, options->privileged != 0};
+        ethosu::NpuDevice::Options o;
+        o.npu = *npu;
+        o.secure = options->secure != 0;
+        o.privileged = options->privileged != 0;
         if (options->system_config) o.system.system_config = options->system_config;
         if (options->memory_mode) o.system.memory_mode = options->memory_mode;
         auto emu = std::make_unique<ethosu_emu>();

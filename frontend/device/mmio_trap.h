@@ -38,7 +38,7 @@
 
 namespace ethosu {
 
-class MmioTrap : public FaultWindow {
+class MmioTrap final : public FaultWindow {
 public:
     // Both noexcept by contract (see above). size is 1, 2, 4 or 8; a read's result is truncated to
     // size bytes, then extended as the instruction says.
