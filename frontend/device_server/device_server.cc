@@ -50,13 +50,12 @@ public:
     explicit Payload(std::vector<uint8_t> bytes) : bytes_(std::move(bytes)) {}
     template <typename T> Payload& put(T value) {
         static_assert(std::is_trivially_copyable_v<T>);
-        const auto* p = reinterpret_cast<const uint8_t*>(&value);
-        bytes_.insert(bytes_.end(), p, p + sizeof(T));
-        return *this;
+        return put_bytes(&value, sizeof(T));
     }
     Payload& put_bytes(const void* data, size_t size) {
-        const auto* p = static_cast<const uint8_t*>(data);
-        bytes_.insert(bytes_.end(), p, p + size);
+        const size_t at = bytes_.size();
+        bytes_.resize(at + size);
+        if (size) std::memcpy(bytes_.data() + at, data, size);
         return *this;
     }
     template <typename T> T get(const char* what) {
@@ -155,7 +154,10 @@ private:
         else if (!npu) refusal = fmt::format("unknown NPU configuration '{}'; valid: {}", name, npu_config_names());
         if (refusal.empty()) {
             try {
-                NpuDevice::Options o{*npu, options_.system, true, true, NpuDevice::Clock::Host};
+                NpuDevice::Options o;
+                o.npu = *npu;
+                o.system = options_.system;
+                o.clock = NpuDevice::Clock::Host;
                 // The client waits for the reply while the NPU works on its memory: nothing else
                 // writes it meanwhile, so unchanged bytes between changes may go back with them.
                 o.bus = BusCallbacks{&Session::mem_read, &Session::mem_write, this, kMergeGap};
@@ -177,7 +179,6 @@ private:
         if (type != Message::Read && type != Message::Write && type != Message::Sync && type != Message::Reset)
             throw ProtocolError(fmt::format("message type {} from the client", static_cast<uint32_t>(type)));
         advance_to(p.get<uint64_t>("time"));
-        attributes_ = bus_attributes();
         Payload reply;
         switch (type) {
             case Message::Read: {
@@ -199,6 +200,7 @@ private:
                 const auto value = p.get<uint64_t>("value");
                 p.expect_end("WRITE");
                 if (options_.verbose) fmt::print(stderr, "ethosu-emu device: write 0x{:03x}/{} = 0x{:x}\n", offset, size, value);
+                attributes_ = bus_attributes();  // a write (CMD's run bit) is what starts a stream on the bus
                 device_->write(offset, size, value);
                 check_bus();
                 break;
