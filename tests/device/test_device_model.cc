@@ -106,7 +106,9 @@ struct Host {
         const uint64_t address = kFirstSlot + kSlotBytes * memories.size();
         memories.emplace_back(std::max<uint64_t>(size, 16), 0);
         std::copy(bytes.begin(), bytes.end(), memories.back().begin());
-        if (!bus) EXPECT_EQ(ethosu_device_map(device, address, memories.back().data(), memories.back().size()), 0);
+        if (!bus) {
+            EXPECT_EQ(ethosu_device_map(device, address, memories.back().data(), memories.back().size()), 0);
+        }
         return address;
     }
 };
@@ -199,6 +201,18 @@ Expected expected_for(const LoadedModel& model) {
     return e;
 }
 
+// A device of the case's configuration with the model laid out in its host's memory, and what
+// the emulator's own run gives.
+struct Bench {
+    Bench(const Case& c, const fs::path& vectors, bool serve_bus = false)
+        : host(c.config, serve_bus), program(host, vectors / c.model, c.config), pmu(program.pmu()),
+          expected(expected_for(*program.model)) {}
+    Host host;
+    Program program;
+    const uint32_t pmu;
+    const Expected expected;
+};
+
 void enable_pmu(Host& host, uint32_t pmu, const std::vector<uint32_t>& events) {
     host.wr(pmu + PMCR, 1 | 2 | 4);
     for (size_t i = 0; i < events.size(); ++i) host.wr(pmu + PMEVTYPER + 4 * static_cast<uint32_t>(i), events[i]);
@@ -207,10 +221,8 @@ void enable_pmu(Host& host, uint32_t pmu, const std::vector<uint32_t>& events) {
 
 TEST_P(DeviceModel, StatusQreadAndTheInterruptFollowTheHostsTime) {
     const Case c = GetParam();
-    Host host(c.config);
-    Program program(host, vectors_ / c.model, c.config);
-    const uint32_t pmu = program.pmu();
-    const Expected expected = expected_for(*program.model);
+    Bench bench(c, vectors_);
+    auto& [host, program, pmu, expected] = bench;
     enable_pmu(host, pmu, expected.events);
     program.place_inputs(host, 1);
     const uint64_t start = ethosu_device_now(host.device);
@@ -263,10 +275,8 @@ TEST_P(DeviceModel, StatusQreadAndTheInterruptFollowTheHostsTime) {
 // memory): both end at the same time with the same STATUS and PMU.
 TEST_P(DeviceModel, ASnapshotMidStreamEndsTheSameWayOnAnotherDevice) {
     const Case c = GetParam();
-    Host first(c.config);
-    Program program(first, vectors_ / c.model, c.config);
-    const uint32_t pmu = program.pmu();
-    const Expected expected = expected_for(*program.model);
+    Bench bench(c, vectors_);
+    auto& [first, program, pmu, expected] = bench;
     enable_pmu(first, pmu, expected.events);
     program.place_inputs(first, 2);
     program.start(first);
@@ -304,10 +314,8 @@ TEST_P(DeviceModel, ASnapshotMidStreamEndsTheSameWayOnAnotherDevice) {
 // mapped run's. A bus error on the arena faults the run.
 TEST_P(DeviceModel, TheHostsBusServesTheStream) {
     const Case c = GetParam();
-    Host host(c.config, true);
-    Program program(host, vectors_ / c.model, c.config);
-    const uint32_t pmu = program.pmu();
-    const Expected expected = expected_for(*program.model);
+    Bench bench(c, vectors_, true);
+    auto& [host, program, pmu, expected] = bench;
     for (int seed : {1, 2}) {
         SCOPED_TRACE(fmt::format("seed {}", seed));
         enable_pmu(host, pmu, expected.events);
