@@ -7,9 +7,10 @@
 # inference's output against the TFLM golden and its PMCCNTR against `ethosu-emu run
 # --timing-only`, then the fault path (an empty queue, a soft reset, one more inference): Vela 5.1's
 # streams on U55-128/256 and U65-256, Vela 4.1.0's (../shared/vectors-vela) on U55-64 and U65-512.
-# Time is deterministic (-icount): the same firmware run twice prints the same. Prints each case's
-# wall time. Then the launcher (ethosu-emu system): the stream firmware, a CPU-only image's exit
-# status, a timeout.
+# Then MobileNetV2's IO copies by CPU memcpy and by the NPU's DMA (firmware/io_copy.c) on U55-32,
+# U55-128 and U65-512, with their virtual times printed, and a DMA bus fault. Time is deterministic
+# (-icount): the same firmware run twice prints the same. Prints each case's wall time. Then the
+# launcher (ethosu-emu system): the stream firmware, a CPU-only image's exit status, a timeout.
 #
 # Usage: tests/qemu/run_stream_test.sh ETHOSU_EMU [QEMU]
 #   QEMU: default $ETHOSU_QEMU, else scripts/build-qemu.sh --path. Exits 77 (skipped) when QEMU is
@@ -92,6 +93,43 @@ check_case coral_tf2_mobilenet_v2_224_ptq ethos-u55-128 1
 # The corpus compiled by Vela 4.1.0 has the configurations Vela 5.1's lacks.
 check_case person_detect ethos-u55-64 100 "$vectors/../vectors-vela/4.1.0"
 check_case person_detect ethos-u65-512 20 "$vectors/../vectors-vela/4.1.0"
+
+# check_io_copy CONFIG: MobileNetV2's IO copies (its tensors as Vela placed them for
+# ethos-u55-128) by the CPU and by the NPU's DMA on CONFIG (firmware/io_copy.c), then the fault
+# path; the firmware run twice prints the same.
+check_io_copy() {
+    local config="$1" case="io-copy-$1" model=coral_tf2_mobilenet_v2_224_ptq
+    local data="$work/$case"
+    if ! python3 "$here/make_io_copy_data.py" "$emu" "$vectors/$model/ethos-u55-128/model_vela.tflite" \
+            "$vectors/$model/golden" "$config" "$data" --memory-mode Shared_Sram >"$work/$case.gen" 2>&1; then
+        fail "$case: data ($(tail -1 "$work/$case.gen"))"
+        return
+    fi
+    if ! "$cc" -mcpu=cortex-m55 -mthumb -O2 -g -Wall -Wextra -Wno-override-init -Werror -ffreestanding -nostdlib \
+            -I "$data" -I "$here/firmware" -T "$here/firmware/linker.ld" "$here/firmware/io_copy.c" \
+            "$here/firmware/board.c" "$data/io_copy_data.S" -lc -lgcc -o "$work/$case.elf" 2>"$work/$case.cc"; then
+        fail "$case: firmware build: $(head -3 "$work/$case.cc")"
+        return
+    fi
+    if run_firmware "$case" "$config" && grep -q "checks: [0-9]* passed, 0 failed" "$work/$case.out"; then
+        pass "$case: bit-exact by memcpy and by DMA, the DMA's cycles the emulator's, the CPU asleep" \
+             "meanwhile, fault and recovery ($(cut -d' ' -f2- "$work/$case.time"))"
+        grep "bytes$\|ns$" "$work/$case.out" | sed 's/^/    /'
+        cp "$work/$case.out" "$work/$case.first"
+        if run_firmware "$case" "$config" && cmp -s "$work/$case.first" "$work/$case.out"; then
+            pass "$case: the same firmware run twice prints the same"
+        else
+            fail "$case: two runs differ"
+        fi
+    else
+        fail "$case:"
+        sed 's/^/    /' "$work/$case.out" "$work/$case.qemu" "$work/$case.server" | head -40
+    fi
+}
+
+check_io_copy ethos-u55-32
+check_io_copy ethos-u55-128
+check_io_copy ethos-u65-512
 
 # Deterministic time: the same firmware twice prints the same (on a one-core and the two-core NPU).
 for case in person_detect-ethos-u55-128 person_detect-ethos-u65-512; do
