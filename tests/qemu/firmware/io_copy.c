@@ -119,8 +119,8 @@ static struct npu_copy npu_copy(const uint8_t *stream, uint32_t stream_bytes, co
     set64(BASEP, (uintptr_t)tensor);
     set64(BASEP + 8, (uintptr_t)scratch_at);
     REG32(NPU_NS + REGIONCFG) = 3u; /* region 0 (the tensor, in DDR) on AXI1, region 1 (scratch) on AXI0 */
-    REG32(NPU_NS + PMCR) = 1u | 2u | 4u;
-    REG32(NPU_NS + PMCNTENSET) = 1u << 31;
+    REG32(NPU_NS + PMCR) = 1u | 2u | 4u; /* counting, counters reset */
+    REG32(NPU_NS + PMCNTENSET) = 1u << 31; /* the cycle counter */
     REG32(NPU_NS + CMD) = CMD_RUN;
     const uint32_t running = REG32(SYST_CVR);
     wait_for_count(&irq_count, irqs + 1);
