@@ -8,17 +8,17 @@
  * model's tensor sizes and scratch offsets) are made by the CPU (newlib's memcpy, what std::memcpy
  * is with this toolchain) and by the NPU's DMA (a one-transfer command stream a copy, run through
  * the registers, the CPU in WFI until the NPU's interrupt). Both must be bit-exact, the DMA must
- * not write past its destination, and each stream's PMU cycle count must equal `ethosu-emu run
- * --timing-only` on it. Then the fault path: a copy from the CPU's private peripheral bus, which
- * is no memory to the NPU, ends in a bus error and the interrupt; a soft reset clears it and the
- * next copy is bit-exact.
+ * not write past its destination, each stream's PMU cycle count must equal `ethosu-emu run
+ * --timing-only` on it, and the CPU must be busy for less time than its own copy takes. Then the
+ * fault path: a copy from the CPU's private peripheral bus, which is no memory to the NPU, ends in
+ * a bus error and the interrupt; a soft reset clears it and the next copy is bit-exact.
  *
  * Time is SysTick on the processor clock: QEMU 7.2's SSE-300 wires no SysTick reference clock,
  * and its processor clock (the SSE's MAINCLK) is AN547's 32 MHz SYSCLK; the counter reads QEMU's
  * virtual clock, which under -icount advances 2^shift ns an instruction and, while the CPU sleeps
  * with sleep=off, jumps to the next timer (here the NPU's completion). DWT CYCCNT and the M55 PMU
- * read 0 in QEMU 7.2. The firmware prints each copy's time in ns; the test asserts only what does
- * not depend on how QEMU counts instructions.
+ * read 0 in QEMU 7.2. The firmware prints each copy's time in ns and asserts orderings and
+ * bounds, never a printed time.
  *
  * QEMU models no data cache: on hardware the CPU would clean the source and invalidate the
  * destination around each NPU transfer.
@@ -190,6 +190,8 @@ static void compare_copies(const char *name, uint8_t *dst, const uint8_t *src, u
     const uint32_t asleep_ns = ticks_to_ns(npu.asleep_ticks);
     check("  asleep until the NPU's time had passed",
           asleep_ns + ticks_to_ns(1) >= npu_ns && asleep_ns < npu_ns + 2000u, 1);
+    check("  the CPU busy for less of the DMA than of its own copy",
+          npu.total_ticks - npu.asleep_ticks < cpu_ticks, 1);
     print_ns("  CPU memcpy: ", ticks_to_ns(cpu_ticks));
     print_ns("  NPU DMA, NPU time (cycles at the NPU clock): ", npu_ns);
     print_ns("  NPU DMA, CPU's view (registers to interrupt handled): ", ticks_to_ns(npu.total_ticks));
