@@ -92,7 +92,7 @@ check_case person_detect ethos-u65-256 20
 check_case coral_tf2_mobilenet_v2_224_ptq ethos-u55-128 1
 # The corpus compiled by Vela 4.1.0 has the configurations Vela 5.1's lacks.
 check_case person_detect ethos-u55-64 100 "$vectors/../vectors-vela/4.1.0"
-check_case person_detect ethos-u65-512 20 "$vectors/../vectors-vela/4.1.0"
+check_case person_detect ethos-u65-512 100 "$vectors/../vectors-vela/4.1.0"
 
 # check_io_copy CONFIG: MobileNetV2's IO copies (its tensors as Vela placed them for
 # ethos-u55-128) by the CPU and by the NPU's DMA on CONFIG (firmware/io_copy.c), then the fault
