@@ -512,7 +512,6 @@ NpuDevice::Run NpuDevice::run_on(const MemoryMap& map, const std::string& source
     }
     const DecodedStream& stream = outcome.stream;
     last_timing_ = std::make_unique<TimingResult>(std::move(*outcome.timing));
-    finished(stream);
     Run run;
     run.start = now_;
     run.done_at = now_ + static_cast<uint64_t>(last_timing_->totals.cycles);
@@ -522,13 +521,15 @@ NpuDevice::Run NpuDevice::run_on(const MemoryMap& map, const std::string& source
     run.qread = qsize;
     for (const auto& op : last_timing_->ops) run.progress.push_back({static_cast<uint64_t>(op.release), op.offset});
     std::tie(run.event_counts, run.cycle_count) = pmu_counts(*last_timing_);
+    if (keeps_streams())
+        run.completed = completed_stream(qbase, words, std::move(outcome.stream), run.event_counts, run.cycle_count);
     return run;
 }
 
 // The end of the started stream: STATUS, QREAD, the PMU and the interrupt as it leaves them.
 void NpuDevice::complete(Owed& owed) {
     const Reg& r = *reg_;
-    const Run run = std::move(*run_);
+    Run run = std::move(*run_);
     run_.reset();
     uint32_t& status = at(r.status);
     if (run.faulted) {
@@ -536,6 +537,7 @@ void NpuDevice::complete(Owed& owed) {
     } else {
         status = (status & ~r.running.mask) | run.status_bits;
         add_pmu_counts(run.event_counts, run.cycle_count);
+        if (run.completed) finished(std::move(*run.completed));
     }
     at(r.qread) = run.qread;
     raise_irq(owed);
@@ -594,8 +596,8 @@ uint64_t NpuDevice::copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_
     b.emit(Cmd::OP_DMA_WAIT, {{Field::OP_DMA_WAIT__k, 0}}).emit(Cmd::OP_STOP, {{Field::OP_STOP__mask, 0}});
     StreamOutcome outcome = run_stream(options_.npu, b.words(), source, &space, timed, {.weight_cache = &weights_});
     last_timing_ = std::make_unique<TimingResult>(std::move(*outcome.timing));
-    finished(outcome.stream);
     const auto [events, cycles] = pmu_counts(*last_timing_);
+    if (keeps_streams()) finished(std::move(*completed_stream(0, b.words(), std::move(outcome.stream), events, cycles)));
     add_pmu_counts(events, cycles);
     // The copy's cycles pass; a PMU overflow it caused interrupts.
     now_ += static_cast<uint64_t>(last_timing_->totals.cycles);
@@ -613,10 +615,36 @@ std::string NpuDevice::last_error_text() const {
     return last_error_;
 }
 
-void NpuDevice::finished(const DecodedStream& stream) {
+std::unique_ptr<NpuDevice::CompletedStream> NpuDevice::completed_stream(uint64_t qbase, std::span<const uint32_t> words,
+                                                                        DecodedStream stream, std::vector<uint64_t> counts,
+                                                                        uint64_t cycles) const {
+    auto done = std::make_unique<CompletedStream>();
+    done->start = now_;
+    done->qbase = qbase;
+    done->qsize = static_cast<uint32_t>(words.size() * 4);
+    uint64_t hash = 0xcbf29ce484222325u;  // FNV-1a, 64 bits
+    for (const uint32_t word : words) {
+        for (int byte = 0; byte < 4; ++byte) hash = (hash ^ ((word >> (8 * byte)) & 0xFF)) * 0x100000001b3u;
+    }
+    done->hash = hash;
+    done->stream = std::move(stream);
+    done->timing = *last_timing_;
+    done->pmu_events = pmu_event_types();
+    done->pmu = {cycles, std::move(counts)};
+    done->pmu_counting = (at(reg_->pmcr) & reg_->cnt_en.mask) != 0;
+    return done;
+}
+
+void NpuDevice::finished(CompletedStream&& done) {
+    if (observer_) observer_(done);
     if (!tracing_) return;
-    traced_streams_.push_back(stream);
-    traced_timing_.push_back(*last_timing_);
+    traced_streams_.push_back(std::move(done.stream));
+    traced_timing_.push_back(std::move(done.timing));
+}
+
+void NpuDevice::set_stream_observer(std::function<void(const CompletedStream&)> observer) {
+    std::lock_guard lock(mutex_);
+    observer_ = std::move(observer);
 }
 
 void NpuDevice::record_trace(bool on) {
@@ -639,12 +667,17 @@ void NpuDevice::write_trace(const std::string& path) {
 
 // What a stream's timing gives each event counter, by the event types the PMU has now, and the
 // cycle counter.
+std::vector<uint32_t> NpuDevice::pmu_event_types() const {
+    const Reg& r = *reg_;
+    std::vector<uint32_t> events;
+    for (int n = 0; n < pmu_event_counters(options_.npu.generation); ++n)
+        events.push_back(r.ev_type.get(at(r.pmevtyper + 4 * n)));
+    return events;
+}
+
 std::pair<std::vector<uint64_t>, uint64_t> NpuDevice::pmu_counts(const TimingResult& timing) const {
     const Reg& r = *reg_;
-    const int counters = pmu_event_counters(options_.npu.generation);
-    std::vector<uint32_t> events;
-    for (int n = 0; n < counters; ++n) events.push_back(r.ev_type.get(at(r.pmevtyper + 4 * n)));
-    const PmuReading reading = read_pmu(memory_, {timing}, events, (at(r.pmcr) & r.mask_en.mask) != 0);
+    const PmuReading reading = read_pmu(memory_, {timing}, pmu_event_types(), (at(r.pmcr) & r.mask_en.mask) != 0);
     return {reading.counters, reading.cycle_counter};
 }
 

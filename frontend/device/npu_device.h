@@ -130,6 +130,26 @@ public:
     // Returns the cycles; throws ethosu::Error while a stream runs.
     uint64_t dma_copy(std::span<uint8_t> dst, std::span<const uint8_t> src);
 
+    // A command stream (or DMA copy) the NPU ran to its end: what `run` reports of a stream, and
+    // when the NPU started it.
+    struct CompletedStream {
+        uint64_t start = 0;  // NPU cycles since power-on when CMD started it
+        uint64_t qbase = 0;  // QBASE and QSIZE at the start (a DMA copy: 0 and its stream's size)
+        uint32_t qsize = 0;
+        uint64_t hash = 0;  // FNV-1a of the command words: equal for identical streams
+        DecodedStream stream;
+        TimingResult timing;
+        // The PMU's event types (PMEVTYPER) when it started, the counts the stream added to them and
+        // to the cycle counter, and whether PMCR.cnt_en let them count.
+        std::vector<uint32_t> pmu_events;
+        PmuReading pmu;
+        bool pmu_counting = false;
+    };
+    // Called for each stream as it reaches its end (not for a faulted one, nor one stopped or reset
+    // before its end), in order, with the device's lock held: it must not access the device. None
+    // (the default): nothing of a stream is kept.
+    void set_stream_observer(std::function<void(const CompletedStream&)> observer);
+
     // On: every run and DMA copy from now on is kept for write_trace; off: forgets them.
     void record_trace(bool on);
     // A Chrome/Perfetto trace of the kept runs and copies, one after the other (traces/README.md).
@@ -161,6 +181,8 @@ private:
         // PMU counts of the run, added when it ends: each event counter, the cycle counter.
         std::vector<uint64_t> event_counts;
         uint64_t cycle_count = 0;
+        // Made only when someone keeps streams (an observer, record_trace).
+        std::unique_ptr<CompletedStream> completed;
     };
     // Callbacks owed once the lock is released.
     struct Owed {
@@ -191,9 +213,14 @@ private:
     // U85's branch fault, anything else a command parse error.
     std::pair<uint32_t, uint32_t> fault_status(const Error& error) const;
     void raise_irq(Owed& owed);
+    std::vector<uint32_t> pmu_event_types() const;
     std::pair<std::vector<uint64_t>, uint64_t> pmu_counts(const TimingResult& timing) const;
     void add_pmu_counts(const std::vector<uint64_t>& events, uint64_t cycles);
-    void finished(const DecodedStream& stream);
+    bool keeps_streams() const { return tracing_ || observer_; }
+    std::unique_ptr<CompletedStream> completed_stream(uint64_t qbase, std::span<const uint32_t> words,
+                                                      DecodedStream stream, std::vector<uint64_t> counts,
+                                                      uint64_t cycles) const;
+    void finished(CompletedStream&& done);
     bool level_locked() const;
 
     Options options_;
@@ -215,6 +242,7 @@ private:
     // run checks them against the bytes in memory.
     WeightCache weights_;
     std::string last_error_;
+    std::function<void(const CompletedStream&)> observer_;
     bool tracing_ = false;
     std::vector<DecodedStream> traced_streams_;
     std::vector<TimingResult> traced_timing_;
