@@ -163,6 +163,7 @@ private:
                 o.bus = BusCallbacks{&Session::mem_read, &Session::mem_write, this, kMergeGap};
                 device_ = std::make_unique<NpuDevice>(std::move(o));
                 device_->set_irq_line([this](bool level) { irq_level_ = level; });
+                if (options_.on_stream) device_->set_stream_observer(options_.on_stream);
             } catch (const std::exception& e) {
                 refusal = e.what();
             }

@@ -4,16 +4,21 @@
 // nothing of ethosu-emu (QEMU's ethosu-npu device). One connection, one NPU, served until the
 // client closes it.
 
+#include <functional>
 #include <optional>
 #include <string>
 
 #include "emulator/engine/timing/system_config.h"
+#include "frontend/device/npu_device.h"
 
 namespace ethosu {
 
 struct DeviceServerOptions {
     SystemSelection system;  // the memory system the NPU's streams are timed on
     bool verbose = false;    // each request on stderr
+    // Told of each command stream the NPU runs to its end, in the device's time (NpuDevice's
+    // set_stream_observer); none: nothing of a stream is kept.
+    std::function<void(const NpuDevice::CompletedStream&)> on_stream;
 };
 
 // Serves the connected socket fd until the client closes it. Returns an empty string then, or why
