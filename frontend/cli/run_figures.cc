@@ -38,11 +38,13 @@ json traffic_json(const MemorySystem& memory, const MemoryTraffic& traffic, cons
     return {{"memories", memories_json(traffic)}, {"axi", ports}};
 }
 
-json timing_json(const RunResult& result) {
+json timing_json(const RunResult& result) { return timing_json(result.memory, result.timing); }
+
+json timing_json(const MemorySystem& memory, std::span<const TimingResult> streams) {
     TimingTotals sum;
     MemoryTraffic traffic;
     PortBeats beats;
-    for (const auto& t : result.timing) {
+    for (const auto& t : streams) {
         beats += t.totals.beats;
         sum.cycles += t.totals.cycles;
         sum.npu_active += t.totals.npu_active;
@@ -53,15 +55,31 @@ json timing_json(const RunResult& result) {
             traffic.write[m] += t.totals.traffic.write[m];
         }
     }
-    const auto& sys = result.memory.system;
+    const auto& sys = memory.system;
     json out = {{"total", sum.cycles}, {"npu_active", sum.npu_active}, {"idle", sum.idle}};
     return {{"system_config", sys.name},
-            {"memory_mode", result.memory.mode.name},
+            {"memory_mode", memory.mode.name},
             {"core_clock_hz", sys.core_clock},
             {"cycles", out},
             {"inference_seconds", double(sum.cycles) / sys.core_clock},
             {"macs", sum.macs},
-            {"traffic", traffic_json(result.memory, traffic, beats)}};
+            {"traffic", traffic_json(memory, traffic, beats)}};
+}
+
+json ops_json(const DecodedStream& stream, const TimingResult& timing) {
+    json ops = json::array();
+    for (size_t i = 0; i < timing.ops.size(); ++i) {
+        const OpTiming& t = timing.ops[i];
+        const DecodedOp& decoded = stream.ops.at(i);
+        json op = {{"offset", decoded.offset}, {"kind", op_kind_name(decoded.kind)}, {"start", t.start}, {"end", t.end}};
+        if (t.unit == Unit::Kernel) {
+            op["compute_cycles"] = t.cost.compute_cycles;
+            op["macs"] = t.cost.macs;
+        }
+        if (t.unit != Unit::Command) op["traffic"] = memories_json(t.cost.traffic);
+        ops.push_back(op);
+    }
+    return ops;
 }
 
 }  // namespace ethosu

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,10 @@ nlohmann::ordered_json traffic_json(const MemorySystem& memory, const MemoryTraf
 // The run's totals over its streams: system config, memory mode, clock, cycles {total,
 // npu_active, idle}, inference seconds, MACs and traffic_json.
 nlohmann::ordered_json timing_json(const RunResult& result);
+nlohmann::ordered_json timing_json(const MemorySystem& memory, std::span<const TimingResult> streams);
+
+// One row per op of a timed stream, as `run --json` lists them: offset, kind, start and end
+// cycle in the stream, a kernel op's compute cycles and MACs, the bytes each memory moved.
+nlohmann::ordered_json ops_json(const DecodedStream& stream, const TimingResult& timing);
 
 }  // namespace ethosu
