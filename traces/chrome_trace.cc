@@ -11,7 +11,7 @@ using json = nlohmann::ordered_json;
 
 constexpr int kPid = 1;
 
-enum Track : int { CommandTrack = 1, KernelTrack, MacTrack, WeightDecoderTrack, OutputTrack, DmaTrack };
+enum Track : int { CommandTrack = 1, KernelTrack, MacTrack, WeightDecoderTrack, OutputTrack, DmaTrack, StreamTrack };
 
 constexpr std::pair<Track, const char*> kTracks[] = {
     {CommandTrack, "command processor"}, {KernelTrack, "kernel ops"},     {MacTrack, "MAC array"},
@@ -24,7 +24,8 @@ public:
 
     json write() {
         metadata_events();
-        const auto starts = run_.stream_starts();
+        const auto starts = run_.trace_starts();
+        if (run_.timeline) stream_events(starts);
         for (size_t s = 0; s < run_.timing.size(); ++s) {
             const auto& timed = run_.timing[s].ops;
             int64_t released = 0;  // where the command processor was before each op
@@ -33,7 +34,7 @@ public:
                 released = timed[i].release;
             }
         }
-        bandwidth_counters();
+        bandwidth_counters(starts);
         return {{"traceEvents", std::move(events_)}, {"displayTimeUnit", "ns"}, {"metadata", metadata()}};
     }
 
@@ -48,6 +49,19 @@ private:
         for (const auto& [tid, name] : kTracks) {
             meta("thread_name", tid, {{"name", name}});
             meta("thread_sort_index", tid, {{"sort_index", int(tid)}});
+        }
+    }
+
+    // A firmware's streams, each a slice from its start to its end on a track of its own.
+    void stream_events(const std::vector<int64_t>& starts) {
+        events_.push_back({{"name", "thread_name"}, {"ph", "M"}, {"ts", 0}, {"pid", kPid}, {"tid", int(StreamTrack)},
+                           {"args", {{"name", "command streams"}}}});
+        events_.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"ts", 0}, {"pid", kPid},
+                           {"tid", int(StreamTrack)}, {"args", {{"sort_index", 0}}}});
+        for (size_t s = 0; s < run_.timing.size(); ++s) {
+            const TimingTotals& totals = run_.timing[s].totals;
+            complete(StreamTrack, run_.timeline->labels.at(s), "stream", starts[s], starts[s] + totals.cycles,
+                     {{"stream", s}, {"start_cycle", starts[s]}, {"cycles", totals.cycles}, {"macs", totals.macs}});
         }
     }
 
@@ -127,8 +141,8 @@ private:
                         : fmt::format("AXI{} {} bytes/cycle", port, memory_kind_name(kind));
     }
 
-    void bandwidth_counters() {
-        const Bandwidth bandwidth = bandwidth_over_time(run_);
+    void bandwidth_counters(const std::vector<int64_t>& starts) {
+        const Bandwidth bandwidth = bandwidth_over_time(run_, starts);
         for (const BandwidthStep& step : bandwidth.steps) {
             for (int m = 0; m < kMemoryKinds; ++m) {
                 if (!bandwidth.used[m]) continue;

@@ -105,6 +105,7 @@ svg .axis { fill: var(--muted); }
 .legend { display: flex; flex-wrap: wrap; gap: 14px; margin: 6px 0 0 140px; font-size: 12px; color: var(--muted); }
 .legend i { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin-right: 5px; vertical-align: -1px; }
 .scroll { overflow-x: auto; border: 1px solid var(--line); border-radius: 8px; max-height: 640px; }
+.scroll.short { max-height: 320px; }
 table { border-collapse: collapse; font-size: 12.5px; white-space: nowrap; width: 100%; }
 th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: right; }
 th { position: sticky; top: 0; background: #eef2f7; cursor: pointer; user-select: none; font-weight: 600; }
@@ -146,8 +147,8 @@ document.querySelectorAll("table.sortable th").forEach(function (th, column) {
 
 class ReportWriter {
 public:
-    explicit ReportWriter(const TracedRun& run)
-        : run_(run), rows_(per_layer_rows(run)), total_(std::max<int64_t>(run.total_cycles(), 1)),
+    ReportWriter(const TracedRun& run, std::span<const InferenceRow> inferences)
+        : run_(run), inferences_(inferences), rows_(per_layer_rows(run)), total_(std::max<int64_t>(run.total_cycles(), 1)),
           clock_(run.memory.system.core_clock) {
         for (const auto& row : rows_) {
             for (int m = 0; m < kMemoryKinds; ++m) used_[m] = used_[m] || row.traffic.read[m] || row.traffic.write[m];
@@ -167,6 +168,7 @@ public:
             ETHOSU_EMU_VERSION, kHtmlReportVersion, escape(run_.model), kStyle);
         out_ += fmt::format("<h1>{} on {}</h1>\n<div class=\"sub\">{}</div>\n", escape(model_name()),
                             escape(run_.npu.name), escape(run_.model));
+        if (!inferences_.empty()) inference_table();
         summary();
         timeline();
         layer_table();
@@ -242,6 +244,43 @@ private:
         }
     }
 
+    // A firmware run: every inference, when the firmware started it and the NPU time between
+    // inferences (the CPU's share), before the sections of the streams they ran.
+    void inference_table() {
+        int64_t npu = 0;
+        for (const auto& row : inferences_) npu += row.cycles;
+        const InferenceRow& last = inferences_.back();
+        const int64_t span = last.start + last.cycles - inferences_.front().start;
+        out_ += "<div class=\"cards\">\n";
+        card("Inferences", grouped(int64_t(inferences_.size())),
+             fmt::format("{} distinct command stream{}", run_.streams.size(), run_.streams.size() == 1 ? "" : "s"));
+        card("NPU cycles, all inferences", grouped(npu),
+             fmt::format("{} at {:g} MHz", seconds_text(double(npu) / clock_), clock_ / 1e6));
+        card("First start to last end", grouped(span),
+             fmt::format("NPU busy {} of it", percent_text(100.0 * double(npu) / double(std::max<int64_t>(span, 1)))));
+        out_ += "</div>\n<h2>Inferences</h2>\n<div class=\"scroll short\"><table class=\"sortable\">\n<thead><tr>"
+                "<th>#</th><th>Start (cycle)</th><th>Start (time)</th><th>Cycles</th><th>Since previous end</th>"
+                "<th>MACs</th><th class=\"t\">Command stream</th></tr></thead>\n<tbody>\n";
+        int64_t previous_end = 0;
+        for (size_t i = 0; i < inferences_.size(); ++i) {
+            const InferenceRow& row = inferences_[i];
+            const int64_t gap = i ? row.start - previous_end : -1;
+            out_ += fmt::format("<tr><td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td>"
+                                "<td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td>"
+                                "<td class=\"t\">{}</td></tr>\n",
+                                i, i, row.start, grouped(row.start), row.start, seconds_text(double(row.start) / clock_),
+                                row.cycles, grouped(row.cycles), gap, i ? grouped(gap) : "–", row.macs, grouped(row.macs),
+                                escape(row.label));
+            previous_end = row.start + row.cycles;
+        }
+        out_ += "</tbody></table></div>\n";
+        out_ += fmt::format("<p class=\"note\">Start: NPU cycles since power-on when the firmware started the stream; "
+                            "since previous end: the cycles the NPU was idle before it (the CPU's work between "
+                            "inferences). The sections below are those of the {} distinct stream{} these inferences "
+                            "ran, once each, back to back, as <code>run</code> reports a model.</p>\n",
+                            run_.streams.size(), run_.streams.size() == 1 ? "" : "s");
+    }
+
     void rect(double x0, double x1, double y, double h, const char* colour, const std::string& title) {
         out_ += fmt::format("<rect x=\"{:.2f}\" y=\"{:.1f}\" width=\"{:.2f}\" height=\"{:.1f}\" fill=\"{}\"><title>{}</title>"
                             "</rect>\n",
@@ -251,7 +290,7 @@ private:
     void timeline() {
         constexpr double kLane = 22, kGap = 6, kChart = 64, kTop = 8;
         const char* lanes[] = {"kernel ops", "MAC array", "weight decoder", "output stage", "DMA"};
-        const Bandwidth bandwidth = bandwidth_over_time(run_);
+        const Bandwidth bandwidth = bandwidth_over_time(run_, run_.stream_starts());
         int charts = 0;
         for (int m = 0; m < kMemoryKinds; ++m) charts += bandwidth.used[m];
         const double lanes_bottom = kTop + 5 * (kLane + kGap);
@@ -536,6 +575,7 @@ private:
     }
 
     const TracedRun& run_;
+    std::span<const InferenceRow> inferences_;
     const std::vector<PerLayerRow> rows_;
     const int64_t total_;
     const double clock_;
@@ -547,10 +587,12 @@ private:
 
 }  // namespace
 
-std::string html_report(const TracedRun& run) { return ReportWriter(run).write(); }
+std::string html_report(const TracedRun& run, std::span<const InferenceRow> inferences) {
+    return ReportWriter(run, inferences).write();
+}
 
-void write_html_report(const TracedRun& run, const std::string& path) {
-    write_trace_file(path, html_report(run), "--report");
+void write_html_report(const TracedRun& run, const std::string& path, std::span<const InferenceRow> inferences) {
+    write_trace_file(path, html_report(run, inferences), "--report");
 }
 
 }  // namespace ethosu

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <set>
+#include <stdexcept>
 
 #include "emulator/isa/error.h"
 
@@ -18,6 +19,13 @@ std::vector<int64_t> TracedRun::stream_starts() const {
         at += t.totals.cycles;
     }
     return starts;
+}
+
+std::vector<int64_t> TracedRun::trace_starts() const {
+    if (!timeline) return stream_starts();
+    if (timeline->starts.size() != timing.size())
+        throw std::logic_error("a stream timeline of another number of streams than the run's");
+    return timeline->starts;
 }
 
 int64_t TracedRun::total_cycles() const {
@@ -83,7 +91,7 @@ int memory_port(const MemorySystem& memory, MemoryKind kind) {
     return -1;
 }
 
-Bandwidth bandwidth_over_time(const TracedRun& run) {
+Bandwidth bandwidth_over_time(const TracedRun& run, const std::vector<int64_t>& starts) {
     // A sweep over the ops' starts and ends: each adds or removes its rate, so a run of many ops
     // (up to --max-commands) costs n log n, not n^2.
     struct Edge {
@@ -94,7 +102,6 @@ Bandwidth bandwidth_over_time(const TracedRun& run) {
     };
     Bandwidth out;
     std::vector<Edge> edges;
-    const auto starts = run.stream_starts();
     for (size_t s = 0; s < run.timing.size(); ++s) {
         for (const OpTiming& t : run.timing[s].ops) {
             if (t.unit == Unit::Command || t.end <= t.start) continue;

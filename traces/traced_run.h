@@ -16,6 +16,13 @@
 
 namespace ethosu {
 
+// A firmware's streams on the NPU's clock: the cycle since power-on each started at, and a
+// label for each (a trace gives them a track of their own).
+struct StreamTimeline {
+    std::vector<int64_t> starts;
+    std::vector<std::string> labels;
+};
+
 struct TracedRun {
     std::string model;  // path, as given
     const NpuConfig& npu;
@@ -24,11 +31,16 @@ struct TracedRun {
     const std::vector<TimingResult>& timing;  // one per stream, same order
     const DebugDatabase* debug_db = nullptr;
     const VelaPerLayer* vela_per_layer = nullptr;  // Vela's per-layer report, to line rows up with and compare
+    // Set, a trace places the streams where it says; the per-layer rows and the report count them
+    // back to back either way (the NPU's busy time).
+    const StreamTimeline* timeline = nullptr;
 
     // Streams run one after the other: the cycle each starts at on the run's timeline, and the
     // run's total (the sum of the streams' cycles, as `run` reports it).
     std::vector<int64_t> stream_starts() const;
     int64_t total_cycles() const;
+    // Where a trace places each stream: the timeline's starts, else stream_starts().
+    std::vector<int64_t> trace_starts() const;
 
     // Throws ethosu::Error naming the debug database unless its queue lists exactly the run's
     // kernel ops (a database from another compilation would put names on the wrong ops).
@@ -58,7 +70,8 @@ struct Bandwidth {
     std::array<bool, kMemoryKinds> used{};  // the memories any op moves bytes on
     std::vector<BandwidthStep> steps;
 };
-Bandwidth bandwidth_over_time(const TracedRun& run);
+// starts: where each stream starts (stream_starts() or trace_starts()).
+Bandwidth bandwidth_over_time(const TracedRun& run, const std::vector<int64_t>& starts);
 
 // Writes a trace file whole; throws ethosu::Error naming the file and the option that asked for it.
 void write_trace_file(const std::string& path, const std::string& text, std::string_view option);
