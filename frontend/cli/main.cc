@@ -372,21 +372,8 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         return 0;
     }
     json ops = json::array();
-    for (size_t s = 0; s < result.timing.size(); ++s) {
-        const auto& decoded = result.streams[s].ops;
-        const auto& timed = result.timing[s].ops;
-        for (size_t i = 0; i < timed.size(); ++i) {
-            const OpTiming& t = timed[i];
-            json op = {{"offset", decoded[i].offset}, {"kind", op_kind_name(decoded[i].kind)},
-                       {"start", t.start}, {"end", t.end}};
-            if (t.unit == Unit::Kernel) {
-                op["compute_cycles"] = t.cost.compute_cycles;
-                op["macs"] = t.cost.macs;
-            }
-            if (t.unit != Unit::Command) op["traffic"] = memories_json(t.cost.traffic);
-            ops.push_back(op);
-        }
-    }
+    for (size_t s = 0; s < result.timing.size(); ++s)
+        for (auto& op : ops_json(result.streams[s], result.timing[s])) ops.push_back(std::move(op));
     json out = {{"model", path}, {"npu", model->config.name}, {"timing_only", cli.timing_only}, {"outputs", outputs}};
     out.update(timing);
     if (!cli.pmu.empty()) {
@@ -518,6 +505,17 @@ int main(int argc, char** argv) {
     system->add_option("--qemu", system_options.qemu,
                        "qemu-system-arm built by scripts/build-qemu.sh (default: $ETHOSU_QEMU, else its cache)");
     system->add_option("--timeout", system_options.timeout, "stop the firmware after this many seconds (exit 124)");
+    SystemFigureFiles& figures = system_options.figures;
+    system->add_option("--trace", figures.trace_file,
+                       "write a Chrome/Perfetto trace of the NPU over the whole run: every command stream at the cycle "
+                       "the firmware started it");
+    system->add_option("--per-layer", figures.per_layer_file,
+                       "write per-layer cycles, access cycles and MACs of every stream the NPU ran, as run's CSV");
+    system->add_option("--report", figures.report_file,
+                       "write an HTML report: a table of the inferences, then each distinct stream as run reports it");
+    system->add_option("--json", figures.json_file,
+                       "write the inferences' cycles, PMU counts, AXI traffic and ops as JSON to FILE ('-': stdout, "
+                       "the firmware's UART then on stderr)");
     add_system_options(system);
     const CheckCommands check_commands(app);
     app.set_version_flag("--version", "ethosu-emu " ETHOSU_EMU_VERSION);

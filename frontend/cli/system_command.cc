@@ -92,7 +92,11 @@ int run_system(const SystemRunOptions& options) {
     const TemporaryDirectory directory;
     DeviceSocket socket((directory.path / "npu.sock").string());
     std::optional<std::string> served;
-    std::thread server([&] { served = socket.serve_one({.system = options.system}); });
+    std::vector<NpuDevice::CompletedStream> streams;
+    DeviceServerOptions server_options{.system = options.system};
+    if (options.figures.any())
+        server_options.on_stream = [&streams](const NpuDevice::CompletedStream& s) { streams.push_back(s); };
+    std::thread server([&] { served = socket.serve_one(server_options); });
 
     // UART0 on stdout, semihosting on the host, the NPU's cycles as QEMU's virtual time.
     std::vector<std::string> args = {qemu,
@@ -113,8 +117,12 @@ int run_system(const SystemRunOptions& options) {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    ::posix_spawn_file_actions_init(&actions);
+    if (options.figures.json_file == "-") ::posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
     pid_t child = 0;
-    const int spawned = ::posix_spawn(&child, qemu.c_str(), nullptr, nullptr, argv.data(), environ);
+    const int spawned = ::posix_spawn(&child, qemu.c_str(), &actions, nullptr, argv.data(), environ);
+    ::posix_spawn_file_actions_destroy(&actions);
     if (spawned != 0) {
         socket.stop();
         server.join();
@@ -123,14 +131,21 @@ int run_system(const SystemRunOptions& options) {
     const auto [status, timed_out] = wait_for(child, options.timeout);
     socket.stop();  // QEMU may have ended before it connected
     server.join();
-    if (timed_out) {
+    if (timed_out)
         fmt::print(stderr, "ethosu-emu: error: system: {} did not end within {} s\n", options.firmware, options.timeout);
-        return 124;
-    }
     // A session that ended in an error is the firmware's or the NPU's to report; said on stderr too.
-    if (served && !served->empty()) fmt::print(stderr, "ethosu-emu: warning: system: the NPU's session: {}\n", *served);
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    else if (served && !served->empty())
+        fmt::print(stderr, "ethosu-emu: warning: system: the NPU's session: {}\n", *served);
+    const int exit_status = timed_out             ? 124
+                            : WIFEXITED(status)   ? WEXITSTATUS(status)
+                            : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                                  : 128;
+    if (options.figures.any()) {
+        const NpuConfig npu = *find_npu_config(options.npu);
+        write_system_figures(options.figures, options.firmware, npu, make_memory_system(npu, options.system), streams,
+                             exit_status);
+    }
+    return exit_status;
 }
 
 }  // namespace ethosu

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "emulator/engine/timing/system_config.h"
+#include "frontend/cli/system_figures.h"
 
 namespace ethosu {
 
@@ -14,10 +15,13 @@ struct SystemRunOptions {
     std::string qemu;        // empty: $ETHOSU_QEMU, else the newest build-qemu.sh build in the cache
     double timeout = 0;      // seconds of wall time; 0: none
     SystemSelection system;  // the memory system the NPU's streams are timed on
+    // The NPU's figures over the whole run, written when the firmware has ended; with the JSON on
+    // stdout ("-"), the firmware's UART goes to stderr.
+    SystemFigureFiles figures;
 };
 
 // Runs the firmware to its end: UART0 on stdout, semihosting (files, exit status). Returns the
-// firmware's exit status, 124 when the timeout ended it. Throws ethosu::Error (usage, a missing
+// firmware's exit status, 124 when the timeout ended it, and writes options.figures. Throws ethosu::Error (usage, a missing
 // QEMU or firmware).
 int run_system(const SystemRunOptions& options);
 
