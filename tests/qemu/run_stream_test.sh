@@ -10,7 +10,8 @@
 # Then MobileNetV2's IO copies by CPU memcpy and by the NPU's DMA (firmware/io_copy.c) on U55-32,
 # U55-128 and U65-512, with their virtual times printed, and a DMA bus fault. Time is deterministic
 # (-icount): the same firmware run twice prints the same. Prints each case's wall time. Then the
-# launcher (ethosu-emu system): the stream firmware, a CPU-only image's exit status, a timeout.
+# launcher (ethosu-emu system): the stream firmware, the NPU's figures over a whole run
+# (check_system_figures.py), a CPU-only image's exit status, a timeout.
 #
 # Usage: tests/qemu/run_stream_test.sh ETHOSU_EMU [QEMU]
 #   QEMU: default $ETHOSU_QEMU, else scripts/build-qemu.sh --path. Exits 77 (skipped) when QEMU is
@@ -153,6 +154,22 @@ if "$emu" system "$work/person_detect-ethos-u55-128.elf" --npu ethos-u55-128 --q
     pass "ethosu-emu system runs the stream firmware"
 else
     fail "ethosu-emu system on the stream firmware:"; sed 's/^/    /' "$work/system.out" | head -20
+fi
+# The NPU's figures over the whole run: the keyword-spotting firmware's 20 inferences and the one
+# after its fault path, as JSON on stdout (the UART on stderr), a trace, a report and the per-layer
+# CSV, against `ethosu-emu run --timing-only` on the same stream.
+kws="mlperftiny_kws_dscnn_int8-ethos-u55-256"
+if "$emu" system "$work/$kws.elf" --npu ethos-u55-256 --qemu "$qemu" --memory-mode Shared_Sram --json - \
+        --trace "$work/system.trace.json" --report "$work/system.html" --per-layer "$work/system.csv" \
+        >"$work/system.json" 2>"$work/system.uart" &&
+        grep -q "checks: [0-9]* passed, 0 failed" "$work/system.uart" &&
+        "$emu" run "$vectors/mlperftiny_kws_dscnn_int8/ethos-u55-256/model_vela.tflite" --timing-only --json \
+            --memory-mode Shared_Sram --output-prefix "$work/kws" >"$work/run.json" 2>"$work/run.err" &&
+        python3 "$here/check_system_figures.py" "$work/system.json" "$work/run.json" "$work/system.trace.json" \
+            "$work/system.html" "$work/system.csv" 21 >"$work/figures.out" 2>&1; then
+    pass "ethosu-emu system --json/--trace/--report/--per-layer: $(cat "$work/figures.out")"
+else
+    fail "ethosu-emu system's figures:"; sed 's/^/    /' "$work/figures.out" "$work/system.uart" "$work/run.err" | head -20
 fi
 build_cpu_only -DEXIT_STATUS=7 -o "$work/exit7.elf"
 "$emu" system "$work/exit7.elf" --qemu "$qemu" >"$work/exit7.out" 2>&1
