@@ -279,6 +279,10 @@ private:
                             "inferences). The sections below are those of the {} distinct stream{} these inferences "
                             "ran, once each, back to back, as <code>run</code> reports a model.</p>\n",
                             run_.streams.size(), run_.streams.size() == 1 ? "" : "s");
+        out_ += fmt::format("<h2>{}</h2>\n", run_.streams.size() == 1
+                                                  ? std::string("The command stream, one inference")
+                                                  : fmt::format("The {} distinct command streams, one inference each",
+                                                                run_.streams.size()));
     }
 
     void rect(double x0, double x1, double y, double h, const char* colour, const std::string& title) {
