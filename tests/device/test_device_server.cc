@@ -2,7 +2,8 @@
 // simulator's device would be: HELLO, register accesses carrying the client's time, MEM_READ and
 // MEM_WRITE served from the client's own memory while it waits, SYNC when the pending event is
 // due. A corpus stream runs to its golden outputs with the emulator's cycles and the interrupt at
-// its end; malformed messages, unknown NPUs and time running back end the session with the reason.
+// its end, and the server's stream observer gets each inference at the cycle it started with the
+// emulator's figures; malformed messages, unknown NPUs and time running back end the session with the reason.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -162,9 +163,11 @@ struct Served {
     std::thread server;
     std::unique_ptr<Client> client;
 
-    Served() {
+    DeviceServerOptions options;
+
+    explicit Served(DeviceServerOptions given = {}) : options(std::move(given)) {
         EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
-        server = std::thread([this] { result = serve_device(fds[1], {}); });
+        server = std::thread([this] { result = serve_device(fds[1], options); });
         client = std::make_unique<Client>(fds[0]);
     }
     // Closes the client's end and returns why the server stopped ("" when it was the close).
@@ -193,7 +196,9 @@ TEST(DeviceServer, ACorpusStreamRunsOverTheProtocol) {
     const RunResult reference = run_model(*model, {}, {.pipeline = {.execute = false}});
     const uint64_t cycles = static_cast<uint64_t>(reference.timing.at(0).totals.cycles);
 
-    Served s;
+    // What `ethosu-emu system` keeps of each stream.
+    std::vector<NpuDevice::CompletedStream> completed;
+    Served s({.on_stream = [&completed](const NpuDevice::CompletedStream& done) { completed.push_back(done); }});
     Client& c = *s.client;
     c.send(1, hello("ethos-u55-128"));
     const auto [type, p] = c.receive();
@@ -217,8 +222,10 @@ TEST(DeviceServer, ACorpusStreamRunsOverTheProtocol) {
         basep[static_cast<size_t>(r.index)] = c.place({r.bytes.begin(), r.bytes.end()}, r.size);
         slot[static_cast<size_t>(r.index)] = c.memories.size() - 1;
     }
+    std::vector<uint64_t> started_at;
     for (int seed : {1, 2}) {
         SCOPED_TRACE(fmt::format("seed {}", seed));
+        c.now += 5000;  // the CPU's work before each inference
         const auto& in = model->inputs[0];
         const auto input = read_file_bytes(dir / "golden" / fmt::format("seed{}.in0.bin", seed));
         std::memcpy(c.memories[slot[static_cast<size_t>(in.region)]].data() + in.offset, input.data(), input.size());
@@ -227,6 +234,7 @@ TEST(DeviceServer, ACorpusStreamRunsOverTheProtocol) {
         for (size_t i = 0; i < basep.size(); ++i) c.write(BASEP + 8 * static_cast<uint32_t>(i), basep[i], 8);
         c.write(REGIONCFG, 3);  // the constants on AXI1, the arena on AXI0: Vela's Shared_Sram
         const int requests_before = c.memory_requests;
+        started_at.push_back(c.now);
         const State started = c.write(CMD, 1);
         EXPECT_GT(c.memory_requests, requests_before);
         std::printf("person_detect over the protocol: %d memory requests\n", c.memory_requests - requests_before);
@@ -247,6 +255,17 @@ TEST(DeviceServer, ACorpusStreamRunsOverTheProtocol) {
         EXPECT_EQ(c.write(CMD, 2).irq, 0u);
     }
     EXPECT_EQ(s.finish(), "");
+    // One record per inference, at the cycle of its CMD write, with run --timing-only's figures.
+    ASSERT_EQ(completed.size(), 2u);
+    for (size_t i = 0; i < completed.size(); ++i) {
+        EXPECT_EQ(completed[i].start, started_at[i]);
+        EXPECT_EQ(completed[i].qbase, stream);
+        EXPECT_EQ(completed[i].qsize, words.size());
+        EXPECT_EQ(completed[i].timing.totals.cycles, reference.timing.at(0).totals.cycles);
+        EXPECT_EQ(completed[i].timing.totals.macs, reference.timing.at(0).totals.macs);
+        EXPECT_EQ(completed[i].stream.ops.size(), reference.streams.at(0).ops.size());
+    }
+    EXPECT_EQ(completed[0].hash, completed[1].hash);
 }
 
 TEST(DeviceServer, RefusalsEndTheSessionWithTheReason) {
