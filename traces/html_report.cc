@@ -147,7 +147,7 @@ document.querySelectorAll("table.sortable th").forEach(function (th, column) {
 
 class ReportWriter {
 public:
-    ReportWriter(const TracedRun& run, std::span<const InferenceRow> inferences)
+    ReportWriter(const TracedRun& run, const std::vector<InferenceRow>* inferences)
         : run_(run), inferences_(inferences), rows_(per_layer_rows(run)), total_(std::max<int64_t>(run.total_cycles(), 1)),
           clock_(run.memory.system.core_clock) {
         for (const auto& row : rows_) {
@@ -168,12 +168,14 @@ public:
             ETHOSU_EMU_VERSION, kHtmlReportVersion, escape(run_.model), kStyle);
         out_ += fmt::format("<h1>{} on {}</h1>\n<div class=\"sub\">{}</div>\n", escape(model_name()),
                             escape(run_.npu.name), escape(run_.model));
-        if (!inferences_.empty()) inference_table();
-        summary();
-        timeline();
-        layer_table();
-        utilisation_chart();
-        traffic_chart();
+        if (inferences_) inference_table();
+        if (!inferences_ || !inferences_->empty()) {
+            summary();
+            timeline();
+            layer_table();
+            utilisation_chart();
+            traffic_chart();
+        }
         out_ += fmt::format(
             "<footer>Written by ethosu-emu {} (report format {}) from the run's timing results: the same figures as "
             "<code>--trace</code> and <code>--per-layer</code>. No network access; everything is in this file."
@@ -247,12 +249,17 @@ private:
     // A firmware run: every inference, when the firmware started it and the NPU time between
     // inferences (the CPU's share), before the sections of the streams they ran.
     void inference_table() {
+        const std::vector<InferenceRow>& inferences = *inferences_;
+        if (inferences.empty()) {
+            out_ += "<p class=\"note\">The firmware ran no command stream to its end on the NPU.</p>\n";
+            return;
+        }
         int64_t npu = 0;
-        for (const auto& row : inferences_) npu += row.cycles;
-        const InferenceRow& last = inferences_.back();
-        const int64_t span = last.start + last.cycles - inferences_.front().start;
+        for (const auto& row : inferences) npu += row.cycles;
+        const InferenceRow& last = inferences.back();
+        const int64_t span = last.start + last.cycles - inferences.front().start;
         out_ += "<div class=\"cards\">\n";
-        card("Inferences", grouped(int64_t(inferences_.size())),
+        card("Inferences", grouped(int64_t(inferences.size())),
              fmt::format("{} distinct command stream{}", run_.streams.size(), run_.streams.size() == 1 ? "" : "s"));
         card("NPU cycles, all inferences", grouped(npu),
              fmt::format("{} at {:g} MHz", seconds_text(double(npu) / clock_), clock_ / 1e6));
@@ -262,8 +269,8 @@ private:
                 "<th>#</th><th>Start (cycle)</th><th>Start (time)</th><th>Cycles</th><th>Since previous end</th>"
                 "<th>MACs</th><th class=\"t\">Command stream</th></tr></thead>\n<tbody>\n";
         int64_t previous_end = 0;
-        for (size_t i = 0; i < inferences_.size(); ++i) {
-            const InferenceRow& row = inferences_[i];
+        for (size_t i = 0; i < inferences.size(); ++i) {
+            const InferenceRow& row = inferences[i];
             const int64_t gap = i ? row.start - previous_end : -1;
             out_ += fmt::format("<tr><td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td>"
                                 "<td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td>"
@@ -579,7 +586,7 @@ private:
     }
 
     const TracedRun& run_;
-    std::span<const InferenceRow> inferences_;
+    const std::vector<InferenceRow>* inferences_;
     const std::vector<PerLayerRow> rows_;
     const int64_t total_;
     const double clock_;
@@ -591,11 +598,11 @@ private:
 
 }  // namespace
 
-std::string html_report(const TracedRun& run, std::span<const InferenceRow> inferences) {
+std::string html_report(const TracedRun& run, const std::vector<InferenceRow>* inferences) {
     return ReportWriter(run, inferences).write();
 }
 
-void write_html_report(const TracedRun& run, const std::string& path, std::span<const InferenceRow> inferences) {
+void write_html_report(const TracedRun& run, const std::string& path, const std::vector<InferenceRow>* inferences) {
     write_trace_file(path, html_report(run, inferences), "--report");
 }
 

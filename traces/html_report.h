@@ -5,8 +5,8 @@
 // traffic per layer. Drawn as inline SVG from the same data as the Chrome trace and the per-layer
 // CSV; no script, style or font is fetched. See traces/README.md.
 
-#include <span>
 #include <string>
+#include <vector>
 
 #include "traces/traced_run.h"
 
@@ -27,11 +27,12 @@ struct InferenceRow {
 // section or table column changes meaning or goes away.
 inline constexpr int kHtmlReportVersion = 1;
 
-// With inferences, a firmware run's report: a table of them first, then the sections of the
-// distinct streams they ran (run), back to back.
-std::string html_report(const TracedRun& run, std::span<const InferenceRow> inferences = {});
+// With inferences, a firmware run's report: a table of them first (or that there were none), then
+// the sections of the distinct streams they ran (run), back to back.
+std::string html_report(const TracedRun& run, const std::vector<InferenceRow>* inferences = nullptr);
 
 // Writes html_report(run, inferences) to path; throws ethosu::Error naming the file when it cannot.
-void write_html_report(const TracedRun& run, const std::string& path, std::span<const InferenceRow> inferences = {});
+void write_html_report(const TracedRun& run, const std::string& path,
+                       const std::vector<InferenceRow>* inferences = nullptr);
 
 }  // namespace ethosu

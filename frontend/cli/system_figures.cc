@@ -90,7 +90,7 @@ void write_system_figures(const SystemFigureFiles& files, const std::string& fir
                         .macs = s.timing.totals.macs, .stream = at->second, .label = stream_name(s)});
     }
     const TracedRun distinct{firmware, npu, memory, distinct_streams, distinct_timing};
-    write_html_report(distinct, files.report_file, rows);
+    write_html_report(distinct, files.report_file, &rows);
 }
 
 }  // namespace ethosu
