@@ -145,8 +145,8 @@ public:
         PmuReading pmu;
         bool pmu_counting = false;
     };
-    // Called for each stream as it reaches its end (not for a faulted one, nor one stopped or reset
-    // before its end), in order, with the device's lock held: it must not access the device. None
+    // Called for each stream as it reaches its end (not for a faulted one, one stopped or reset
+    // before its end, nor one under way in a snapshot when it was restored), in order, with the device's lock held: it must not access the device. None
     // (the default): nothing of a stream is kept.
     void set_stream_observer(std::function<void(const CompletedStream&)> observer);
 
