@@ -93,7 +93,8 @@ int run_system(const SystemRunOptions& options) {
     DeviceSocket socket((directory.path / "npu.sock").string());
     std::optional<std::string> served;
     std::vector<NpuDevice::CompletedStream> streams;
-    DeviceServerOptions server_options{.system = options.system};
+    DeviceServerOptions server_options;
+    server_options.system = options.system;
     if (options.figures.any())
         server_options.on_stream = [&streams](const NpuDevice::CompletedStream& s) { streams.push_back(s); };
     std::thread server([&] { served = socket.serve_one(server_options); });

@@ -198,7 +198,9 @@ TEST(DeviceServer, ACorpusStreamRunsOverTheProtocol) {
 
     // What `ethosu-emu system` keeps of each stream.
     std::vector<NpuDevice::CompletedStream> completed;
-    Served s({.on_stream = [&completed](const NpuDevice::CompletedStream& done) { completed.push_back(done); }});
+    DeviceServerOptions observed;
+    observed.on_stream = [&completed](const NpuDevice::CompletedStream& done) { completed.push_back(done); };
+    Served s(observed);
     Client& c = *s.client;
     c.send(1, hello("ethos-u55-128"));
     const auto [type, p] = c.receive();
