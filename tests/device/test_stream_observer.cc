@@ -27,7 +27,8 @@ constexpr uint64_t kStreamAddress = 0x10000000, kRegionStride = 0x1000000;
 class StreamObserver : public ::testing::Test {
 protected:
     void SetUp() override {
-        const fs::path model_file = fs::path(ETHOSU_VECTORS_DIR) / "person_detect" / "ethos-u55-128" / "model_vela.tflite";
+        const fs::path model_file =
+            fs::path(ETHOSU_VECTORS_DIR) / "person_detect" / "ethos-u55-128" / "model_vela.tflite";
         if (!fs::exists(model_file)) GTEST_SKIP() << "test vectors not found at " << ETHOSU_VECTORS_DIR;
         model_ = load_model(model_file.string(), {});
         SystemSelection system;
@@ -53,19 +54,22 @@ protected:
         // What `run --timing-only` gives for the stream on the same memory system.
         expected_ = run_model(*model_, {}, {.system = system, .pipeline = {.execute = false}});
         const Generation g = model_->config.generation;
-        events_ = {*pmu_event_id(g, "NPU_ACTIVE"), *pmu_event_id(g, "MAC_ACTIVE"), *pmu_event_id(g, "AXI0_RD_DATA_BEAT_RECEIVED")};
+        events_ = {*pmu_event_id(g, "NPU_ACTIVE"), *pmu_event_id(g, "MAC_ACTIVE"),
+                   *pmu_event_id(g, "AXI0_RD_DATA_BEAT_RECEIVED")};
     }
 
     void enable_pmu() {
         device_->write(PMCR, 1 | 2 | 4);
-        for (size_t i = 0; i < events_.size(); ++i) device_->write(PMEVTYPER + 4 * static_cast<uint32_t>(i), events_[i]);
+        for (size_t i = 0; i < events_.size(); ++i)
+            device_->write(PMEVTYPER + 4 * static_cast<uint32_t>(i), events_[i]);
         device_->write(PMCNTENSET, (1u << 31) | ((1u << events_.size()) - 1));
     }
 
     void start(uint32_t qsize) {
         device_->write(QBASE, 8, kStreamAddress);
         device_->write(QSIZE, qsize);
-        for (const auto& [index, address] : basep_) device_->write(BASEP + 8 * static_cast<uint32_t>(index), 8, address);
+        for (const auto& [index, address] : basep_)
+            device_->write(BASEP + 8 * static_cast<uint32_t>(index), 8, address);
         device_->write(REGIONCFG, 3);
         device_->write(CMD, 1);
     }
@@ -132,7 +136,8 @@ TEST_F(StreamObserver, EachInferenceIsRecordedAtItsStartWithRunsFigures) {
         EXPECT_TRUE(r.pmu_counting);
         EXPECT_EQ(std::vector<uint32_t>(r.pmu_events.begin(), r.pmu_events.begin() + 3), events_);
         EXPECT_EQ(r.pmu.cycle_counter, want_pmu.cycle_counter);
-        for (size_t i = 0; i < events_.size(); ++i) EXPECT_EQ(r.pmu.counters.at(i), want_pmu.counters[i]) << "counter " << i;
+        for (size_t i = 0; i < events_.size(); ++i)
+            EXPECT_EQ(r.pmu.counters.at(i), want_pmu.counters[i]) << "counter " << i;
     }
 }
 
