@@ -665,8 +665,7 @@ void NpuDevice::write_trace(const std::string& path) {
     }
 }
 
-// What a stream's timing gives each event counter, by the event types the PMU has now, and the
-// cycle counter.
+// The event type each event counter has now (PMEVTYPER).
 std::vector<uint32_t> NpuDevice::pmu_event_types() const {
     const Reg& r = *reg_;
     std::vector<uint32_t> events;
@@ -675,6 +674,8 @@ std::vector<uint32_t> NpuDevice::pmu_event_types() const {
     return events;
 }
 
+// What a stream's timing gives each event counter, by the event types the PMU has now, and the
+// cycle counter.
 std::pair<std::vector<uint64_t>, uint64_t> NpuDevice::pmu_counts(const TimingResult& timing) const {
     const Reg& r = *reg_;
     const PmuReading reading = read_pmu(memory_, {timing}, pmu_event_types(), (at(r.pmcr) & r.mask_en.mask) != 0);
