@@ -316,8 +316,9 @@ private:
             const double x = x_of(int64_t(at));
             out_ += fmt::format("<line x1=\"{0:.2f}\" x2=\"{0:.2f}\" y1=\"{1}\" y2=\"{2:.1f}\" stroke=\"#e5e7eb\"/>\n", x,
                                 kTop, height - 30);
-            // The first label starts at its tick, clear of the axis titles.
-            const char* anchor = at == 0 ? "start" : "middle";
+            // The first label starts at its tick, clear of the axis titles; the last ends at its
+            // tick, inside the drawing.
+            const char* anchor = at == 0 ? "start" : at + step > double(total_) + 0.5 ? "end" : "middle";
             out_ += fmt::format("<text class=\"axis\" x=\"{:.2f}\" y=\"{:.1f}\" text-anchor=\"{}\">{}</text>\n", x,
                                 height - 17, anchor, short_count(at));
             out_ += fmt::format("<text class=\"axis\" x=\"{:.2f}\" y=\"{:.1f}\" text-anchor=\"{}\">{}</text>\n", x,
@@ -409,8 +410,10 @@ private:
                                 y + 14, port < 0 ? "" : fmt::format("AXI{} ", port), memory_kind_name(kind));
             out_ += fmt::format("<text class=\"axis\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">peak {:.2f} GB/s</text>\n",
                                 kLeft - 8, y + 28, capacity * clock_ / 1e9);
-            out_ += fmt::format("<text class=\"axis\" x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">busiest channel {:.0f}% of it</text>\n",
-                                kLeft - 8, y + 42, 100.0 * peak / capacity);
+            // Two lines: one would run past the left edge.
+            out_ += fmt::format("<text class=\"axis\" x=\"{0}\" y=\"{1:.1f}\" text-anchor=\"end\">busiest channel</text>\n"
+                                "<text class=\"axis\" x=\"{0}\" y=\"{2:.1f}\" text-anchor=\"end\">at {3:.0f}% of peak</text>\n",
+                                kLeft - 8, y + 42, y + 55, 100.0 * peak / capacity);
             y += kChart + kGap + 8;
         }
         out_ += "</svg>\n<div class=\"legend\">";
