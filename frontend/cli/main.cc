@@ -378,14 +378,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     out.update(timing);
     if (!cli.pmu.empty()) {
         out["pmu"] = pmu_json(model->config, events, pmu);
-        // The keys MLEK's log parsers give these lines: npu_active_cycles, npu_axi0_rd_data_beat_received, ...
-        json profile = json::object();
-        for (const auto& line : mlek_profile(result.memory, result.timing, model->config, events, pmu)) {
-            std::string key = line.name + (line.unit == "cycles" ? "_cycles" : "");
-            for (char& c : key) c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-            profile[key] = line.count;
-        }
-        out["pmu"]["profile"] = profile;
+        out["pmu"]["profile"] = profile_json(mlek_profile(result.memory, result.timing, model->config, events, pmu));
     }
     out["ops"] = ops;
     if (runs_as_graph(*model)) {
@@ -505,7 +498,7 @@ int main(int argc, char** argv) {
     system->add_option("--qemu", system_options.qemu,
                        "qemu-system-arm built by scripts/build-qemu.sh (default: $ETHOSU_QEMU, else its cache)");
     system->add_option("--timeout", system_options.timeout, "stop the firmware after this many seconds (exit 124)");
-    SystemFigureFiles& figures = system_options.figures;
+    SystemFigures& figures = system_options.figures;
     system->add_option("--trace", figures.trace_file,
                        "write a Chrome/Perfetto trace of the NPU over the whole run: every command stream at the cycle "
                        "the firmware started it");
@@ -516,6 +509,10 @@ int main(int argc, char** argv) {
     system->add_option("--json", figures.json_file,
                        "write the inferences' cycles, PMU counts, AXI traffic and ops as JSON to FILE ('-': stdout, "
                        "the firmware's UART then on stderr)");
+    system->add_option("--pmu", figures.pmu,
+                       "PMU events --json counts for each inference besides the firmware's own counters, as run's "
+                       "--pmu (e.g. NPU_ACTIVE,MAC_ACTIVE; 4 on U55/U65)")
+        ->delimiter(',');
     add_system_options(system);
     const CheckCommands check_commands(app);
     app.set_version_flag("--version", "ethosu-emu " ETHOSU_EMU_VERSION);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include "emulator/isa/error.h"
 
 namespace ethosu {
@@ -47,6 +49,16 @@ std::vector<ProfilerLine> mlek_profile(const MemorySystem& memory, const std::ve
     lines.push_back({"NPU IDLE", "cycles", activity.counters[1]});
     lines.push_back({"NPU TOTAL", "cycles", reading.cycle_counter});
     return lines;
+}
+
+nlohmann::ordered_json profile_json(const std::vector<ProfilerLine>& lines) {
+    nlohmann::ordered_json profile = nlohmann::ordered_json::object();
+    for (const auto& line : lines) {
+        std::string key = line.name + (line.unit == "cycles" ? "_cycles" : "");
+        for (char& c : key) c = c == ' ' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        profile[key] = line.count;
+    }
+    return profile;
 }
 
 nlohmann::ordered_json pmu_json(const NpuConfig& npu, const std::vector<uint32_t>& events, const PmuReading& reading) {

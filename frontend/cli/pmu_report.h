@@ -28,6 +28,10 @@ std::vector<ProfilerLine> mlek_profile(const MemorySystem& memory, const std::ve
                                        const NpuConfig& npu, const std::vector<uint32_t>& events,
                                        const PmuReading& reading);
 
+// The profiler's lines under the keys MLEK's log parsers give them: npu_active_cycles,
+// npu_axi0_rd_data_beat_received, ...
+nlohmann::ordered_json profile_json(const std::vector<ProfilerLine>& lines);
+
 // {"cycle_counter", "event_counters": [{"counter", "event", "id", "count"}]}.
 nlohmann::ordered_json pmu_json(const NpuConfig& npu, const std::vector<uint32_t>& events, const PmuReading& reading);
 

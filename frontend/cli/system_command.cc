@@ -16,6 +16,7 @@
 
 #include "emulator/isa/error.h"
 #include "emulator/isa/npu_config.h"
+#include "frontend/cli/pmu_report.h"
 #include "frontend/device_server/device_server.h"
 
 extern char** environ;
@@ -83,6 +84,7 @@ int run_system(const SystemRunOptions& options) {
     if (!find_npu_config(options.npu))
         throw Error({"--npu", std::nullopt, {}}, fmt::format("unknown NPU configuration '{}'; valid: {}", options.npu,
                                                             npu_config_names()));
+    pmu_events(*find_npu_config(options.npu), options.figures.pmu);  // --pmu refused before the firmware runs
     const std::string qemu = find_qemu(options.qemu);
     if (qemu.empty() || ::access(qemu.c_str(), X_OK) != 0) {
         throw Error({"ethosu-emu system", std::nullopt, {}},

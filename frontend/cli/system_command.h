@@ -17,7 +17,7 @@ struct SystemRunOptions {
     SystemSelection system;  // the memory system the NPU's streams are timed on
     // The NPU's figures over the whole run, written when the firmware has ended; with the JSON on
     // stdout ("-"), the firmware's UART goes to stderr.
-    SystemFigureFiles figures;
+    SystemFigures figures;
 };
 
 // Runs the firmware to its end: UART0 on stdout, semihosting (files, exit status). Returns the

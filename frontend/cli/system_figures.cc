@@ -20,7 +20,8 @@ std::string stream_name(const NpuDevice::CompletedStream& stream) {
 }
 
 json system_json(const std::string& firmware, const NpuConfig& npu, const MemorySystem& memory,
-                 const std::vector<NpuDevice::CompletedStream>& streams, int exit_status) {
+                 const std::vector<NpuDevice::CompletedStream>& streams, int exit_status,
+                 const std::vector<uint32_t>& pmu_events) {
     std::vector<TimingResult> timing;
     for (const auto& s : streams) timing.push_back(s.timing);
     std::map<uint64_t, size_t> first_of;  // a stream's hash: the first inference that ran it
@@ -40,6 +41,13 @@ json system_json(const std::string& firmware, const NpuConfig& npu, const Memory
         json pmu = pmu_json(npu, s.pmu_events, s.pmu);
         pmu["counting"] = s.pmu_counting;
         record["pmu"] = pmu;
+        if (!pmu_events.empty()) {
+            const std::vector<TimingResult> one = {s.timing};
+            const PmuReading reading = read_pmu(memory, one, pmu_events);
+            json requested = pmu_json(npu, pmu_events, reading);
+            requested["profile"] = profile_json(mlek_profile(memory, one, npu, pmu_events, reading));
+            record["requested_pmu"] = requested;
+        }
         record["ops"] = ops_json(s.stream, s.timing);
         inferences.push_back(std::move(record));
     }
@@ -52,11 +60,12 @@ json system_json(const std::string& firmware, const NpuConfig& npu, const Memory
             {"inferences", inferences}};
 }
 
-void write_system_figures(const SystemFigureFiles& files, const std::string& firmware, const NpuConfig& npu,
+void write_system_figures(const SystemFigures& files, const std::string& firmware, const NpuConfig& npu,
                           const MemorySystem& memory, const std::vector<NpuDevice::CompletedStream>& streams,
                           int exit_status) {
     if (!files.json_file.empty()) {
-        const std::string text = system_json(firmware, npu, memory, streams, exit_status).dump(2) + "\n";
+        const std::vector<uint32_t> events = pmu_events(npu, files.pmu);
+        const std::string text = system_json(firmware, npu, memory, streams, exit_status, events).dump(2) + "\n";
         if (files.json_file == "-") std::cout << text << std::flush;
         else write_trace_file(files.json_file, text, "--json");
     }

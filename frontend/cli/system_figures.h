@@ -15,9 +15,11 @@ namespace ethosu {
 // "format_version" of the JSON document; raised whenever a field changes meaning or goes away.
 inline constexpr int kSystemJsonVersion = 1;
 
-// The files to write; an empty name writes nothing, "-" as the JSON file is stdout.
-struct SystemFigureFiles {
+// The files to write (an empty name writes nothing, "-" as the JSON file is stdout), and the PMU
+// events the JSON counts for each inference besides the firmware's own counters (run's --pmu).
+struct SystemFigures {
     std::string trace_file, per_layer_file, report_file, json_file;
+    std::vector<std::string> pmu;
 
     bool any() const {
         return !trace_file.empty() || !per_layer_file.empty() || !report_file.empty() || !json_file.empty();
@@ -30,12 +32,17 @@ std::string stream_name(const NpuDevice::CompletedStream& stream);
 // The JSON document: {"format": "ethosu-emu system", "format_version", "firmware", "npu",
 // "exit_status", "totals" (run --json's timing figures over every inference), "inferences": [{
 // "index", "start_cycle", "start_seconds", "stream": {"hash", "qbase", "qsize", "first_inference"},
-// the stream's timing figures (cycles, inference_seconds, macs, traffic), "pmu", "ops"}]}.
+// the stream's timing figures (cycles, inference_seconds, macs, traffic), "pmu" (the firmware's
+// counters: their events, the counts the stream gave them, "counting"), with pmu_events
+// "requested_pmu" (run --json's "pmu" for the stream), "ops"}]}.
 nlohmann::ordered_json system_json(const std::string& firmware, const NpuConfig& npu, const MemorySystem& memory,
-                                   const std::vector<NpuDevice::CompletedStream>& streams, int exit_status);
+                                   const std::vector<NpuDevice::CompletedStream>& streams, int exit_status,
+                                   const std::vector<uint32_t>& pmu_events = {});
 
-// Writes the files asked for; throws ethosu::Error naming a file it cannot write.
-void write_system_figures(const SystemFigureFiles& files, const std::string& firmware, const NpuConfig& npu,
+// Writes the files asked for; throws ethosu::Error naming a file it cannot write, or --pmu for an
+// event the configuration does not count (pmu_events, which run_system asks before the firmware
+// runs).
+void write_system_figures(const SystemFigures& figures, const std::string& firmware, const NpuConfig& npu,
                           const MemorySystem& memory, const std::vector<NpuDevice::CompletedStream>& streams,
                           int exit_status);
 

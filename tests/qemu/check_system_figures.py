@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Checks what `ethosu-emu system --json - --trace T --report R --per-layer P` wrote for a
 firmware that ran one command stream N times: N inference records of one stream hash, each of the
-cycles, MACs and AXI beats `ethosu-emu run --timing-only --json` gives for that stream, starts
+cycles, MACs, AXI beats and --pmu counts `ethosu-emu run --timing-only --json` gives for that stream, starts
 that never overlap the previous inference; a trace whose slices on each track nest or are
 disjoint, with one "command streams" slice per inference at its start cycle; a report that lists
 every inference; a per-layer CSV of a row per kernel op of every inference.
@@ -64,6 +64,8 @@ def main():
             errors.append(f"inference {i['index']}: {len(i['ops'])} ops, run {len(run['ops'])}")
         if i["pmu"]["cycle_counter"] != run["cycles"]["total"]:
             errors.append(f"inference {i['index']}: PMU cycle counter {i['pmu']['cycle_counter']}")
+        if "pmu" in run and i.get("requested_pmu") != run["pmu"]:
+            errors.append(f"inference {i['index']}: --pmu counts {i.get('requested_pmu')}, run's {run['pmu']}")
         if i["start_cycle"] < previous_end:
             errors.append(f"inference {i['index']} starts at {i['start_cycle']}, before the previous ended ({previous_end})")
         previous_end = i["start_cycle"] + i["cycles"]["total"]

@@ -159,11 +159,12 @@ fi
 # after its fault path, as JSON on stdout (the UART on stderr), a trace, a report and the per-layer
 # CSV, against `ethosu-emu run --timing-only` on the same stream.
 kws="mlperftiny_kws_dscnn_int8-ethos-u55-256"
-if "$emu" system "$work/$kws.elf" --npu ethos-u55-256 --qemu "$qemu" --memory-mode Shared_Sram --json - \
+pmu=NPU_ACTIVE,MAC_ACTIVE,AXI0_RD_DATA_BEAT_RECEIVED,AXI1_RD_DATA_BEAT_RECEIVED
+if "$emu" system "$work/$kws.elf" --npu ethos-u55-256 --qemu "$qemu" --memory-mode Shared_Sram --json - --pmu "$pmu" \
         --trace "$work/system.trace.json" --report "$work/system.html" --per-layer "$work/system.csv" \
         >"$work/system.json" 2>"$work/system.uart" &&
         grep -q "checks: [0-9]* passed, 0 failed" "$work/system.uart" &&
-        "$emu" run "$vectors/mlperftiny_kws_dscnn_int8/ethos-u55-256/model_vela.tflite" --timing-only --json \
+        "$emu" run "$vectors/mlperftiny_kws_dscnn_int8/ethos-u55-256/model_vela.tflite" --timing-only --json --pmu "$pmu" \
             --memory-mode Shared_Sram --output-prefix "$work/kws" >"$work/run.json" 2>"$work/run.err" &&
         python3 "$here/check_system_figures.py" "$work/system.json" "$work/run.json" "$work/system.trace.json" \
             "$work/system.html" "$work/system.csv" 21 >"$work/figures.out" 2>&1; then
