@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <cstdlib>
 #include <filesystem>
@@ -76,15 +78,15 @@ std::pair<int, bool> wait_for(pid_t child, double timeout) {
     }
 }
 
-}  // namespace
-
-int run_system(const SystemRunOptions& options) {
+// Runs the firmware to its end with the device server telling on_stream (if any) of each stream
+// the NPU completes; returns run_system's exit status.
+int run_firmware(const SystemRunOptions& options,
+                 const std::function<void(const NpuDevice::CompletedStream&)>& on_stream) {
     const ErrorLocation where{options.firmware, std::nullopt, {}};
     if (!fs::is_regular_file(options.firmware)) throw Error(where, "no such firmware file", ErrorKind::Io);
     if (!find_npu_config(options.npu))
         throw Error({"--npu", std::nullopt, {}}, fmt::format("unknown NPU configuration '{}'; valid: {}", options.npu,
                                                             npu_config_names()));
-    pmu_events(*find_npu_config(options.npu), options.figures.pmu);  // --pmu refused before the firmware runs
     const std::string qemu = find_qemu(options.qemu);
     if (qemu.empty() || ::access(qemu.c_str(), X_OK) != 0) {
         throw Error({"ethosu-emu system", std::nullopt, {}},
@@ -94,11 +96,9 @@ int run_system(const SystemRunOptions& options) {
     const TemporaryDirectory directory;
     DeviceSocket socket((directory.path / "npu.sock").string());
     std::optional<std::string> served;
-    std::vector<NpuDevice::CompletedStream> streams;
     DeviceServerOptions server_options;
     server_options.system = options.system;
-    if (options.figures.any())
-        server_options.on_stream = [&streams](const NpuDevice::CompletedStream& s) { streams.push_back(s); };
+    server_options.on_stream = on_stream;
     std::thread server([&] { served = socket.serve_one(server_options); });
 
     // UART0 on stdout, semihosting on the host, the NPU's cycles as QEMU's virtual time.
@@ -120,12 +120,8 @@ int run_system(const SystemRunOptions& options) {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    ::posix_spawn_file_actions_init(&actions);
-    if (options.figures.json_file == "-") ::posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO);
     pid_t child = 0;
-    const int spawned = ::posix_spawn(&child, qemu.c_str(), &actions, nullptr, argv.data(), environ);
-    ::posix_spawn_file_actions_destroy(&actions);
+    const int spawned = ::posix_spawn(&child, qemu.c_str(), nullptr, nullptr, argv.data(), environ);
     if (spawned != 0) {
         socket.stop();
         server.join();
@@ -134,21 +130,54 @@ int run_system(const SystemRunOptions& options) {
     const auto [status, timed_out] = wait_for(child, options.timeout);
     socket.stop();  // QEMU may have ended before it connected
     server.join();
-    if (timed_out)
+    if (timed_out) {
         fmt::print(stderr, "ethosu-emu: error: system: {} did not end within {} s\n", options.firmware, options.timeout);
-    // A session that ended in an error is the firmware's or the NPU's to report; said on stderr too.
-    else if (served && !served->empty())
-        fmt::print(stderr, "ethosu-emu: warning: system: the NPU's session: {}\n", *served);
-    const int exit_status = timed_out             ? 124
-                            : WIFEXITED(status)   ? WEXITSTATUS(status)
-                            : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                                  : 128;
-    if (options.figures.any()) {
-        const NpuConfig npu = *find_npu_config(options.npu);
-        write_system_figures(options.figures, options.firmware, npu, make_memory_system(npu, options.system), streams,
-                             exit_status);
+        return 124;
     }
-    return exit_status;
+    // A session that ended in an error is the firmware's or the NPU's to report; said on stderr too.
+    if (served && !served->empty()) fmt::print(stderr, "ethosu-emu: warning: system: the NPU's session: {}\n", *served);
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+// While the JSON owns stdout, whatever the firmware prints (QEMU inherits this process's stdout)
+// goes to stderr.
+class StdoutToStderr {
+public:
+    StdoutToStderr() : saved_(::dup(STDOUT_FILENO)) {
+        if (saved_ < 0) throw Error({"--json", std::nullopt, {}}, "cannot move stdout aside", ErrorKind::Io);
+        std::fflush(stdout);
+        ::dup2(STDERR_FILENO, STDOUT_FILENO);
+    }
+    ~StdoutToStderr() {
+        std::fflush(stdout);
+        ::dup2(saved_, STDOUT_FILENO);
+        ::close(saved_);
+    }
+    StdoutToStderr(const StdoutToStderr&) = delete;
+    StdoutToStderr& operator=(const StdoutToStderr&) = delete;
+
+private:
+    int saved_;
+};
+
+}  // namespace
+
+int run_system(const SystemRunOptions& options) {
+    if (!options.figures.any()) return run_firmware(options, nullptr);
+    // --pmu refused before the firmware runs (an unknown --npu is run_firmware's to refuse).
+    if (const auto npu = find_npu_config(options.npu)) pmu_events(*npu, options.figures.pmu);
+    std::vector<NpuDevice::CompletedStream> streams;
+    int status = 0;
+    {
+        std::optional<StdoutToStderr> moved;
+        if (options.figures.json_file == "-") moved.emplace();
+        status = run_firmware(options, [&streams](const NpuDevice::CompletedStream& s) { streams.push_back(s); });
+    }
+    const NpuConfig npu = *find_npu_config(options.npu);
+    write_system_figures(options.figures, options.firmware, npu, make_memory_system(npu, options.system), streams,
+                         status);
+    return status;
 }
 
 }  // namespace ethosu
