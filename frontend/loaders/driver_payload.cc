@@ -18,7 +18,6 @@ constexpr uint32_t kVeumMagic = 0x4D554556;  // "VEUM": Vela's COP2 command-stre
 enum Cop1Tag : uint8_t { kOptimizerConfig = 1, kCommandStream = 2, kReadApb = 3, kDumpShram = 4, kNop = 5 };
 
 constexpr uint32_t kCop2CommandStreamEntry = 1;
-constexpr uint32_t kCop2LocalAddressing = 0x2;  // feature bit: I/O in their own regions
 
 CommandStream parse_cop1(ByteReader& r, uint64_t max_stream_words) {
     CommandStream cs;
@@ -78,10 +77,9 @@ void parse_cop2_stream_entry(ByteReader entry, CommandStream& cs, uint64_t max_s
     cs.config_word_offset = data.file_offset();
     cs.config_word = data.u32("metadata.CONFIG");
     cs.id_word = data.u32("metadata.ID");
-    const size_t features_pos = data.position();
-    if (data.u32("metadata.features") & kCop2LocalAddressing)
-        data.fail_at(features_pos, "metadata.features",
-                     "local addressing (vela --separate-io-regions) is not supported", ErrorKind::Unsupported);
+    // The features word's local-addressing bit (vela --separate-io-regions) says the inputs and
+    // outputs sit in regions of their own (3 and 4); the tensors' records carry those regions.
+    data.u32("metadata.features");
 
     if (entry.remaining() % 4 != 0)
         entry.fail("COMMAND_STREAM",

@@ -119,6 +119,21 @@ std::vector<TensorInfo> feature_maps(const Block& block, const std::string& path
     return out;
 }
 
+// Vela's --separate-io-regions (COP2 local addressing) places the inputs in region 3 and the
+// outputs in region 4, which the driver points at the caller's buffers (Arm's direct-drive
+// kernel: the first IFM and the first OFM buffer). Each such region spans its tensors.
+void add_io_regions(NpuInvocation& invocation, const ErrorLocation& where) {
+    std::map<int, std::pair<std::string, uint64_t>> io_regions;
+    for (const auto& [tensors, role] : {std::pair{&invocation.inputs, "input"}, std::pair{&invocation.outputs, "output"}})
+        for (const auto& t : *tensors) {
+            if (t.region <= 1) continue;  // unplaced, the weights or scratch
+            auto& [region_role, end] = io_regions.try_emplace(t.region, role, 0).first->second;
+            end = std::max(end, t.offset + t.size_bytes);
+        }
+    for (const auto& [index, io] : io_regions)
+        invocation.regions.push_back(scratch_region(index, io.first, checked_region_size(static_cast<int64_t>(io.second), where), where));
+}
+
 }  // namespace
 
 NpuInvocation vela_bin_stream_invocation(const std::string& path, const FileBytes& file,
@@ -139,6 +154,7 @@ NpuInvocation vela_bin_stream_invocation(const std::string& path, const FileByte
         1, "scratch", checked_region_size(static_cast<int64_t>(scratch_bytes), scratch_where), scratch_where));
     invocation.inputs = feature_maps(required(blocks, "inputs", r), path);
     invocation.outputs = feature_maps(required(blocks, "outputs", r), path);
+    add_io_regions(invocation, {path, cmd.file_offset(), "cmd_data"});
     return invocation;
 }
 
