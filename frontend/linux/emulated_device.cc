@@ -77,6 +77,18 @@ int real_close(int fd) {
     static auto* f = real<int(int)>("close");
     return f(fd);
 }
+ssize_t real_read(int fd, void* to, size_t size) {
+    static auto* f = real<ssize_t(int, void*, size_t)>("read");
+    return f(fd, to, size);
+}
+ssize_t real_write(int fd, const void* from, size_t size) {
+    static auto* f = real<ssize_t(int, const void*, size_t)>("write");
+    return f(fd, from, size);
+}
+off_t real_lseek(int fd, off_t offset, int whence) {
+    static auto* f = real<off_t(int, off_t, int)>("lseek");
+    return f(fd, offset, whence);
+}
 
 // A failed request: the errno the call returns, and for driver-level faults a message.
 struct Failure {
@@ -98,26 +110,52 @@ struct Device {
     NpuConfig npu;
 };
 
-// Host memory shared with the client through the memfd it is created on.
+// Host memory the client and the NPU share: a BUFFER_CREATE buffer (the memfd the client maps)
+// or a BUFFERS_CREATE batch, which the kernel allocates as one contiguous block.
+class Memory {
+public:
+    Memory(void* host, uint64_t size) : host_(static_cast<uint8_t*>(host)), size_(size) {}
+    ~Memory() { ::munmap(host_, size_); }  // munmap is not interposed
+    Memory(const Memory&) = delete;
+    Memory& operator=(const Memory&) = delete;
+    std::span<uint8_t> bytes() const { return {host_, size_}; }
+
+private:
+    uint8_t* host_;
+    uint64_t size_;
+};
+
+// A buffer: `capacity` bytes at `offset` in its memory.
 class Buffer {
 public:
-    Buffer(int fd, uint32_t capacity, void* host) : fd_(fd), capacity_(capacity), host_(static_cast<uint8_t*>(host)) {}
-    ~Buffer() { ::munmap(host_, capacity_); }  // munmap is not interposed
-    Buffer(const Buffer&) = delete;
-    Buffer& operator=(const Buffer&) = delete;
+    Buffer(int fd, std::shared_ptr<Memory> memory, uint64_t offset, uint32_t capacity, uint64_t aligned_size,
+           bool in_batch)
+        : fd_(fd), memory_(std::move(memory)), offset_(offset), capacity_(capacity), aligned_size_(aligned_size),
+          in_batch_(in_batch) {}
 
     int fd() const { return fd_; }
     uint32_t capacity() const { return capacity_; }
+    // A BUFFERS_CREATE buffer: its fd reads, writes and seeks; it has no mmap and no data window.
+    bool in_batch() const { return in_batch_; }
+    const Memory* memory() const { return memory_.get(); }
+    uint64_t offset() const { return offset_; }
     uapi::BufferExtent extent{0, 0};
-    std::span<uint8_t> data() const { return {host_ + extent.offset, extent.size}; }
+    uint64_t position = 0;  // the fd's file position (read, write, lseek)
+    std::span<uint8_t> data() const { return whole().subspan(extent.offset, extent.size); }
     // Room from the data offset to the end of the buffer.
-    std::span<uint8_t> room() const { return {host_ + extent.offset, capacity_ - extent.offset}; }
-    std::span<uint8_t> whole() const { return {host_, capacity_}; }
+    std::span<uint8_t> room() const { return whole().subspan(extent.offset); }
+    std::span<uint8_t> whole() const { return memory_->bytes().subspan(offset_, capacity_); }
+    std::span<uint8_t> aligned() const { return memory_->bytes().subspan(offset_, aligned_size_); }
+    // What the NPU reaches through a region based at this buffer: up to the end of its batch.
+    std::span<uint8_t> to_batch_end() const { return memory_->bytes().subspan(offset_); }
 
 private:
     int fd_;
+    std::shared_ptr<Memory> memory_;
+    uint64_t offset_;
     uint32_t capacity_;
-    uint8_t* host_;
+    uint64_t aligned_size_;
+    bool in_batch_;
 };
 
 // Where the firmware's tensor arena holds each input and output: inputs, then outputs, aligned.
@@ -129,6 +167,8 @@ struct ArenaLayout {
 // A command-stream network bound to the buffers of its inferences: the regions a direct-drive
 // kernel gives the NPU (region 0 the constant buffer, 1 the intermediate buffer, 2 the NPU's
 // SRAM, 3 the first IFM buffer, 4 the first OFM buffer; ethosu_direct_device_run_inference).
+// A region based at a buffer of a BUFFERS_CREATE batch reaches the batch's later buffers too:
+// Vela's --separate-io-regions addresses the second input at its offset from the first.
 struct DirectBinding {
     std::shared_ptr<Buffer> constant, intermediate, ifm, ofm;
     bool operator==(const DirectBinding&) const = default;
@@ -263,23 +303,122 @@ void fill_tensors(const std::vector<TensorInfo>& tensors, const std::vector<uint
     }
 }
 
+// A shared mapping of `size` bytes: of the memfd `fd` (the client maps it too), or anonymous (-1).
+std::shared_ptr<Memory> map_memory(int fd, uint64_t size, const char* request) {
+    void* host = real_mmap(nullptr, size, PROT_READ | PROT_WRITE, fd < 0 ? MAP_SHARED | MAP_ANONYMOUS : MAP_SHARED,
+                           fd, 0);
+    if (host == MAP_FAILED) throw Failure{errno, fmt::format("{}: cannot map {} bytes", request, size)};
+    return std::make_shared<Memory>(host, size);
+}
+
 int create_buffer(const Device&, const uapi::BufferCreate& request) {
     if (request.capacity == 0) throw Failure{EINVAL, "BUFFER_CREATE: capacity 0"};
     const int fd = ::memfd_create("ethosu-buffer", MFD_CLOEXEC);
     if (fd < 0) throw Failure{errno, fmt::format("memfd_create failed: {}", std::strerror(errno))};
-    if (::ftruncate(fd, request.capacity) != 0) {
-        const int error = errno;
+    try {
+        if (::ftruncate(fd, request.capacity) != 0)
+            throw Failure{errno, fmt::format("BUFFER_CREATE: cannot allocate {} bytes", request.capacity)};
+        auto memory = map_memory(fd, request.capacity, "BUFFER_CREATE");
+        table[fd] = std::make_shared<Buffer>(fd, std::move(memory), 0, request.capacity, request.capacity, false);
+    } catch (const Failure&) {
         real_close(fd);
-        throw Failure{error, fmt::format("BUFFER_CREATE: cannot allocate {} bytes", request.capacity)};
+        throw;
     }
-    void* host = real_mmap(nullptr, request.capacity, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (host == MAP_FAILED) {
-        const int error = errno;
-        real_close(fd);
-        throw Failure{error, fmt::format("BUFFER_CREATE: cannot map {} bytes", request.capacity)};
-    }
-    table[fd] = std::make_shared<Buffer>(fd, request.capacity, host);
     return fd;
+}
+
+// The 2025 kernel's batch (ethosu_buffer_batch_create): each size rounded up to the alignment,
+// the buffers laid end to end in one block, an fd each. The emulated device drives the NPU
+// itself, so the direct device's alignment applies.
+int create_buffers(const Device&, uapi::upstream::BuffersCreate& request) {
+    if (request.num == 0 || request.num > uapi::kFdMax)
+        throw Failure{EINVAL, fmt::format("BUFFERS_CREATE: {} buffers, expected 1 to {}", request.num, uapi::kFdMax)};
+    constexpr uint64_t kAlign = uapi::upstream::kDirectBufferAlignment;
+    constexpr uint64_t kMaxTotal = (uint64_t{1} << 40) - 1;  // the direct device's DMA_BIT_MASK(40)
+    std::vector<uint64_t> offsets, aligned;
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < request.num; ++i) {
+        const uint64_t size = request.sizes[i];
+        if (size == 0) throw Failure{EINVAL, fmt::format("BUFFERS_CREATE: sizes[{}] is 0", i)};
+        if (size > UINT32_MAX || total + size > kMaxTotal)
+            throw Failure{EINVAL, fmt::format("BUFFERS_CREATE: sizes[{}] = {} exceeds the device's {} bytes", i, size,
+                                              kMaxTotal)};
+        offsets.push_back(total);
+        aligned.push_back((size + kAlign - 1) / kAlign * kAlign);
+        total += aligned.back();
+    }
+    if (total > kMaxTotal)
+        throw Failure{EINVAL, fmt::format("BUFFERS_CREATE: {} bytes in all exceed the device's {}", total, kMaxTotal)};
+    std::shared_ptr<Memory> memory;
+    try {
+        memory = map_memory(-1, total, "BUFFERS_CREATE");
+    } catch (const Failure& failure) {
+        throw Failure{ENOMEM, failure.message};
+    }
+    std::vector<int> fds;
+    try {
+        for (uint32_t i = 0; i < request.num; ++i) {
+            fds.push_back(new_event_fd());
+            table[fds.back()] = std::make_shared<Buffer>(fds.back(), memory, offsets[i],
+                                                         static_cast<uint32_t>(request.sizes[i]), aligned[i], true);
+        }
+    } catch (const Failure&) {
+        for (const int fd : fds) {
+            table.erase(fd);
+            real_close(fd);
+        }
+        throw;
+    }
+    std::ranges::copy(fds, request.fds);
+    return 0;
+}
+
+// Copies between the client's memory and ours as copy_to_user/copy_from_user do: an address
+// the process cannot access is EFAULT, not a crash.
+void copy_from_client(std::span<uint8_t> to, const void* from, const char* what) {
+    const iovec local{to.data(), to.size()};
+    const iovec remote{const_cast<void*>(from), to.size()};
+    if (::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(to.size()))
+        throw Failure{EFAULT, fmt::format("{}: cannot read {} bytes at {}", what, to.size(), from)};
+}
+void copy_to_client(void* to, std::span<const uint8_t> from, const char* what) {
+    const iovec local{const_cast<uint8_t*>(from.data()), from.size()};
+    const iovec remote{to, from.size()};
+    if (::process_vm_writev(::getpid(), &local, 1, &remote, 1, 0) != static_cast<ssize_t>(from.size()))
+        throw Failure{EFAULT, fmt::format("{}: cannot write {} bytes at {}", what, from.size(), to)};
+}
+
+// A batch buffer's read and write (ethosu_buffer_read/_write): at the file position, at most to
+// the size asked for at creation; a write at the end is ENOSPC, a read there returns 0.
+ssize_t read_buffer(Buffer& buffer, void* to, size_t size) {
+    if (size == 0 || buffer.position > buffer.capacity()) throw Failure{EINVAL, ""};
+    const auto bytes = buffer.whole().subspan(buffer.position);
+    const size_t n = std::min(size, bytes.size());
+    if (n > 0) copy_to_client(to, bytes.first(n), "read");
+    buffer.position += n;
+    return static_cast<ssize_t>(n);
+}
+ssize_t write_buffer(Buffer& buffer, const void* from, size_t size) {
+    if (size == 0 || buffer.position > buffer.capacity()) throw Failure{EINVAL, ""};
+    if (buffer.position == buffer.capacity()) throw Failure{ENOSPC, ""};
+    const auto bytes = buffer.whole().subspan(buffer.position);
+    const size_t n = std::min(size, bytes.size());
+    copy_from_client(bytes.first(n), from, "write");
+    buffer.position += n;
+    return static_cast<ssize_t>(n);
+}
+// ethosu_buffer_llseek: SEEK_END reports the size without moving.
+off_t seek_buffer(Buffer& buffer, off_t offset, int whence) {
+    switch (whence) {
+        case SEEK_CUR: offset += static_cast<off_t>(buffer.position); [[fallthrough]];
+        case SEEK_SET:
+            if (offset < 0) throw Failure{EINVAL, ""};
+            if (static_cast<uint64_t>(offset) > buffer.capacity()) throw Failure{ENXIO, ""};
+            buffer.position = static_cast<uint64_t>(offset);
+            return offset;
+        case SEEK_END: return buffer.capacity();
+    }
+    throw Failure{EINVAL, ""};
 }
 
 // A network from its bytes: a Vela .tflite (TFLite's "TFL3" identifier at offset 4), loaded as
@@ -468,18 +607,20 @@ std::unique_ptr<LoadedModel> direct_model(const Network& network, const DirectBi
     NpuInvocation inv;
     inv.stream = *network.stream;
     if (binding.constant)
-        inv.regions.push_back({0, "weights", binding.constant->capacity(), binding.constant->whole(), binding.constant});
+        inv.regions.push_back({0, "weights", binding.constant->to_batch_end().size(), binding.constant->to_batch_end(),
+                               binding.constant});
     inv.regions.push_back({2, "scratch_fast", kDirectSramBytes, {}, nullptr});
     for (const auto& [region, role] : {std::pair{1, "scratch"}, std::pair{3, "input"}, std::pair{4, "output"}}) {
         const auto& buffer = binding.*region_buffer(region);
         if (!buffer) continue;
-        inv.regions.push_back({region, role, buffer->capacity(), {}, nullptr});
+        const uint64_t size = buffer->to_batch_end().size();
+        inv.regions.push_back({region, role, size, {}, nullptr});
         TensorInfo whole;
         whole.name = fmt::format("{} buffer fd {}", role, buffer->fd());
-        whole.shape = {int64_t{buffer->capacity()}};
+        whole.shape = {static_cast<int64_t>(size)};
         whole.type = ElementType::UInt8;
         whole.region = region;
-        whole.size_bytes = buffer->capacity();
+        whole.size_bytes = size;
         inv.inputs.push_back(whole);
         inv.outputs.push_back(std::move(whole));
     }
@@ -505,12 +646,12 @@ ModelSession& run_direct(Inference& inference) {
     const auto& tensors = network.model->inputs;
     std::vector<std::vector<uint8_t>> contents;
     for (const auto& t : tensors) {
-        const auto bytes = (binding.*region_buffer(t.region))->whole();
+        const auto bytes = (binding.*region_buffer(t.region))->to_batch_end();
         contents.emplace_back(bytes.begin(), bytes.end());
     }
     network.session->run(contents);
     for (size_t k = 0; k < tensors.size(); ++k)
-        std::ranges::copy(network.session->outputs()[k], (binding.*region_buffer(tensors[k].region))->whole().begin());
+        std::ranges::copy(network.session->outputs()[k], (binding.*region_buffer(tensors[k].region))->to_batch_end().begin());
     return *network.session;
 }
 
@@ -544,6 +685,7 @@ struct InferenceRequest {
     uint32_t intermediate_fd = 0, constant_fd = 0;  // 0: none
     uapi::PmuConfig pmu_config;
     bool whole_buffers;
+    bool checks_2025 = false;  // the 2025 kernel's (common/ethosu_inference.c) checks
 };
 
 InferenceRequest inference_request(const uapi::InferenceCreate& r) {
@@ -555,7 +697,7 @@ InferenceRequest inference_request(const uapi::upstream::InferenceCreate& r) {
     return {r.ifm_count, r.ifm_fd, r.ofm_count, r.ofm_fd, 0, 0, r.pmu_config, true};
 }
 InferenceRequest inference_request(const uapi::upstream::InferenceCreateDirect& r) {
-    return {r.ifm_count, r.ifm_fd, r.ofm_count, r.ofm_fd, r.intermediate_fd, r.constant_fd, r.pmu_config, true};
+    return {r.ifm_count, r.ifm_fd, r.ofm_count, r.ofm_fd, r.intermediate_fd, r.constant_fd, r.pmu_config, true, true};
 }
 
 std::shared_ptr<Buffer> optional_buffer(const char* what, uint32_t fd) {
@@ -564,13 +706,32 @@ std::shared_ptr<Buffer> optional_buffer(const char* what, uint32_t fd) {
 }
 
 // The emulated NPU completes the inference before the call returns; its fd then polls readable.
+// The 2025 kernel's rules for the IFM (or OFM) list: buffers of one BUFFERS_CREATE batch, in
+// the batch's order (a region based at the first reaches the others at their offsets).
+void check_batch_order(const char* what, const std::vector<std::shared_ptr<Buffer>>& list) {
+    if (std::ranges::none_of(list, &Buffer::in_batch)) return;  // BUFFER_CREATE buffers: an older client's
+    for (size_t i = 1; i < list.size(); ++i) {
+        if (list[i]->memory() != list[0]->memory())
+            throw Failure{EINVAL, fmt::format("INFERENCE_CREATE: the {}s are not from the same buffer batch", what)};
+        if (list[i]->offset() < list[i - 1]->offset())
+            throw Failure{EINVAL, fmt::format("INFERENCE_CREATE: {} {} comes before {} {} in its batch", what, i, what,
+                                              i - 1)};
+    }
+}
+
 int create_inference(const std::shared_ptr<Network>& network, const InferenceRequest& request) {
+    if (request.checks_2025 && (request.ifm_count > uapi::kFdMax || request.ofm_count > uapi::kFdMax ||
+                                request.ofm_count == 0))
+        throw Failure{EFAULT, fmt::format("INFERENCE_CREATE: {} IFM and {} OFM buffers (1 to {} OFMs)",
+                                          request.ifm_count, request.ofm_count, uapi::kFdMax)};
     auto inference = std::make_shared<Inference>();
     inference->network = network;
     inference->ifm = buffers("IFM", request.ifm_count, request.ifm_fd);
     inference->ofm = buffers("OFM", request.ofm_count, request.ofm_fd);
     inference->intermediate = optional_buffer("intermediate", request.intermediate_fd);
     inference->constant = optional_buffer("constant", request.constant_fd);
+    check_batch_order("IFM", inference->ifm);
+    check_batch_order("OFM", inference->ofm);
     inference->whole_buffers = request.whole_buffers;
     inference->pmu_config = request.pmu_config;
     for (uint32_t event : request.pmu_config.events)
@@ -588,7 +749,7 @@ int create_inference(const std::shared_ptr<Network>& network, const InferenceReq
         report(fmt::format("inference fd {}: {}", fd, e.what()));
     }
     const uint64_t one = 1;
-    if (::write(fd, &one, sizeof one) != sizeof one) report(fmt::format("inference fd {}: cannot signal", fd));
+    if (real_write(fd, &one, sizeof one) != sizeof one) report(fmt::format("inference fd {}: cannot signal", fd));
     return fd;
 }
 
@@ -617,6 +778,8 @@ int dispatch(const Object& object, unsigned long request, void* data) {
                 argument<uapi::upstream::DeviceCapabilitiesWithNetworks>(data) = upstream_capabilities((*device)->npu);
                 return 0;
             case uapi::kIoctlBufferCreate: return create_buffer(**device, argument<uapi::BufferCreate>(data));
+            case uapi::upstream::kIoctlBuffersCreate:
+                return create_buffers(**device, argument<uapi::upstream::BuffersCreate>(data));
             case uapi::kIoctlNetworkCreate: return create_network(**device, argument<uapi::NetworkCreate>(data));
             case uapi::upstream::kIoctlNetworkCreate:
                 return create_network(**device, argument<uapi::upstream::NetworkCreate>(data));
@@ -632,6 +795,11 @@ int dispatch(const Object& object, unsigned long request, void* data) {
                 return 0;
             }
             case uapi::kIoctlBufferGet: argument<uapi::BufferExtent>(data) = (*buffer)->extent; return 0;
+            case uapi::upstream::kIoctlBufferClear:
+                if (!(*buffer)->in_batch()) break;
+                std::ranges::fill((*buffer)->aligned(), uint8_t{0});
+                (*buffer)->position = 0;
+                return 0;
         }
     } else if (const auto* network = std::get_if<std::shared_ptr<Network>>(&object)) {
         switch (request) {
@@ -720,6 +888,10 @@ void* emu_mmap(void* addr, size_t length, int prot, int flags, int fd, off_t off
         const auto it = table.find(fd);
         if (it != table.end()) {
             const auto* buffer = std::get_if<std::shared_ptr<Buffer>>(&it->second);
+            if (buffer && (*buffer)->in_batch()) {  // the 2025 kernel's buffer has no mmap operation
+                fail({ENODEV, fmt::format("mmap on buffer fd {}: BUFFERS_CREATE buffers are read and written", fd)});
+                return MAP_FAILED;
+            }
             if (!buffer || offset < 0 || uint64_t(offset) + length > (*buffer)->capacity()) {
                 fail({EINVAL, buffer ? fmt::format("mmap of {} bytes at {} beyond buffer fd {} of {} bytes", length,
                                                    offset, fd, (*buffer)->capacity())
@@ -729,6 +901,40 @@ void* emu_mmap(void* addr, size_t length, int prot, int flags, int fd, off_t off
         }
     }
     return real_mmap(addr, length, prot, flags, fd, offset);
+}
+
+// read, write and lseek on a batch buffer are the kernel's buffer operations; the other fds of
+// ours have none (EINVAL, ESPIPE); BUFFER_CREATE buffers are memfds and behave as such.
+template <typename BufferOp, typename Real>
+auto file_operation(int fd, int no_operation, BufferOp buffer_op, Real real_op) -> decltype(real_op()) {
+    std::unique_lock lock(table_mutex);
+    const auto it = table.find(fd);
+    const auto* buffer = it == table.end() ? nullptr : std::get_if<std::shared_ptr<Buffer>>(&it->second);
+    if (it == table.end() || (buffer && !(*buffer)->in_batch())) {
+        lock.unlock();
+        return real_op();
+    }
+    try {
+        if (!buffer) throw Failure{no_operation, ""};
+        return buffer_op(**buffer);
+    } catch (const Failure& failure) {
+        return fail(failure);
+    }
+}
+
+ssize_t emu_read(int fd, void* to, size_t size) {
+    return file_operation(fd, EINVAL, [&](Buffer& b) { return read_buffer(b, to, size); },
+                          [&] { return real_read(fd, to, size); });
+}
+
+ssize_t emu_write(int fd, const void* from, size_t size) {
+    return file_operation(fd, EINVAL, [&](Buffer& b) { return write_buffer(b, from, size); },
+                          [&] { return real_write(fd, from, size); });
+}
+
+off_t emu_lseek(int fd, off_t offset, int whence) {
+    return file_operation(fd, ESPIPE, [&](Buffer& b) { return seek_buffer(b, offset, whence); },
+                          [&] { return real_lseek(fd, offset, whence); });
 }
 
 int emu_close(int fd) {

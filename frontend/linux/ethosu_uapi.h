@@ -247,6 +247,23 @@ inline constexpr unsigned long kIoctlNetworkInfo = _IOR(kIoctlType, 0x21, Networ
 inline constexpr unsigned long kIoctlInferenceCreate = _IOR(kIoctlType, 0x30, InferenceCreate);
 inline constexpr unsigned long kIoctlInferenceCreateDirect = _IOR(kIoctlType, 0x30, InferenceCreateDirect);
 
+// The 2025 kernel's buffers (common/ethosu_buffer.c): BUFFERS_CREATE allocates `num` buffers as
+// one contiguous block, each at the previous one's end rounded up to the device's alignment (16
+// bytes for direct drive, none for the firmware), and returns an fd per buffer. A buffer fd has
+// no mmap: read, write and lseek move data at the fd's position within the buffer's requested
+// size, and BUFFER_CLEAR zeroes it and rewinds. The field order and types are the kernel's use of
+// the struct (ethosu_buffer_batch_create(edev, uapi.sizes, uapi.fds, uapi.num) takes size_t and
+// int arrays); the header itself was not found, so the order and the request numbers are ours.
+struct BuffersCreate {
+    uint32_t num;
+    uint64_t sizes[kFdMax];  // size_t on the 64-bit kernels the direct driver runs on
+    int32_t fds[kFdMax];     // filled by the call
+};
+
+inline constexpr unsigned long kIoctlBuffersCreate = _IOR(kIoctlType, 0x10, BuffersCreate);
+inline constexpr unsigned long kIoctlBufferClear = _IO(kIoctlType, 0x11);
+inline constexpr uint64_t kDirectBufferAlignment = 16;  // ethosu_direct_device.c's buffer_config
+
 static_assert(sizeof(KernelDriverVersion) == 12 && sizeof(HwConfig) == 16);
 static_assert(sizeof(DeviceCapabilities) == 56 && sizeof(DeviceCapabilitiesWithNetworks) == 60);
 static_assert(offsetof(NetworkCreate, network.data_ptr) == 8 && sizeof(NetworkCreate) == 24);
@@ -256,6 +273,9 @@ static_assert(offsetof(InferenceCreateDirect, constant_fd) == 140 && sizeof(Infe
 static_assert(kIoctlDriverVersionGet == 0x800C0101 && kIoctlCapabilitiesReq == 0x80380102);
 static_assert(kIoctlNetworkCreate == 0x80180120 && kIoctlNetworkInfo == 0x80A80121);
 static_assert(kIoctlInferenceCreate == 0x809C0130 && kIoctlInferenceCreateDirect == 0x80A40130);
+static_assert(offsetof(BuffersCreate, sizes) == 8 && offsetof(BuffersCreate, fds) == 136 && sizeof(BuffersCreate) == 200);
+static_assert(kIoctlBuffersCreate == 0x80C80110 && kIoctlBufferClear == 0x0111);
+static_assert(kIoctlBuffersCreate != uapi::kIoctlBufferCreate && kIoctlBufferClear != uapi::kIoctlBufferSet);
 // Every upstream number differs from NXP's, so the request alone names the variant.
 static_assert(kIoctlCapabilitiesReq != uapi::kIoctlCapabilitiesReq && kIoctlNetworkCreate != uapi::kIoctlNetworkCreate);
 static_assert(kIoctlNetworkInfo != uapi::kIoctlNetworkInfo && kIoctlInferenceCreate != uapi::kIoctlInferenceCreate);

@@ -1,4 +1,4 @@
-// The C library's open, ioctl, mmap and close, defined in the program: the dynamic linker binds
+// The C library's open, ioctl, mmap, read, write, lseek and close, defined in the program: the dynamic linker binds
 // every call to them, the driver library's weak wrappers and a client's direct ::ioctl alike, to
 // these definitions rather than the C library's. They hand each call to the emulation, which
 // passes anything not /dev/ethosu0's on to the C library.
@@ -63,5 +63,13 @@ void* mmap64(void* addr, size_t length, int prot, int flags, int fd, off_t offse
 }
 
 int close(int fd) { return ethosu::linux_stack::emu_close(fd); }
+
+ssize_t read(int fd, void* to, size_t size) { return ethosu::linux_stack::emu_read(fd, to, size); }
+
+ssize_t write(int fd, const void* from, size_t size) { return ethosu::linux_stack::emu_write(fd, from, size); }
+
+off_t lseek(int fd, off_t offset, int whence) noexcept { return ethosu::linux_stack::emu_lseek(fd, offset, whence); }
+
+off64_t lseek64(int fd, off64_t offset, int whence) noexcept { return ethosu::linux_stack::emu_lseek(fd, offset, whence); }
 
 }  // extern "C"

@@ -613,7 +613,8 @@ TEST(LinuxStack, StatusPollingSeesAFinishedInference) {
     client::Network network(device, delegate->cmd_data);
     client::Buffer constant(device, std::max<size_t>(delegate->weights.size(), 16));
     client::Buffer scratch(device, delegate->scratch_size);
-    client::Inference inference(network, {}, {}, &scratch, &constant, {}, false);
+    client::Buffer output(device, delegate->outputs.at(0).size_bytes);  // the 2025 kernel wants an OFM buffer
+    client::Inference inference(network, {}, {&output}, &scratch, &constant, {}, false);
     EXPECT_FALSE(inference.wait(0));  // zero timeout: already signalled
     const ResultStatus status = inference.status();
     EXPECT_EQ(status.status, kStatusOk);
