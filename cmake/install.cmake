@@ -1,6 +1,6 @@
 # cmake --install: the C API header, the libraries behind it, a CMake package
 # (find_package(ethosu_emu): ethosu_emu::device, ::core_driver_glue, ::executorch_io,
-# ::linux_stack) and a pkg-config file for the device and the core-driver glue.
+# ::linux_stack, ::driver_library) and a pkg-config file for the device and the core-driver glue.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -8,7 +8,7 @@ include(CMakePackageConfigHelpers)
 set(ETHOSU_EXPORTED
   ethosu_isa isa ethosu_memory memory ethosu_engine engine ethosu_timing timing
   ethosu_traces traces ethosu_loaders loaders ethosu_runner runner ethosu_device device ethosu_mmio_trap mmio_trap ethosu_bus_window bus_window
-  ethosu_core_driver_glue core_driver_glue ethosu_executorch_io executorch_io ethosu_linux_stack linux_stack)
+  ethosu_core_driver_glue core_driver_glue ethosu_executorch_io executorch_io ethosu_linux_stack linux_stack ethosu_driver_library driver_library)
 set(ETHOSU_EXPORTED_TARGETS)
 while(ETHOSU_EXPORTED)
   list(POP_FRONT ETHOSU_EXPORTED target export_name)
@@ -21,6 +21,7 @@ install(TARGETS ${ETHOSU_EXPORTED_TARGETS} EXPORT ethosu_emu_targets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         OBJECTS DESTINATION ${CMAKE_INSTALL_LIBDIR}/ethosu_emu/objects)
 install(FILES ${ETHOSU_ROOT}/frontend/device/ethosu_emu.h ${ETHOSU_ROOT}/frontend/device/ethosu_device.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ethosu_emu)
+install(DIRECTORY ${ETHOSU_ROOT}/frontend/linux/driver_library/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/ethosu_emu/driver_library)
 install(EXPORT ethosu_emu_targets NAMESPACE ethosu_emu:: FILE ethosu_emu-targets.cmake DESTINATION ${ETHOSU_CMAKE_DIR})
 configure_package_config_file(${ETHOSU_ROOT}/cmake/ethosu_emu-config.cmake.in
                               ${CMAKE_CURRENT_BINARY_DIR}/ethosu_emu-config.cmake INSTALL_DESTINATION ${ETHOSU_CMAKE_DIR})

@@ -19,6 +19,7 @@ run(${CMAKE_COMMAND} --build ${WORK_DIR}/consumer)
 run(${WORK_DIR}/consumer/consumer)
 run(${WORK_DIR}/consumer/consumer_linux)
 run(${WORK_DIR}/consumer/device_model_host)
+run(${WORK_DIR}/consumer/driver_library_client)
 
 file(GLOB_RECURSE pc_files ${prefix}/*/ethosu_emu.pc)
 list(GET pc_files 0 pc_file)
