@@ -7,7 +7,7 @@ include(CMakePackageConfigHelpers)
 # The libraries the public ones link, exported under short names (ethosu_emu::isa, ...).
 set(ETHOSU_EXPORTED
   ethosu_isa isa ethosu_memory memory ethosu_engine engine ethosu_timing timing
-  ethosu_traces traces ethosu_loaders loaders ethosu_runner runner ethosu_device device ethosu_mmio_trap mmio_trap ethosu_bus_window bus_window
+  ethosu_traces traces ethosu_loaders loaders ethosu_runner runner ethosu_graph graph ethosu_device device ethosu_mmio_trap mmio_trap ethosu_bus_window bus_window
   ethosu_core_driver_glue core_driver_glue ethosu_executorch_io executorch_io ethosu_linux_stack linux_stack ethosu_driver_library driver_library)
 set(ETHOSU_EXPORTED_TARGETS)
 while(ETHOSU_EXPORTED)

@@ -32,6 +32,7 @@
 #include "emulator/engine/timing/pmu.h"
 #include "emulator/isa/description.h"
 #include "emulator/isa/error.h"
+#include "frontend/graph/graph_runner.h"
 #include "frontend/runner/run_model.h"
 #include "frontend/linux/ethosu_linux.h"
 #include "frontend/linux/ethosu_uapi.h"
@@ -528,7 +529,7 @@ uapi::upstream::NetworkInfo upstream_network_info(const Network& network) {
 // ways to pass tensors: IFM and OFM buffers, one per tensor; the tensor arena first and then
 // those buffers (NXP's library); the arena alone with no OFM buffers (NXP's Interpreter),
 // where inputs and outputs sit at the NETWORK_INFO offsets. Throws std::runtime_error.
-ModelSession& run_tflite(Inference& inference) {
+PmuReading run_tflite(Inference& inference, const std::vector<uint32_t>& events) {
     auto input_window = [&](const Buffer& b) { return inference.whole_buffers ? b.whole() : b.data(); };
     auto output_window = [&](const Buffer& b) { return inference.whole_buffers ? b.whole() : b.room(); };
     Network& network = *inference.network;
@@ -568,12 +569,23 @@ ModelSession& run_tflite(Inference& inference) {
         input_bytes[i].assign(source.begin(), source.end());
     }
 
-    if (!network.session) network.session = std::make_unique<ModelSession>(model);
-    ModelSession& session = *network.session;
-    session.run(input_bytes);
+    // A model Vela left partly on the CPU runs as the firmware's TFLite Micro runs it: the CPU
+    // operators on the host's reference kernels, each ethos-u operator on the NPU.
+    PmuReading pmu;
+    std::vector<std::vector<uint8_t>> graph_outputs;
+    if (runs_as_graph(model)) {
+        RunResult result = run_graph(model, std::move(input_bytes));
+        pmu = read_pmu(result.memory, result.timing, events);
+        graph_outputs = std::move(result.outputs);
+    } else {
+        if (!network.session) network.session = std::make_unique<ModelSession>(model);
+        network.session->run(input_bytes);
+        pmu = read_pmu(network.session->memory(), {*network.session->timing()}, events);
+    }
+    const auto& output_bytes = network.session ? network.session->outputs() : graph_outputs;
 
     for (size_t i = 0; i < outputs; ++i) {
-        const auto& bytes = session.outputs()[i];
+        const auto& bytes = output_bytes[i];
         if (arena) std::ranges::copy(bytes, arena->data().begin() + network.arena.output_offsets[i]);
         if (i >= inference.ofm.size()) continue;
         Buffer& ofm = *inference.ofm[i];
@@ -584,7 +596,7 @@ ModelSession& run_tflite(Inference& inference) {
         std::ranges::copy(bytes, room.begin());
         if (!inference.whole_buffers) ofm.extent.size = static_cast<uint32_t>(bytes.size());
     }
-    return session;
+    return pmu;
 }
 
 std::shared_ptr<Buffer> DirectBinding::* region_buffer(int region) {
@@ -632,7 +644,7 @@ std::unique_ptr<LoadedModel> direct_model(const Network& network, const DirectBi
 
 // Direct drive: the network's command stream on the inference's buffers (the session is kept
 // while the inferences use the same buffers).
-ModelSession& run_direct(Inference& inference) {
+PmuReading run_direct(Inference& inference, const std::vector<uint32_t>& events) {
     Network& network = *inference.network;
     const DirectBinding binding{inference.constant, inference.intermediate,
                                 inference.ifm.empty() ? nullptr : inference.ifm[0],
@@ -652,13 +664,12 @@ ModelSession& run_direct(Inference& inference) {
     network.session->run(contents);
     for (size_t k = 0; k < tensors.size(); ++k)
         std::ranges::copy(network.session->outputs()[k], (binding.*region_buffer(tensors[k].region))->to_batch_end().begin());
-    return *network.session;
+    return read_pmu(network.session->memory(), {*network.session->timing()}, events);
 }
 
 void run_inference(Inference& inference) {
-    ModelSession& session = inference.network->stream ? run_direct(inference) : run_tflite(inference);
     const std::vector<uint32_t> events(std::begin(inference.pmu_config.events), std::end(inference.pmu_config.events));
-    const PmuReading pmu = read_pmu(session.memory(), {*session.timing()}, events);
+    const PmuReading pmu = inference.network->stream ? run_direct(inference, events) : run_tflite(inference, events);
     for (int k = 0; k < uapi::kPmuEventMax; ++k)
         inference.pmu_counts.events[k] = events[k] ? static_cast<uint32_t>(pmu.counters[k]) : 0;
     inference.pmu_counts.cycle_count = inference.pmu_config.cycle_count ? pmu.cycle_counter : 0;
