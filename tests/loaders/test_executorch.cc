@@ -60,6 +60,23 @@ TEST(ExecuTorch, LoadsAndIsDetected) {
     EXPECT_EQ(model->outputs[1].size_bytes, 6u);
 }
 
+// Vela's --separate-io-regions: inputs in region 3, outputs in region 4, each region spanning
+// its tensors (the driver bases them at the caller's first input and output buffer).
+TEST(ExecuTorch, SeparateIoRegionsGetTheirRegions) {
+    Blocks direct = good_blocks();
+    direct.list[4] = {"inputs", io_block({{1, 1, 1, 4, 4, 2, 1, 0, 3}, {1, 1, 1, 1, 1, 5, 1, 32, 3}})};
+    direct.list[5] = {"outputs", io_block({{1, 1, 1, 2, 2, 2, 1, 0, 4}})};
+    const auto model = load_model(write_temp("direct.bin", direct.build()), {});
+    const auto& regions = model->invocations.at(0).regions;
+    ASSERT_EQ(regions.size(), 4u);
+    EXPECT_EQ(regions[2].index, 3);
+    EXPECT_EQ(regions[2].role, "input");
+    EXPECT_EQ(regions[2].size, 37u);  // the second input ends at 32 + 5
+    EXPECT_EQ(regions[3].index, 4);
+    EXPECT_EQ(regions[3].role, "output");
+    EXPECT_EQ(regions[3].size, 8u);
+}
+
 TEST(ExecuTorch, OlderLayouts) {
     Blocks older = good_blocks();
     older.list[3] = {"scratch_data", Bytes(48, 0)};                 // scratch as a zero block
