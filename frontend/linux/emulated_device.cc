@@ -336,20 +336,24 @@ int create_buffers(const Device&, uapi::upstream::BuffersCreate& request) {
         throw Failure{EINVAL, fmt::format("BUFFERS_CREATE: {} buffers, expected 1 to {}", request.num, uapi::kFdMax)};
     constexpr uint64_t kAlign = uapi::upstream::kDirectBufferAlignment;
     constexpr uint64_t kMaxTotal = (uint64_t{1} << 40) - 1;  // the direct device's DMA_BIT_MASK(40)
+    // What a region maps (regions stay under 4 GiB): the emulated device's DMA memory.
+    constexpr uint64_t kEmulatedMemory = UINT32_MAX;
     std::vector<uint64_t> offsets, aligned;
     uint64_t total = 0;
     for (uint32_t i = 0; i < request.num; ++i) {
         const uint64_t size = request.sizes[i];
         if (size == 0) throw Failure{EINVAL, fmt::format("BUFFERS_CREATE: sizes[{}] is 0", i)};
-        if (size > UINT32_MAX || total + size > kMaxTotal)
-            throw Failure{EINVAL, fmt::format("BUFFERS_CREATE: sizes[{}] = {} exceeds the device's {} bytes", i, size,
-                                              kMaxTotal)};
+        if (size > kMaxTotal || total + size > kMaxTotal)
+            throw Failure{EINVAL, fmt::format("BUFFERS_CREATE: sizes[{}] = {} takes the batch past the device's {} "
+                                              "bytes",
+                                              i, size, kMaxTotal)};
         offsets.push_back(total);
         aligned.push_back((size + kAlign - 1) / kAlign * kAlign);
         total += aligned.back();
     }
-    if (total > kMaxTotal)
-        throw Failure{EINVAL, fmt::format("BUFFERS_CREATE: {} bytes in all exceed the device's {}", total, kMaxTotal)};
+    if (total > kEmulatedMemory)  // the kernel's allocation failing
+        throw Failure{ENOMEM, fmt::format("BUFFERS_CREATE: {} bytes in all; the emulated DMA memory holds {}", total,
+                                          kEmulatedMemory)};
     std::shared_ptr<Memory> memory;
     try {
         memory = map_memory(-1, total, "BUFFERS_CREATE");

@@ -118,6 +118,12 @@ TEST_F(BufferBatch, RefusesWhatTheKernelRefuses) {
     request.sizes[0] = 8;  // sizes[1] is 0
     EXPECT_EQ(::ioctl(device, up::kIoctlBuffersCreate, &request), -1);
     EXPECT_EQ(errno, EINVAL);
+    request.sizes[1] = uint64_t{1} << 40;  // past the direct device's 40-bit DMA mask
+    EXPECT_EQ(::ioctl(device, up::kIoctlBuffersCreate, &request), -1);
+    EXPECT_EQ(errno, EINVAL);
+    request.sizes[1] = uint64_t{5} << 30;  // within the mask, beyond the emulated DMA memory
+    EXPECT_EQ(::ioctl(device, up::kIoctlBuffersCreate, &request), -1);
+    EXPECT_EQ(errno, ENOMEM);
     EXPECT_EQ(::ioctl(device, up::kIoctlBuffersCreate, nullptr), -1);
     EXPECT_EQ(errno, EFAULT);
 }
