@@ -22,7 +22,7 @@ constexpr uint64_t kMaxManifestBytes = 64ull << 20;
 // while it is parsed, before anything recurses over it.
 constexpr int kMaxManifestDepth = 32;
 
-enum class KeyType { String, Strings, Count, Number, Array, Object, Outputs };
+enum class KeyType { String, Strings, Count, Number, Bool, Array, Object, Outputs };
 
 // The one declaration of each object's keys: validation, and the list an unknown key is told.
 struct Key {
@@ -40,14 +40,17 @@ constexpr Key kEntryKeys[] = {{"name", KeyType::String},          {"model", KeyT
                               {"memory_mode", KeyType::String},   {"config", KeyType::Strings},
                               {"inputs", KeyType::Strings},       {"outputs", KeyType::Outputs},
                               {"baseline", KeyType::Object},      {"skip", KeyType::String},
-                              {"comment", KeyType::String}};
+                              {"allow_cpu_only", KeyType::Bool},  {"comment", KeyType::String}};
 constexpr Key kOutputKeys[] = {{"file", KeyType::String, true},
                                {"max_abs_diff", KeyType::Number},
                                {"max_differing", KeyType::Count},
                                {"comment", KeyType::String}};
 constexpr Key kBaselineKeys[] = {{"drift_percent", KeyType::Number},
+                                 {"allow_faster", KeyType::Bool},
                                  {"cycles", KeyType::Count, true},
-                                 {"traffic", KeyType::Object}};
+                                 {"traffic", KeyType::Object},
+                                 {"layers", KeyType::Array}};
+constexpr Key kLayerKeys[] = {{"name", KeyType::String, true}, {"cycles", KeyType::Count, true}};
 constexpr Key kTrafficKeys[] = {{"memories", KeyType::Object}, {"axi", KeyType::Array}};
 constexpr Key kMemoryTrafficKeys[] = {{"read_bytes", KeyType::Count, true}, {"write_bytes", KeyType::Count, true}};
 constexpr Key kPortKeys[] = {{"port", KeyType::String, true},
@@ -64,6 +67,7 @@ std::string_view type_text(KeyType type) {
         case KeyType::Strings: return "a list of strings";
         case KeyType::Count: return "a non-negative integer";
         case KeyType::Number: return "a non-negative number";
+        case KeyType::Bool: return "true or false";
         case KeyType::Array: return "a list";
         case KeyType::Object: return "an object";
         case KeyType::Outputs: return "a list of files, {\"file\", ...} objects or nulls";
@@ -85,6 +89,7 @@ bool has_type(const json& value, KeyType type) {
             return value.is_array() && std::all_of(value.begin(), value.end(), [](const json& v) { return v.is_string(); });
         case KeyType::Count: return value.is_number_integer() && (value.is_number_unsigned() || value.get<int64_t>() >= 0);
         case KeyType::Number: return value.is_number() && value.get<double>() >= 0 && std::isfinite(value.get<double>());
+        case KeyType::Bool: return value.is_boolean();
         case KeyType::Array: return value.is_array();
         case KeyType::Object: return value.is_object();
         case KeyType::Outputs:
@@ -155,7 +160,13 @@ Baseline parse_baseline(const json& object, const Place& at) {
     check_keys(object, at, kBaselineKeys);
     Baseline baseline;
     baseline.drift_percent = object.value("drift_percent", 0.0);
+    baseline.allow_faster = object.value("allow_faster", false);
     baseline.figures = {{"cycles", object["cycles"]}};
+    for (size_t i = 0; i < object.value("layers", json::array()).size(); ++i) {
+        const json& layer = object["layers"][i];
+        check_keys(layer, (at / "layers")[i], kLayerKeys);
+        baseline.layers.push_back({layer["name"].get<std::string>(), layer["cycles"].get<int64_t>()});
+    }
     if (!object.contains("traffic")) return baseline;
     const json& traffic = object["traffic"];
     check_keys(traffic, at / "traffic", kTrafficKeys);
@@ -195,7 +206,7 @@ OutputExpectation parse_output(const json& value, const Place& at, const fs::pat
 ManifestEntry parse_entry(const json& object, const Place& at, const fs::path& folder) {
     check_keys(object, at, kEntryKeys);
     ManifestEntry entry;
-    entry.name = object.value("name", object["model"].get<std::string>());
+    entry.name = object.value("name", default_entry_name(object["model"].get<std::string>()));
     if (entry.name.empty()) (at / "name").fail("must not be empty");
     entry.skip = object.value("skip", "");
     if (object.contains("skip") && entry.skip.empty()) (at / "skip").fail("must say why the entry is skipped");
@@ -210,6 +221,7 @@ ManifestEntry parse_entry(const json& object, const Place& at, const fs::path& f
     for (size_t i = 0; i < object.value("outputs", json::array()).size(); ++i)
         entry.outputs.push_back(parse_output(object["outputs"][i], (at / "outputs")[i], folder));
     if (object.contains("baseline")) entry.baseline = parse_baseline(object["baseline"], at / "baseline");
+    entry.allow_cpu_only = object.value("allow_cpu_only", false);
     return entry;
 }
 
@@ -277,6 +289,18 @@ std::string path_in_manifest(const fs::path& path, const fs::path& folder) {
 
 json baseline_json(const json& timing) {
     return {{"cycles", timing["cycles"]["total"]}, {"traffic", timing["traffic"]}};
+}
+
+std::string default_entry_name(const std::string& model_as_written) {
+    std::vector<std::string> parts;
+    for (const auto& part : fs::path(model_as_written).relative_path())
+        if (part != ".." && part != "." && !part.empty()) parts.push_back(part.string());
+    if (parts.empty()) return model_as_written;
+    parts.back() = fs::path(parts.back()).stem().string();
+    const size_t first = parts.size() > 3 ? parts.size() - 3 : 0;
+    std::string name;
+    for (size_t i = first; i < parts.size(); ++i) name += (name.empty() ? "" : "/") + parts[i];
+    return name;
 }
 
 std::vector<Figure> baseline_figures(const json& figures) {

@@ -35,14 +35,23 @@ struct OutputExpectation {
     std::optional<uint64_t> max_differing{};
 };
 
+// A layer's NPU cycles in a baseline: what a failed cycle figure is explained by.
+struct LayerCycles {
+    std::string name;
+    int64_t cycles = 0;
+};
+
 struct Baseline {
     double drift_percent = 0;  // each figure may differ from its baseline by this share of it
+    // Figures below their baseline pass whatever the drift: fewer cycles, fewer bytes moved.
+    bool allow_faster = false;
     // {"cycles": NPU cycles, "traffic": as `run --json` reports it}: see baseline_figures.
     nlohmann::ordered_json figures;
+    std::vector<LayerCycles> layers;  // per layer of the run's per-layer table, in its order
 };
 
 struct ManifestEntry {
-    std::string name;                 // unique in the manifest; default: the model path as written
+    std::string name;                 // unique in the manifest; default: default_entry_name(model)
     std::string model;                // resolved path
     std::string npu;                  // empty: the model's own configuration
     SystemSelection system;           // config files resolved
@@ -50,6 +59,9 @@ struct ManifestEntry {
     std::vector<OutputExpectation> outputs;  // files resolved, in the model's output order
     std::optional<Baseline> baseline;
     std::string skip;  // non-empty: why the entry is not run (reported as skipped)
+    // A model with no NPU operator (a .tflite Vela never compiled) is refused unless this is set:
+    // it would run on the host's kernels alone and prove nothing about the NPU.
+    bool allow_cpu_only = false;
 };
 
 struct Manifest {
@@ -80,6 +92,11 @@ std::string path_in_manifest(const std::filesystem::path& path, const std::files
 // The baseline figures of a run: {"cycles": total NPU cycles, "traffic": as in `timing`}, from
 // timing_json (run_figures.h).
 nlohmann::ordered_json baseline_json(const nlohmann::ordered_json& timing);
+
+// A manifest entry's name when none is given: the model's path as the manifest writes it, less
+// leading "../" and "./" parts and the extension, at most its last three parts
+// ("person_detect/ethos-u55-128/model_vela").
+std::string default_entry_name(const std::string& model_as_written);
 
 // One figure of a baseline or a run: "cycles", "Sram read bytes", "AXI0 memory", "AXI0 read
 // beats", ...: numbers, but the port's memory is a name.
