@@ -14,22 +14,25 @@ constexpr uint64_t kMaxNpyHeader = 65536 + 10;
 
 bool is_npy_path(const std::string& path) { return path.size() >= 4 && path.compare(path.size() - 4, 4, ".npy") == 0; }
 
-std::vector<uint8_t> read_tensor_file(const std::string& path, const TensorInfo& t, size_t index) {
-    const std::string why = fmt::format("the model's input {} has {} bytes", index, t.size_bytes);
+std::vector<uint8_t> read_tensor_file(const std::string& path, const TensorInfo& t, size_t index, TensorFileRole role) {
+    const bool input = role == TensorFileRole::Input;
+    const char* option = input ? "--input" : "--expect";
+    const char* noun = input ? "input" : "output";
+    const std::string why = fmt::format("the model's {} {} has {} bytes", noun, index, t.size_bytes);
     if (!is_npy_path(path)) {
-        const std::string bytes = read_bounded_file(path, t.size_bytes, "--input", why);
+        const std::string bytes = read_bounded_file(path, t.size_bytes, option, why);
         return {bytes.begin(), bytes.end()};
     }
-    const std::string file = read_bounded_file(path, t.size_bytes + kMaxNpyHeader, "--input", why);
+    const std::string file = read_bounded_file(path, t.size_bytes + kMaxNpyHeader, option, why);
     const NpyArray array = parse_npy(ByteReader(path, {reinterpret_cast<const uint8_t*>(file.data()), file.size()}), "array");
     const std::string want = npy_descr(t.type);
-    const std::string tensor = fmt::format("input {} '{}' is {} {}", index, t.name, element_type_name(t.type), shape_tuple(t.shape));
+    const std::string tensor = fmt::format("{} {} '{}' is {} {}", noun, index, t.name, element_type_name(t.type), shape_tuple(t.shape));
     if (array.descr != want)
-        throw Error({path, std::nullopt, "--input"},
+        throw Error({path, std::nullopt, option},
                     fmt::format("holds dtype '{}'; {} (dtype '{}')", array.descr, tensor, want.empty() ? "none" : want));
     const std::vector<int64_t> shape(array.shape.begin(), array.shape.end());
     if (!same_element_order(shape, t.shape))
-        throw Error({path, std::nullopt, "--input"}, fmt::format("holds shape {}; {}", shape_tuple(shape), tensor));
+        throw Error({path, std::nullopt, option}, fmt::format("holds shape {}; {}", shape_tuple(shape), tensor));
     const auto elements = array.elements.data();
     return {elements.begin(), elements.end()};
 }

@@ -15,9 +15,13 @@ namespace ethosu {
 
 bool is_npy_path(const std::string& path);
 
-// The bytes of input `index` (tensor `t`) from `path`: a raw file up to the tensor's size, or an
-// .npy of its type and shape.
-std::vector<uint8_t> read_tensor_file(const std::string& path, const TensorInfo& t, size_t index);
+// Which tensor a file holds, for errors: a model input (--input) or an expected output (--expect).
+enum class TensorFileRole { Input, ExpectedOutput };
+
+// The bytes of input or output `index` (tensor `t`) from `path`: a raw file up to the tensor's
+// size, or an .npy of its type and shape.
+std::vector<uint8_t> read_tensor_file(const std::string& path, const TensorInfo& t, size_t index,
+                                      TensorFileRole role = TensorFileRole::Input);
 
 // Writes an output's bytes to `path`, raw or (".npy") as an array of its type and shape.
 void write_tensor_file(const std::string& path, const TensorInfo& t, std::span<const uint8_t> bytes);
