@@ -437,7 +437,8 @@ int main(int argc, char** argv) {
         cmd->add_option("--input", run_options.input_files,
                         "input tensor file, in the model's input order (omitted: zeros, with a warning): raw bytes, "
                         "or a numpy array of the tensor's dtype and shape (dimensions of 1 aside) if the name ends in "
-                        ".npy");
+                        ".npy; repeat it for each input")
+            ->allow_extra_args(false);  // one file each, so that a MODEL after it is not taken for an input
         cmd->add_flag("--lenient", run_options.lenient,
                       "run ops that read registers the stream never wrote, reading them as 0 (a warning each); "
                       "by default such a stream is refused");
@@ -470,7 +471,8 @@ int main(int argc, char** argv) {
     auto* run = app.add_subcommand("run", "execute the model's NPU work bit-exactly; write its outputs");
     add_run_options(run);
     run->add_option("--output", run_options.output_files,
-                    "file for the next model output, raw or (name ending in .npy) a numpy array of its dtype and shape");
+                    "file for the next model output, raw or (name ending in .npy) a numpy array of its dtype and shape")
+        ->allow_extra_args(false);
     run->add_option("--output-prefix", run_options.output_prefix,
                     "outputs without an --output file are written to PREFIX.out<k>.bin");
     run->add_flag("--timing-only", run_options.timing_only, "cycles, traffic and traces without computing data");
