@@ -2,6 +2,7 @@
 // the manifest's declaration-driven validation on documents built here; run's .npy output at
 // numpy's dimension limit.
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -62,6 +63,72 @@ TEST(CompareOutput, IntegerTypesAgainstAPlainLoop) {
     check_type<int16_t>(ElementType::Int16);
     check_type<uint16_t>(ElementType::UInt16);
     check_type<int32_t>(ElementType::Int32);
+}
+
+TEST(CompareOutput, FirstDifferencesInOrderWithBothValues) {
+    std::vector<int8_t> a(100, 3), b(100, 3);
+    const std::vector<size_t> changed = {2, 17, 18, 40, 41, 77, 99};
+    for (const size_t i : changed) b[i] = static_cast<int8_t>(-static_cast<int>(i));
+    const OutputComparison c = compare_output(bytes_of(a), bytes_of(b), ElementType::Int8, {});
+    ASSERT_EQ(c.first_differences.size(), OutputComparison::kFirstDifferences);
+    for (size_t k = 0; k < c.first_differences.size(); ++k) {
+        EXPECT_EQ(c.first_differences[k].element, changed[k]);
+        EXPECT_EQ(c.first_differences[k].got, 3);
+        EXPECT_EQ(c.first_differences[k].expected, -static_cast<double>(changed[k]));
+    }
+}
+
+TEST(CompareOutput, CoordinatesAreRowMajor) {
+    EXPECT_EQ(element_coordinates(0, {1, 4, 4, 8}), "[0,0,0,0]");
+    EXPECT_EQ(element_coordinates(8 * 4 + 3, {1, 4, 4, 8}), "[0,1,0,3]");
+    EXPECT_EQ(element_coordinates(127, {1, 4, 4, 8}), "[0,3,3,7]");
+    EXPECT_EQ(element_coordinates(128, {1, 4, 4, 8}), "[128]");  // past the end: the flat index
+    EXPECT_EQ(element_coordinates(5, {}), "[5]");
+}
+
+TEST(CheckSummary, AnEntryResultRoundTripsThroughJson) {
+    EntryResult r;
+    r.name = "kws/u55-128";
+    r.status = EntryResult::Status::Fail;
+    r.cycles = 59629;
+    r.seconds = 0.25;
+    r.problems = {"output 0: 1 of 12 elements differ"};
+    OutputComparison c;
+    c.index = 1;
+    c.elements = 12;
+    c.differing = 1;
+    c.max_abs_diff = INFINITY;  // a NaN against a number
+    c.first_differences = {{7, NAN, 2.5}};
+    r.outputs.push_back(c);
+    r.figures.push_back({{"AXI0 memory", "Sram"}, "Dram", false});
+    const json written = entry_result_json(r);
+    const EntryResult back = entry_result_from_json(json::parse(written.dump()), "s.json", "entries[0]");
+    EXPECT_EQ(entry_result_json(back).dump(), written.dump());
+    EXPECT_TRUE(std::isinf(back.outputs[0].max_abs_diff));
+    EXPECT_THROW(entry_result_from_json(json{{"name", "x"}}, "s.json", "entries[0]"), UsageError);
+}
+
+TEST(CheckShards, EveryNameInOneShardTheSameOnEveryRun) {
+    // FNV-1a's values are fixed: a shard assignment that changed between builds would run some
+    // entries twice and others never across a CI matrix.
+    EXPECT_EQ(shard_of("", 7), 14695981039346656037ull % 7 + 1);
+    size_t counts[4] = {};
+    for (int i = 0; i < 400; ++i) {
+        const size_t shard = shard_of(fmt::format("model{}", i), 4);
+        ASSERT_GE(shard, 1u);
+        ASSERT_LE(shard, 4u);
+        ++counts[shard - 1];
+        EXPECT_EQ(shard_of(fmt::format("model{}", i), 4), shard);
+    }
+    for (const size_t n : counts) EXPECT_GT(n, 60u);  // none starved
+}
+
+TEST(Manifest, DefaultEntryNames) {
+    EXPECT_EQ(default_entry_name("../../../../shared/vectors/person_detect/ethos-u55-128/model_vela.tflite"),
+              "person_detect/ethos-u55-128/model_vela");
+    EXPECT_EQ(default_entry_name("model.bin"), "model");
+    EXPECT_EQ(default_entry_name("./kws/kws_vela.tflite"), "kws/kws_vela");
+    EXPECT_EQ(default_entry_name("/abs/a/b/c/d.tflite"), "b/c/d");
 }
 
 TEST(CompareOutput, Float32AndNaN) {
