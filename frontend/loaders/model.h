@@ -150,6 +150,10 @@ struct LoadedModel {
     std::vector<TensorInfo> outputs;  // model outputs in model order
     int cpu_operators = 0;            // operators left on the CPU (.tflite only)
     std::optional<ModelGraph> graph;  // .tflite only: subgraph 0's operators and tensors
+    // Made for the NPU: it holds NPU operators, or a compiler for it wrote it (every Vela, Python
+    // and Regor, describes its .tflite as "Vela Optimised", even one left wholly on the CPU). False
+    // for a .tflite no NPU compiler has seen.
+    bool compiled_for_npu = true;
 };
 
 // `where` (a region's or tensor's definition in the model file), or for one made in code (a

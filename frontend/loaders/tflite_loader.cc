@@ -18,6 +18,11 @@ namespace {
 constexpr int32_t kBuiltinCustom = 32;
 constexpr std::string_view kEthosUCustomCode = "ethos-u";
 constexpr std::string_view kOfflinePlanName = "OfflineMemoryAllocation";
+// What Vela leaves in every .tflite it writes, even one it placed wholly on the CPU: its
+// description (Python's tflite_writer.py and Regor's writer, in later releases), or the metadata
+// "vela_version" and the offline memory plan (Vela 3.x, which keeps the source's description).
+constexpr std::string_view kVelaDescription = "Vela Optimised";
+constexpr std::string_view kVelaVersionMetadata = "vela_version";
 
 // ethos-u operator inputs before the feature maps.
 constexpr size_t kCommandStreamInput = 0, kWeightsInput = 1, kScratchInput = 2, kScratchFastInput = 3;
@@ -76,6 +81,7 @@ private:
     TensorInfo tensor_info(const tflite::Tensor& t, const std::string& field) const;
     std::span<const uint8_t> tensor_data(const tflite::Tensor& t, const std::string& field) const;
     OfflinePlan offline_plan() const;
+    bool written_by_vela() const;
     const tflite::OperatorCode& operator_code(const tflite::Operator& op, const std::string& field) const;
     bool is_ethos_u(const tflite::Operator& op, const std::string& field) const;
     ModelGraph graph(const tflite::SubGraph& sg) const;
@@ -162,6 +168,16 @@ std::span<const uint8_t> VelaTfliteLoader::tensor_data(const tflite::Tensor& t, 
     if (!bytes.empty() && bytes.size() != expected)
         fail(&t, field, fmt::format("buffer holds {} bytes but the tensor's shape needs {}", bytes.size(), expected));
     return bytes;
+}
+
+bool VelaTfliteLoader::written_by_vela() const {
+    if (model_.description() && model_.description()->string_view() == kVelaDescription) return true;
+    const auto* metadata = model_.metadata();
+    for (size_t m = 0; m < count(metadata); ++m) {
+        const auto* name = metadata->Get(static_cast<flatbuffers::uoffset_t>(m))->name();
+        if (name && (name->string_view() == kVelaVersionMetadata || name->string_view() == kOfflinePlanName)) return true;
+    }
+    return false;
 }
 
 OfflinePlan VelaTfliteLoader::offline_plan() const {
@@ -427,6 +443,7 @@ std::unique_ptr<LoadedModel> VelaTfliteLoader::load(const LoadOptions& options) 
     model->inputs = model_io(main.inputs(), "inputs", first_scratch_tensor, plan);
     model->outputs = model_io(main.outputs(), "outputs", first_scratch_tensor, plan);
     model->graph = graph(main);
+    model->compiled_for_npu = !model->invocations.empty() || written_by_vela();
     return model;
 }
 
