@@ -60,6 +60,10 @@ constexpr size_t kMaxOpsPerRow = 64;
 }  // namespace
 
 VelaPerLayer VelaPerLayer::parse(std::string_view text, const std::string& source) {
+    VelaPerLayer report;
+    report.source_ = source;
+    // A model Vela left wholly on the CPU gets an empty report.
+    if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return report;
     const CsvTable table = read_csv_table(std::string(kTable), text, 0, source);
     const std::string original = column_of(table, "Original Operator", "TFLite_operator", source);
     const std::vector<std::pair<MemoryKind, const char*>> access = {{MemoryKind::Sram, "SRAM AC"},
@@ -78,9 +82,10 @@ VelaPerLayer VelaPerLayer::parse(std::string_view text, const std::string& sourc
             view.fail(row, column, fmt::format("{} is not a count", value));
         return static_cast<int64_t>(std::llround(value));
     };
-    VelaPerLayer report;
-    report.source_ = source;
     for (size_t r = 0; r < view.size(); ++r) {
+        // Vela writes a table per NPU subgraph, each with its header: a row that is the header
+        // starts the next one.
+        if (table.rows[r] == table.header) continue;
         VelaLayer layer;
         layer.original_operator = view.text(r, original);
         layer.op = view.text(r, "NNG Operator");

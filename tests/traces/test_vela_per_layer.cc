@@ -39,6 +39,24 @@ TEST(VelaPerLayer, ReadsBothLayouts) {
     EXPECT_EQ(python.layers()[0].op_cycles, 10116);
 }
 
+TEST(VelaPerLayer, ReadsATablePerNpuSubgraphAndAnEmptyReport) {
+    // Vela 3.x and 4.x write a table, header first, for each NPU subgraph of a model whose NPU
+    // operators are split by CPU ones (the corpus's keyword_scrambled_8bit); a model placed wholly
+    // on the CPU gets an empty file.
+    const std::string header =
+        "TFLite_operator,NNG Operator,SRAM Usage,Peak%,Op Cycles,Network%,NPU,SRAM AC,DRAM AC,OnFlash AC,"
+        "OffFlash AC,MAC Count,Network%,Util%,Name\n";
+    const auto two = VelaPerLayer::parse(header + "QUANTIZE,AvgPool,1,2,192.0,3,192.0,48.0,0.0,0.0,0.0,96,4,5,\n" +
+                                             header + "FULLY_CONNECTED,FullyConnected,1,2,1328.0,3,188.0,12.0,0.0,0.0,"
+                                                      "1328.0,1024,4,5,\n",
+                                         "k.csv");
+    ASSERT_EQ(two.layers().size(), 2u);
+    EXPECT_EQ(two.layers()[0].op_cycles, 192);
+    EXPECT_EQ(two.layers()[1].op, "FullyConnected");
+    EXPECT_TRUE(VelaPerLayer::parse("", "empty.csv").layers().empty());
+    EXPECT_TRUE(VelaPerLayer::parse("\n", "empty.csv").layers().empty());
+}
+
 TEST(VelaPerLayer, RefusesMalformedReports) {
     auto refused = [](const std::string& text, const std::string& what) {
         try {
