@@ -115,6 +115,7 @@ struct EntryRun {
 // The run's per-layer rows (Vela's, when its per-layer report is beside the model) as names and
 // cycles.
 std::vector<LayerCycles> layer_cycles(const std::string& model_path, const LoadedModel& model, const RunResult& result) {
+    if (result.streams.empty()) return {};  // wholly on the CPU: no NPU layers (and Vela's report is empty)
     const auto vela = find_vela_per_layer(model_path, "", command_stream_bytes(model));
     const TracedRun traced{model_path, model.config, result.memory, result.streams, result.timing, nullptr,
                            vela ? &*vela : nullptr};
@@ -128,10 +129,11 @@ EntryRun run_entry(const ManifestEntry& entry) {
     LoadOptions load;
     if (!entry.npu.empty()) load.npu = entry.npu;
     const auto model = load_model(entry.model, load);
-    if (model->invocations.empty() && !entry.allow_cpu_only)
+    if (!model->compiled_for_npu && !entry.allow_cpu_only)
         throw Error({entry.model, std::nullopt, {}},
-                    "has no NPU operator (not compiled by Vela?): it would run on the host's kernels alone; compile it "
-                    "with Vela, or allow it (--allow-cpu-only, or \"allow_cpu_only\": true in the manifest)");
+                    "has no NPU operator and no NPU compiler wrote it (not compiled by Vela?): it would run on the "
+                    "host's kernels alone; compile it with Vela, or allow it (--allow-cpu-only, or "
+                    "\"allow_cpu_only\": true in the manifest)");
     // A forgotten input would run on zeros and compare against the wrong thing.
     if (entry.inputs.size() != model->inputs.size())
         throw Error({entry.model, std::nullopt, "inputs"},

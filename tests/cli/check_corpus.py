@@ -44,7 +44,9 @@ with tempfile.TemporaryDirectory() as tmp:
     flipped = entries[flipped_name]
     with open(os.path.join(tmp, flipped["outputs"][0]), "rb") as f:
         golden = bytearray(f.read())
+    expected_value = golden[1] - 256 if golden[1] > 127 else golden[1]
     golden[1] = (golden[1] + 1) % 256
+    flipped_value = golden[1] - 256 if golden[1] > 127 else golden[1]
     with open(os.path.join(tmp, "flipped.out0.bin"), "wb") as f:
         f.write(golden)
     flipped["outputs"][0] = "flipped.out0.bin"
@@ -61,7 +63,8 @@ with tempfile.TemporaryDirectory() as tmp:
         json.dump(document, f)
     run = subprocess.run([emu, "check", "--manifest", manifest], capture_output=True, text=True, timeout=600)
     print(run.stdout)
-    wanted = ["output 0: 1 of 2 elements differ, max |diff| 1; allowed: none (exact)",
+    wanted = [f"output 0: 1 of 2 elements differ, max |diff| 1 (first: [0,1] got {expected_value}, expected "
+              f"{flipped_value}); allowed: none (exact)",
               f"cycles: {cycles} vs baseline {cycles * 3 // 2} (-33.3%, allowed ±5%)",
               "8 entries: 6 passed, 2 failed, 0 errors, 0 skipped"]
     missing = [w for w in wanted if w not in run.stdout]
