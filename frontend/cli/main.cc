@@ -515,6 +515,17 @@ int main(int argc, char** argv) {
                        "PMU events --json counts for each inference besides the firmware's own counters, as run's "
                        "--pmu (e.g. NPU_ACTIVE,MAC_ACTIVE; 4 on U55/U65)")
         ->delimiter(',');
+    std::vector<std::string> data_loads;
+    system->add_option("--data", data_loads, "load a raw file into guest memory before the firmware starts: FILE@ADDRESS");
+    std::string command_line;
+    system->add_option("--cmdline", command_line, "the command line the firmware reads with semihosting's SYS_GET_CMDLINE");
+    system->add_option("--semihosting-dir", system_options.semihosting_directory,
+                       "the directory semihosting opens relative paths in");
+    system->add_option("--uart-out", system_options.uart_out, "write UART0's output to this file ('-': stdout)");
+    system->add_option("--shutdown-tag", system_options.shutdown_tag,
+                       "end the run (exit 0) when UART0 prints this text, as the FVP's uart0.shutdown_tag");
+    system->add_flag("--shutdown-on-eot", system_options.shutdown_on_eot,
+                     "end the run (exit 0) when UART0 prints EOT (0x04), as the FVP's uart0.shutdown_on_eot");
     add_system_options(system);
     const CheckCommands check_commands(app);
     app.set_version_flag("--version", "ethosu-emu " ETHOSU_EMU_VERSION);
@@ -545,6 +556,8 @@ int main(int argc, char** argv) {
         }
         if (*system) {
             system_options.system = run_options.system;
+            for (const std::string& load : data_loads) system_options.data.push_back(parse_data_load(load));
+            if (system->count("--cmdline")) system_options.command_line = command_line;
             return run_system(system_options);
         }
         if (*device_server) {
