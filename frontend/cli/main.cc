@@ -20,6 +20,7 @@
 #include "emulator/isa/error.h"
 #include "frontend/cli/check.h"
 #include "frontend/cli/example_model.h"
+#include "frontend/cli/fvp_command.h"
 #include "frontend/cli/graph_info.h"
 #include "frontend/cli/pmu_report.h"
 #include "frontend/runner/run_model.h"
@@ -399,6 +400,8 @@ int main(int argc, char** argv) {
     // an arena of the worker's own would keep that memory from the rest of the run.
     mallopt(M_ARENA_MAX, 1);
 #endif
+    // Called by one of the FVPs' names (the links the build and the install make): the FVP's syntax.
+    if (const auto model = fvp_model_named(argv[0])) return run_fvp(*model, argc, argv, ETHOSU_EMU_VERSION);
     CLI::App app{"ethosu-emu: emulator of Arm Ethos-U55/U65/U85 NPUs"};
     app.require_subcommand(1);
     std::string model_path, npu, out_path;

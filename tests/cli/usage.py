@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The command line's own contract: --version, and usage errors in the project's error format with
-exit status 2 (a refused model exits 1). Usage: usage.py EMU VERSION."""
+exit status 2 (a refused model exits 1); the same binary under an FVP's name (the link beside it)
+takes the FVP's command line. Usage: usage.py EMU VERSION."""
+import os
 import subprocess
 import sys
 
@@ -26,7 +28,16 @@ check([], 2, want_err="subcommand is required")
 check(["run"], 2, want_err="MODEL is required")
 check(["info", "m.tflite", "--no-such-option"], 2, want_err="--no-such-option")
 check(["run", "/nonexistent/model.tflite"], 1, want_err="/nonexistent/model.tflite")
+
+fvp = os.path.join(os.path.dirname(emu), "FVP_Corstone_SSE-300_Ethos-U55")
+run = subprocess.run([fvp, "--version"], capture_output=True, text=True, timeout=30)
+if run.returncode != 0 or not run.stdout.startswith(f"FVP_Corstone_SSE-300_Ethos-U55 (ethosu-emu {version}"):
+    failures.append(f"{fvp} --version: exit {run.returncode}, stdout {run.stdout.strip()!r}")
+run = subprocess.run([fvp, "-C", "ethosu.num_macs=100", "-a", emu], capture_output=True, text=True, timeout=30)
+if run.returncode != 2 or "error: ethosu.num_macs: '100' MACs" not in run.stderr:
+    failures.append(f"{fvp} -C ethosu.num_macs=100: exit {run.returncode}, stderr {run.stderr.strip()!r}")
+
 for f in failures:
     print("FAIL", f)
-print(f"{5 - len(failures)} passed, {len(failures)} failed")
+print(f"{7 - len(failures)} passed, {len(failures)} failed")
 sys.exit(1 if failures else 0)
