@@ -21,12 +21,13 @@ std::pair<double, double> cpu_seconds() {
 }
 
 void print_usage(FvpModel model, const char* version) {
-    fmt::print("usage: {} [-a FILE] [-C INSTANCE.PARAMETER=VALUE]... [-f FILE] [--data FILE@ADDRESS]...\n"
-               "       [--timelimit SECONDS] [--stat] [-q] [FILE]\n\n"
-               "ethosu-emu {} under the Corstone-300 FVP's name: the firmware runs on QEMU's mps3-an547 with\n"
-               "ethosu-emu as its NPU (ethosu-emu system). QEMU: $ETHOSU_QEMU, else scripts/build-qemu.sh's cache.\n\n"
-               "parameters (-C):\n",
-               fvp_model_name(model), version);
+    fmt::print(
+        "usage: {} [-a FILE] [-C INSTANCE.PARAMETER=VALUE]... [-f FILE] [--data FILE@ADDRESS]...\n"
+        "       [--timelimit SECONDS] [--stat] [-q] [FILE]\n\n"
+        "ethosu-emu {} under the Corstone-300 FVP's name: the firmware runs on QEMU's mps3-an547 with\n"
+        "ethosu-emu as its NPU (ethosu-emu system). QEMU: $ETHOSU_QEMU, else scripts/build-qemu.sh's cache.\n\n"
+        "parameters (-C):\n",
+        fvp_model_name(model), version);
 }
 
 }  // namespace

@@ -18,23 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-UsageError usage(std::string_view what, const std::string& why) { return UsageError({std::string(what), std::nullopt, {}}, why); }
-
-// The FVP takes a value in quotes as the value inside them: scripts pass out_file='-' and
-// cmd_line="..." with the quotes as part of the argument.
-std::string_view unquoted(std::string_view value) {
-    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
-        return value.substr(1, value.size() - 2);
-    return value;
-}
-
-std::optional<uint64_t> parse_number(std::string_view text) {
-    int base = 10;
-    if (text.starts_with("0x") || text.starts_with("0X")) text.remove_prefix(2), base = 16;
-    uint64_t value = 0;
-    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-    if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-    return value;
+UsageError usage(std::string_view what, const std::string& why) {
+    return UsageError({std::string(what), std::nullopt, {}}, why);
 }
 
 bool parse_bool(std::string_view parameter, std::string_view value) {
@@ -46,18 +31,20 @@ bool parse_bool(std::string_view parameter, std::string_view value) {
 // A TCM size as the Cortex-M55's CFGITCMSZ/CFGDTCMSZ encode it: 2^(N-1) KiB for N in 3..15
 // (4 KiB to 16 MiB); 0 (no TCM) and 1, 2 (reserved) are not sizes QEMU's machine can take.
 uint64_t tcm_bytes(std::string_view parameter, std::string_view value) {
-    const auto n = parse_number(value);
+    const auto n = parse_unsigned(value);
     if (!n || *n < 3 || *n > 15)
-        throw usage(parameter, fmt::format("'{}' is not a TCM size code: 3 to 15 (2^(N-1) KiB, 4 KiB to 16 MiB)", value));
+        throw usage(parameter,
+                    fmt::format("'{}' is not a TCM size code: 3 to 15 (2^(N-1) KiB, 4 KiB to 16 MiB)", value));
     return (uint64_t{1} << (*n - 1)) * 1024;
 }
 
 std::string npu_for_macs(FvpModel model, std::string_view parameter, std::string_view value) {
-    const auto macs = parse_number(value);
+    const auto macs = parse_unsigned(value);
     const bool u55 = model == FvpModel::EthosU55;
     const std::vector<uint64_t> valid = u55 ? std::vector<uint64_t>{32, 64, 128, 256} : std::vector<uint64_t>{256, 512};
     if (!macs || std::find(valid.begin(), valid.end(), *macs) == valid.end())
-        throw usage(parameter, fmt::format("'{}' MACs: the {} has {}", value, fvp_model_name(model), fmt::join(valid, ", ")));
+        throw usage(parameter,
+                    fmt::format("'{}' MACs: the {} has {}", value, fvp_model_name(model), fmt::join(valid, ", ")));
     return fmt::format("ethos-u{}-{}", u55 ? 55 : 65, *macs);
 }
 
@@ -106,7 +93,9 @@ const std::vector<Parameter>& parameters() {
          }},
         {"mps3_board.uart0.unbuffered_output", "ignored: UART0's output is always passed on as it comes", {}},
         {"mps3_board.visualisation.disable-visualisation", "ignored: there is no visualisation window", {}},
-        {"mps3_board.telnetterminal#.start_telnet", "ignored: there are no telnet terminals (UART0 goes to stdout)", {}},
+        {"mps3_board.telnetterminal#.start_telnet",
+         "ignored: there are no telnet terminals (UART0 goes to stdout)",
+         {}},
         {"mps3_board.telnetterminal#.quiet", "ignored: there are no telnet terminals", {}},
         {"mps3_board.uart#.out_file", "ignored: only UART0 is connected; the other UARTs' output is discarded", {}},
         {"mps3_board.uart#.unbuffered_output", "ignored: only UART0 is connected", {}},
@@ -116,8 +105,10 @@ const std::vector<Parameter>& parameters() {
         {"cpu0.semihosting-heap_limit", "ignored: QEMU answers SYS_HEAPINFO from the memory map", {}},
         {"cpu0.semihosting-stack_base", "ignored: QEMU answers SYS_HEAPINFO from the memory map", {}},
         {"cpu0.semihosting-stack_limit", "ignored: QEMU answers SYS_HEAPINFO from the memory map", {}},
-        {"ethosu.extra_args", "ignored: options of Arm's NPU model (--fast, --pmu-trace); ethosu-emu's NPU is always "
-                              "bit-exact and timed", {}},
+        {"ethosu.extra_args",
+         "ignored: options of Arm's NPU model (--fast, --pmu-trace); ethosu-emu's NPU is always "
+         "bit-exact and timed",
+         {}},
     };
     return table;
 }
@@ -148,7 +139,9 @@ public:
         if (equals == std::string_view::npos || equals == 0)
             throw usage(source, fmt::format("'{}' is not INSTANCE.PARAMETER=VALUE", setting));
         const std::string_view name = setting.substr(0, equals);
-        const std::string_view value = unquoted(setting.substr(equals + 1));
+        // Scripts pass out_file="-" and cmd_line='...' with the quotes inside the argument; the
+        // FVP takes the value inside them.
+        const std::string_view value = without_quotes(setting.substr(equals + 1));
         for (const Parameter& parameter : parameters()) {
             if (!matches(parameter.name, name)) continue;
             if (parameter.apply) {
@@ -195,9 +188,10 @@ public:
                 throw usage(option, fmt::format("'{}': this platform has one CPU, cpu0", *instance));
             file = text.substr(instance->size() + 1);
         }
-        file = unquoted(file);
+        file = without_quotes(file);
         if (!run_.options.firmware.empty())
-            throw usage(option, fmt::format("a second application '{}' (the first: '{}')", file, run_.options.firmware));
+            throw usage(option,
+                        fmt::format("a second application '{}' (the first: '{}')", file, run_.options.firmware));
         if (!fs::is_regular_file(file)) throw usage(option, fmt::format("'{}': no such file", file));
         run_.options.firmware = file;
     }
@@ -207,8 +201,8 @@ public:
         std::string_view load = text;
         if (const auto instance = instance_prefix(text)) {
             if (*instance != "cpu0" && *instance != "cpu0*")
-                run_.warnings.push_back(fmt::format("{} {}: loaded where cpu0 sees the address, not through {}", option,
-                                                    text, *instance));
+                run_.warnings.push_back(
+                    fmt::format("{} {}: loaded where cpu0 sees the address, not through {}", option, text, *instance));
             load = text.substr(instance->size() + 1);
         }
         run_.options.data.push_back(parse_data_load(load, option));
@@ -245,7 +239,8 @@ std::string_view fvp_model_name(FvpModel model) {
 
 std::string fvp_parameter_list() {
     std::string text;
-    for (const Parameter& parameter : parameters()) text += fmt::format("  {:<48} {}\n", parameter.name, parameter.meaning);
+    for (const Parameter& parameter : parameters())
+        text += fmt::format("  {:<48} {}\n", parameter.name, parameter.meaning);
     return text;
 }
 

@@ -127,11 +127,10 @@ int exit_status(int wait_status) {
     return 128 + (WIFSIGNALED(wait_status) ? WTERMSIG(wait_status) : 0);
 }
 
-int stop(pid_t child) {
+void stop(pid_t child) {
     int status = 0;
     ::kill(child, SIGKILL);
     ::waitpid(child, &status, 0);
-    return status;
 }
 
 // Relays UART0 (the read end of QEMU's stdout) until QEMU closes it, then reaps QEMU; ends QEMU
@@ -182,35 +181,45 @@ struct Descriptor {
 
 }  // namespace
 
-DataLoad parse_data_load(std::string_view text, std::string_view option) {
-    const size_t at = text.rfind('@');
-    if (at == std::string_view::npos)
-        throw UsageError({std::string(option), std::nullopt, {}}, fmt::format("'{}' is not FILE@ADDRESS", text));
-    std::string_view file = text.substr(0, at);
-    if (file.size() >= 2 && (file.front() == '"' || file.front() == '\'') && file.back() == file.front())
-        file = file.substr(1, file.size() - 2);
-    std::string_view number = text.substr(at + 1);
+std::optional<uint64_t> parse_unsigned(std::string_view text) {
     int base = 10;
-    if (number.starts_with("0x") || number.starts_with("0X")) number.remove_prefix(2), base = 16;
-    uint64_t address = 0;
-    const auto [end, error] = std::from_chars(number.data(), number.data() + number.size(), address, base);
-    if (number.empty() || error != std::errc() || end != number.data() + number.size() || address > 0xFFFFFFFFu)
-        throw UsageError({std::string(option), std::nullopt, {}},
-                         fmt::format("'{}' is not a 32-bit address", text.substr(at + 1)));
-    if (!fs::is_regular_file(file))
-        throw UsageError({std::string(option), std::nullopt, {}}, fmt::format("'{}': no such file", file));
-    return {std::string(file), address};
+    if (text.starts_with("0x") || text.starts_with("0X")) text.remove_prefix(2), base = 16;
+    uint64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    return value;
+}
+
+std::string_view without_quotes(std::string_view value) {
+    if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
+        return value.substr(1, value.size() - 2);
+    return value;
+}
+
+DataLoad parse_data_load(std::string_view text, std::string_view option) {
+    const auto refuse = [&](const std::string& why) {
+        return UsageError({std::string(option), std::nullopt, {}}, why);
+    };
+    const size_t at = text.rfind('@');
+    if (at == std::string_view::npos) throw refuse(fmt::format("'{}' is not FILE@ADDRESS", text));
+    const std::string_view file = without_quotes(text.substr(0, at));
+    const auto address = parse_unsigned(text.substr(at + 1));
+    if (!address || *address > 0xFFFFFFFFu)
+        throw refuse(fmt::format("'{}' is not a 32-bit address", text.substr(at + 1)));
+    if (!fs::is_regular_file(file)) throw refuse(fmt::format("'{}': no such file", file));
+    return {std::string(file), *address};
 }
 
 std::vector<std::string> qemu_arguments(const SystemRunOptions& options, const std::string& qemu,
                                         const std::string& socket) {
-    std::string machine = fmt::format("mps3-an547,ethosu-socket={},ethosu-npu={}", option_value(socket),
-                                      option_value(options.npu));
+    std::string machine =
+        fmt::format("mps3-an547,ethosu-socket={},ethosu-npu={}", option_value(socket), option_value(options.npu));
     if (options.itcm_size) machine += fmt::format(",itcm-size={}", *options.itcm_size);
     if (options.dtcm_size) machine += fmt::format(",dtcm-size={}", *options.dtcm_size);
     // UART0 on stdout, the NPU's cycles as QEMU's virtual time.
-    std::vector<std::string> args = {qemu,    "-machine", machine, "-kernel", options.firmware, "-display", "none",
-                                     "-serial", "stdio",  "-monitor", "none", "-icount", "shift=0,sleep=off"};
+    std::vector<std::string> args = {
+        qemu,      "-machine", machine,    "-kernel", options.firmware, "-display",         "none",
+        "-serial", "stdio",    "-monitor", "none",    "-icount",        "shift=0,sleep=off"};
     if (options.semihosting) {
         std::string config = "enable=on,target=native";
         // One arg: SYS_GET_CMDLINE answers QEMU's args joined by spaces, so this is the line as given.

@@ -21,6 +21,12 @@ struct DataLoad {
     uint64_t address = 0;
 };
 
+// A number as command lines write it, decimal or 0x hex; nullopt when it is not one.
+std::optional<uint64_t> parse_unsigned(std::string_view text);
+
+// A value in matching single or double quotes, without them (the FVPs take out_file='-' as -).
+std::string_view without_quotes(std::string_view value);
+
 // "FILE@ADDRESS" (the address decimal or 0x hex, below 4 GiB; the file may be in quotes). Throws
 // UsageError naming `option` when malformed or the file is missing.
 DataLoad parse_data_load(std::string_view text, std::string_view option = "--data");

@@ -54,10 +54,10 @@ protected:
 // tensorflow/tflite-micro, tensorflow/lite/micro/testing/test_with_arm_corstone_300.sh: its FVP
 // variable is word-split by the shell, so out_file's quotes reach the FVP.
 TEST_F(FvpCommandLine, TfliteMicrosParameterSet) {
-    const FvpRun run = parse({"-C", "ethosu.num_macs=256", "-C", "mps3_board.visualisation.disable-visualisation=1", "-C",
-                              "mps3_board.telnetterminal0.start_telnet=0", "-C", "mps3_board.uart0.out_file=\"-\"", "-C",
-                              "mps3_board.uart0.unbuffered_output=1", "-C", "mps3_board.uart0.shutdown_on_eot=1",
-                              "--stat", firmware_});
+    const FvpRun run = parse({"-C", "ethosu.num_macs=256", "-C", "mps3_board.visualisation.disable-visualisation=1",
+                              "-C", "mps3_board.telnetterminal0.start_telnet=0", "-C",
+                              "mps3_board.uart0.out_file=\"-\"", "-C", "mps3_board.uart0.unbuffered_output=1", "-C",
+                              "mps3_board.uart0.shutdown_on_eot=1", "--stat", firmware_});
     EXPECT_EQ(run.options.firmware, firmware_);
     EXPECT_EQ(run.options.npu, "ethos-u55-256");
     EXPECT_EQ(run.options.uart_out, "-");
@@ -74,14 +74,20 @@ TEST_F(FvpCommandLine, TfliteMicrosParameterSet) {
 // of arguments, with the quotes of '-', '--fast' and the command line inside them.
 TEST_F(FvpCommandLine, ExecuTorchsParameterSet) {
     const std::string cwd = dir_.string();
-    const FvpRun run = parse({"-C", "ethosu.num_macs=256", "-C", "mps3_board.visualisation.disable-visualisation=1", "-C",
-                              "mps3_board.telnetterminal0.start_telnet=0", "-C", "mps3_board.uart0.out_file='-'", "-C",
-                              "cpu0.semihosting-enable=1", "-C", "cpu0.semihosting-stack_base=0", "-C",
-                              "cpu0.semihosting-heap_limit=0", "-C", "cpu0.semihosting-cwd=" + cwd, "-C",
-                              "ethosu.extra_args='--fast'", "-C",
-                              "cpu0.semihosting-cmd_line='executor_runner -m program.pte -o out -i i0.bin'", "-a",
-                              firmware_, "--timelimit", "120"},
-                             FvpModel::EthosU65);
+    const FvpRun run =
+        parse({"-C",          "ethosu.num_macs=256",
+               "-C",          "mps3_board.visualisation.disable-visualisation=1",
+               "-C",          "mps3_board.telnetterminal0.start_telnet=0",
+               "-C",          "mps3_board.uart0.out_file='-'",
+               "-C",          "cpu0.semihosting-enable=1",
+               "-C",          "cpu0.semihosting-stack_base=0",
+               "-C",          "cpu0.semihosting-heap_limit=0",
+               "-C",          "cpu0.semihosting-cwd=" + cwd,
+               "-C",          "ethosu.extra_args='--fast'",
+               "-C",          "cpu0.semihosting-cmd_line='executor_runner -m program.pte -o out -i i0.bin'",
+               "-a",          firmware_,
+               "--timelimit", "120"},
+              FvpModel::EthosU65);
     EXPECT_EQ(run.options.npu, "ethos-u65-256");
     EXPECT_EQ(run.options.uart_out, "-");
     EXPECT_TRUE(run.options.semihosting);
@@ -105,12 +111,14 @@ TEST_F(FvpCommandLine, EachParameterMapsToTheSystemsOptions) {
         {{}, [](const FvpRun& r) { EXPECT_EQ(r.options.npu, "ethos-u55-128"); }},  // the FVP's default size
         {{"-C", "ethosu.num_macs=32"}, [](const FvpRun& r) { EXPECT_EQ(r.options.npu, "ethos-u55-32"); }},
         {{"-C", "ethosu.num_macs=64"}, [](const FvpRun& r) { EXPECT_EQ(r.options.npu, "ethos-u55-64"); }},
-        {{"-C", "mps3_board.uart0.out_file=uart.log"}, [](const FvpRun& r) { EXPECT_EQ(r.options.uart_out, "uart.log"); }},
+        {{"-C", "mps3_board.uart0.out_file=uart.log"},
+         [](const FvpRun& r) { EXPECT_EQ(r.options.uart_out, "uart.log"); }},
         {{"-C", "mps3_board.uart0.shutdown_tag=\"EXITTHESIM\""},
          [](const FvpRun& r) { EXPECT_EQ(r.options.shutdown_tag, "EXITTHESIM"); }},
         {{"-C", "mps3_board.uart0.shutdown_tag=releasing platform"},
          [](const FvpRun& r) { EXPECT_EQ(r.options.shutdown_tag, "releasing platform"); }},
-        {{"-C", "mps3_board.uart0.shutdown_on_eot=true"}, [](const FvpRun& r) { EXPECT_TRUE(r.options.shutdown_on_eot); }},
+        {{"-C", "mps3_board.uart0.shutdown_on_eot=true"},
+         [](const FvpRun& r) { EXPECT_TRUE(r.options.shutdown_on_eot); }},
         {{"-C", "cpu0.semihosting-enable=0"}, [](const FvpRun& r) { EXPECT_FALSE(r.options.semihosting); }},
         {{"-C", "cpu0.CFGITCMSZ=14", "-C", "cpu0.CFGDTCMSZ=15"},
          [](const FvpRun& r) {
@@ -176,7 +184,8 @@ TEST_F(FvpCommandLine, ConfigFileLinesAreParameters) {
 TEST_F(FvpCommandLine, MalformedValuesAreErrorsNamingTheParameter) {
     const std::string missing = (dir_ / "missing.bin").string();
     const std::vector<std::pair<std::vector<std::string>, std::string>> table = {
-        {{"-C", "ethosu.num_macs=100"}, "ethosu.num_macs: '100' MACs: the FVP_Corstone_SSE-300_Ethos-U55 has 32, 64, 128, 256"},
+        {{"-C", "ethosu.num_macs=100"},
+         "ethosu.num_macs: '100' MACs: the FVP_Corstone_SSE-300_Ethos-U55 has 32, 64, 128, 256"},
         {{"-C", "ethosu.num_macs=many"}, "ethosu.num_macs: 'many' MACs"},
         {{"-C", "cpu0.CFGITCMSZ=2"}, "cpu0.CFGITCMSZ: '2' is not a TCM size code: 3 to 15"},
         {{"-C", "cpu0.CFGDTCMSZ=16"}, "cpu0.CFGDTCMSZ: '16' is not a TCM size code"},
@@ -225,7 +234,9 @@ TEST_F(FvpCommandLine, QemuArgumentsCarryTheOptions) {
     const std::vector<std::string> plain = qemu_arguments(parse({"-C", "cpu0.semihosting-enable=0", firmware_}).options,
                                                           "qemu-system-arm", "/tmp/npu.sock");
     EXPECT_EQ(std::find(plain.begin(), plain.end(), "-semihosting-config"), plain.end());
-    EXPECT_EQ(std::count_if(plain.begin(), plain.end(), [](const std::string& a) { return a.find("tcm-size") != std::string::npos; }), 0);
+    EXPECT_EQ(std::count_if(plain.begin(), plain.end(),
+                            [](const std::string& a) { return a.find("tcm-size") != std::string::npos; }),
+              0);
 }
 
 }  // namespace
