@@ -157,7 +157,7 @@ public:
     // A configuration file: one INSTANCE.PARAMETER=VALUE a line, '#' comments.
     void read_config_file(std::string_view option, std::string_view path) {
         std::ifstream in{std::string(path)};
-        if (!in) throw usage(option, fmt::format("'{}': cannot read the file", path));
+        if (!fs::is_regular_file(path) || !in) throw usage(option, fmt::format("'{}': cannot read the file", path));
         std::string line;
         for (int number = 1; std::getline(in, line); ++number) {
             const size_t first = line.find_first_not_of(" \t\r");

@@ -196,6 +196,7 @@ TEST_F(FvpCommandLine, MalformedValuesAreErrorsNamingTheParameter) {
         {{"--data", missing + "@0x60000000"}, "--data: '" + missing + "': no such file"},
         {{"--data", blob_ + "@0x100000000"}, "--data: '0x100000000' is not a 32-bit address"},
         {{"--data", blob_ + "@zero"}, "--data: 'zero' is not a 32-bit address"},
+        {{"-f", dir_.string()}, "-f: '" + dir_.string() + "': cannot read the file"},
         {{"--timelimit", "soon"}, "--timelimit: 'soon' is not a number of seconds above 0"},
         {{"--timelimit", "0"}, "--timelimit: '0' is not a number of seconds above 0"},
         {{"-a", "cpu1=" + missing}, "-a: 'cpu1': this platform has one CPU, cpu0"},
