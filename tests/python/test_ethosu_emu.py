@@ -5,6 +5,7 @@ Run by ctest (tests/python/CMakeLists.txt) with the interpreter the module was b
 environment names the module's directory (PYTHONPATH), the CLI, the corpus and the version.
 """
 
+import doctest
 import json
 import os
 import pathlib
@@ -13,6 +14,7 @@ import sys
 import tempfile
 import threading
 import unittest
+import warnings
 
 import numpy as np
 
@@ -21,6 +23,7 @@ import ethosu_emu
 VECTORS = pathlib.Path(os.environ.get("ETHOSU_VECTORS_DIR", "../shared/vectors"))
 HOSTILE = pathlib.Path(os.environ.get("ETHOSU_HOSTILE_DIR", "../shared/hostile"))
 CLI = os.environ.get("ETHOSU_EMU_CLI", "")
+README = pathlib.Path(__file__).resolve().parents[2] / "frontend" / "python" / "README.md"
 
 # Elements where TFLM's SUB and the NPU differ by one LSB on the golden inputs, as
 # tests/engine/test_conformance.cc lists them (kKnownDifferences): model -> seed -> indices.
@@ -70,8 +73,38 @@ class Module(unittest.TestCase):
         self.assertNotEqual(run.returncode, 0)
         self.assertIn(f"ImportError: ethosu_emu needs numpy, which {sys.executable} cannot import", run.stderr)
 
-    def test_error_is_an_exception_class(self):
-        self.assertTrue(issubclass(ethosu_emu.Error, Exception))
+    def test_error_classes(self):
+        self.assertTrue(issubclass(ethosu_emu.Error, ValueError))
+        self.assertTrue(issubclass(ethosu_emu.FileError, ethosu_emu.Error))
+        self.assertTrue(issubclass(ethosu_emu.FileError, OSError))
+        self.assertTrue(issubclass(ethosu_emu.MissingFileError, FileNotFoundError))
+        self.assertEqual(ethosu_emu.Error.__module__, "ethosu_emu")
+
+    def test_missing_model_is_file_not_found(self):
+        with self.assertRaises(FileNotFoundError) as raised:
+            ethosu_emu.load("/nonexistent/model.tflite")
+        self.assertIsInstance(raised.exception, ethosu_emu.Error)
+        self.assertEqual(raised.exception.filename, "/nonexistent/model.tflite")
+        self.assertEqual(raised.exception.kind, "io")
+
+    def test_everything_public_has_a_docstring(self):
+        self.assertIn("timing=False", ethosu_emu.__doc__)
+        undocumented = []
+        for name in dir(ethosu_emu):
+            item = getattr(ethosu_emu, name)
+            if name.startswith("_") or not callable(item):
+                continue
+            if not (item.__doc__ or "").strip():
+                undocumented.append(name)
+            if isinstance(item, type):
+                for member, value in vars(item).items():
+                    if member.startswith("_"):
+                        continue
+                    if not (getattr(value, "__doc__", None) or "").strip():
+                        undocumented.append(f"{name}.{member}")
+        self.assertEqual(undocumented, [])
+        # Parameters carry their names, as help() shows them.
+        self.assertIn("load(path: object, npu: Optional[str] = None", ethosu_emu.load.__doc__)
 
 
 @needs_vectors
@@ -164,6 +197,31 @@ class AgainstTheCli(unittest.TestCase):
             self.assertTrue(trace["traceEvents"])
             self.assertEqual(pathlib.Path(tmp, "py.csv").read_text(), pathlib.Path(tmp, "cli.csv").read_text())
 
+    def test_debug_db_per_layer_and_report_as_the_cli(self):
+        path = model_path("person_detect")
+        debug_db = path.parent / "model_debug.xml"
+        model = ethosu_emu.load(path, debug_db=debug_db)
+        self.assertEqual(model.debug_db, str(debug_db))
+        inputs = golden_inputs(model, "person_detect", 1)
+        with tempfile.TemporaryDirectory() as tmp:
+            ours = {k: os.path.join(tmp, f"py.{k}") for k in ("trace", "per_layer", "report")}
+            result = model.run(inputs, **ours)
+            cli_run(path, inputs, "--debug-db", str(debug_db), "--trace", os.path.join(tmp, "cli.trace"),
+                    "--per-layer", os.path.join(tmp, "cli.per_layer"), "--report", os.path.join(tmp, "cli.report"))
+            for kind in ours:
+                self.assertEqual(pathlib.Path(ours[kind]).read_text(), pathlib.Path(tmp, f"cli.{kind}").read_text(), kind)
+            self.assertEqual(result.report_html(), pathlib.Path(ours["report"]).read_text())
+            csv_rows = pathlib.Path(ours["per_layer"]).read_text().splitlines()[1:]
+        # Per-layer rows carry the layer names of the debug database, as the CSV's rows do.
+        rows = result.per_layer
+        self.assertEqual(len(rows), len(csv_rows))
+        self.assertTrue(all(r["alignment"] == "debug_db" and r["name"] for r in rows))
+        self.assertTrue(all(r["name"] in line for r, line in zip(rows, csv_rows)))
+        self.assertEqual(sum(r["op_cycles"] for r in rows), result.npu_cycles)
+        self.assertTrue(any(r["vela"] is not None for r in rows))
+        kernel_names = {op["name"] for op in result.ops if op["kind"] == "conv"}
+        self.assertTrue(all("@0x" not in name for name in kernel_names), kernel_names)
+
     def test_tensors_as_info_json(self):
         path = model_path("arm_kws_cnn_s")
         model = ethosu_emu.load(str(path))
@@ -224,15 +282,28 @@ class Sessions(unittest.TestCase):
     def test_timing_only_and_untimed_runs(self):
         model = ethosu_emu.load(str(model_path("person_detect")))
         full = model.run(golden_inputs(model, "person_detect", 1))
-        timed = model.time()
-        self.assertEqual(timed.outputs, [])
-        self.assertEqual(timed.npu_cycles, full.npu_cycles)
-        self.assertEqual(timed.ops, full.ops)
+        for timed in (model.time(), model.run(timing_only=True)):
+            self.assertEqual(timed.outputs, [])
+            self.assertEqual(timed.npu_cycles, full.npu_cycles)
+            self.assertEqual(timed.ops, full.ops)
         untimed = model.run(golden_inputs(model, "person_detect", 1), timing=False)
-        self.assertIsNone(untimed.npu_cycles)
         self.assertEqual(untimed.outputs[0].tobytes(), full.outputs[0].tobytes())
-        with self.assertRaisesRegex(ethosu_emu.Error, "timing=True"):
-            untimed.ops
+        self.assertFalse(untimed.timed)
+        # Every timing figure is None; every artefact only timing makes raises, saying why.
+        for figure in ("npu_cycles", "macs", "ops", "per_layer", "traffic", "pmu"):
+            self.assertIsNone(getattr(untimed, figure), figure)
+            self.assertIsNotNone(getattr(full, figure), figure)
+        with tempfile.TemporaryDirectory() as tmp:
+            for write in (untimed.write_trace, untimed.write_per_layer_csv, untimed.write_report):
+                with self.assertRaisesRegex(ethosu_emu.Error, "needs the timing model; this run had timing=False"):
+                    write(os.path.join(tmp, "file"))
+            with self.assertRaisesRegex(ethosu_emu.Error, "timing=False"):
+                untimed.report_html()
+            self.assertEqual(os.listdir(tmp), [])
+            with self.assertRaisesRegex(ValueError, "need timing=True"):
+                model.run(timing=False, trace=os.path.join(tmp, "t.json"))
+        with self.assertRaisesRegex(ValueError, "timing_only=True needs timing=True"):
+            model.run(timing=False, timing_only=True)
 
     def test_tensor_description(self):
         model = ethosu_emu.load(str(model_path("person_detect")))
@@ -246,6 +317,42 @@ class Sessions(unittest.TestCase):
         self.assertEqual(repr(tensor), "Tensor(name='input', shape=(1, 96, 96, 1), dtype=int8, scale=[0.007843138], "
                                        "zero_point=[-1])")
         self.assertEqual(repr(model.run(timing=False)), "Result(outputs=1, npu_cycles=None)")
+
+    def test_parameters_named_as_the_cli_options(self):
+        path = str(model_path("person_detect"))
+        self.assertEqual(ethosu_emu.load(path, npu="ethos-u55-128").npu, "ethos-u55-128")
+        with self.assertRaises(ethosu_emu.Error) as raised:
+            ethosu_emu.load(path, npu="ethos-u85-256")
+        self.assertIn("npu= ethos-u85-256", str(raised.exception))
+        self.assertNotIn("--", str(raised.exception))
+        with self.assertRaises(ethosu_emu.Error) as raised:
+            ethosu_emu.load(path, system_config="No_Such_Config")
+        self.assertTrue(str(raised.exception).startswith("system_config=: No_Such_Config: "), str(raised.exception))
+        with self.assertRaises(FileNotFoundError) as raised:
+            ethosu_emu.load(path, config="/nonexistent/vela.ini")
+        self.assertEqual(raised.exception.filename, "/nonexistent/vela.ini")
+        self.assertIn("config=", str(raised.exception))
+
+    def test_old_parameter_names_warn_and_still_work(self):
+        path = str(model_path("person_detect"))
+        with self.assertWarnsRegex(DeprecationWarning, "use npu="):
+            self.assertEqual(ethosu_emu.load(path, config="ethos-u55-128").npu_config, "ethos-u55-128")
+        with self.assertWarnsRegex(DeprecationWarning, "use config="):
+            with self.assertRaises(FileNotFoundError):
+                ethosu_emu.load(path, vela_ini=["/nonexistent/vela.ini"])
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            ethosu_emu.load(path, npu="ethos-u55-128", config=[])
+
+    def test_pmu_events_asked_for(self):
+        model = ethosu_emu.load(str(model_path("person_detect")))
+        full = model.time()
+        chosen = model.run(timing_only=True, pmu=["NPU_ACTIVE", "MAC_ACTIVE"])
+        self.assertEqual(list(chosen.pmu), ["cycle_counter", "NPU_ACTIVE", "MAC_ACTIVE"])
+        self.assertEqual(chosen.pmu["MAC_ACTIVE"], full.pmu["MAC_ACTIVE"])
+        with self.assertRaisesRegex(ethosu_emu.Error, "pmu=") as raised:
+            model.run(timing_only=True, pmu=["NO_SUCH_EVENT"])
+        self.assertNotIn("--pmu", str(raised.exception))
 
     def test_system_config(self):
         model = ethosu_emu.load(str(model_path("person_detect")), system_config="Ethos_U55_Deep_Embedded")
@@ -324,10 +431,11 @@ class Errors(unittest.TestCase):
             with self.assertRaisesRegex(ethosu_emu.Error, "not a model"):
                 ethosu_emu.load(f.name)
 
-    def test_missing_file(self):
-        with self.assertRaises(ethosu_emu.Error) as raised:
-            ethosu_emu.load("/nonexistent/model.tflite")
-        self.assertEqual(raised.exception.kind, "io")
+    def test_debug_db_of_another_model(self):
+        other = model_path("mlperftiny_kws_dscnn_int8").parent / "model_debug.xml"
+        model = ethosu_emu.load(str(model_path("person_detect")), debug_db=other)
+        with self.assertRaisesRegex(ethosu_emu.Error, "model_debug.xml"):
+            model.run()
 
     @unittest.skipUnless((HOSTILE / "ub_op_cost_47.tflite").exists(), f"reproducer absent: {HOSTILE}")
     def test_hostile_stream(self):
@@ -338,6 +446,23 @@ class Errors(unittest.TestCase):
         self.assertEqual(raised.exception.field, "NPU_SET_IFM_DEPTH_M1")
         self.assertIn("never wrote", raised.exception.reason)
         self.assertEqual(raised.exception.kind, "malformed")
+
+
+@needs_vectors
+class ReadmeExample(unittest.TestCase):
+    def test_readme_example_runs_as_written(self):
+        # The README's example is a doctest run where its relative paths resolve: a directory
+        # holding the corpus's person_detect, so that its figures cannot go stale.
+        cwd = os.getcwd()
+        with tempfile.TemporaryDirectory() as tmp:
+            os.symlink((VECTORS / "person_detect").resolve(), os.path.join(tmp, "person_detect"))
+            os.chdir(tmp)
+            try:
+                failed, attempted = doctest.testfile(str(README), module_relative=False, optionflags=doctest.ELLIPSIS)
+            finally:
+                os.chdir(cwd)
+        self.assertGreater(attempted, 10)
+        self.assertEqual(failed, 0)
 
 
 if __name__ == "__main__":
