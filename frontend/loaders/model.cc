@@ -1,6 +1,7 @@
 // Names, format detection and NPU-configuration resolution common to all loaders.
 
 #include "frontend/loaders/model.h"
+#include "frontend/loaders/model_bytes.h"
 
 #include <fmt/format.h>
 
@@ -123,7 +124,10 @@ FileBytes map_file(const std::string& path) {
 }
 
 std::unique_ptr<LoadedModel> load_model(const std::string& path, const LoadOptions& options) {
-    const FileBytes file = map_file(path);
+    return load_model_bytes(path, map_file(path), options);
+}
+
+std::unique_ptr<LoadedModel> load_model_bytes(const std::string& path, const FileBytes& file, const LoadOptions& options) {
     const std::span<const uint8_t> data = file.bytes;
     if (starts_with(data, 4, "TFL3")) return load_vela_tflite(path, file, options);
     if (starts_with(data, 0, "PK\x03\x04")) return load_vela_npz(path, file, options);
