@@ -340,12 +340,13 @@ struct RunFiles {
 class Model {
 public:
     Model(const std::string& path, std::optional<std::string> npu, const SystemSelection& system, bool lenient,
-          uint64_t max_stream_words, const std::optional<std::string>& debug_db, std::string vela_per_layer)
-        : system_(system), decode_{.lenient = lenient} {
+          uint64_t max_stream_words, const WorkLimits& limits, const std::optional<std::string>& debug_db,
+          std::string vela_per_layer)
+        : system_(system), decode_{.lenient = lenient}, limits_(limits) {
         model_ = load_model(path, {.npu = std::move(npu), .max_stream_words = max_stream_words});
         // As the CLI: an operator the host cannot run, or an unknown system config, is refused
         // now rather than at the first run.
-        if (runs_as_graph(*model_)) check_graph(*model_);
+        if (runs_as_graph(*model_)) check_graph(*model_, limits_);
         model_memory_system(*model_, system_);
         if (debug_db)
             annotations_.debug_db = DebugDatabase::load(*debug_db, DebugDatabase::max_file_bytes(command_stream_bytes(*model_)));
@@ -370,7 +371,7 @@ public:
             run = run_whole_model(*model_, std::move(bytes),
                                   {.system = system_,
                                    .pipeline = {.execute = !timing_only, .timing = timing, .decode = decode_,
-                                                .weight_cache = &weights_}});
+                                                .limits = limits_, .weight_cache = &weights_}});
         }
         Result result(model_, std::move(run), timing, std::move(events), annotations_);
         if (files.trace) result.write_trace(*files.trace);
@@ -383,6 +384,7 @@ private:
     std::shared_ptr<const LoadedModel> model_;
     SystemSelection system_;
     DecodeOptions decode_;
+    WorkLimits limits_;
     Annotations annotations_;
     std::mutex mutex_;
     WeightCache weights_;
@@ -429,6 +431,10 @@ std::string in_python_terms(std::string text) {
         {std::regex("--trace(?![\\w-])"), "trace="},
         {std::regex("--report(?![\\w-])"), "report="},
         {std::regex("--max-stream-words(?![\\w-])"), "max_stream_words="},
+        {std::regex("--max-op-work(?![\\w-])"), "max_op_work="},
+        {std::regex("--max-run-work(?![\\w-])"), "max_run_work="},
+        {std::regex("--max-commands(?![\\w-])"), "max_commands="},
+        {std::regex("--max-allocation(?![\\w-])"), "max_allocation="},
     };
     if (text.find("--") == std::string::npos) return text;
     for (const auto& [flag, parameter] : kParameters) text = std::regex_replace(text, flag, parameter);
@@ -628,7 +634,8 @@ trace, per_layer, report: files to write, as --trace, --per-layer and --report.)
         "load",
         [](const py::object& path, std::optional<std::string> npu, std::optional<std::string> system_config,
            std::optional<std::string> memory_mode, const py::object& config, bool lenient, uint64_t max_stream_words,
-           const py::object& debug_db, const py::object& vela_per_layer, const py::object& vela_ini) {
+           const py::object& debug_db, const py::object& vela_per_layer, const py::object& vela_ini,
+           uint64_t max_op_work, uint64_t max_run_work, uint64_t max_commands, uint64_t max_allocation) {
             std::vector<std::string> config_files;
             // Before the names followed the CLI's, config= named the NPU and vela_ini= the vela.ini files.
             if (py::isinstance<py::str>(config)) {
@@ -651,13 +658,18 @@ trace, per_layer, report: files to write, as --trace, --per-layer and --report.)
             SystemSelection system{system_config.value_or(""), memory_mode.value_or(""), std::move(config_files)};
             const auto model_path = optional_path(path);
             if (!model_path) throw py::type_error("load() needs a path");
-            return std::make_unique<Model>(*model_path, std::move(npu), system, lenient, max_stream_words,
+            const WorkLimits limits{.max_op_work = max_op_work, .max_run_work = max_run_work,
+                                    .max_commands = max_commands, .max_allocation_bytes = max_allocation};
+            return std::make_unique<Model>(*model_path, std::move(npu), system, lenient, max_stream_words, limits,
                                            optional_path(debug_db), optional_path(vela_per_layer).value_or(""));
         },
         py::arg("path"), py::arg("npu") = py::none(), py::arg("system_config") = py::none(),
         py::arg("memory_mode") = py::none(), py::arg("config") = py::none(), py::arg("lenient") = false,
         py::arg("max_stream_words") = kDefaultMaxStreamWords, py::arg("debug_db") = py::none(),
         py::arg("vela_per_layer") = py::none(), py::kw_only(), py::arg("vela_ini") = py::none(),
+        py::arg("max_op_work") = WorkLimits{}.max_op_work, py::arg("max_run_work") = WorkLimits{}.max_run_work,
+        py::arg("max_commands") = WorkLimits{}.max_commands,
+        py::arg("max_allocation") = WorkLimits{}.max_allocation_bytes,
         R"(Loads a model and returns a Model. Parameters are the CLI's options:
 
 path: the model file (str or path-like): a Vela .tflite or .npz, an ExecuTorch .pte, a raw stream.
@@ -671,6 +683,8 @@ max_stream_words: the largest command stream taken (--max-stream-words).
 debug_db: Vela's model_debug.xml (--debug-db): names ops and per-layer rows after the layers.
 vela_per_layer: Vela's per-layer CSV to line per-layer rows up with (--vela-per-layer); default
   <stem>_per-layer.csv beside <stem>_vela.tflite, when there.
+max_op_work, max_run_work, max_commands, max_allocation (keyword only): the work limits that stop
+  a hostile stream (--max-op-work, --max-run-work, --max-commands, --max-allocation).
 vela_ini: deprecated name of config.
 
 A graph operator the host cannot run and an unknown system config are refused here. A missing

@@ -344,6 +344,16 @@ class Sessions(unittest.TestCase):
             warnings.simplefilter("error")
             ethosu_emu.load(path, npu="ethos-u55-128", config=[])
 
+    def test_work_limits_named_as_parameters(self):
+        path = str(model_path("person_detect"))
+        with self.assertRaises(ethosu_emu.Error) as raised:
+            ethosu_emu.load(path, max_op_work=1000).run()
+        self.assertEqual(raised.exception.kind, "limit_exceeded")
+        self.assertIn("raise it with max_op_work=", str(raised.exception))
+        with self.assertRaisesRegex(ethosu_emu.Error, "raise it with max_allocation="):
+            ethosu_emu.load(str(model_path("arm_kws_cnn_s")), max_allocation=16)
+        self.assertEqual(ethosu_emu.load(path, max_op_work=1 << 40).run(timing=False).outputs[0].shape, (1, 2))
+
     def test_pmu_events_asked_for(self):
         model = ethosu_emu.load(str(model_path("person_detect")))
         full = model.time()
