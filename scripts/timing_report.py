@@ -8,12 +8,14 @@ per config, the share of pairs within 10% and 25%, the median ratio and the outl
 --per-op, the distribution of per-op ratios: the emulator's per-layer CSV (run --per-layer with
 Vela's debug database, so its rows are Vela's) against Vela's model_per-layer.csv, row by row.
 
-With --anchors DIR (../shared/anchors) it compares instead, per FVP anchor, NPU ACTIVE cycles and
-AXI beats per port with the published FVP counts (anchors.csv): the emulator's on the system the FVP
-measured (Ethos_U55_High_End_Corstone300_FVP) and on Vela's (Ethos_U55_High_End_Embedded), and
-Vela's estimate on the same stream (its model summary: total cycles, unscaled bytes / 8); with
---per-op also the kernel ops moving the most AXI0 read beats (on the FVP's system), where a read
-excess would sit.
+With --anchors DIR (../shared/anchors) it compares instead, per FVP anchor of both sets (DIR's
+anchors.csv, U55-128, and DIR/himax_u55_64's, U55-64), NPU ACTIVE cycles and AXI beats per port with
+the published FVP counts: the emulator's on the system the FVP measured
+(Ethos_U55_High_End_Corstone300_FVP) and, for the first set, on Vela's (Ethos_U55_High_End_Embedded),
+and Vela's estimate on the same stream where its summary is there (total cycles, unscaled bytes / 8);
+then each set's median error. The published figures are per network, so with --per-op it shows, per
+anchor, the emulator's kernel time by op kind (where an error can sit) and the kernel ops moving the
+most AXI0 read beats.
 
 usage: scripts/timing_report.py [--emu build/frontend/cli/ethosu-emu] [--vectors ../shared/vectors]
                                 [--config ethos-u55-128 ...] [--per-op] [--csv FILE] [--anchors DIR]
@@ -62,10 +64,12 @@ def op_cycle_ratios(emu, model_dir):
             for o, v in zip(ours, vela) if float(v["Op Cycles"] or 0) > 0 and o["Op Cycles"]]
 
 
-# The anchors' system (anchors/README.md): U55-128, 8-byte AXI beats; the Corstone-300 FVP's own
-# system configuration, then the one Vela compiled the streams for.
-ANCHOR_RUN = ["--npu", "ethos-u55-128", "--memory-mode", "Shared_Sram"]
-ANCHOR_SYSTEMS = ["Ethos_U55_High_End_Corstone300_FVP", "Ethos_U55_High_End_Embedded"]
+# The anchor sets (anchors/README.md and its subfolders' READMEs): a folder with anchors.csv, the NPU
+# its rows run on unless a row names one (an `npu` column), and the system Vela compiled its streams
+# for, when it is one of Vela's own. A row's stream is <name>/vela-<vela_version>/ when the CSV
+# records the Vela version, else <name>/. All run on the system the FVP modelled first.
+ANCHOR_SETS = [("", "ethos-u55-128", "Ethos_U55_High_End_Embedded"), ("himax_u55_64", "ethos-u55-64", None)]
+FVP_SYSTEM = "Ethos_U55_High_End_Corstone300_FVP"
 ANCHOR_FIGURES = [("NPU ACTIVE", "published_fvp_npu_active"), ("AXI0 rd beats", "published_axi0_rd_beats"),
                   ("AXI0 wr beats", "published_axi0_wr_beats"), ("AXI1 rd beats", "published_axi1_rd_beats")]
 
@@ -82,34 +86,66 @@ def vela_anchor_estimate(summary_csv):
             num("off_chip_flash_feature_map_read_bytes", "off_chip_flash_weight_read_bytes") / 8]
 
 
+def run_anchor(emu, model, npu, system):
+    proc = subprocess.run([emu, "run", model, "--timing-only", "--json", "--npu", npu, "--system-config", system,
+                           "--memory-mode", "Shared_Sram"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"{os.path.basename(os.path.dirname(model)):<34} failed on {system}: {proc.stderr.strip()[-200:]}")
+        return None
+    return json.loads(proc.stdout)
+
+
 def anchors_report(emu, anchors_dir, per_op):
-    with open(os.path.join(anchors_dir, "anchors.csv"), newline="") as f:
-        anchors = list(csv.DictReader(f))
     print(f"{'anchor':<34} {'figure':<14} {'FVP':>10} {'emu (FVP)':>10} {'vs FVP':>8} {'emu (Vela)':>10} {'vs FVP':>8}"
           f" {'Vela':>10} {'vs FVP':>8}")
-    for a in anchors:
-        model_dir = os.path.join(anchors_dir, a["name"], "vela-" + a["vela_version"])
-        runs = []
-        for system in ANCHOR_SYSTEMS:
-            proc = subprocess.run([emu, "run", os.path.join(model_dir, "model_vela.tflite"), "--timing-only", "--json",
-                                   "--system-config", system] + ANCHOR_RUN, capture_output=True, text=True)
-            if proc.returncode != 0:
-                print(f"{a['name']:<34} failed on {system}: {proc.stderr.strip()[-200:]}")
-                break
-            runs.append(json.loads(proc.stdout))
-        if len(runs) != len(ANCHOR_SYSTEMS):
+    for folder, default_npu, vela_system in ANCHOR_SETS:
+        set_dir = os.path.join(anchors_dir, folder)
+        if not os.path.isfile(os.path.join(set_dir, "anchors.csv")):
+            print(f"(no anchors at {set_dir}: anchors.csv missing)")
             continue
-        figures = lambda run: [run["cycles"]["npu_active"]] + [run["traffic"]["axi"][port][key] for port, key in
-                                                               ((0, "read_beats"), (0, "write_beats"), (1, "read_beats"))]
-        summaries = [n for n in os.listdir(model_dir) if n.startswith("model_summary") and n.endswith(".csv")]
-        vela = vela_anchor_estimate(os.path.join(model_dir, summaries[0])) if summaries else [None] * 4
-        for (label, column), on_fvp, on_vela, theirs in zip(ANCHOR_FIGURES, figures(runs[0]), figures(runs[1]), vela):
-            fvp = int(a[column])
-            vela_text = f"{theirs:>10.0f} {theirs / fvp - 1:>+8.1%}" if theirs is not None else f"{'-':>10} {'':>8}"
-            print(f"{a['name']:<34} {label:<14} {fvp:>10} {on_fvp:>10} {on_fvp / fvp - 1:>+8.1%}"
-                  f" {on_vela:>10} {on_vela / fvp - 1:>+8.1%} {vela_text}")
-        if per_op:
-            print_top_read_ops(runs[0])
+        with open(os.path.join(set_dir, "anchors.csv"), newline="") as f:
+            anchors = list(csv.DictReader(f))
+        active_errors = []
+        for a in anchors:
+            npu = a.get("npu") or default_npu
+            model_dir = os.path.join(set_dir, a["name"], "vela-" + a["vela_version"]) if a.get("vela_version") \
+                else os.path.join(set_dir, a["name"])
+            model = os.path.join(model_dir, "model_vela.tflite")
+            on_fvp = run_anchor(emu, model, npu, FVP_SYSTEM)
+            on_vela = run_anchor(emu, model, npu, vela_system) if vela_system else None
+            if on_fvp is None or (vela_system and on_vela is None):
+                continue
+            figures = lambda run: [run["cycles"]["npu_active"]] + [run["traffic"]["axi"][port][key] for port, key in
+                                                                   ((0, "read_beats"), (0, "write_beats"), (1, "read_beats"))]
+            summaries = [n for n in os.listdir(model_dir) if n.startswith("model_summary") and n.endswith(".csv")]
+            vela = vela_anchor_estimate(os.path.join(model_dir, summaries[0])) if summaries else [None] * 4
+            ours_vela = figures(on_vela) if on_vela else [None] * 4
+            name = f"{a['name']} ({npu.removeprefix('ethos-')})"
+            for (label, column), ours, ours_on_vela, theirs in zip(ANCHOR_FIGURES, figures(on_fvp), ours_vela, vela):
+                fvp = int(a[column])
+                beside = lambda x: f"{x:>10.0f} {x / fvp - 1:>+8.1%}" if x is not None else f"{'-':>10} {'':>8}"
+                print(f"{name:<34} {label:<14} {fvp:>10} {ours:>10} {ours / fvp - 1:>+8.1%}"
+                      f" {beside(ours_on_vela)} {beside(theirs)}")
+            active_errors.append(abs(figures(on_fvp)[0] / int(a["published_fvp_npu_active"]) - 1))
+            if per_op:
+                print_op_kinds(on_fvp)
+                print_top_read_ops(on_fvp)
+        if active_errors:
+            print(f"{folder or 'anchors':<34} median NPU ACTIVE error {statistics.median(active_errors):.1%}"
+                  f", largest {max(active_errors):.1%}")
+
+
+def print_op_kinds(run):
+    """The kernel ops of a run --json grouped by kind: count, cycles from start to end, their share."""
+    ops = [o for o in run.get("ops", []) if "compute_cycles" in o]
+    kinds = {}
+    for o in ops:
+        count, cycles = kinds.get(o["kind"], (0, 0))
+        kinds[o["kind"]] = (count + 1, cycles + o["end"] - o["start"])
+    total = sum(c for _, c in kinds.values()) or 1
+    print(f"  kernel time by kind ({total} cycles):")
+    for kind, (count, cycles) in sorted(kinds.items(), key=lambda kv: -kv[1][1]):
+        print(f"    {kind:<24} {count:>4} ops {cycles:>10} cycles ({cycles / total:.1%})")
 
 
 def print_top_read_ops(run, count=8):
@@ -139,8 +175,8 @@ def main():
     ap.add_argument("--anchors", help="compare with the FVP anchors in this folder (anchors.csv) instead")
     args = ap.parse_args()
     if args.anchors:
-        if not os.path.isfile(os.path.join(args.anchors, "anchors.csv")):
-            sys.exit(f"timing_report: no anchors at {args.anchors} (anchors.csv missing)")
+        if not os.path.isdir(args.anchors):
+            sys.exit(f"timing_report: no anchors at {args.anchors}")
         anchors_report(args.emu, args.anchors, args.per_op)
         return
     if not os.path.isfile(os.path.join(args.vectors, "index.csv")):
