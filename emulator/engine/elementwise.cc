@@ -17,9 +17,6 @@
 namespace ethosu {
 namespace {
 
-// Scale of the IFM scale modes (IFM_PRECISION.scale_mode).
-constexpr int kOpaOpb16 = 0, kOpa32 = 1, kOpb32 = 2;
-
 int64_t shift_left(int64_t v, int n) { return static_cast<int64_t>(static_cast<uint64_t>(v) << n); }
 
 bool is_u55_mode(ElementwiseMode m) {

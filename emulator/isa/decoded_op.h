@@ -113,6 +113,10 @@ struct OutputStage {
     int microblock = 0;     // U85
 };
 
+// U55/U65 IFM_PRECISION.scale_mode on elementwise ops: both operands scaled by 16-bit OPA/OPB
+// scales, or one operand (A or B) by a 32-bit scale.
+inline constexpr int kOpaOpb16 = 0, kOpa32 = 1, kOpb32 = 2;
+
 struct Elementwise {
     ElementwiseMode mode = ElementwiseMode::Add;
     // U55/U65 IFM2 broadcast flags and scalar

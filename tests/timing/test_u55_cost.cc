@@ -29,7 +29,7 @@ struct Npu {
     OpCost cost(const DecodedOp& op) const { return u55_kernel_cost(op, cost_context(npu, memory)); }
 };
 
-// ADD int8 8x8x32 in SRAM, block 8x8x32, no activation, U55-128:
+// ADD int8 8x8x32 in SRAM, block 8x8x32, advanced scaling (OPA_32), no activation, U55-128:
 //   output unit: max(AddSub 1.5, no-activation 1.0) = 1.5 cycles/element x 2048 = 3072.
 //   IFM block fetch: 2048 contiguous bytes (pixel stride 32 = block depth, full 32 B bursts):
 //     32 latency + 2048 / 8 = 288; OFM block write: depth 32 > 16 -> 16 B bursts, 2048 bytes
@@ -57,6 +57,21 @@ TEST(U55Cost, ElementwiseActivationClassDoesNotLowerTheAddSubRate) {
     DecodedOp op = elementwise_add(8, 8, 32, 8, 1, 1, {8, 8, 32});
     relu(op);
     EXPECT_EQ(s.cost(op).compute_cycles, 3072);
+}
+
+// The same ADD with both operands on 16-bit scales (IFM_SCALE_MODE OPA_OPB_16, Vela's simplified
+// scaling for equal input scales) takes the table's simple ADD/SUB rate: 1.0 x 2048 = 2048
+// (the issue limit ceil((544 / 2048 + 1.0) / 4 x 2048) = 648 stays below). On U55-64 the two
+// rates are 2.0 and 3.0: 4096 and 6144.
+TEST(U55Cost, SimpleAddTakesTheSimpleAddSubRate) {
+    DecodedOp op = elementwise_add(8, 8, 32, 8, 1, 1, {8, 8, 32});
+    op.elementwise.ifm_scale_mode = kOpaOpb16;
+    const OpCost c = Npu("ethos-u55-128").cost(op);
+    EXPECT_EQ(c.compute_cycles, 2048);
+    EXPECT_EQ(c.issue_cycles, 648);
+    EXPECT_EQ(Npu("ethos-u55-64").cost(op).compute_cycles, 4096);
+    op.elementwise.ifm_scale_mode = kOpb32;
+    EXPECT_EQ(Npu("ethos-u55-64").cost(op).compute_cycles, 6144);
 }
 
 // 1x1 CONV 16x16x128 -> 16x16x64 int8, ReLU, block 8x16x32, U55-256 (micro-block 2x2x8):

@@ -131,6 +131,14 @@ struct U55Op {
                 e.broadcast_c ? 1 : ofm_shape.depth};
     }
 
+    // An ADD/SUB whose operands both take 16-bit scales (IFM_SCALE_MODE OPA_OPB_16: Vela's
+    // simplified scaling, for equal input scales) rather than one 32-bit scale on one operand
+    // (OPA_32 / OPB_32, the advanced scaling). Vela's output-rate table prices the two apart
+    // (output_cycles_per_elem indices 4 and 5); Vela 2.0 chose between them by that very
+    // condition, equal input scales (MLBEDSW-603), until its scheduler rewrite (3.0) lost the scales
+    // and fixed the choice at the advanced one (Regor keeps that "if (false)").
+    bool simple_add_sub() const { return op.elementwise.ifm_scale_mode == kOpaOpb16; }
+
     double output_cycles_per_element() const {
         OutputClass oc = OutputClass::Other;
         const bool mul = kind == MacOp::Elementwise && op.elementwise.mode == ElementwiseMode::Mul;
@@ -140,7 +148,7 @@ struct U55Op {
             oc = op.has_ifm2 ? OutputClass::Elementwise32Binary : OutputClass::Elementwise32Unary;
         else if (mul && ofm_bits == 32) oc = OutputClass::Mul32;
         else if (mul || (kind != MacOp::Elementwise && acc40)) oc = OutputClass::Mul8Or40BitAcc;
-        else if (add_sub) oc = OutputClass::AddSub;
+        else if (add_sub) oc = simple_add_sub() ? OutputClass::SimpleAddSub : OutputClass::AddSub;
         else if (kind == MacOp::Pooling && op.pool == PoolMode::Max) oc = OutputClass::MaxPool;
         const bool clamp_only = op.output.activation == Activation::None && has_clamp_activation(op);
         const ActivationClass ac = clamp_only ? ActivationClass::Relu : ActivationClass::LutOrNone;
