@@ -70,20 +70,20 @@ TEST_F(Timeline, DmaWaitHoldsTheNextKernelOp) {
     EXPECT_EQ(r.totals.command_words, 11 + 2 + 38 + 1);
 }
 
-// The same flash -> SRAM DMA on the Corstone-300 FVP as MLEK ran it, 900 bytes: its reads fetch
-// the flash's 128-byte spans, 8 = 1024 bytes, carried as 16 AXI bursts of 64 bytes, at the timing
-// adapter's 1.12 bytes a cycle (7 bursts of 64 bytes per 400 cycles): 1024 / 1.12 = 914.3 -> 914,
-// plus the 64-cycle read latency = 978, over the write side's 900 / 8 + 32 = 144. Starts at 11
-// (11 command words), ends at 989. Vela's flash (1.0 bytes a cycle, 128-byte bursts): 1024 / 1 +
-// 64 = 1088, in 8 transactions.
+// The same flash -> SRAM DMA on the Corstone-300 FVP as MLEK ran it, 900 bytes from address 40:
+// its reads are whole AXI bursts, 64 bytes aligned (the core driver's AXI_LIMIT max_beats), so
+// bytes 0-959, 15 bursts, at the timing adapter's 1.12 bytes a cycle (7 bursts of 64 bytes per
+// 400 cycles): 960 / 1.12 = 857.1 -> 857, plus the 64-cycle read latency = 921, over the write
+// side's 900 / 8 + 32 = 144. Starts at 11 (11 command words), ends at 932. Vela's flash (1.0
+// bytes a cycle, 128-byte bursts, no split): 1024 bytes, 1024 / 1 + 64 = 1088, in 8 transactions.
 TEST_F(Timeline, FlashDmaOnTheCorstone300FvpRunsAtItsTimingAdaptersBandwidth) {
     const MemorySystem fvp = make_memory_system(npu, {"Ethos_U55_High_End_Corstone300_FVP", "Shared_Sram", {}});
     dma(40, 0, 1, 900);
     const TimingResult on_fvp = TimingModel(npu, fvp, region_memories(fvp, {}), "test.bin").run(stream);
     EXPECT_EQ(on_fvp.ops[0].start, 11);
-    EXPECT_EQ(on_fvp.ops[0].end, 989);
-    EXPECT_EQ(on_fvp.totals.beats.read[1], 1024 / 8);
-    EXPECT_EQ(on_fvp.totals.beats.read_transactions[1], 1024 / 64);
+    EXPECT_EQ(on_fvp.ops[0].end, 932);
+    EXPECT_EQ(on_fvp.totals.beats.read[1], 960 / 8);
+    EXPECT_EQ(on_fvp.totals.beats.read_transactions[1], 960 / 64);
     const TimingResult on_vela = model.run(stream);
     EXPECT_EQ(on_vela.ops[0].end, 11 + 1088);
     EXPECT_EQ(on_vela.totals.beats.read_transactions[1], 1024 / 128);

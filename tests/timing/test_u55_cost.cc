@@ -167,6 +167,10 @@ TEST(U55Cost, StreamsAreReadInWholeAlignedBursts) {
     op.weights = {{0, 100, 200}};
     op.scales = {{0, 300, 80}};
     EXPECT_EQ(s.cost(op).traffic.read[static_cast<size_t>(MemoryKind::OffChipFlash)], 384 + 128);
+    // On the Corstone-300 FVP the NPU splits its AXI bursts at 64 bytes: the weights' bursts cover
+    // 64-320 (256 bytes), the scales' 256-384 (128).
+    const Npu fvp("ethos-u55-128", {"Ethos_U55_High_End_Corstone300_FVP", "Shared_Sram", {}});
+    EXPECT_EQ(fvp.cost(op).traffic.read[static_cast<size_t>(MemoryKind::OffChipFlash)], 256 + 128);
 }
 
 // IFM_UPSCALE: a 2x2 AVERAGE pool over an 8x8x16 IFM upscaled NEAREST to 16x16 (Vela's 2x

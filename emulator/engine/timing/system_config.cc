@@ -230,12 +230,12 @@ Sram_bandwidth_cap_period=4000
 ; TA1 (AXI1, flash, any memory mode but Sram_Only): MAXR 2 and RLATENCY 64 as Vela's; MODE
 ; frequency scale 0 (full speed), so the cap is the only throttle; BWCAP 50 words per
 ; PULSE_ON 320 + PULSE_OFF 80 cycles.
-; Reads fetch whole 128-byte spans, Vela's flash burst_length: the FVP's AXI1 beats exceed the
-; streams' and DMAs' lengths by what 128-byte alignment adds. FVP, 128-byte spans, 64-byte spans:
-; MobileNetV2 432,351, 432,447, 430,607; AD 56,245, 56,224, 56,000; RNNoise 13,911, 13,760,
-; 13,528. The bus carries them as 64-byte bursts, which the cap counts: Arm's core driver leaves
-; AXI_LIMIT2/3.max_beats ("burst split alignment") at their default, 0 = 64 bytes
-; (ethosu_config_u55.h AXI_LIMITn_MAX_BEATS_BYTES).
+; Reads are whole AXI bursts of 64 bytes, aligned: Arm's core driver leaves AXI_LIMIT2/3.max_beats
+; ("burst split alignment") at their default, 0 = 64 bytes (ethosu_config_u55.h
+; AXI_LIMITn_MAX_BEATS_BYTES), and the cap counts the bursts. FVP, 64-byte spans, Vela's 128-byte
+; burst_length as spans: MobileNetV2 432,351, 430,607, 432,447; AD 56,245, 56,000, 56,224; RNNoise
+; 13,911, 13,528, 13,760; Himax's YOLO-Fastest on U55-64, whose weight streams are small depth
+; slices fetched again per OFM block, 73,728, 72,928, 89,680.
 OffChipFlash_clock_scale=1.0
 OffChipFlash_burst_split=64
 OffChipFlash_bandwidth_cap_words=50

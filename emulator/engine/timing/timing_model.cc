@@ -294,7 +294,7 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             // 3D transfers are counted as their bytes).
             const int64_t read_bytes =
                 d.dimensions == 1 ? burst_aligned_bytes(op, d.src.address, static_cast<uint64_t>(bytes),
-                                                        memory_.timing(from).burst_length)
+                                                        memory_.timing(from).axi_burst_bytes())
                                   : bytes;
             t.cost.traffic.add_read(from, read_bytes);
             std::optional<DmaIndexRead> index;

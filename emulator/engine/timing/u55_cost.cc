@@ -294,7 +294,7 @@ struct U55Op {
                 for (const Stream& w : *streams) {
                     const MemoryKind mem = ctx.memory_of(w.region);
                     stream(mem, cost_product(op, "weight bytes",
-                                             {refetch, burst_aligned_bytes(op, w.base, w.length, timing(mem).burst_length)}));
+                                             {refetch, burst_aligned_bytes(op, w.base, w.length, timing(mem).axi_burst_bytes())}));
                 }
             }
         }
