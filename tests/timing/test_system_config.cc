@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <vector>
@@ -301,6 +302,68 @@ TEST(SystemConfig, AnotherGenerationsConfigurationIsRefused) {
     std::ofstream(path) << "[System_Config.Board]\ncore_clock=1e9\naxi0_port=Sram\naxi1_port=Dram\n";
     EXPECT_EQ(error_of([&] { make_memory_system(u85, {"Board", "", {path.string()}}); }), "no error");
     std::filesystem::remove(path);
+}
+
+// Every key a vela.ini section may hold, with its value in `ms`.
+std::map<std::string, std::string> all_key_values(const MemorySystem& ms) {
+    std::map<std::string, std::string> values;
+    for (const auto kind : {"System_Config", "Memory_Mode"})
+        for (const auto& k : vela_ini_keys(kind)) values[k.name] = system_key_value(ms, k.name);
+    return values;
+}
+
+// A variant differs from its base in exactly the key it sets or scales.
+TEST(SystemConfig, VariantsChangeExactlyTheirKey) {
+    const MemorySystem base = make_memory_system(*find_npu_config("ethos-u55-128"), {});
+    const auto before = all_key_values(base);
+    EXPECT_EQ(before.at("core_clock"), "500000000");
+    EXPECT_EQ(before.at("OffChipFlash_clock_scale"), "0.125");
+    EXPECT_EQ(before.at("axi1_port"), "OffChipFlash");
+    EXPECT_EQ(before.at("const_mem_area"), "Axi1");
+
+    const struct {
+        std::string key;
+        std::optional<std::string> value;  // else scaled by factor
+        double factor;
+        std::string expected;
+    } cases[] = {
+        {"OffChipFlash_clock_scale", std::nullopt, 2, "0.25"},
+        {"OffChipFlash_read_latency", std::nullopt, 0.5, "32"},
+        {"Sram_burst_length", std::nullopt, 1.5, "48"},
+        {"core_clock", "400e6", 0, "400000000"},
+        {"axi0_port", "Dram", 0, "Dram"},
+        {"const_mem_area", "Axi0", 0, "Axi0"},
+        {"arena_cache_size", std::nullopt, 2, "0"},  // Shared_Sram has none: 0 scaled stays 0
+    };
+    for (const auto& c : cases) {
+        MemorySystem variant = base;
+        if (c.value) set_system_key(variant, c.key, *c.value, "--vary");
+        else scale_system_key(variant, c.key, c.factor, "--scale");
+        auto expected = before;
+        expected[c.key] = c.expected;
+        EXPECT_EQ(all_key_values(variant), expected) << c.key;
+    }
+    // The bandwidth the timing model divides by follows the clock scale.
+    MemorySystem faster = base;
+    scale_system_key(faster, "OffChipFlash_clock_scale", 2, "--scale");
+    EXPECT_DOUBLE_EQ(faster.bytes_per_cycle(MemoryKind::OffChipFlash), 2 * base.bytes_per_cycle(MemoryKind::OffChipFlash));
+    EXPECT_DOUBLE_EQ(faster.bytes_per_cycle(MemoryKind::Sram), base.bytes_per_cycle(MemoryKind::Sram));
+}
+
+TEST(SystemConfig, VariantRefusalsNameTheOptionAndKey) {
+    MemorySystem ms = make_memory_system(*find_npu_config("ethos-u55-128"), {});
+    const std::string unknown = error_of([&] { set_system_key(ms, "Flash_read_latency", "3", "--vary"); });
+    EXPECT_NE(unknown.find("--vary: Flash_read_latency: not a System_Config or Memory_Mode key; valid: core_clock"),
+              std::string::npos) << unknown;
+    EXPECT_NE(unknown.find("OffChipFlash_read_latency"), std::string::npos);
+    EXPECT_NE(unknown.find("arena_cache_size"), std::string::npos);
+    EXPECT_NE(error_of([&] { set_system_key(ms, "axi1_port", "Flash", "--vary"); }).find("valid: Sram, Dram"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] { scale_system_key(ms, "axi1_port", 2, "--scale"); }).find("--scale: axi1_port: takes a memory name"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] { set_system_key(ms, "core_clock", "0", "--vary"); }).find("must be positive"), std::string::npos);
+    EXPECT_NE(error_of([&] { scale_system_key(ms, "Sram_clock_scale", 0, "--scale"); }).find("not positive"),
+              std::string::npos);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <optional>
 #include <sstream>
 
@@ -316,56 +318,98 @@ int parse_port(const std::string& value, const ErrorLocation& where) {
 // Every key of a section, declared once: its name, what it means and where its value goes. The
 // parsers, the unknown-key error and vela_ini_keys() read these tables and nothing else. Memory
 // keys are written <Memory>_<key> (Sram_burst_length), once per memory.
+enum class ValueKind { Number, Integer, Memory, Port };
+
 template <class Target>
 struct KeyDecl {
     std::string_view name;
     std::string_view meaning;
+    ValueKind kind;
     void (*set)(Target&, const std::string& value, const ErrorLocation& where);
+    std::string (*get)(const Target&);  // the value as a vela.ini writes it
 };
+
+// Shortest text that reads back to the same double (200000000, 0.0625).
+std::string number_text(double v) { return fmt::format("{}", v); }
+std::string port_text(int port) { return fmt::format("Axi{}", port); }
 
 constexpr KeyDecl<SystemConfig> kSystemKeys[] = {
     {"core_clock", "NPU clock in Hz",
-     [](SystemConfig& c, const std::string& v, const ErrorLocation& w) { c.core_clock = parse_number(v, w); }},
+     ValueKind::Number,
+     [](SystemConfig& c, const std::string& v, const ErrorLocation& w) { c.core_clock = parse_number(v, w); },
+     [](const SystemConfig& c) { return number_text(c.core_clock); }},
     {"axi0_port", "the memory behind AXI0",
-     [](SystemConfig& c, const std::string& v, const ErrorLocation& w) { c.axi_port[0] = parse_memory(v, w); }},
+     ValueKind::Memory,
+     [](SystemConfig& c, const std::string& v, const ErrorLocation& w) { c.axi_port[0] = parse_memory(v, w); },
+     [](const SystemConfig& c) { return std::string(memory_kind_name(c.axi_port[0])); }},
     {"axi1_port", "the memory behind AXI1",
-     [](SystemConfig& c, const std::string& v, const ErrorLocation& w) { c.axi_port[1] = parse_memory(v, w); }},
+     ValueKind::Memory,
+     [](SystemConfig& c, const std::string& v, const ErrorLocation& w) { c.axi_port[1] = parse_memory(v, w); },
+     [](const SystemConfig& c) { return std::string(memory_kind_name(c.axi_port[1])); }},
 };
 
 constexpr KeyDecl<MemoryTiming> kMemoryKeys[] = {
     {"clock_scale", "the memory's clock over the NPU's",
-     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.clock_scale = parse_number(v, w); }},
+     ValueKind::Number,
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.clock_scale = parse_number(v, w); },
+     [](const MemoryTiming& m) { return number_text(m.clock_scale); }},
     {"ports_used", "AXI ports the memory is reached through (at least 1)",
-     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.ports_used = std::max(1, parse_int(v, w)); }},
+     ValueKind::Integer,
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.ports_used = std::max(1, parse_int(v, w)); },
+     [](const MemoryTiming& m) { return std::to_string(m.ports_used); }},
     {"burst_length", "bytes per burst (at least 1)",
-     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.burst_length = std::max(1, parse_int(v, w)); }},
+     ValueKind::Integer,
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.burst_length = std::max(1, parse_int(v, w)); },
+     [](const MemoryTiming& m) { return std::to_string(m.burst_length); }},
     {"burst_split", "bytes at whose alignment the NPU splits its bursts (AXI_LIMIT max_beats; 0: none)",
-     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.burst_split = parse_int(v, w); }},
+     ValueKind::Integer,
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.burst_split = parse_int(v, w); },
+     [](const MemoryTiming& m) { return std::to_string(m.burst_split); }},
     {"read_latency", "NPU cycles before a read's data",
-     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.read_latency = parse_int(v, w); }},
+     ValueKind::Integer,
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.read_latency = parse_int(v, w); },
+     [](const MemoryTiming& m) { return std::to_string(m.read_latency); }},
     {"write_latency", "NPU cycles before a write completes",
-     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.write_latency = parse_int(v, w); }},
+     ValueKind::Integer,
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.write_latency = parse_int(v, w); },
+     [](const MemoryTiming& m) { return std::to_string(m.write_latency); }},
     {"max_reads", "outstanding read transactions",
-     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.max_reads = parse_int(v, w); }},
+     ValueKind::Integer,
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.max_reads = parse_int(v, w); },
+     [](const MemoryTiming& m) { return std::to_string(m.max_reads); }},
     {"max_writes", "outstanding write transactions",
-     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.max_writes = parse_int(v, w); }},
+     ValueKind::Integer,
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.max_writes = parse_int(v, w); },
+     [](const MemoryTiming& m) { return std::to_string(m.max_writes); }},
     {"bandwidth_cap_words", "64-bit words a timing adapter lets through per period (0: no cap)",
-     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.bandwidth_cap_words = parse_int(v, w); }},
+     ValueKind::Integer,
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.bandwidth_cap_words = parse_int(v, w); },
+     [](const MemoryTiming& m) { return std::to_string(m.bandwidth_cap_words); }},
     {"bandwidth_cap_period", "NPU cycles of that period",
-     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.bandwidth_cap_period = parse_int(v, w); }},
+     ValueKind::Integer,
+     [](MemoryTiming& m, const std::string& v, const ErrorLocation& w) { m.bandwidth_cap_period = parse_int(v, w); },
+     [](const MemoryTiming& m) { return std::to_string(m.bandwidth_cap_period); }},
 };
 
 constexpr KeyDecl<MemoryMode> kModeKeys[] = {
     {"const_mem_area", "AXI port (Axi0 or Axi1) of the read-only data (weights, LUTs, scales)",
-     [](MemoryMode& m, const std::string& v, const ErrorLocation& w) { m.const_port = parse_port(v, w); }},
+     ValueKind::Port,
+     [](MemoryMode& m, const std::string& v, const ErrorLocation& w) { m.const_port = parse_port(v, w); },
+     [](const MemoryMode& m) { return port_text(m.const_port); }},
     {"arena_mem_area", "AXI port of the tensor arena",
-     [](MemoryMode& m, const std::string& v, const ErrorLocation& w) { m.arena_port = parse_port(v, w); }},
+     ValueKind::Port,
+     [](MemoryMode& m, const std::string& v, const ErrorLocation& w) { m.arena_port = parse_port(v, w); },
+     [](const MemoryMode& m) { return port_text(m.arena_port); }},
     {"cache_mem_area", "AXI port of the arena cache",
-     [](MemoryMode& m, const std::string& v, const ErrorLocation& w) { m.cache_port = parse_port(v, w); }},
+     ValueKind::Port,
+     [](MemoryMode& m, const std::string& v, const ErrorLocation& w) { m.cache_port = parse_port(v, w); },
+     [](const MemoryMode& m) { return port_text(m.cache_port); }},
     {"arena_cache_size", "bytes of the arena cache",
+     ValueKind::Integer,
      [](MemoryMode& m, const std::string& v, const ErrorLocation& w) {
          m.arena_cache_size = static_cast<uint64_t>(parse_number(v, w));
-     }},
+     },
+     [](const MemoryMode& m) { return std::to_string(m.arena_cache_size); }},
 };
 
 template <class Target, size_t N>
@@ -410,6 +454,70 @@ std::vector<VelaIniKey> vela_ini_keys(std::string_view kind) {
 }
 
 std::string_view memory_kind_name(MemoryKind k) { return kMemoryNames[static_cast<size_t>(k)]; }
+
+namespace {
+
+// A key of a memory system by its vela.ini name, as a setter and getter on the MemorySystem.
+struct BoundKey {
+    ValueKind kind;
+    std::function<void(const std::string&, const ErrorLocation&)> set;
+    std::function<std::string()> get;
+};
+
+template <class Target>
+BoundKey bind(const KeyDecl<Target>& k, Target& target) {
+    return {k.kind, [&k, &target](const std::string& v, const ErrorLocation& w) { k.set(target, v, w); },
+            [&k, &target] { return k.get(target); }};
+}
+
+BoundKey bind_key(MemorySystem& ms, std::string_view key, std::string_view option) {
+    if (const auto k = find_system_key(key)) {
+        if (k->system) return bind(*k->system, ms.system);
+        return bind(*k->memory, ms.system.memory[static_cast<size_t>(k->memory_kind)]);
+    }
+    if (const auto* k = find_key(kModeKeys, key)) return bind(*k, ms.mode);
+    std::vector<std::string> valid;
+    for (const auto kind : {"System_Config", "Memory_Mode"})
+        for (const auto& k : vela_ini_keys(kind)) valid.push_back(k.name);
+    throw Error({std::string(option), std::nullopt, std::string(key)},
+                fmt::format("not a System_Config or Memory_Mode key; valid: {}", join(valid)));
+}
+
+// What the timing model divides by: a clock and the memories' clock scales stay positive.
+void check_positive_clocks(const MemorySystem& ms, std::string_view key, std::string_view option) {
+    const bool memory_clock_zero = std::ranges::any_of(ms.system.memory, [](const MemoryTiming& t) { return !(t.clock_scale > 0); });
+    if (!(ms.system.core_clock > 0) || memory_clock_zero)
+        throw Error({std::string(option), std::nullopt, std::string(key)}, "clocks and clock scales must be positive");
+}
+
+}  // namespace
+
+bool is_system_key(std::string_view key) {
+    return find_system_key(key).has_value() || find_key(kModeKeys, key) != nullptr;
+}
+
+std::string system_key_value(const MemorySystem& ms, std::string_view key) {
+    MemorySystem copy = ms;  // bind_key binds setters too
+    return bind_key(copy, key, "key").get();
+}
+
+void set_system_key(MemorySystem& ms, std::string_view key, const std::string& value, std::string_view option) {
+    bind_key(ms, key, option).set(value, {std::string(option), std::nullopt, std::string(key)});
+    check_positive_clocks(ms, key, option);
+}
+
+void scale_system_key(MemorySystem& ms, std::string_view key, double factor, std::string_view option) {
+    const BoundKey k = bind_key(ms, key, option);
+    const ErrorLocation where{std::string(option), std::nullopt, std::string(key)};
+    if (k.kind == ValueKind::Memory || k.kind == ValueKind::Port)
+        throw Error(where, fmt::format("takes a {}, not a number: give its values, not factors",
+                                       k.kind == ValueKind::Memory ? "memory name" : "port name"));
+    if (!(factor > 0)) throw Error(where, fmt::format("factor {} is not positive", factor));
+    const double scaled = std::stod(k.get()) * factor;
+    // An integer key (latencies, bursts, sizes) takes the nearest integer.
+    k.set(k.kind == ValueKind::Integer ? std::to_string(std::llround(scaled)) : number_text(scaled), where);
+    check_positive_clocks(ms, key, option);
+}
 
 const VelaIni& VelaIni::builtin() {
     static const VelaIni parsed = [] {

@@ -112,6 +112,16 @@ struct MemorySystem {
     int port_for_role(std::string_view role) const;
 };
 
+// Variants of a memory system, one key at a time, by its vela.ini name (a System_Config key such
+// as core_clock or OffChipFlash_read_latency, or a Memory_Mode key such as const_mem_area): the
+// value as a vela.ini would write it; set from vela.ini text; or scaled by a positive factor (number
+// keys; an integer key takes the nearest integer). A memory's bandwidth scales with its
+// clock_scale. Errors name `option` and the key, and for an unknown key every valid one.
+bool is_system_key(std::string_view key);
+std::string system_key_value(const MemorySystem& ms, std::string_view key);
+void set_system_key(MemorySystem& ms, std::string_view key, const std::string& value, std::string_view option);
+void scale_system_key(MemorySystem& ms, std::string_view key, double factor, std::string_view option);
+
 struct SystemSelection {
     std::string system_config;  // empty: Vela's default for the generation (NpuTraits)
     std::string memory_mode;    // empty: Vela's default (NpuTraits)
