@@ -132,7 +132,7 @@ RunResult run_graph(const LoadedModel& model, std::vector<std::vector<uint8_t>> 
         throw Error({model.path, std::nullopt, "--input"},
                     fmt::format("{} input files for {} model inputs", inputs.size(), graph.inputs.size()));
     RunResult result;
-    result.memory = model_memory_system(model, options.system);
+    result.memory = run_memory_system(model, options);
 
     // Host buffers by tensor index: model inputs, variables' initial state (TFLM's allocation
     // gives an int8 variable its zero point, others zeros), then each operator's outputs.

@@ -185,10 +185,14 @@ MemorySystem model_memory_system(const LoadedModel& model, const SystemSelection
     return make_memory_system(model.config, choose_system(model, system).selection);
 }
 
+MemorySystem run_memory_system(const LoadedModel& model, const RunOptions& options) {
+    return options.memory ? *options.memory : model_memory_system(model, options.system);
+}
+
 RunResult run_model(const LoadedModel& model, std::vector<std::vector<uint8_t>> inputs, const RunOptions& options) {
     const NpuInvocation& inv = runnable_invocation(model, inputs.size());
     RunResult result;
-    result.memory = model_memory_system(model, options.system);
+    result.memory = run_memory_system(model, options);
     result.outputs = run_invocation(model, inv, model.inputs, std::move(inputs), model.outputs, options, result);
     return result;
 }

@@ -17,6 +17,9 @@ namespace ethosu {
 
 struct RunOptions {
     SystemSelection system{};
+    // A memory system built in code (a variant of one, as sweep derives them); set, it replaces
+    // `system`'s choice.
+    std::optional<MemorySystem> memory{};
     // Per NPU stream: execute or timing only (no data is computed and no outputs are produced),
     // timed or not (RunResult::timing stays empty), decoding, work limits, a weight cache kept
     // across runs.
@@ -55,6 +58,8 @@ struct SystemChoice {
 SystemChoice choose_system(const LoadedModel& model, const SystemSelection& user);
 // The memory system of model.config under choose_system.
 MemorySystem model_memory_system(const LoadedModel& model, const SystemSelection& system);
+// options.memory, else model_memory_system of options.system.
+MemorySystem run_memory_system(const LoadedModel& model, const RunOptions& options);
 
 // inputs: raw bytes per model input (empty vector = zeros), each freed once placed in the
 // model's memory so that it is not held through the run. Throws ethosu::Error.
