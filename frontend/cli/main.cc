@@ -14,6 +14,7 @@
 #include <new>
 #include <optional>
 #include <system_error>
+#include <thread>
 
 #include "emulator/engine/timing/pmu.h"
 #include "emulator/isa/disasm.h"
@@ -24,7 +25,9 @@
 #include "frontend/cli/graph_info.h"
 #include "frontend/cli/pmu_report.h"
 #include "frontend/runner/run_model.h"
+#include "frontend/cli/output_file.h"
 #include "frontend/cli/run_figures.h"
+#include "frontend/cli/sweep.h"
 #include "frontend/cli/system_command.h"
 #include "frontend/cli/tensor_files.h"
 #include "frontend/device_server/device_server.h"
@@ -390,6 +393,35 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     return 0;
 }
 
+struct SweepCliOptions {
+    std::vector<SweepAxis> axes;  // in command-line order, --vary and --scale interleaved
+    std::string csv_file, json_file, plot_file;
+    int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+};
+
+int run_sweep_command(const std::string& path, const LoadOptions& options, const SystemSelection& base,
+                      const SweepCliOptions& cli, const WorkLimits& limits) {
+    if (cli.axes.empty())
+        throw UsageError({"--vary", std::nullopt, {}}, "sweep needs at least one --vary or --scale axis");
+    const bool svg = cli.plot_file.ends_with(".svg"), html = cli.plot_file.ends_with(".html");
+    if (!cli.plot_file.empty() && !svg && !html)
+        throw UsageError({"--plot", std::nullopt, cli.plot_file}, "the file name must end in .svg or .html");
+    const auto model = load_model(path, options);
+    if (model->invocations.empty())
+        throw UsageError({path, std::nullopt, {}}, "no ethos-u operator: nothing for the memory system to time");
+    const std::vector<SweepResult> results = run_sweep(*model, sweep_points(*model, base, cli.axes), limits, cli.jobs);
+    const std::string title = fmt::format("{} on {}", std::filesystem::path(path).filename().string(), model->config.name);
+    if (!cli.csv_file.empty()) write_output_file(cli.csv_file, sweep_csv(cli.axes, results), "--csv");
+    if (!cli.json_file.empty())
+        write_output_file(cli.json_file, sweep_json(*model, cli.axes, results).dump(2) + "\n", "--json");
+    if (!cli.plot_file.empty())
+        write_output_file(cli.plot_file, svg ? sweep_svg(title, cli.axes, results) : sweep_html(title, cli.axes, results),
+                          "--plot");
+    // The table unless a file went to stdout in its place.
+    if (cli.csv_file != kStdoutPath && cli.json_file != kStdoutPath) fmt::print("{}", sweep_table(cli.axes, results));
+    return 0;
+}
+
 }  // namespace
 }  // namespace ethosu
 
@@ -530,6 +562,36 @@ int main(int argc, char** argv) {
     system->add_flag("--shutdown-on-eot", system_options.shutdown_on_eot,
                      "end the run (exit 0) when UART0 prints EOT (0x04), as the FVP's uart0.shutdown_on_eot");
     add_system_options(system);
+    auto* sweep = app.add_subcommand(
+        "sweep", "time the model over a grid of memory systems (clock, each memory's latency and bandwidth, memory "
+                 "mode) on all cores: a table, CSV, JSON and a plot");
+    SweepCliOptions sweep_options;
+    sweep->add_option("MODEL", model_path, "the model, as run takes it")->required();
+    sweep->add_option("--npu", npu, "NPU configuration (Vela name); default: the model's");
+    add_system_options(sweep);
+    // Each occurrence parsed as it is met, so that --vary and --scale axes keep their order.
+    for (const char* option : {"--vary", "--scale"}) {
+        const bool scale = std::string_view(option) == "--scale";
+        sweep->add_option_function<std::string>(
+                  option, [&sweep_options, option](const std::string& text) {
+                      try {
+                          sweep_options.axes.push_back(parse_sweep_axis(option, text));
+                      } catch (const UsageError& e) {
+                          throw CLI::ValidationError(e.what());  // reported as CLI11's own usage errors are
+                      }
+                  },
+                  scale ? "an axis of factors on the base system's value, e.g. OffChipFlash_clock_scale=0.5,1,2 (a memory's "
+                          "bandwidth follows its clock_scale)"
+                        : "an axis: a vela.ini System_Config or Memory_Mode key and its values, e.g. core_clock=400e6,500e6 "
+                          "or axi1_port=Sram,OffChipFlash; system_config=A,B and memory_mode=A,B take whole sections")
+            ->trigger_on_parse()
+            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    }
+    sweep->add_option("--csv", sweep_options.csv_file, "write the table as CSV (- for stdout)");
+    sweep->add_option("--json", sweep_options.json_file, "write the points as JSON (- for stdout)");
+    sweep->add_option("--plot", sweep_options.plot_file,
+                      "write cycles against the first axis, one line per value of the others: FILE.svg or FILE.html");
+    sweep->add_option("-j,--jobs", sweep_options.jobs, "points timed at once (default: the hardware threads)");
     const CheckCommands check_commands(app);
     app.set_version_flag("--version", "ethosu-emu " ETHOSU_EMU_VERSION);
     try {
@@ -557,6 +619,7 @@ int main(int argc, char** argv) {
             run_options.timing_only = true;
             return run_run(model_path, options, run_options, as_json);
         }
+        if (*sweep) return run_sweep_command(model_path, options, run_options.system, sweep_options, run_options.limits);
         if (*system) {
             system_options.system = run_options.system;
             for (const std::string& load : data_loads) system_options.data.push_back(parse_data_load(load));
