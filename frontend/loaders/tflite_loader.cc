@@ -108,9 +108,10 @@ const tflite::Model& VelaTfliteLoader::verified_model() const {
     limits.max_tables = 1u << 22;
     flatbuffers::Verifier verifier(data_.data(), verified_size, limits);
     if (!tflite::VerifyModelBuffer(verifier))
-        throw Error(
-            {path_, 0, "Model"},  // the verifier does not say where: offset 0, the root
-            "flatbuffer verification failed: an offset, vtable or vector lies outside the file or is misaligned");
+        throw Error({path_, std::nullopt, {}},  // the verifier does not say where
+                    fmt::format("not a complete TFLite model: its {} bytes end before, or do not hold, the parts "
+                                "its header points to (a truncated or damaged file: copy or export it again)",
+                                data_.size()));
     return *tflite::GetModel(data_.data());
 }
 
