@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "emulator/isa/bounded_file.h"
@@ -19,8 +20,17 @@ std::vector<uint8_t> read_tensor_file(const std::string& path, const TensorInfo&
     const char* option = input ? "--input" : "--expect";
     const char* noun = input ? "input" : "output";
     const std::string why = fmt::format("the model's {} {} has {} bytes", noun, index, t.size_bytes);
+    std::error_code ignored;
+    if (std::filesystem::is_directory(path, ignored))
+        throw Error({path, std::nullopt, option}, "is a directory, not a tensor file", ErrorKind::Io);
     if (!is_npy_path(path)) {
         const std::string bytes = read_bounded_file(path, t.size_bytes, option, why);
+        // The file is at fault, not the model: it names the tensor it should hold.
+        if (bytes.size() != t.size_bytes)
+            throw Error({path, std::nullopt, option},
+                        fmt::format("holds {} bytes; {} {}{} ({} {}) takes {}", bytes.size(), noun, index,
+                                    t.name.empty() ? "" : " '" + t.name + "'", element_type_name(t.type),
+                                    shape_tuple(t.shape), t.size_bytes));
         return {bytes.begin(), bytes.end()};
     }
     const std::string file = read_bounded_file(path, t.size_bytes + kMaxNpyHeader, option, why);
