@@ -422,6 +422,43 @@ int run_sweep_command(const std::string& path, const LoadOptions& options, const
     return 0;
 }
 
+// Levenshtein distance: insertions, deletions and substitutions.
+size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+            diagonal = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
+        }
+    }
+    return row[b.size()];
+}
+
+// The error for a first argument that is no option and no subcommand (CLI11 would say only that
+// a subcommand is required), with the nearest subcommand names; empty when the first is fine.
+std::string unknown_subcommand_error(CLI::App& app, int argc, char** argv) {
+    if (argc < 2 || argv[1][0] == '-') return {};
+    const std::string given = argv[1];
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::ranges::find(names, given) != names.end()) return {};
+    size_t best = std::string::npos;
+    for (const auto& n : names) best = std::min(best, edit_distance(given, n));
+    std::vector<std::string> near;
+    // A slip of a key or two; a name in which the given one is a prefix.
+    for (const auto& n : names)
+        if ((edit_distance(given, n) == best && best <= std::max<size_t>(2, given.size() / 3)) || n.starts_with(given))
+            near.push_back(n);
+    std::string message = fmt::format("unknown command '{}'", given);
+    for (auto& n : near) n = "'" + n + "'";
+    if (!near.empty()) message += fmt::format("; did you mean {}?", fmt::join(near, " or "));
+    return message + fmt::format(" (commands: {})", fmt::join(names, ", "));
+}
+
 }  // namespace
 }  // namespace ethosu
 
@@ -593,7 +630,11 @@ int main(int argc, char** argv) {
                       "write cycles against the first axis, one line per value of the others: FILE.svg or FILE.html");
     sweep->add_option("-j,--jobs", sweep_options.jobs, "points timed at once (default: the hardware threads)");
     const CheckCommands check_commands(app);
-    app.set_version_flag("--version", "ethosu-emu " ETHOSU_EMU_VERSION);
+    app.set_version_flag("--version", "ethosu-emu " ETHOSU_EMU_VERSION " (commit " ETHOSU_EMU_COMMIT ")");
+    if (const std::string unknown = unknown_subcommand_error(app, argc, argv); !unknown.empty()) {
+        fmt::print(stderr, "ethosu-emu: error: {} (see ethosu-emu --help)\n", unknown);
+        return 2;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::Success& e) {  // --help, --version
