@@ -23,6 +23,7 @@
 #include "frontend/cli/example_model.h"
 #include "frontend/cli/fvp_command.h"
 #include "frontend/cli/graph_info.h"
+#include "frontend/cli/manifest.h"
 #include "frontend/cli/pmu_report.h"
 #include "frontend/runner/run_model.h"
 #include "frontend/cli/output_file.h"
@@ -260,6 +261,13 @@ struct RunCliOptions {
     WorkLimits limits{};
 };
 
+// The writers of traces/ take a path: stdout's for "-".
+std::string writable_path(const std::string& option_value) {
+    if (option_value != kStdoutPath) return option_value;
+    std::fflush(stdout);
+    return "/dev/stdout";
+}
+
 // Per operator of a graph run: an ethos-u one's NPU cycles, a CPU one's element count (no cycle
 // model prices the CPU).
 json operators_json(const RunResult& result, bool timed) {
@@ -294,6 +302,13 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
                           !cli.report_file.empty()))
         throw Error({"--no-timing", std::nullopt, {}},
                     "--timing-only, --pmu, --trace, --per-layer and --report need the timing model");
+    // At most one output on stdout ("-"), and the summary then stays off it.
+    int on_stdout = as_json ? 1 : 0;
+    for (const std::string* file : {&cli.trace_file, &cli.per_layer_file, &cli.report_file})
+        on_stdout += *file == kStdoutPath ? 1 : 0;
+    if (on_stdout > 1)
+        throw UsageError({"-", std::nullopt, {}}, "only one of --json, --trace, --per-layer and --report can go to stdout");
+    const bool stdout_taken = on_stdout == 1 && !as_json;
     const std::vector<uint32_t> events = pmu_events(model->config, cli.pmu);
     std::optional<DebugDatabase> debug_db;
     if (!cli.debug_db_file.empty())
@@ -321,9 +336,9 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     const TracedRun traced{path, model->config, result.memory, result.streams, result.timing,
                            debug_db ? &*debug_db : nullptr, vela_per_layer ? &*vela_per_layer : nullptr};
     traced.check_debug_db();
-    if (!cli.trace_file.empty()) write_chrome_trace(traced, cli.trace_file);
-    if (!cli.per_layer_file.empty()) write_per_layer_csv(traced, cli.per_layer_file);
-    if (!cli.report_file.empty()) write_html_report(traced, cli.report_file);
+    if (!cli.trace_file.empty()) write_chrome_trace(traced, writable_path(cli.trace_file));
+    if (!cli.per_layer_file.empty()) write_per_layer_csv(traced, writable_path(cli.per_layer_file));
+    if (!cli.report_file.empty()) write_html_report(traced, writable_path(cli.report_file));
     const std::string& output_prefix = cli.output_prefix;
     json outputs = json::array();
     std::vector<std::string> output_files;
@@ -336,6 +351,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         outputs.push_back(t);
     }
     const json timing = cli.no_timing ? json::object() : timing_json(result);
+    if (stdout_taken) return 0;  // the file written there is the output
     if (!as_json) {
         size_t ops = 0;
         for (const auto& s : result.streams) ops += s.ops.size();
@@ -520,9 +536,9 @@ int main(int argc, char** argv) {
             ->delimiter(',');
         add_system_options(cmd);
         cmd->add_option("--trace", run_options.trace_file,
-                        "write a Chrome/Perfetto trace (Trace Event JSON): one track per NPU unit, bandwidth counters");
+                        "write a Chrome/Perfetto trace (Trace Event JSON): one track per NPU unit, bandwidth counters (- for stdout)");
         cmd->add_option("--per-layer", run_options.per_layer_file,
-                        "write per-layer cycles, access cycles and MACs as CSV in the columns of Vela's per-layer CSV");
+                        "write per-layer cycles, access cycles and MACs as CSV in the columns of Vela's per-layer CSV (- for stdout)");
         cmd->add_option("--debug-db", run_options.debug_db_file,
                         "Vela's model_debug.xml (--enable-debug-db): names ops after the original operators and "
                         "groups --per-layer rows by Vela op");
