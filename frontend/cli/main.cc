@@ -244,6 +244,9 @@ int run_disasm(const std::string& path, const LoadOptions& options, bool as_json
     return 0;
 }
 
+// run --json's layout (docs/schemas/run.schema.json): a new version when a key changes meaning or goes.
+constexpr int kRunJsonVersion = 1;
+
 struct RunCliOptions {
     std::vector<std::string> pmu;
     std::vector<std::string> input_files;
@@ -394,7 +397,8 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     json ops = json::array();
     for (size_t s = 0; s < result.timing.size(); ++s)
         for (auto& op : ops_json(result.streams[s], result.timing[s])) ops.push_back(std::move(op));
-    json out = {{"model", path}, {"npu", model->config.name}, {"timing_only", cli.timing_only}, {"outputs", outputs}};
+    json out = {{"format", "ethosu-emu-run"},    {"version", kRunJsonVersion},       {"model", path},
+                {"npu", model->config.name}, {"timing_only", cli.timing_only}, {"outputs", outputs}};
     out.update(timing);
     if (!cli.pmu.empty()) {
         out["pmu"] = pmu_json(model->config, events, pmu);
