@@ -429,8 +429,9 @@ int run_sweep_command(const std::string& path, const LoadOptions& options, const
     const auto model = load_model(path, options);
     if (model->invocations.empty())
         throw UsageError({path, std::nullopt, {}}, "no ethos-u operator: nothing for the memory system to time");
+    for (const auto& note : choose_system(*model, base).not_followed) fmt::print(stderr, "ethosu-emu: warning: {}\n", note);
     const std::vector<SweepResult> results = run_sweep(*model, sweep_points(*model, base, cli.axes), limits, cli.jobs);
-    const std::string title = fmt::format("{} on {}", std::filesystem::path(path).filename().string(), model->config.name);
+    const std::string title = fmt::format("{} on {}", path, model->config.name);
     if (!cli.csv_file.empty()) write_output_file(cli.csv_file, sweep_csv(cli.axes, results), "--csv");
     if (!cli.json_file.empty())
         write_output_file(cli.json_file, sweep_json(*model, cli.axes, results).dump(2) + "\n", "--json");

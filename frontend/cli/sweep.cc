@@ -308,6 +308,13 @@ double tick_step(double top, int count) {
     return 10 * power;
 }
 
+// 4000000 as "4M", 2500 as "2.5k": axis labels that fit their margin.
+std::string tick_label(double v) {
+    if (v >= 1e6) return fmt::format("{:g}M", v / 1e6);
+    if (v >= 1e3) return fmt::format("{:g}k", v / 1e3);
+    return fmt::format("{:g}", v);
+}
+
 }  // namespace
 
 std::string sweep_svg(const std::string& title, const std::vector<SweepAxis>& axes,
@@ -358,7 +365,7 @@ std::string sweep_svg(const std::string& title, const std::vector<SweepAxis>& ax
     for (double y = 0; y <= y_top + step / 2; y += step) {
         svg += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2:.1f}\" y2=\"{2:.1f}\" stroke=\"#ddd\"/>"
                            "<text x=\"{3}\" y=\"{4:.1f}\" text-anchor=\"end\">{5}</text>\n",
-                           kLeft, kLeft + plot_w, y_of(y), kLeft - 6, y_of(y) + 4, fmt::format("{:g}", y));
+                           kLeft, kLeft + plot_w, y_of(y), kLeft - 6, y_of(y) + 4, tick_label(y));
     }
     for (const auto& x : xs) {
         svg += fmt::format("<line x1=\"{0:.1f}\" x2=\"{0:.1f}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#999\"/>"
