@@ -1,10 +1,12 @@
 """A JSON Schema checker for the keywords the project's schemas (docs/schemas) use: type, const,
-enum, required, properties, additionalProperties (false), items, maxItems, minimum and local
-$ref. Another keyword in a schema is an error, so a schema cannot silently ask for more than is
-checked. errors(instance, schema) returns one line per violation, each with its JSON path."""
+enum, required, properties, additionalProperties (false or a schema), propertyNames, items,
+maxItems, minimum, exclusiveMinimum, minLength, oneOf and local $ref. Another keyword in a schema
+is an error, so a schema cannot silently ask for more than is checked. errors(instance, schema)
+returns one line per violation, each with its JSON path."""
 
-KEYWORDS = {"$schema", "$id", "$defs", "title", "description", "type", "const", "enum", "required", "properties",
-            "additionalProperties", "items", "maxItems", "minimum", "$ref"}
+KEYWORDS = {"$schema", "$id", "$defs", "$comment", "title", "description", "type", "const", "enum", "required",
+            "properties", "additionalProperties", "propertyNames", "items", "maxItems", "minimum", "exclusiveMinimum",
+            "minLength", "oneOf", "$ref"}
 TYPES = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None)}
 
 
@@ -37,16 +39,29 @@ def errors(instance, schema, root=None, path="$"):
         found.append(f"{path}: {instance!r:.60} is not one of {schema['enum']}")
     if "minimum" in schema and has_type(instance, "number") and instance < schema["minimum"]:
         found.append(f"{path}: {instance} is below {schema['minimum']}")
+    if "exclusiveMinimum" in schema and has_type(instance, "number") and instance <= schema["exclusiveMinimum"]:
+        found.append(f"{path}: {instance} is not above {schema['exclusiveMinimum']}")
+    if "minLength" in schema and isinstance(instance, str) and len(instance) < schema["minLength"]:
+        found.append(f"{path}: shorter than {schema['minLength']}")
+    if "oneOf" in schema:
+        matching = [s for s in schema["oneOf"] if not errors(instance, s, root, path)]
+        if len(matching) != 1:
+            found.append(f"{path}: matches {len(matching)} of oneOf's schemas")
     if isinstance(instance, dict):
         for key in schema.get("required", []):
             if key not in instance:
                 found.append(f"{path}: missing {key!r}")
         properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties", True)
         for key, value in instance.items():
+            if "propertyNames" in schema:
+                found += errors(key, schema["propertyNames"], root, f"{path}.{key} (name)")
             if key in properties:
                 found += errors(value, properties[key], root, f"{path}.{key}")
-            elif schema.get("additionalProperties", True) is False:
+            elif extra is False:
                 found.append(f"{path}: unexpected key {key!r}")
+            elif isinstance(extra, dict):
+                found += errors(value, extra, root, f"{path}.{key}")
     if isinstance(instance, list):
         if "maxItems" in schema and len(instance) > schema["maxItems"]:
             found.append(f"{path}: {len(instance)} items, at most {schema['maxItems']}")
