@@ -4,7 +4,9 @@
 # Tests QEMU's ethosu-npu device alone: a fake device server (fake_server.py) and a bare-metal
 # firmware (firmware/) on mps3-an547 under deterministic time (-icount). Checks the firmware's
 # results, the server's log, that a lost server ends QEMU with status 1 instead of a hang, that a
-# refused HELLO stops QEMU at start-up, and that without ethosu-socket the machine is stock.
+# refused HELLO stops QEMU at start-up, and that without ethosu-socket the machine is stock. Then,
+# with firmware/fvp_map.c: the FVP's DDR aliases for the CPU and the NPU, the TCM sizes of
+# itcm-size and dtcm-size (and their validation), and the CPU's cycle counters, twice the same.
 #
 # Usage: tests/qemu/run_fake_server_test.sh [QEMU]
 #   QEMU: qemu-system-arm built by scripts/build-qemu.sh; default $ETHOSU_QEMU, else the cached
@@ -131,16 +133,54 @@ if start_server refused; then
     fi
 fi
 
-# 4. Without ethosu-socket: QEMU 7.2's map (unimplemented devices), no NPU device.
+# 4. Without ethosu-socket: QEMU 7.2's map (unimplemented devices), no NPU device, no FVP DDR
+#    aliases, no cycle counters.
 rc=0
 printf 'info mtree\nquit\n' | timeout 60 "$qemu" -machine mps3-an547 -S -display none -serial null \
     -monitor stdio >"$work/stock.out" 2>&1 || rc=$?
 if [ "$rc" -eq 0 ] && grep -q "U55 timing adapter 0" "$work/stock.out" &&
-    ! grep -q "ethosu" "$work/stock.out"; then
+    ! grep -q "ethosu\|fvp-ddr\|: dwt\|: pmu" "$work/stock.out"; then
     pass "without ethosu-socket the machine is stock"
 else
     fail "without ethosu-socket (QEMU exit $rc)"
 fi
+
+# 5. The FVP's map and the cycle counters, with TCMs of 1 MiB (QEMU's default is 512 KiB); the
+#    same firmware twice prints the same counters.
+tcm=$((1024 * 1024))
+"$cc" -mcpu=cortex-m55 -mthumb -O2 -g -Wall -Wextra -Wno-override-init -Werror -ffreestanding -nostdlib \
+    -DITCM_BYTES=$tcm -DDTCM_BYTES=$tcm -T "$here/firmware/linker.ld" "$here/firmware/fvp_map.c" \
+    "$here/firmware/board.c" -o "$work/fvp_map.elf" || fail "fvp_map firmware build"
+fvp_status=1
+for run in 1 2; do
+    start_server "fvp$run" --clock 433e6 || continue
+    rc=0
+    timeout 60 "$qemu" -machine "mps3-an547,ethosu-socket=$work/fvp$run.sock,itcm-size=$tcm,dtcm-size=$tcm" \
+        -nographic -icount shift=0,sleep=off -semihosting-config enable=on,target=native \
+        -kernel "$work/fvp_map.elf" >"$work/fvp$run.out" 2>&1 || rc=$?
+    wait_server || true
+    [ "$run" = 1 ] && fvp_status=$rc
+done
+cat "$work/fvp1.out"
+if [ "$fvp_status" -eq 0 ] && grep -q "^checks: [0-9]* passed, 0 failed" "$work/fvp1.out"; then
+    pass "DDR aliases, TCM sizes and cycle counters (QEMU exit 0)"
+else
+    fail "DDR aliases, TCM sizes and cycle counters"
+fi
+cmp -s "$work/fvp1.out" "$work/fvp2.out" && pass "the counters read the same in two runs" \
+    || fail "two runs of the counters firmware differ"
+
+# 6. TCM sizes the Cortex-M55 cannot have stop QEMU with the option's name.
+for bad in itcm-size=3000 dtcm-size=32M itcm-size=2K; do
+    rc=0
+    timeout 60 "$qemu" -machine "mps3-an547,$bad" -S -display none -serial null -monitor none \
+        >"$work/bad.out" 2>&1 || rc=$?
+    if [ "$rc" -eq 1 ] && grep -q "${bad%%=*}=.* is not a Cortex-M55 TCM size" "$work/bad.out"; then
+        pass "$bad refused"
+    else
+        fail "$bad: QEMU exit $rc"; cat "$work/bad.out"
+    fi
+done
 
 echo "qemu fake-server test: $passes passed, $failures failed"
 [ "$failures" -eq 0 ]

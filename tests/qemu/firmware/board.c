@@ -117,6 +117,7 @@ static void default_handler(void)
     puts_("unexpected exception\n");
     semihosting_exit(100);
 }
+void hard_fault_handler(void) __attribute__((weak, alias("default_handler")));
 
 void reset_handler(void)
 {
@@ -134,6 +135,7 @@ static void (*const vectors[VECTORS])(void) = {
     [0] = (void (*)(void))__stack_top,
     [1] = reset_handler,
     [2 ... 15] = default_handler,
+    [3] = hard_fault_handler,
     [16 ... VECTORS - 1] = default_handler,
     [16 + NPU_IRQ] = npu_irq_handler,
 };

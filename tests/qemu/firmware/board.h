@@ -37,5 +37,7 @@ void wait_for_count(volatile uint32_t *count, uint32_t target);
 
 int main(void);
 void npu_irq_handler(void);
+/* HardFault: a firmware may define its own (the default exits with 100). */
+void hard_fault_handler(void);
 
 #endif
