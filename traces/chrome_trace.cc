@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <vector>
 
 namespace ethosu {
 namespace {
@@ -12,6 +14,11 @@ using json = nlohmann::ordered_json;
 constexpr int kPid = 1;
 
 enum Track : int { CommandTrack = 1, KernelTrack, MacTrack, WeightDecoderTrack, OutputTrack, DmaTrack, StreamTrack };
+
+// A track whose ops overlap (U85's chained ops run in step with their producer; a pipelined
+// slice starts before the previous one drains) spreads them over lanes, each a track of its own
+// that viewers draw under it: slices on one track must nest or be disjoint, and these do neither.
+constexpr int kLaneTidStride = 16;
 
 constexpr std::pair<Track, const char*> kTracks[] = {
     {CommandTrack, "command processor"}, {KernelTrack, "kernel ops"},     {MacTrack, "MAC array"},
@@ -46,18 +53,43 @@ private:
             events_.push_back({{"name", name}, {"ph", "M"}, {"ts", 0}, {"pid", kPid}, {"tid", tid}, {"args", args}});
         };
         meta("process_name", 0, {{"name", fmt::format("NPU {}", run_.npu.name)}});
-        for (const auto& [tid, name] : kTracks) {
-            meta("thread_name", tid, {{"name", name}});
-            meta("thread_sort_index", tid, {{"sort_index", int(tid)}});
+        for (const auto& [track, name] : kTracks) name_lane(track, 0);
+    }
+
+    static std::string track_name(Track track) {
+        for (const auto& [t, name] : kTracks) {
+            if (t == track) return name;
         }
+        return "command streams";
+    }
+
+    void name_lane(Track track, size_t lane) {
+        const int tid = int(track) + kLaneTidStride * int(lane);
+        const std::string name = lane == 0   ? track_name(track)
+                                 : lane == 1 ? track_name(track) + " (overlapping)"
+                                             : fmt::format("{} (overlapping {})", track_name(track), lane);
+        events_.push_back({{"name", "thread_name"}, {"ph", "M"}, {"ts", 0}, {"pid", kPid}, {"tid", tid},
+                           {"args", {{"name", name}}}});
+        events_.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"ts", 0}, {"pid", kPid}, {"tid", tid},
+                           {"args", {{"sort_index", track == StreamTrack ? 0 : int(track) * kLaneTidStride + int(lane)}}}});
+    }
+
+    // The first lane of the track free at start (ops arrive in the order their unit starts them).
+    int lane_tid(Track track, int64_t start, int64_t end) {
+        std::vector<int64_t>& ends = lane_ends_[track];
+        size_t lane = 0;
+        while (lane < ends.size() && ends[lane] > start) ++lane;
+        if (lane == ends.size()) {
+            ends.push_back(end);
+            if (lane > 0) name_lane(track, lane);
+        }
+        ends[lane] = end;
+        return int(track) + kLaneTidStride * int(lane);
     }
 
     // A firmware's streams, each a slice from its start to its end on a track of its own.
     void stream_events(const std::vector<int64_t>& starts) {
-        events_.push_back({{"name", "thread_name"}, {"ph", "M"}, {"ts", 0}, {"pid", kPid}, {"tid", int(StreamTrack)},
-                           {"args", {{"name", "command streams"}}}});
-        events_.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"ts", 0}, {"pid", kPid},
-                           {"tid", int(StreamTrack)}, {"args", {{"sort_index", 0}}}});
+        name_lane(StreamTrack, 0);
         for (size_t s = 0; s < run_.timing.size(); ++s) {
             const TimingTotals& totals = run_.timing[s].totals;
             complete(StreamTrack, run_.timeline->labels.at(s), "stream", starts[s], starts[s] + totals.cycles,
@@ -68,7 +100,7 @@ private:
     void complete(Track track, const std::string& name, const char* category, int64_t start, int64_t end, json args) {
         const double ts = us(start);
         events_.push_back({{"name", name}, {"cat", category}, {"ph", "X"}, {"ts", ts}, {"dur", us(end) - ts},
-                           {"pid", kPid}, {"tid", int(track)}, {"args", std::move(args)}});
+                           {"pid", kPid}, {"tid", lane_tid(track, start, end)}, {"args", std::move(args)}});
     }
 
     json per_memory(const std::array<int64_t, kMemoryKinds>& values) const {
@@ -182,6 +214,7 @@ private:
     const TracedRun& run_;
     const double us_per_cycle_;
     json events_ = json::array();
+    std::map<Track, std::vector<int64_t>> lane_ends_;  // per track, where each lane's last op ends
 };
 
 }  // namespace
