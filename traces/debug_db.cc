@@ -287,6 +287,19 @@ DebugDatabase DebugDatabase::parse(std::string_view text, const std::string& sou
 
 std::string VelaOp::display_name() const { return name.empty() ? fmt::format("{} #{}", op, id) : name; }
 
+std::string VelaOp::short_name() const { return short_layer_name(display_name()); }
+
+std::string short_layer_name(std::string_view name) {
+    const size_t separator = name.find(';');
+    return std::string(separator == std::string_view::npos || separator == 0 ? name : name.substr(0, separator));
+}
+
+std::optional<std::string> debug_db_path(const std::string& model_path) {
+    constexpr std::string_view suffix = "_vela.tflite";
+    if (model_path.size() <= suffix.size() || !model_path.ends_with(suffix)) return std::nullopt;
+    return model_path.substr(0, model_path.size() - suffix.size()) + "_debug.xml";
+}
+
 uint64_t DebugDatabase::max_file_bytes(uint64_t command_stream_bytes) {
     // Over the corpus model_debug.xml is 5 to 18 times its command stream (rows per op and per
     // tensor), plus a fixed part under 20 KB.

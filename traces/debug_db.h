@@ -31,7 +31,14 @@ struct VelaOp {
 
     // The layer name, or where a database has none, the operator and id ("Conv2DBias #4").
     std::string display_name() const;
+    // display_name() as a person reads it: short_layer_name of it.
+    std::string short_name() const;
 };
+
+// A layer name as TFLite's converter writes a fused layer's: its ops' output names joined by ';',
+// the layer's own first ("m/re_lu/Relu;m/bn/FusedBatchNormV3;m/conv2d/Conv2D"). The first name,
+// or the whole when there is one.
+std::string short_layer_name(std::string_view name);
 
 class DebugDatabase {
 public:
@@ -71,5 +78,9 @@ private:
     std::map<std::pair<size_t, uint32_t>, size_t> queue_;  // (stream, offset) -> index in ops_
     bool scheduled_layout_ = true;                          // Vela 5's `perf` table, not `optimised`
 };
+
+// Where Vela writes a model's debug database (--enable-debug-db): `<dir>/<stem>_debug.xml` for
+// `<dir>/<stem>_vela.tflite`; nullopt for a model not named that way.
+std::optional<std::string> debug_db_path(const std::string& model_path);
 
 }  // namespace ethosu

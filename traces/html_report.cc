@@ -454,7 +454,7 @@ private:
             const bool idle = row.op_cycles == 0 && (!row.vela || row.vela->op_cycles == 0);
             out_ += fmt::format("<tr{}><td data-v=\"{}\">{}</td><td class=\"t\" title=\"{}\">{}</td>"
                                 "<td class=\"t\">{}</td><td data-v=\"{}\">{}</td>",
-                                idle ? " class=\"idle\"" : "", r, r, escape(row.name), escape(row.name),
+                                idle ? " class=\"idle\"" : "", r, r, escape(row.name), escape(short_layer_name(row.name)),
                                 escape(row.original_operator == row.op ? row.op : row.original_operator + " / " + row.op),
                                 row.op_cycles, grouped(row.op_cycles));
             if (have_vela_) {

@@ -79,7 +79,7 @@ std::string op_description(const DecodedOp& op) {
 std::string op_label(const TracedRun& run, size_t stream, const DecodedOp& op) {
     if (run.debug_db) {
         if (const VelaOp* vela = run.debug_db->op_at(stream, op.offset))
-            return fmt::format("{} {}", vela->original_operator, vela->display_name());
+            return fmt::format("{} {}", vela->original_operator, vela->short_name());
     }
     return fmt::format("{} @0x{:06x}", op_description(op), op.offset);
 }

@@ -313,9 +313,26 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         throw UsageError({"-", std::nullopt, {}}, "only one of --json, --trace, --per-layer and --report can go to stdout");
     const bool stdout_taken = on_stdout == 1 && !as_json;
     const std::vector<uint32_t> events = pmu_events(model->config, cli.pmu);
+    // Vela's debug database names the layers: the one given, else the one Vela wrote beside the model.
     std::optional<DebugDatabase> debug_db;
-    if (!cli.debug_db_file.empty())
-        debug_db = DebugDatabase::load(cli.debug_db_file, DebugDatabase::max_file_bytes(command_stream_bytes(*model)));
+    const uint64_t debug_db_limit = DebugDatabase::max_file_bytes(command_stream_bytes(*model));
+    const auto debug_db_beside = debug_db_path(path);
+    const bool debug_db_found = cli.debug_db_file.empty() && debug_db_beside && !cli.no_timing &&
+                                std::filesystem::is_regular_file(*debug_db_beside);
+    if (!cli.debug_db_file.empty()) debug_db = DebugDatabase::load(cli.debug_db_file, debug_db_limit);
+    // One the user did not name only loses its names: a stale file beside a recompiled model
+    // must not stop the run (a database given with --debug-db that does not fit is an error).
+    auto drop_found_debug_db = [&](const Error& e) {
+        fmt::print(stderr, "ethosu-emu: warning: not using the debug database beside the model: {}\n", e.what());
+        debug_db.reset();
+    };
+    if (debug_db_found) {
+        try {
+            debug_db = DebugDatabase::load(*debug_db_beside, debug_db_limit);
+        } catch (const Error& e) {
+            drop_found_debug_db(e);
+        }
+    }
     // Vela's per-layer report lines the CSV's rows up with Vela's when no debug database does.
     std::optional<VelaPerLayer> vela_per_layer;
     if (!cli.per_layer_file.empty() || !cli.report_file.empty())
@@ -336,6 +353,13 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
         for (const auto& warning : stream.warnings) fmt::print(stderr, "ethosu-emu: warning: {}\n", warning);
     const PmuReading pmu = read_pmu(result.memory, result.timing, events);
     if (debug_db) debug_db->align_queue_to(result.streams);
+    if (debug_db && debug_db_found) {
+        try {
+            TracedRun{path, model->config, result.memory, result.streams, result.timing, &*debug_db}.check_debug_db();
+        } catch (const Error& e) {
+            drop_found_debug_db(e);
+        }
+    }
     const TracedRun traced{path, model->config, result.memory, result.streams, result.timing,
                            debug_db ? &*debug_db : nullptr, vela_per_layer ? &*vela_per_layer : nullptr};
     traced.check_debug_db();
@@ -545,7 +569,7 @@ int main(int argc, char** argv) {
         cmd->add_option("--per-layer", run_options.per_layer_file,
                         "write per-layer cycles, access cycles and MACs as CSV in the columns of Vela's per-layer CSV (- for stdout)");
         cmd->add_option("--debug-db", run_options.debug_db_file,
-                        "Vela's model_debug.xml (--enable-debug-db): names ops after the original operators and "
+                        "Vela's model_debug.xml (--enable-debug-db; by default <stem>_debug.xml beside <stem>_vela.tflite): names ops after the original operators and "
                         "groups --per-layer rows by Vela op");
         cmd->add_option("--vela-per-layer", run_options.vela_per_layer_file,
                         "Vela's per-layer CSV (--verbose-performance) to line --per-layer rows up with and compare; "

@@ -207,7 +207,7 @@ TEST(ChromeTrace, CorpusModelsFollowTheFormatAndCarryVelaNames) {
         const json trace = chrome_trace(run.traced());
         EXPECT_EQ(trace["metadata"]["debug_db"], run.debug_db->source());
         std::set<std::string> layers;
-        for (const auto& vela : run.debug_db->ops()) layers.insert(vela.original_operator + " " + vela.name);
+        for (const auto& vela : run.debug_db->ops()) layers.insert(vela.original_operator + " " + vela.short_name());
         for (const auto& e : events_of(trace, "kernel")) {
             EXPECT_TRUE(layers.contains(e["name"].get<std::string>())) << e["name"];
             EXPECT_TRUE(e["args"].contains("vela_id"));

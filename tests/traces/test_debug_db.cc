@@ -283,5 +283,19 @@ TEST(DebugDb, DatabaseOfAnotherModelIsRefused) {
     EXPECT_THROW(per_layer_rows(run.traced()), Error);
 }
 
+TEST(DebugDb, ShortLayerNameIsTheLayersOwnOutput) {
+    EXPECT_EQ(short_layer_name("m/re_lu/Relu;m/batch_normalization/FusedBatchNormV3;m/conv2d/Conv2D"), "m/re_lu/Relu");
+    EXPECT_EQ(short_layer_name("input_int8"), "input_int8");
+    EXPECT_EQ(short_layer_name(";odd"), ";odd");
+    EXPECT_EQ(short_layer_name(""), "");
+}
+
+TEST(DebugDb, VelaWritesItBesideTheModelAsStemDebugXml) {
+    EXPECT_EQ(debug_db_path("out/model_vela.tflite"), "out/model_debug.xml");
+    EXPECT_EQ(debug_db_path("kws_vela.tflite"), "kws_debug.xml");
+    EXPECT_EQ(debug_db_path("model.tflite"), std::nullopt);
+    EXPECT_EQ(debug_db_path("_vela.tflite"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace ethosu
