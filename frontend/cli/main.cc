@@ -36,6 +36,7 @@
 #include "frontend/loaders/model.h"
 #include "traces/chrome_trace.h"
 #include "traces/html_report.h"
+#include "traces/layer_summary.h"
 #include "traces/per_layer_csv.h"
 
 namespace ethosu {
@@ -335,8 +336,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     }
     // Vela's per-layer report lines the CSV's rows up with Vela's when no debug database does.
     std::optional<VelaPerLayer> vela_per_layer;
-    if (!cli.per_layer_file.empty() || !cli.report_file.empty())
-        vela_per_layer = find_vela_per_layer(path, cli.vela_per_layer_file, command_stream_bytes(*model));
+    if (!cli.no_timing) vela_per_layer = find_vela_per_layer(path, cli.vela_per_layer_file, command_stream_bytes(*model));
     // A forgotten --input would otherwise pass unnoticed: the run is as valid on zeros.
     for (size_t i = cli.input_files.size(); i < model->inputs.size() && !cli.timing_only; ++i) {
         const TensorInfo& t = model->inputs[i];
@@ -380,11 +380,18 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     const json timing = cli.no_timing ? json::object() : timing_json(result);
     if (stdout_taken) return 0;  // the file written there is the output
     if (!as_json) {
-        size_t ops = 0;
-        for (const auto& s : result.streams) ops += s.ops.size();
+        size_t ops = 0, kernel_ops = 0, dmas = 0;
+        for (const auto& s : result.streams) {
+            ops += s.ops.size();
+            for (const DecodedOp& op : s.ops) {
+                kernel_ops += is_kernel_op(op.kind);
+                dmas += op.kind == OpKind::DmaStart;
+            }
+        }
         const bool npu_work = !model->invocations.empty();
         if (npu_work)
-            fmt::print("{}: {} ops on {}", path, ops, model->config.name);
+            fmt::print("{}: {} NPU commands ({} kernel ops, {} DMA, {} waits and others) on {}", path, ops, kernel_ops,
+                       dmas, ops - kernel_ops - dmas, model->config.name);
         else
             fmt::print("{}: no NPU work, every operator on the host's reference kernels", path);
         if (!output_files.empty()) fmt::print("; wrote {}", fmt::join(output_files, ", "));
@@ -393,6 +400,7 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
             fmt::print("{} cycles ({:.3f} ms at {:g} MHz, {}, {})\n", timing["cycles"]["total"].get<int64_t>(),
                        timing["inference_seconds"].get<double>() * 1e3, result.memory.system.core_clock / 1e6,
                        result.memory.system.name, result.memory.mode.name);
+            fmt::print("{}", layer_summary_text(traced, per_layer_rows(traced), 10));
         }
         if (runs_as_graph(*model)) {
             for (const auto& op : operators_json(result, !cli.no_timing)) {

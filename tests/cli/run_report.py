@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """What run tells a performance engineer about a Vela model from the files Vela wrote beside it:
 layer names from the debug database found automatically (a stale one only warned about, a given one
-that does not fit refused). Usage: run_report.py EMU VECTORS_DIR."""
+that does not fit refused); the top layers by cycles with Vela's figures and what bounds each, the
+time per operator type, and what the op count counts. Usage: run_report.py EMU VECTORS_DIR."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -66,6 +68,26 @@ with tempfile.TemporaryDirectory() as tmp:
     r = run(["run", model, "--timing-only", "--trace", trace, "--debug-db", os.path.join(tmp, "kws", "model_debug.xml")],
             want_rc=1)
     expect("model_debug.xml" in r.stderr and "not from" in r.stderr, f"a given stale database not refused: {r.stderr!r}")
+
+    # The top layers and the time per operator type, after the totals.
+    model = copy_compilation("arm_kws_ds_cnn_l", "ethos-u55-128", os.path.join(tmp, "kws_l"),
+                             ["model_vela.tflite", "model_debug.xml", "model_per-layer.csv"])
+    out = run(["run", model, "--timing-only"]).stdout.splitlines()
+    expect(re.search(r": \d+ NPU commands \((\d+) kernel ops, (\d+) DMA, \d+ waits and others\)", out[0]),
+           f"the op count does not say what it counts: {out[0]!r}")
+    total = int(out[1].split()[0])
+    top = out.index(next(l for l in out if l.startswith("top 10 layers by cycles")))
+    header = out[top + 1].split()
+    expect(header[-4:] == ["Vela", "ours/V", "bound", "by"], f"no Vela columns: {header}")
+    rows = out[top + 2:top + 12]
+    cycles = [int(re.match(r" +\d+  .{40} \S+ +(\d+) ", r).group(1)) for r in rows]
+    expect(cycles == sorted(cycles, reverse=True) and cycles[0] <= total, f"top layers not by cycles: {cycles}")
+    expect(all(re.search(r"(compute|AXI\d \w+)$", r) for r in rows), f"no bound-by: {rows}")
+    expect("functional_1/re_lu/Relu" in rows[0] and "Conv2D" in rows[0], f"first layer: {rows[0]!r}")
+    by_type = out.index("time by operator type:")
+    types = [l for l in out[by_type + 1:] if re.match(r"  \S+ +\d+ cycles", l)]
+    type_cycles = sum(int(l.split()[1]) for l in types)
+    expect(types and type_cycles <= total and type_cycles > 0.95 * total, f"types {type_cycles} of {total}: {types}")
 
 if failures:
     print("\n".join(failures))
