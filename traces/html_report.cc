@@ -1,4 +1,5 @@
 #include "traces/html_report.h"
+#include "traces/layer_summary.h"
 
 #include <fmt/format.h>
 
@@ -106,6 +107,8 @@ svg .axis { fill: var(--muted); }
 .legend i { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin-right: 5px; vertical-align: -1px; }
 .scroll { overflow-x: auto; border: 1px solid var(--line); border-radius: 8px; max-height: 640px; }
 .scroll.short { max-height: 320px; }
+.pair { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }
+.pair table { width: auto; border: 1px solid var(--line); }
 table { border-collapse: collapse; font-size: 12.5px; white-space: nowrap; width: 100%; }
 th, td { padding: 4px 10px; border-bottom: 1px solid var(--line); text-align: right; }
 th { position: sticky; top: 0; background: #eef2f7; cursor: pointer; user-select: none; font-weight: 600; }
@@ -171,6 +174,7 @@ public:
         if (inferences_) inference_table();
         if (!inferences_ || !inferences_->empty()) {
             summary();
+            where_time_goes();
             timeline();
             layer_table();
             utilisation_chart();
@@ -437,12 +441,45 @@ private:
         return cycles > 0 ? 100.0 * double(macs) / (double(cycles) * run_.npu.macs) : 0.0;
     }
 
+    // Near the top: the layers with most cycles and the cycles per operator type, as `run` prints them.
+    void where_time_goes() {
+        std::vector<size_t> order(rows_.size());
+        for (size_t r = 0; r < order.size(); ++r) order[r] = r;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](size_t a, size_t b) { return rows_[a].op_cycles > rows_[b].op_cycles; });
+        out_ += "<h2>Where the time goes</h2>\n<div class=\"pair\"><table>\n<thead><tr><th>#</th>"
+                "<th class=\"t\">Layer</th><th class=\"t\">Operator</th><th>Cycles</th><th>Share</th>";
+        if (have_vela_) out_ += "<th>Ours / Vela</th>";
+        out_ += "<th class=\"t\">Bound by</th></tr></thead>\n<tbody>\n";
+        for (size_t k = 0; k < std::min<size_t>(10, order.size()) && rows_[order[k]].op_cycles > 0; ++k) {
+            const PerLayerRow& row = rows_[order[k]];
+            out_ += fmt::format("<tr><td>{}</td><td class=\"t\" title=\"{}\">{}</td><td class=\"t\">{}</td><td>{}</td>"
+                                "<td>{}</td>",
+                                order[k], escape(row.name), escape(short_layer_name(row.name)), escape(row.op),
+                                grouped(row.op_cycles), percent_text(100.0 * double(row.op_cycles) / double(total_)));
+            if (have_vela_)
+                out_ += row.vela && row.vela->op_cycles
+                            ? fmt::format("<td>{:.2f}</td>", double(row.op_cycles) / double(row.vela->op_cycles))
+                            : std::string("<td>–</td>");
+            out_ += fmt::format("<td class=\"t\">{}</td></tr>\n", escape(bound_by(run_, row)));
+        }
+        out_ += "</tbody></table>\n<table>\n<thead><tr><th class=\"t\">Operator type</th><th>Layers</th>"
+                "<th>Cycles</th><th>Share</th></tr></thead>\n<tbody>\n";
+        for (const OperatorTypeTime& t : time_by_operator_type(rows_))
+            out_ += fmt::format("<tr><td class=\"t\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", escape(t.type),
+                                t.layers, grouped(t.cycles), percent_text(100.0 * double(t.cycles) / double(total_)));
+        out_ += "</tbody></table></div>\n<p class=\"note\">The ten layers with most cycles, and the cycles per operator "
+                "type. A layer is bound by compute when its compute cycles are at least each memory's access cycles "
+                "(bytes over the memory's bandwidth), else by the memory with the most.</p>\n";
+    }
+
     void layer_table() {
         out_ += "<h2>Per layer</h2>\n<div class=\"scroll\"><table class=\"sortable\">\n<thead><tr>"
                 "<th>#</th><th class=\"t\">Layer</th><th class=\"t\">Operator</th><th>Cycles</th>";
         if (have_vela_) out_ += "<th>Vela cycles</th><th>Ours / Vela</th>";
         out_ += "<th>NPU cycles</th><th>MACs</th><th>MAC util.</th>";
         if (have_vela_) out_ += "<th>Vela util.</th>";
+        out_ += "<th class=\"t\">Bound by</th>";
         for (int m = 0; m < kMemoryKinds; ++m) {
             if (!used_[m]) continue;
             const auto name = memory_kind_name(static_cast<MemoryKind>(m));
@@ -477,6 +514,7 @@ private:
                 const double vela_util = row.vela ? utilisation(row.vela->macs, row.vela->op_cycles) : -1;
                 out_ += fmt::format("<td data-v=\"{}\">{}</td>", vela_util, row.vela ? percent_text(vela_util) : "–");
             }
+            out_ += fmt::format("<td class=\"t\">{}</td>", row.op_cycles ? escape(bound_by(run_, row)) : "");
             for (int m = 0; m < kMemoryKinds; ++m) {
                 if (!used_[m]) continue;
                 out_ += fmt::format("<td data-v=\"{}\">{}</td><td data-v=\"{}\">{}</td>", row.traffic.read[m],

@@ -27,6 +27,7 @@ class Structure(html.parser.HTMLParser):
         self.stack, self.errors, self.text = [], [], []
         self.lanes, self.rows, self.headers, self.meta, self.external = [], 0, [], {}, []
         self.in_thead = False
+        self.tables = []  # per open <table>: whether it is a sortable (per-layer) one
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
@@ -37,7 +38,9 @@ class Structure(html.parser.HTMLParser):
             self.meta[attrs["name"]] = attrs.get("content", "")
         if tag == "thead":
             self.in_thead = True
-        if tag == "tr" and not self.in_thead:
+        if tag == "table":
+            self.tables.append("sortable" in attrs.get("class", ""))
+        if tag == "tr" and not self.in_thead and self.tables and self.tables[-1]:
             self.rows += 1
         if tag not in VOID:
             self.stack.append(tag)
@@ -48,6 +51,8 @@ class Structure(html.parser.HTMLParser):
             self.stack.pop()
 
     def handle_endtag(self, tag):
+        if tag == "table" and self.tables:
+            self.tables.pop()
         if tag == "thead":
             self.in_thead = False
         if not self.stack or self.stack[-1] != tag:
@@ -94,7 +99,7 @@ def check_page(path, what, per_layer_csv, vela):
     rows = list(csv.reader(open(per_layer_csv)))[1:]
     if s.rows != len(rows):
         failures.append(f"{what}: {s.rows} table rows, --per-layer has {len(rows)}")
-    for header in ["Layer", "Cycles", "MACs", "MAC util."] + (["Vela cycles", "Vela util."] if vela else []):
+    for header in ["Layer", "Cycles", "MACs", "MAC util.", "Bound by", "Operator type"] + (["Vela cycles", "Vela util."] if vela else []):
         if header not in s.headers:
             failures.append(f"{what}: no column {header!r} in {s.headers}")
     if not vela and "Vela cycles" in s.headers:
