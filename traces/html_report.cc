@@ -177,6 +177,7 @@ public:
             where_time_goes();
             timeline();
             layer_table();
+            host_operator_table();
             utilisation_chart();
             traffic_chart();
         }
@@ -527,6 +528,17 @@ private:
                 "(from the end of the previous layer to its own end), so they add up to the run; traffic in bytes "
                 "includes the DMA transfers issued for the layer. Ours / Vela in red above 1.25, in green below 0.8. "
                 "Click a heading to sort.</p>\n";
+    }
+
+    void host_operator_table() {
+        if (!run_.host_operators || run_.host_operators->empty()) return;
+        out_ += "<h2>On the CPU</h2>\n<table class=\"host\">\n<thead><tr><th>Operator #</th><th class=\"t\">Operator</th>"
+                "<th>Output elements</th><th>Cycles</th></tr></thead>\n<tbody>\n";
+        for (const HostOperator& op : *run_.host_operators)
+            out_ += fmt::format("<tr><td>{}</td><td class=\"t\">{}</td><td>{}</td><td>–</td></tr>\n", op.index,
+                                escape(op.name), grouped(int64_t(op.elements)));
+        out_ += "</tbody></table>\n<p class=\"note\">The model's operators the host ran, with their output elements. "
+                "They have no cycle model: the cycles above are the NPU's alone.</p>\n";
     }
 
     // The rows a chart shows: those with cycles (ours or Vela's).

@@ -23,6 +23,13 @@ struct StreamTimeline {
     std::vector<std::string> labels;
 };
 
+// An operator of the model the host ran (a graph run's CPU operators): no cycle model, so no cycles.
+struct HostOperator {
+    size_t index = 0;   // in the model's subgraph 0
+    std::string name;   // TFLite builtin name, e.g. "QUANTIZE"
+    uint64_t elements = 0;  // of its output
+};
+
 struct TracedRun {
     std::string model;  // path, as given
     const NpuConfig& npu;
@@ -34,6 +41,7 @@ struct TracedRun {
     // Set, a trace places the streams where it says; the per-layer rows and the report count them
     // back to back either way (the NPU's busy time).
     const StreamTimeline* timeline = nullptr;
+    const std::vector<HostOperator>* host_operators = nullptr;  // a graph run's CPU operators, in graph order
 
     // Streams run one after the other: the cycle each starts at on the run's timeline, and the
     // run's total (the sum of the streams' cycles, as `run` reports it).

@@ -360,8 +360,17 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
             drop_found_debug_db(e);
         }
     }
-    const TracedRun traced{path, model->config, result.memory, result.streams, result.timing,
-                           debug_db ? &*debug_db : nullptr, vela_per_layer ? &*vela_per_layer : nullptr};
+    std::vector<HostOperator> host_operators;
+    for (const CpuOperatorRun& c : result.cpu_operators) host_operators.push_back({c.operator_index, c.name, c.elements});
+    const TracedRun traced{path,
+                           model->config,
+                           result.memory,
+                           result.streams,
+                           result.timing,
+                           debug_db ? &*debug_db : nullptr,
+                           vela_per_layer ? &*vela_per_layer : nullptr,
+                           nullptr,
+                           &host_operators};
     traced.check_debug_db();
     if (!cli.trace_file.empty()) write_chrome_trace(traced, writable_path(cli.trace_file));
     if (!cli.per_layer_file.empty()) write_per_layer_csv(traced, writable_path(cli.per_layer_file));

@@ -89,6 +89,16 @@ with tempfile.TemporaryDirectory() as tmp:
     type_cycles = sum(int(l.split()[1]) for l in types)
     expect(types and type_cycles <= total and type_cycles > 0.95 * total, f"types {type_cycles} of {total}: {types}")
 
+    # The report names the CPU operators of a graph run, with their elements and no cycles.
+    report = os.path.join(tmp, "r.html")
+    run(["run", model, "--timing-only", "--report", report])
+    page = open(report).read()
+    cpu = page[page.find("<h2>On the CPU</h2>"):]
+    expect("<h2>On the CPU</h2>" in page and "QUANTIZE" in cpu and ">490<" in cpu and "DEQUANTIZE" in cpu,
+           "the report does not list the CPU operators with their elements")
+    expect("<h2>Where the time goes</h2>" in page and page.find("Where the time goes") < page.find("<h2>Timeline"),
+           "no top layers before the timeline")
+
 if failures:
     print("\n".join(failures))
     sys.exit(1)
