@@ -306,7 +306,8 @@ private:
     void timeline() {
         constexpr double kLane = 22, kGap = 6, kChart = 64, kTop = 8;
         const char* lanes[] = {"kernel ops", "MAC array", "weight decoder", "output stage", "DMA"};
-        const Bandwidth bandwidth = bandwidth_over_time(run_, run_.stream_starts());
+        const CappedBandwidth capped = capped_at_peak(bandwidth_over_time(run_, run_.stream_starts()), run_.memory, total_);
+        const Bandwidth& bandwidth = capped.bandwidth;
         int charts = 0;
         for (int m = 0; m < kMemoryKinds; ++m) charts += bandwidth.used[m];
         const double lanes_bottom = kTop + 5 * (kLane + kGap);
@@ -429,7 +430,12 @@ private:
         out_ += "<p class=\"note\">Hover over a bar for the op. The MAC array, weight decoder and output stage lanes show "
                 "each unit's busy cycles within an op, drawn from the op's start (the model does not say when they "
                 "fall); a short bar means the unit waited. Bandwidth: each op is taken to move its bytes evenly over "
-                "its duration.</p>\n";
+                "its duration; where overlapping ops ask for more than a channel's peak, the excess is drawn as "
+                "moving later, at the peak.";
+        double past_end = 0;
+        for (int m = 0; m < kMemoryKinds; ++m) past_end += capped.read_past_end[m] + capped.write_past_end[m];
+        if (past_end >= 1) out_ += fmt::format(" {} bytes would still be waiting at the run's end.", grouped(int64_t(past_end)));
+        out_ += "</p>\n";
     }
 
     static int64_t sum(const std::array<int64_t, kMemoryKinds>& values) {

@@ -91,6 +91,32 @@ int memory_port(const MemorySystem& memory, MemoryKind kind) {
     return -1;
 }
 
+CappedBandwidth capped_at_peak(const Bandwidth& bandwidth, const MemorySystem& memory, int64_t end) {
+    CappedBandwidth out{.bandwidth = bandwidth};
+    auto& steps = out.bandwidth.steps;
+    for (int m = 0; m < kMemoryKinds; ++m) {
+        if (!bandwidth.used[m]) continue;
+        const double capacity = memory.bytes_per_cycle(static_cast<MemoryKind>(m));
+        double read_backlog = 0, write_backlog = 0;
+        auto serve = [&](double& rate, double& backlog, double cycles) {
+            const double wanted = backlog + rate * cycles;
+            const double served = std::min(wanted, capacity * cycles);
+            rate = served / cycles;
+            backlog = wanted - served;
+        };
+        for (size_t k = 0; k < steps.size(); ++k) {
+            const int64_t next = k + 1 < steps.size() ? steps[k + 1].cycle : std::max(end, steps[k].cycle);
+            const double cycles = double(next - steps[k].cycle);
+            if (cycles <= 0) continue;  // a step of no length moves nothing
+            serve(steps[k].read[m], read_backlog, cycles);
+            serve(steps[k].write[m], write_backlog, cycles);
+        }
+        out.read_past_end[m] = read_backlog;
+        out.write_past_end[m] = write_backlog;
+    }
+    return out;
+}
+
 Bandwidth bandwidth_over_time(const TracedRun& run, const std::vector<int64_t>& starts) {
     // A sweep over the ops' starts and ends: each adds or removes its rate, so a run of many ops
     // (up to --max-commands) costs n log n, not n^2.

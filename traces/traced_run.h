@@ -81,6 +81,17 @@ struct Bandwidth {
 // starts: where each stream starts (stream_starts() or trace_starts()).
 Bandwidth bandwidth_over_time(const TracedRun& run, const std::vector<int64_t>& starts);
 
+// The bandwidth a memory can carry: each channel's rate capped at the memory's bytes per cycle
+// (AXI's read and write channels each carry it), what the ops ask for above it carried forward to
+// the following steps, as a memory serves a backlog. The last step runs to `end`; bytes still
+// waiting there are in carried_past_end (read and write, by MemoryKind). Spreading each op's bytes
+// evenly over its duration overstates overlapping ops' peaks; the integral is kept.
+struct CappedBandwidth {
+    Bandwidth bandwidth;
+    std::array<double, kMemoryKinds> read_past_end{}, write_past_end{};
+};
+CappedBandwidth capped_at_peak(const Bandwidth& bandwidth, const MemorySystem& memory, int64_t end);
+
 // Writes a trace file whole; throws ethosu::Error naming the file and the option that asked for it.
 void write_trace_file(const std::string& path, const std::string& text, std::string_view option);
 
