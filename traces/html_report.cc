@@ -107,6 +107,7 @@ svg .axis { fill: var(--muted); }
 .legend i { display: inline-block; width: 11px; height: 11px; border-radius: 2px; margin-right: 5px; vertical-align: -1px; }
 .scroll { overflow-x: auto; border: 1px solid var(--line); border-radius: 8px; max-height: 640px; }
 .scroll.short { max-height: 320px; }
+.warn { background: #fef3c7; border: 1px solid #f59e0b; border-radius: 8px; padding: 8px 14px; max-width: 1200px; }
 .pair { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }
 .pair table { width: auto; border: 1px solid var(--line); }
 table { border-collapse: collapse; font-size: 12.5px; white-space: nowrap; width: 100%; }
@@ -171,6 +172,8 @@ public:
             ETHOSU_EMU_VERSION, kHtmlReportVersion, escape(run_.model), kStyle);
         out_ += fmt::format("<h1>{} on {}</h1>\n<div class=\"sub\">{}</div>\n", escape(model_name()),
                             escape(run_.npu.name), escape(run_.model));
+        if (!run_.system_mismatch.empty())
+            out_ += fmt::format("<p class=\"warn\">{}</p>\n", escape(run_.system_mismatch));
         if (inferences_) inference_table();
         if (!inferences_ || !inferences_->empty()) {
             summary();

@@ -126,6 +126,31 @@ std::optional<VelaPerLayer> find_vela_per_layer(const std::string& model_path, c
                               VelaPerLayer::max_file_bytes(command_stream_bytes));
 }
 
+std::optional<VelaCompiledSystem> find_vela_compiled_system(const std::string& model_path) {
+    constexpr std::string_view suffix = "_vela.tflite";
+    if (model_path.size() <= suffix.size() || !model_path.ends_with(suffix)) return std::nullopt;
+    const std::filesystem::path stem_path = model_path.substr(0, model_path.size() - suffix.size());
+    const std::string prefix = stem_path.filename().string() + "_summary_";
+    const std::filesystem::path dir = stem_path.has_parent_path() ? stem_path.parent_path() : ".";
+    std::error_code error;
+    std::optional<std::string> found;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, error)) {
+        const std::string name = entry.path().filename().string();
+        if (!name.starts_with(prefix) || !name.ends_with(".csv") || !entry.is_regular_file()) continue;
+        if (found) return std::nullopt;  // summaries of several systems: none says which one
+        found = entry.path().string();
+    }
+    if (!found) return std::nullopt;
+    // A summary is one header and one row of figures: a few KB.
+    constexpr uint64_t kMaxSummaryBytes = 1 << 20;
+    const std::string text = read_bounded_file(*found, kMaxSummaryBytes, "Vela's summary", "a summary is one row of figures");
+    const CsvTable table = read_csv_table("summary", text, 0, *found);
+    const TableView view(table, *found, 0, {"system_config", "memory_mode"});
+    if (view.size() != 1)
+        throw Error({*found, std::nullopt, "summary"}, fmt::format("{} rows; Vela writes one", view.size()));
+    return VelaCompiledSystem{view.text(0, "system_config"), view.text(0, "memory_mode"), *found};
+}
+
 std::optional<std::vector<size_t>> align_with_vela(const std::vector<KernelOpSummary>& ops,
                                                    const std::vector<VelaLayer>& layers) {
     const size_t rows = layers.size(), n = ops.size();

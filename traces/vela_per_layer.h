@@ -70,4 +70,14 @@ struct KernelOpSummary {
 std::optional<std::vector<size_t>> align_with_vela(const std::vector<KernelOpSummary>& ops,
                                                    const std::vector<VelaLayer>& layers);
 
+// The memory system Vela compiled a model for, from the summary it writes beside it
+// (`<dir>/<stem>_summary_<system config>.csv` for `<dir>/<stem>_vela.tflite`): its system_config
+// and memory_mode columns. nullopt when there is no such file (or more than one); a malformed one
+// is an ethosu::Error naming it.
+struct VelaCompiledSystem {
+    std::string system_config, memory_mode;
+    std::string source;  // the summary's path
+};
+std::optional<VelaCompiledSystem> find_vela_compiled_system(const std::string& model_path);
+
 }  // namespace ethosu

@@ -294,6 +294,27 @@ json operators_json(const RunResult& result, bool timed) {
     return ops;
 }
 
+// A sentence when the run's memory system is not the one the model was compiled for (what the
+// model records, else Vela's summary beside it): a memory mode can change the cycles severalfold.
+std::string compiled_system_mismatch(const LoadedModel& model, const MemorySystem& memory) {
+    std::string system_config = model.compiled_for.system_config, memory_mode = model.compiled_for.memory_mode;
+    std::string source = model.compiled_for.source;
+    if (system_config.empty() && memory_mode.empty()) {
+        const auto summary = find_vela_compiled_system(model.path);
+        if (!summary) return {};
+        system_config = summary->system_config;
+        memory_mode = summary->memory_mode;
+        source = summary->source;
+    }
+    const bool system_differs = !system_config.empty() && system_config != memory.system.name;
+    const bool mode_differs = !memory_mode.empty() && memory_mode != memory.mode.name;
+    if (!system_differs && !mode_differs) return {};
+    return fmt::format("the model was compiled for {} {} ({}), the run uses {} {}: its cycles are for a memory system "
+                       "Vela did not compile it for (choose with --system-config and --memory-mode)",
+                       system_config.empty() ? "-" : system_config, memory_mode.empty() ? "-" : memory_mode, source,
+                       memory.system.name, memory.mode.name);
+}
+
 int run_run(const std::string& path, const LoadOptions& options, const RunCliOptions& cli, bool as_json) {
     const auto model = load_model(path, options);
     if (cli.output_files.size() > model->outputs.size())
@@ -360,6 +381,8 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
             drop_found_debug_db(e);
         }
     }
+    const std::string system_mismatch = cli.no_timing || model->invocations.empty() ? std::string() : compiled_system_mismatch(*model, result.memory);
+    if (!system_mismatch.empty()) fmt::print(stderr, "ethosu-emu: warning: {}\n", system_mismatch);
     std::vector<HostOperator> host_operators;
     for (const CpuOperatorRun& c : result.cpu_operators) host_operators.push_back({c.operator_index, c.name, c.elements});
     const TracedRun traced{path,
@@ -370,7 +393,8 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
                            debug_db ? &*debug_db : nullptr,
                            vela_per_layer ? &*vela_per_layer : nullptr,
                            nullptr,
-                           &host_operators};
+                           &host_operators,
+                           system_mismatch};
     traced.check_debug_db();
     if (!cli.trace_file.empty()) write_chrome_trace(traced, writable_path(cli.trace_file));
     if (!cli.per_layer_file.empty()) write_per_layer_csv(traced, writable_path(cli.per_layer_file));

@@ -2,7 +2,8 @@
 """What run tells a performance engineer about a Vela model from the files Vela wrote beside it:
 layer names from the debug database found automatically (a stale one only warned about, a given one
 that does not fit refused); the top layers by cycles with Vela's figures and what bounds each, the
-time per operator type, and what the op count counts. Usage: run_report.py EMU VECTORS_DIR."""
+time per operator type, and what the op count counts; a memory system other than the one Vela
+compiled for named in one line and in the report. Usage: run_report.py EMU VECTORS_DIR."""
 import json
 import os
 import re
@@ -98,6 +99,19 @@ with tempfile.TemporaryDirectory() as tmp:
            "the report does not list the CPU operators with their elements")
     expect("<h2>Where the time goes</h2>" in page and page.find("Where the time goes") < page.find("<h2>Timeline"),
            "no top layers before the timeline")
+
+    # A memory system other than the one Vela's summary beside the model names: one line, and the report says so.
+    summary = "model_summary_Ethos_U55_High_End_Embedded.csv"
+    shutil.copy(os.path.join(vectors, "arm_kws_ds_cnn_l", "ethos-u55-128", summary), os.path.join(tmp, "kws_l"))
+    r = run(["run", model, "--timing-only"])
+    expect("compiled for" not in r.stderr, f"a warning on the system Vela compiled for: {r.stderr!r}")
+    r = run(["run", model, "--timing-only", "--memory-mode", "Dedicated_Sram", "--report", report])
+    lines = [l for l in r.stderr.splitlines() if "compiled for" in l]
+    expect(len(lines) == 1 and "Shared_Sram" in lines[0] and "Dedicated_Sram" in lines[0] and summary in lines[0],
+           f"no one-line warning for another memory mode: {r.stderr!r}")
+    page = open(report).read()
+    expect('class="warn"' in page and "Dedicated_Sram" in page[page.find('class="warn"'):][:600],
+           "the report does not say the memory mode is not Vela's")
 
 if failures:
     print("\n".join(failures))
