@@ -357,7 +357,16 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     }
     // Vela's per-layer report lines the CSV's rows up with Vela's when no debug database does.
     std::optional<VelaPerLayer> vela_per_layer;
-    if (!cli.no_timing) vela_per_layer = find_vela_per_layer(path, cli.vela_per_layer_file, command_stream_bytes(*model));
+    // For the summary on stdout alone, a malformed report beside the model costs only Vela's column.
+    if (!cli.per_layer_file.empty() || !cli.report_file.empty() || !cli.vela_per_layer_file.empty()) {
+        vela_per_layer = find_vela_per_layer(path, cli.vela_per_layer_file, command_stream_bytes(*model));
+    } else if (!cli.no_timing && !as_json) {
+        try {
+            vela_per_layer = find_vela_per_layer(path, {}, command_stream_bytes(*model));
+        } catch (const Error& e) {
+            fmt::print(stderr, "ethosu-emu: warning: not using Vela's per-layer report beside the model: {}\n", e.what());
+        }
+    }
     // A forgotten --input would otherwise pass unnoticed: the run is as valid on zeros.
     for (size_t i = cli.input_files.size(); i < model->inputs.size() && !cli.timing_only; ++i) {
         const TensorInfo& t = model->inputs[i];

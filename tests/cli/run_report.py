@@ -113,6 +113,13 @@ with tempfile.TemporaryDirectory() as tmp:
     expect('class="warn"' in page and "Dedicated_Sram" in page[page.find('class="warn"'):][:600],
            "the report does not say the memory mode is not Vela's")
 
+    # A malformed per-layer report beside the model: the summary goes on without Vela's column.
+    with open(os.path.join(tmp, "kws_l", "model_per-layer.csv"), "w") as f:
+        f.write("not,a\nper-layer report\n")
+    r = run(["run", model, "--timing-only"])
+    expect("warning: not using Vela's per-layer report" in r.stderr and "top 10 layers" in r.stdout,
+           f"a malformed per-layer report stops the summary: {r.stderr!r}")
+
 if failures:
     print("\n".join(failures))
     sys.exit(1)
