@@ -14,16 +14,12 @@ import tempfile
 
 from schema_check import errors
 
-emu, source = sys.argv[1], sys.argv[2]
-vectors = sys.argv[3] if len(sys.argv) > 3 else ""
-failures = []
-checks = 0
+import harness
+from harness import expect, finish
 
-def expect(condition, what):
-    global checks
-    checks += 1
-    if not condition:
-        failures.append(what)
+emu, source = sys.argv[1], sys.argv[2]
+harness.emu = emu
+vectors = sys.argv[3] if len(sys.argv) > 3 else ""
 
 
 def emu_run(*args):
@@ -96,7 +92,4 @@ for table, keys in declared.items():
     expect(set(schema.get("required", [])) == {k for k, r in keys.items() if r},
            f"{table}: schema requires {schema.get('required')}, manifest.cc {[k for k, r in keys.items() if r]}")
 
-for f in failures:
-    print("FAIL", f)
-print(f"{checks - len(failures)} of {checks} checks passed")
-sys.exit(1 if failures else 0)
+finish()

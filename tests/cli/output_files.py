@@ -11,17 +11,13 @@ import subprocess
 import sys
 import tempfile
 
+import harness
+from harness import expect, finish
+
 emu = sys.argv[1]
+harness.emu = emu
 vectors = sys.argv[2] if len(sys.argv) > 2 else ""
-failures = []
-checks = 0
 
-
-def expect(condition, what):
-    global checks
-    checks += 1
-    if not condition:
-        failures.append(what)
 
 
 def emu_run(*args):
@@ -75,7 +71,4 @@ with tempfile.TemporaryDirectory() as tmp:
     else:
         print("corpus absent (../shared/vectors): truncated .tflite not tried")
 
-for f in failures:
-    print("FAIL", f)
-print(f"{checks - len(failures)} of {checks} checks passed")
-sys.exit(1 if failures else 0)
+finish()

@@ -11,24 +11,14 @@ import subprocess
 import sys
 import tempfile
 
+import harness
+from harness import run, expect, finish
+
 emu = sys.argv[1]
+harness.emu = emu
 vectors = sys.argv[2] if len(sys.argv) > 2 else ""
-failures = []
-checks = 0
 
 
-def run(args, want_rc=0):
-    r = subprocess.run([emu, *args], capture_output=True, text=True, timeout=120)
-    if r.returncode != want_rc:
-        failures.append(f"{' '.join(args)}: exit {r.returncode}, expected {want_rc}: {r.stderr.strip()}")
-    return r
-
-
-def expect(condition, what):
-    global checks
-    checks += 1
-    if not condition:
-        failures.append(what)
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -131,7 +121,4 @@ with tempfile.TemporaryDirectory() as tmp:
     else:
         print("corpus absent: quantisation values not checked")
 
-for f in failures:
-    print("FAIL", f)
-print(f"{checks - len(failures)} of {checks} checks passed")
-sys.exit(1 if failures else 0)
+finish()

@@ -12,26 +12,16 @@ import subprocess
 import sys
 import tempfile
 
+import harness
+from harness import run, expect, finish
+
 emu, vectors = sys.argv[1], sys.argv[2]
+harness.emu = emu
 if not os.path.isdir(vectors):
     print(f"skipped: no Vela corpus at {vectors}")
     sys.exit(0)
-failures = []
-checks = 0
 
 
-def run(args, want_rc=0):
-    r = subprocess.run([emu, *args], capture_output=True, text=True, timeout=300)
-    if r.returncode != want_rc:
-        failures.append(f"{' '.join(args)}: exit {r.returncode}, expected {want_rc}: {r.stderr.strip()}")
-    return r
-
-
-def expect(condition, what):
-    global checks
-    checks += 1
-    if not condition:
-        failures.append(what)
 
 
 def kernel_names(trace_file):
@@ -120,7 +110,4 @@ with tempfile.TemporaryDirectory() as tmp:
     expect("warning: not using Vela's per-layer report" in r.stderr and "top 10 layers" in r.stdout,
            f"a malformed per-layer report stops the summary: {r.stderr!r}")
 
-if failures:
-    print("\n".join(failures))
-    sys.exit(1)
-print(f"{checks} checks passed")
+finish()

@@ -12,24 +12,14 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+import harness
+from harness import run, expect, finish
+
 emu = sys.argv[1]
+harness.emu = emu
 vectors = sys.argv[2] if len(sys.argv) > 2 else ""
-failures = []
-checks = 0
 
 
-def run(args, want_rc=0):
-    r = subprocess.run([emu, *args], capture_output=True, text=True, timeout=300)
-    if r.returncode != want_rc:
-        failures.append(f"{' '.join(args)}: exit {r.returncode}, expected {want_rc}: {r.stderr.strip()}")
-    return r
-
-
-def expect(condition, what):
-    global checks
-    checks += 1
-    if not condition:
-        failures.append(what)
 
 
 def system_keys():
@@ -123,7 +113,4 @@ with tempfile.TemporaryDirectory() as tmp:
     else:
         print("corpus model absent (../shared/vectors): only the example swept")
 
-for f in failures:
-    print("FAIL", f)
-print(f"{checks - len(failures)} of {checks} checks passed")
-sys.exit(1 if failures else 0)
+finish()
