@@ -24,11 +24,10 @@
  * destination around each NPU transfer.
  */
 #include <stddef.h>
+#include <string.h>
 
 #include "board.h"
 #include "io_copy_data.h"
-
-void *memcpy(void *dst, const void *src, size_t n);
 
 #define STATUS 0x004u
 #define CMD 0x008u
@@ -131,23 +130,6 @@ static struct npu_copy npu_copy(const uint8_t *stream, uint32_t stream_bytes, co
     return r;
 }
 
-static void fill(uint8_t *p, uint8_t value, uint32_t n)
-{
-    while (n--) {
-        *p++ = value;
-    }
-}
-
-static int same(const uint8_t *a, const uint8_t *b, uint32_t n)
-{
-    while (n--) {
-        if (*a++ != *b++) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 static int untouched(const uint8_t *p, uint32_t n)
 {
     while (n--) {
@@ -173,16 +155,16 @@ static void compare_copies(const char *name, uint8_t *dst, const uint8_t *src, u
     puts_(": ");
     putdec(bytes);
     puts_(" bytes\n");
-    fill(dst, GUARD, bytes + GUARD_BYTES);
+    memset(dst, GUARD, bytes + GUARD_BYTES);
     uint32_t start = REG32(SYST_CVR);
     memcpy(dst, src, bytes);
     const uint32_t cpu_ticks = ticks_since(start);
-    check("  CPU memcpy bit-exact, nothing past it", same(dst, src, bytes) && untouched(dst + bytes, GUARD_BYTES), 1);
+    check("  CPU memcpy bit-exact, nothing past it", memcmp(dst, src, bytes) == 0 && untouched(dst + bytes, GUARD_BYTES), 1);
 
-    fill(dst, GUARD, bytes + GUARD_BYTES);
+    memset(dst, GUARD, bytes + GUARD_BYTES);
     const struct npu_copy npu = npu_copy(stream, stream_bytes, tensor, scratch_at);
     check("  NPU DMA ended without a fault", npu.ok, 1);
-    check("  NPU DMA bit-exact, nothing past it", same(dst, src, bytes) && untouched(dst + bytes, GUARD_BYTES), 1);
+    check("  NPU DMA bit-exact, nothing past it", memcmp(dst, src, bytes) == 0 && untouched(dst + bytes, GUARD_BYTES), 1);
     check("  NPU cycles (PMCCNTR) = run --timing-only", npu.npu_cycles, expected_cycles);
     /* The CPU wakes once the NPU's time has passed, not before; within 2 us of it (the
      * instructions that program the registers and take the interrupt). */
@@ -232,10 +214,10 @@ int main(void)
     check("  the bus error in STATUS", irq_status & STATUS_BUS_STATUS, STATUS_BUS_STATUS);
     REG32(NPU_NS + RESET) = 1u;
     check("a soft reset clears it", REG32(NPU_NS + STATUS) & STATUS_FAULTS, 0);
-    fill(output_tensor, GUARD, OUTPUT_BYTES + GUARD_BYTES);
+    memset(output_tensor, GUARD, OUTPUT_BYTES + GUARD_BYTES);
     const struct npu_copy again = npu_copy(model_output_copy_stream, OUTPUT_COPY_STREAM_BYTES, output_tensor,
                                            scratch + OUTPUT_OFFSET);
-    check("a copy after the fault, bit-exact", again.ok && same(output_tensor, model_output, OUTPUT_BYTES), 1);
+    check("a copy after the fault, bit-exact", again.ok && memcmp(output_tensor, model_output, OUTPUT_BYTES) == 0, 1);
     check("interrupts", irq_count, 4);
     print_check_totals();
     return (int)checks_failed();
