@@ -43,7 +43,7 @@ struct TracedRun {
     const StreamTimeline* timeline = nullptr;
     const std::vector<HostOperator>* host_operators = nullptr;  // a graph run's CPU operators, in graph order
     // Set when the run's memory system is not the one the model was compiled for: a sentence saying so.
-    std::string system_mismatch;
+    std::string system_mismatch{};
 
     // Streams run one after the other: the cycle each starts at on the run's timeline, and the
     // run's total (the sum of the streams' cycles, as `run` reports it).

@@ -93,7 +93,7 @@ struct AnchorSet {
 
 struct Anchor {
     std::string name, npu;
-    fs::path model_file;
+    fs::path model_file{};
     std::array<int64_t, 4> published{};
 };
 
