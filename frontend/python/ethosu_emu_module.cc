@@ -125,8 +125,15 @@ py::dict access_cycles(const std::array<int64_t, kMemoryKinds>& cycles) {
 // per-layer report of Vela's to line rows up with (empty: the one beside the model, if any).
 struct Annotations {
     std::optional<DebugDatabase> debug_db;
+    bool debug_db_found = false;  // the one Vela wrote beside the model, not one given: a misfit only warns
     std::string vela_per_layer_file;
 };
+
+// As the CLI: a database the caller did not name only loses its names when it does not fit.
+void warn_unused_debug_db(const Error& e) {
+    PyErr_WarnEx(PyExc_UserWarning,
+                 fmt::format("not using the debug database beside the model: {}", e.what()).c_str(), 2);
+}
 
 // The untimed-run rule: every timing figure of a run without timing is None; an artefact that
 // only timing makes (a trace, a per-layer CSV, a report) raises this error.
@@ -152,7 +159,13 @@ public:
         if (annotations.debug_db && timed_) {
             debug_db_ = std::make_shared<DebugDatabase>(*annotations.debug_db);
             debug_db_->align_queue_to(run_.streams);
-            traced().check_debug_db();
+            try {
+                traced().check_debug_db();
+            } catch (const Error& e) {
+                if (!annotations.debug_db_found) throw;
+                warn_unused_debug_db(e);
+                debug_db_.reset();
+            }
         }
     }
 
@@ -348,8 +361,18 @@ public:
         // now rather than at the first run.
         if (runs_as_graph(*model_)) check_graph(*model_, limits_);
         model_memory_system(*model_, system_);
-        if (debug_db)
-            annotations_.debug_db = DebugDatabase::load(*debug_db, DebugDatabase::max_file_bytes(command_stream_bytes(*model_)));
+        const uint64_t limit = DebugDatabase::max_file_bytes(command_stream_bytes(*model_));
+        if (debug_db) {
+            annotations_.debug_db = DebugDatabase::load(*debug_db, limit);
+        } else if (const auto beside = debug_db_path(path); beside && std::filesystem::is_regular_file(*beside)) {
+            // The CLI's default: the database Vela wrote beside the model names the layers.
+            try {
+                annotations_.debug_db = DebugDatabase::load(*beside, limit);
+                annotations_.debug_db_found = true;
+            } catch (const Error& e) {
+                warn_unused_debug_db(e);
+            }
+        }
         annotations_.vela_per_layer_file = std::move(vela_per_layer);
     }
 
@@ -602,7 +625,7 @@ timing=False; write_trace, write_per_layer_csv, write_report and report_html rai
                                    const auto& db = s.annotations().debug_db;
                                    return db ? std::optional<std::string>(db->source()) : std::nullopt;
                                },
-                               "the debug database given to load (debug_db=), or None")
+                               "the debug database given to load (debug_db=) or found beside the model, or None")
         .def("__repr__",
              [](const Model& s) {
                  return fmt::format("Model('{}', npu_config='{}', inputs={}, outputs={})", s.model().path,
@@ -680,7 +703,9 @@ system_config, memory_mode: Vela's System_Config and Memory_Mode (--system-confi
 config: a vela.ini file or a list of them with more sections (--config).
 lenient: ops may read registers the stream never wrote, as 0, with a warning (--lenient).
 max_stream_words: the largest command stream taken (--max-stream-words).
-debug_db: Vela's model_debug.xml (--debug-db): names ops and per-layer rows after the layers.
+debug_db: Vela's model_debug.xml (--debug-db): names ops and per-layer rows after the layers;
+  default <stem>_debug.xml beside <stem>_vela.tflite, when there (one that does not fit the
+  model is then left out with a UserWarning, as the CLI does).
 vela_per_layer: Vela's per-layer CSV to line per-layer rows up with (--vela-per-layer); default
   <stem>_per-layer.csv beside <stem>_vela.tflite, when there.
 max_op_work, max_run_work, max_commands, max_allocation (keyword only): the work limits that stop
