@@ -59,7 +59,7 @@ with tempfile.TemporaryDirectory() as tmp:
     broken = dict(full, version="1", cycles={"total": -1})
     found = errors(broken, run_schema, run_schema)
     expect(any("version" in f for f in found) and any("cycles.total" in f for f in found)
-           and any("cycles.npu_active: missing" in f for f in found), f"a broken run document: {found}")
+           and any("$.cycles: missing 'npu_active'" in f for f in found), f"a broken run document: {found}")
 
     manifest = os.path.join(tmp, "m.json")
     tensor = os.path.join(tmp, "in.bin")
