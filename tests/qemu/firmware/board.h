@@ -19,6 +19,25 @@
 #define NPU_S 0x58102000u
 #define NPU_IRQ 56
 
+/* The NPU's registers the firmware drives (offsets from NPU_NS or NPU_S) and their bits. */
+#define STATUS 0x004u
+#define CMD 0x008u
+#define RESET 0x00Cu
+#define QBASE 0x010u
+#define QSIZE 0x020u
+#define REGIONCFG 0x03Cu
+#define BASEP 0x080u
+#define PMCR 0x180u
+#define PMCNTENSET 0x184u
+#define PMCCNTR 0x1A0u
+#define STATUS_RUNNING 1u
+#define STATUS_BUS_STATUS 4u
+#define STATUS_PARSE_ERROR 16u
+#define STATUS_FAULTS (STATUS_BUS_STATUS | STATUS_PARSE_ERROR | 128u | 256u) /* bus, parse, watchdog, ECC */
+#define STATUS_END_REACHED 32u
+#define CMD_RUN 1u
+#define CMD_CLEAR_IRQ 2u
+
 #define NVIC_ISER(n) (0xE000E100u + 4u * (n))
 #define NVIC_ICER(n) (0xE000E180u + 4u * (n))
 #define NVIC_ISPR(n) (0xE000E200u + 4u * (n))

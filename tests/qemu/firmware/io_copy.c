@@ -29,23 +29,6 @@
 #include "board.h"
 #include "io_copy_data.h"
 
-#define STATUS 0x004u
-#define CMD 0x008u
-#define RESET 0x00Cu
-#define QBASE 0x010u
-#define QSIZE 0x020u
-#define REGIONCFG 0x03Cu
-#define BASEP 0x080u
-#define PMCR 0x180u
-#define PMCNTENSET 0x184u
-#define PMCCNTR 0x1A0u
-
-#define STATUS_BUS_STATUS 4u
-#define STATUS_FAULTS (STATUS_BUS_STATUS | 16u | 128u | 256u) /* bus, parse, watchdog, ECC */
-#define STATUS_END_REACHED 32u
-#define CMD_RUN 1u
-#define CMD_CLEAR_IRQ 2u
-
 #define SYST_CSR 0xE000E010u
 #define SYST_RVR 0xE000E014u
 #define SYST_CVR 0xE000E018u

@@ -12,24 +12,6 @@
 #include "board.h"
 #include "model_data.h"
 
-#define STATUS 0x004u
-#define CMD 0x008u
-#define RESET 0x00Cu
-#define QBASE 0x010u
-#define QSIZE 0x020u
-#define REGIONCFG 0x03Cu
-#define BASEP 0x080u
-#define PMCR 0x180u
-#define PMCNTENSET 0x184u
-#define PMCCNTR 0x1A0u
-
-#define STATUS_RUNNING 1u
-#define STATUS_PARSE_ERROR 16u
-#define STATUS_FAULTS (4u | STATUS_PARSE_ERROR | 128u | 256u) /* bus, parse, watchdog, ECC */
-#define STATUS_END_REACHED 32u
-#define CMD_RUN 1u
-#define CMD_CLEAR_IRQ 2u
-
 extern const uint8_t model_stream[], model_constants[], model_input[], model_golden[];
 static uint8_t arena[ARENA_BYTES] __attribute__((section(".npu_bss"), aligned(16)));
 static uint8_t fast_scratch[FAST_BYTES] __attribute__((section(".npu_bss"), aligned(16)));
