@@ -8,7 +8,8 @@
 namespace ethosu {
 
 struct ConfigTestName {
-    std::string operator()(const ::testing::TestParamInfo<const char*>& info) const {
+    template <typename Name>  // const char* or std::string
+    std::string operator()(const ::testing::TestParamInfo<Name>& info) const {
         std::string name = info.param;
         for (char& c : name)
             if (c == '-') c = '_';

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "frontend/graph/graph_runner.h"
+#include "tests/config_test_name.h"
 #include "tests/traces/trace_test_util.h"
 #include "traces/chrome_trace.h"
 
@@ -98,11 +99,7 @@ TEST_P(CorpusTraceNesting, EveryModelsTraceNests) {
 INSTANTIATE_TEST_SUITE_P(Configurations, CorpusTraceNesting,
                          testing::Values("ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u85-256",
                                          "ethos-u85-1024"),
-                         [](const auto& info) {
-                             std::string name = info.param;
-                             std::replace(name.begin(), name.end(), '-', '_');
-                             return name;
-                         });
+                         ConfigTestName());
 
 }  // namespace
 }  // namespace ethosu
