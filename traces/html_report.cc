@@ -64,7 +64,8 @@ struct Family {
 constexpr Family kFamilies[] = {{"conv", "#4c78a8"},        {"depthwise", "#72b7b2"}, {"pool", "#f58518"},
                                 {"elementwise", "#b279a2"}, {"resize", "#54a24b"},    {"dma", "#9d755d"}};
 constexpr const char* kOtherColour = "#bab0ac";
-constexpr const char* kMemoryColours[kMemoryKinds] = {"#4c78a8", "#e45756", "#54a24b", "#eeca3b"};
+// The memories' lanes in colours no op family uses, so a blue area is never both conv and SRAM.
+constexpr const char* kMemoryColours[kMemoryKinds] = {"#3b3b98", "#e45756", "#ff9da6", "#eeca3b"};
 constexpr const char* kVelaColour = "#f58518";
 
 const char* family_colour(const std::string& description) {
@@ -427,8 +428,8 @@ private:
         }
         out_ += "</svg>\n<div class=\"legend\">";
         for (const auto& f : kFamilies) out_ += fmt::format("<span><i style=\"background:{}\"></i>{}</span>", f.colour, f.name);
-        out_ += "<span><i style=\"background:#4c78a8\"></i>read</span>"
-                "<span><i style=\"background:#4c78a8;opacity:.45\"></i>written</span>"
+        out_ += "<span><i style=\"background:#6b7280\"></i>read</span>"
+                "<span><i style=\"background:#6b7280;opacity:.45\"></i>written (each in its memory's colour)</span>"
                 "<span>- - - the memory's peak bandwidth, reads and writes each</span></div>\n";
         out_ += "<p class=\"note\">Hover over a bar for the op. The MAC array, weight decoder and output stage lanes show "
                 "each unit's busy cycles within an op, drawn from the op's start (the model does not say when they "

@@ -107,6 +107,12 @@ def check_page(path, what, per_layer_csv, vela):
     for title in ("Timeline", "Per layer", "MAC utilisation per layer", "Traffic per layer"):
         if title not in s.text:
             failures.append(f"{what}: no section {title!r}")
+    # One colour for one thing: no memory's bandwidth lane in an op family's colour.
+    families = set(re.findall(r'<span><i style="background:(#[0-9a-f]{6})"></i>(?:conv|depthwise|pool|elementwise|'
+                              r'resize|dma)</span>', page))
+    lanes = set(re.findall(r'fill="(#[0-9a-f]{6})"><title>\w+ read</title>', page))
+    if not families or not lanes or families & lanes:
+        failures.append(f"{what}: op families {sorted(families)} and bandwidth lanes {sorted(lanes)} share a colour")
 
 
 with tempfile.TemporaryDirectory() as tmp:
