@@ -17,18 +17,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 
 qemu="${1:-${ETHOSU_QEMU:-}}"
-if [ -z "$qemu" ]; then
-    qemu="$("$repo/scripts/build-qemu.sh" --path 2>/dev/null)" || qemu=""
-fi
-if [ -z "$qemu" ] || [ ! -x "$qemu" ]; then
-    echo "SKIP: no patched qemu-system-arm (run scripts/build-qemu.sh first)"
-    exit 77
-fi
-cc="${ARM_NONE_EABI_GCC:-arm-none-eabi-gcc}"
-if ! command -v "$cc" >/dev/null; then
-    echo "SKIP: $cc not found (apt-get install gcc-arm-none-eabi)"
-    exit 77
-fi
+. "$here/common.sh"
 python="$(command -v python3)"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/ethosu-qemu-test.XXXXXX")"
@@ -39,14 +28,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-failures=0
-passes=0
-pass() { echo "PASS: $*"; passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-"$cc" -mcpu=cortex-m55 -mthumb -O2 -g -Wall -Wextra -Wno-override-init -Werror \
-    -ffreestanding -nostdlib -T "$here/firmware/linker.ld" "$here/firmware/main.c" "$here/firmware/board.c" \
-    -o "$work/test.elf" || { echo "FAIL: firmware build"; exit 1; }
+firmware_cc "$here/firmware/main.c" -o "$work/test.elf" || { echo "FAIL: firmware build"; exit 1; }
 
 # start_server NAME [fake_server options...]: a fake server on $work/NAME.sock
 start_server() {
@@ -148,9 +131,8 @@ fi
 # 5. The FVP's map and the cycle counters, with TCMs of 1 MiB (QEMU's default is 512 KiB); the
 #    same firmware twice prints the same counters.
 tcm=$((1024 * 1024))
-"$cc" -mcpu=cortex-m55 -mthumb -O2 -g -Wall -Wextra -Wno-override-init -Werror -ffreestanding -nostdlib \
-    -DITCM_BYTES=$tcm -DDTCM_BYTES=$tcm -T "$here/firmware/linker.ld" "$here/firmware/fvp_map.c" \
-    "$here/firmware/board.c" -o "$work/fvp_map.elf" || fail "fvp_map firmware build"
+firmware_cc -DITCM_BYTES=$tcm -DDTCM_BYTES=$tcm "$here/firmware/fvp_map.c" -o "$work/fvp_map.elf" ||
+    fail "fvp_map firmware build"
 fvp_status=1
 for run in 1 2; do
     start_server "fvp$run" --clock 433e6 || continue

@@ -22,10 +22,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 emu="${1:?usage: run_fvp_test.sh ETHOSU_EMU [QEMU]}"
 qemu="${2:-${ETHOSU_QEMU:-}}"
-[ -n "$qemu" ] || qemu="$("$repo/scripts/build-qemu.sh" --path 2>/dev/null)" || qemu=""
-cc="${ARM_NONE_EABI_GCC:-arm-none-eabi-gcc}"
-[ -x "$qemu" ] || { echo "SKIP: no patched qemu-system-arm (run scripts/build-qemu.sh first)"; exit 77; }
-command -v "$cc" >/dev/null || { echo "SKIP: $cc not found (apt-get install gcc-arm-none-eabi)"; exit 77; }
+. "$here/common.sh"
 export ETHOSU_QEMU="$qemu"
 bin="$(cd "$(dirname "$emu")" && pwd)"
 u55="$bin/FVP_Corstone_SSE-300_Ethos-U55"
@@ -34,19 +31,13 @@ u65="$bin/FVP_Corstone_SSE-300_Ethos-U65"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/ethosu-fvp-test.XXXXXX")"
 trap '[ -z "${KEEP_WORK:-}" ] && rm -rf "$work"' EXIT
-passes=0
-failures=0
-pass() { echo "PASS: $*"; passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 show() { sed 's/^/    /' "$@" | head -20; }
 
 # build NAME [-D...]: firmware/fvp_cli.c as $work/NAME.elf
 build() {
     local name="$1"
     shift
-    "$cc" -mcpu=cortex-m55 -mthumb -O2 -Wall -Wextra -Wno-override-init -Werror -ffreestanding -nostdlib "$@" \
-        -I "$here/firmware" -T "$here/firmware/linker.ld" "$here/firmware/fvp_cli.c" "$here/firmware/board.c" \
-        -o "$work/$name.elf" || { echo "FAIL: firmware $name"; exit 1; }
+    firmware_cc "$here/firmware/fvp_cli.c" "$@" -o "$work/$name.elf" || { echo "FAIL: firmware $name"; exit 1; }
 }
 build eot -DEND_EOT
 build semihosting -DCMDLINE -DFILE_IO

@@ -21,11 +21,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 emu="${1:?usage: run_stream_test.sh ETHOSU_EMU [QEMU]}"
 qemu="${2:-${ETHOSU_QEMU:-}}"
-[ -n "$qemu" ] || qemu="$("$repo/scripts/build-qemu.sh" --path 2>/dev/null)" || qemu=""
 vectors="${ETHOSU_VECTORS_DIR:-$repo/../shared/vectors}"
-cc="${ARM_NONE_EABI_GCC:-arm-none-eabi-gcc}"
-[ -x "$qemu" ] || { echo "SKIP: no patched qemu-system-arm (run scripts/build-qemu.sh first)"; exit 77; }
-command -v "$cc" >/dev/null || { echo "SKIP: $cc not found (apt-get install gcc-arm-none-eabi)"; exit 77; }
+. "$here/common.sh"
 [ -f "$vectors/index.csv" ] || { echo "SKIP: test vectors not found at $vectors"; exit 77; }
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/ethosu-qemu-streams.XXXXXX")"
@@ -35,10 +32,6 @@ cleanup() {
     [ -z "${KEEP_WORK:-}" ] && rm -rf "$work"
 }
 trap cleanup EXIT
-passes=0
-failures=0
-pass() { echo "PASS: $*"; passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
 # run_firmware CASE NPU: the server on a socket of its own, QEMU with the firmware; output in CASE.out
 run_firmware() {
@@ -73,9 +66,8 @@ check_case() {
         fail "$case: model data ($(tail -1 "$work/$case.gen"))"
         return
     fi
-    if ! "$cc" -mcpu=cortex-m55 -mthumb -O2 -g -Wall -Wextra -Wno-override-init -Werror -ffreestanding -nostdlib \
-            -I "$data" -I "$here/firmware" -T "$here/firmware/linker.ld" "$here/firmware/run_stream.c" \
-            "$here/firmware/board.c" "$data/model_data.S" -o "$work/$case.elf" 2>"$work/$case.cc"; then
+    if ! firmware_cc -I "$data" "$here/firmware/run_stream.c" "$data/model_data.S" -o "$work/$case.elf" \
+            2>"$work/$case.cc"; then
         fail "$case: firmware build: $(head -3 "$work/$case.cc")"
         return
     fi
@@ -106,9 +98,8 @@ check_io_copy() {
         fail "$case: data ($(tail -1 "$work/$case.gen"))"
         return
     fi
-    if ! "$cc" -mcpu=cortex-m55 -mthumb -O2 -g -Wall -Wextra -Wno-override-init -Werror -ffreestanding -nostdlib \
-            -I "$data" -I "$here/firmware" -T "$here/firmware/linker.ld" "$here/firmware/io_copy.c" \
-            "$here/firmware/board.c" "$data/io_copy_data.S" -lc -lgcc -o "$work/$case.elf" 2>"$work/$case.cc"; then
+    if ! firmware_cc -I "$data" "$here/firmware/io_copy.c" "$data/io_copy_data.S" -lc -lgcc -o "$work/$case.elf" \
+            2>"$work/$case.cc"; then
         fail "$case: firmware build: $(head -3 "$work/$case.cc")"
         return
     fi
@@ -145,10 +136,7 @@ done
 
 # The launcher: ethosu-emu system starts the server and QEMU itself, passes the firmware's exit
 # status through, and ends a firmware that never ends at --timeout with 124.
-build_cpu_only() {
-    "$cc" -mcpu=cortex-m55 -mthumb -O2 -Wall -Wextra -Wno-override-init -Werror -ffreestanding -nostdlib "$@" \
-        -I "$here/firmware" -T "$here/firmware/linker.ld" "$here/firmware/cpu_only.c" "$here/firmware/board.c"
-}
+build_cpu_only() { firmware_cc "$here/firmware/cpu_only.c" "$@"; }
 if "$emu" system "$work/person_detect-ethos-u55-128.elf" --npu ethos-u55-128 --qemu "$qemu" >"$work/system.out" 2>&1 &&
         grep -q "checks: [0-9]* passed, 0 failed" "$work/system.out"; then
     pass "ethosu-emu system runs the stream firmware"
