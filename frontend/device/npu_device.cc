@@ -489,7 +489,9 @@ NpuDevice::Run NpuDevice::run_on(const MemoryMap& map, const std::string& source
     if (!stream_memory)
         return fault_run(r.bus_status.mask, 0, 0, fmt::format("{}: {} bytes outside every mapped memory", source, qsize));
     std::vector<uint32_t> words(qsize / 4);
-    std::memcpy(words.data(), stream_memory->bytes.data() + (qbase - stream_memory->address), words.size() * 4);
+    // A QSIZE under one word leaves no words (and no buffer to copy into: memcpy's null pointer).
+    if (!words.empty())
+        std::memcpy(words.data(), stream_memory->bytes.data() + (qbase - stream_memory->address), words.size() * 4);
 
     // The memory behind each region: REGIONCFG picks an AXI configuration per region (U55/U65:
     // AXI_LIMIT 0-1 on AXI0, 2-3 on AXI1; U85: MEM_ATTR n, whose axi_port bit picks the port).
