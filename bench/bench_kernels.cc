@@ -165,10 +165,10 @@ private:
     // the executor.
     void finish() {
         builder_.emit(Cmd::OP_STOP, {{Field::OP_STOP__mask, 0xFFFF}});
-        auto fm = map_.allocate(kFeatureMapAddress, std::max<uint64_t>(fm_bytes_, 16), "feature maps", MemoryKind::Sram);
+        auto fm = map_.allocate(kFeatureMapAddress, std::max<uint64_t>(fm_bytes_, 16), "feature maps");
         for (size_t i = 0; i < fm.size(); ++i) fm[i] = static_cast<uint8_t>(i * 29 + i / 253);
         weight_bytes_.resize(std::max<size_t>(weight_bytes_.size(), 16));
-        map_.map(kWeightAddress, weight_bytes_, "weights", MemoryKind::Sram);
+        map_.map(kWeightAddress, weight_bytes_, "weights");
         space_.set_base(kWeightRegion, kWeightAddress);
         space_.set_base(kFeatureMapRegion, kFeatureMapAddress);
         stream_ = decode_stream(config_, builder_.words(), "bench");

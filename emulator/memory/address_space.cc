@@ -14,7 +14,7 @@
 
 namespace ethosu {
 
-void MemoryMap::map(uint64_t address, std::span<uint8_t> bytes, std::string name, MemoryKind kind) {
+void MemoryMap::map(uint64_t address, std::span<uint8_t> bytes, std::string name) {
     const uint64_t end = address + bytes.size();
     if (end < address) throw std::invalid_argument(fmt::format("{}: mapping wraps the address space", name));
     for (const auto& m : mappings_) {
@@ -23,25 +23,25 @@ void MemoryMap::map(uint64_t address, std::span<uint8_t> bytes, std::string name
                                                     m.address));
         }
     }
-    mappings_.push_back({address, bytes, std::move(name), kind});
+    mappings_.push_back({address, bytes, std::move(name)});
 }
 
-void MemoryMap::map_read_only(uint64_t address, std::span<const uint8_t> bytes, std::string name, MemoryKind kind,
+void MemoryMap::map_read_only(uint64_t address, std::span<const uint8_t> bytes, std::string name,
                               bool file_mapped) {
     // AddressSpace::write refuses read-only mappings, so these bytes are only ever read.
-    map(address, {const_cast<uint8_t*>(bytes.data()), bytes.size()}, std::move(name), kind);
+    map(address, {const_cast<uint8_t*>(bytes.data()), bytes.size()}, std::move(name));
     mappings_.back().read_only = true;
     mappings_.back().file_mapped = file_mapped;
 }
 
-std::span<uint8_t> MemoryMap::allocate(uint64_t address, uint64_t size, std::string name, MemoryKind kind) {
+std::span<uint8_t> MemoryMap::allocate(uint64_t address, uint64_t size, std::string name) {
     // calloc, not new[](): a large block comes zeroed from the OS untouched, so a region the stream
     // never writes (a hostile file can claim an arena of hundreds of MB) costs no resident memory.
     auto* block = static_cast<uint8_t*>(std::calloc(std::max<uint64_t>(size, 1), 1));
     if (!block) throw std::bad_alloc();
     owned_.emplace_back(block);
     std::span<uint8_t> bytes(block, size);
-    map(address, bytes, std::move(name), kind);
+    map(address, bytes, std::move(name));
     return bytes;
 }
 

@@ -51,7 +51,6 @@ public:
         uint64_t address = 0;
         std::span<uint8_t> bytes;  // never written through when read_only
         std::string name;
-        MemoryKind kind = MemoryKind::Sram;
         bool read_only = false;
         // The bytes lie in a read-only private file mapping: a page the process drops is read
         // back from the file on its next access (AddressSpace::release).
@@ -59,14 +58,13 @@ public:
     };
 
     // Maps host memory at address; throws std::invalid_argument if it overlaps a mapping.
-    void map(uint64_t address, std::span<uint8_t> bytes, std::string name, MemoryKind kind);
+    void map(uint64_t address, std::span<uint8_t> bytes, std::string name);
     // Maps memory the NPU may only read (a model's constant data, kept where the host has it);
     // a write to it is an access error. file_mapped: the bytes lie in a read-only private file
     // mapping (every page of it file-backed), whose pages release() may drop.
-    void map_read_only(uint64_t address, std::span<const uint8_t> bytes, std::string name, MemoryKind kind,
-                       bool file_mapped = false);
+    void map_read_only(uint64_t address, std::span<const uint8_t> bytes, std::string name, bool file_mapped = false);
     // Allocates zero-filled memory owned by the map and maps it.
-    std::span<uint8_t> allocate(uint64_t address, uint64_t size, std::string name, MemoryKind kind);
+    std::span<uint8_t> allocate(uint64_t address, uint64_t size, std::string name);
 
     // The mapping holding [address, address + length), or nullptr.
     const Mapping* find(uint64_t address, uint64_t length) const;
@@ -104,10 +102,10 @@ public:
     // Anything else is left as it is.
     void release(std::span<const uint8_t> bytes) const;
 
-    // The mapping behind an access, for the timing model (memory kind).
+private:
+    // The mapping holding an access; throws as read() and write() do.
     const MemoryMap::Mapping& mapping(int region, uint64_t offset, uint64_t length, const AccessContext& who) const;
 
-private:
     const MemoryMap& map_;
     std::array<uint64_t, kRegions> base_{};
 };

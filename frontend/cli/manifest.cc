@@ -234,7 +234,7 @@ Manifest parse_manifest(json document, const std::string& label, const fs::path&
     if (document["version"] != kManifestVersion)
         (top / "version").fail(fmt::format("{} is not a version this ethosu-emu reads ({})", document["version"].dump(),
                                            kManifestVersion));
-    Manifest manifest{label, folder, {}, {}};
+    Manifest manifest{label, {}, {}};
     std::set<std::string> names;
     const json& entries = document["entries"];
     for (size_t i = 0; i < entries.size(); ++i) {

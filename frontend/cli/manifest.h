@@ -66,7 +66,6 @@ struct ManifestEntry {
 
 struct Manifest {
     std::string label;                // the manifest's path as given, for errors
-    std::filesystem::path folder;     // relative paths resolve against it
     nlohmann::ordered_json document;  // as read, for `baseline` to rewrite
     std::vector<ManifestEntry> entries;
 };

@@ -263,7 +263,7 @@ BusCounters BusWindow::counters() const {
     return counters_;
 }
 
-void map_bus_window(MemoryMap& map, BusWindow& window, MemoryKind kind) {
+void map_bus_window(MemoryMap& map, BusWindow& window) {
     std::vector<std::pair<uint64_t, uint64_t>> taken;  // [start, end) inside the window
     for (const MemoryMap::Mapping& m : map.mappings()) {
         if (m.address < window.bytes()) {
@@ -273,7 +273,7 @@ void map_bus_window(MemoryMap& map, BusWindow& window, MemoryKind kind) {
     std::sort(taken.begin(), taken.end());
     uint64_t next = 0;  // the first address no mapping seen so far covers
     const auto map_gap_until = [&](uint64_t end) {
-        if (end > next) map.map(next, {window.base() + next, end - next}, "bus", kind);
+        if (end > next) map.map(next, {window.base() + next, end - next}, "bus");
     };
     for (const auto& [start, end] : taken) {
         map_gap_until(start);

@@ -173,6 +173,6 @@ private:
 // Maps every part of [0, window.bytes()) that no mapping of map covers to the window's bytes at
 // the same addresses, each gap as a mapping of its own named "bus": accesses there reach the bus,
 // while the host buffers already mapped keep serving theirs.
-void map_bus_window(MemoryMap& map, BusWindow& window, MemoryKind kind);
+void map_bus_window(MemoryMap& map, BusWindow& window);
 
 }  // namespace ethosu

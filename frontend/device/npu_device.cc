@@ -193,7 +193,7 @@ void NpuDevice::map(uint64_t npu_address, std::span<uint8_t> host, std::string n
     if (npu_address < kUnmappedWindow + 0x1000 && npu_address + host.size() > kUnmappedWindow)
         throw std::invalid_argument(fmt::format("{} at 0x{:x}: the page at 0x{:x} is kept unmapped", name, npu_address,
                                                 kUnmappedWindow));
-    map_.map(npu_address, host, std::move(name), MemoryKind::Sram);
+    map_.map(npu_address, host, std::move(name));
 }
 
 std::optional<uint64_t> NpuDevice::npu_address(const void* host) const {
@@ -455,8 +455,8 @@ NpuDevice::Run NpuDevice::execute() {
     } forget{unmapped_};
     if (!bus_) return run_on(map_, source);
     MemoryMap memory;
-    for (const auto& m : map_.mappings()) memory.map(m.address, m.bytes, m.name, m.kind);
-    map_bus_window(memory, *bus_, MemoryKind::Sram);
+    for (const auto& m : map_.mappings()) memory.map(m.address, m.bytes, m.name);
+    map_bus_window(memory, *bus_);
     Run run = run_on(memory, source);
     bus_->flush();
     if (const auto fault = bus_->fault()) {
@@ -573,8 +573,8 @@ uint64_t NpuDevice::copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_
     // Region 0 the source, region 1 the destination, 4 KB apart in a map of their own.
     const uint64_t dst_address = (src.size() + 0x1FFF) / 0x1000 * 0x1000;
     MemoryMap copy_map;
-    copy_map.map_read_only(0, src, "DMA source", MemoryKind::Sram);
-    copy_map.map(dst_address, dst, "DMA destination", MemoryKind::Sram);
+    copy_map.map_read_only(0, src, "DMA source");
+    copy_map.map(dst_address, dst, "DMA destination");
     AddressSpace space(copy_map);
     space.set_base(0, 0);
     space.set_base(1, dst_address);

@@ -47,8 +47,7 @@ std::array<MemoryKind, AddressSpace::kRegions> invocation_memories(const MemoryS
 // data stays where the model holds it; the other regions get memory of their own, whose spans
 // and initial contents (empty: zeros) are returned.
 std::vector<std::pair<std::span<uint8_t>, std::span<const uint8_t>>> map_regions(
-    const LoadedModel& model, const NpuInvocation& inv, const std::array<MemoryKind, AddressSpace::kRegions>& memories,
-    MemoryMap& map, AddressSpace& space) {
+    const LoadedModel& model, const NpuInvocation& inv, MemoryMap& map, AddressSpace& space) {
     std::vector<std::pair<std::span<uint8_t>, std::span<const uint8_t>>> writable;
     for (const auto& r : inv.regions) {
         if (r.index < 0 || r.index >= AddressSpace::kRegions || r.size >= kRegionSpacing) {
@@ -56,15 +55,14 @@ std::vector<std::pair<std::span<uint8_t>, std::span<const uint8_t>>> map_regions
                         fmt::format("region {} ({}) of {} bytes cannot be mapped", r.index, r.role, r.size));
         }
         const uint64_t base = kRegionSpacing * static_cast<uint64_t>(r.index + 1);
-        const MemoryKind kind = memories[static_cast<size_t>(r.index)];
         if (!r.bytes.empty() && r.size <= r.bytes.size()) {
             // Constant data (the weights): read where the model holds it, as the NPU reads flash.
-            map.map_read_only(base, r.bytes, r.role, kind, r.file_mapped);
+            map.map_read_only(base, r.bytes, r.role, r.file_mapped);
         } else {
             const uint64_t size = std::max<uint64_t>({r.size, r.bytes.size(), 16});
             std::span<uint8_t> bytes;
             try {
-                bytes = map.allocate(base, size, r.role, kind);
+                bytes = map.allocate(base, size, r.role);
             } catch (const std::bad_alloc&) {
                 throw Error(definition_site(model, r.where, r.role),
                             fmt::format("cannot allocate the {} bytes of region {} ({})", size, r.index, r.role));
@@ -207,7 +205,7 @@ std::vector<std::vector<uint8_t>> run_invocation(const LoadedModel& model, const
     MemoryMap map;
     AddressSpace space(map);
     if (options.pipeline.execute) {
-        map_regions(model, inv, timed.regions, map, space);
+        map_regions(model, inv, map, space);
         place_inputs(model, inv, input_tensors, space, inputs);
     }
     StreamOutcome outcome = run_stream(model.config, inv.stream.words, model.path,
@@ -223,7 +221,7 @@ ModelSession::ModelSession(const LoadedModel& model, const SystemSelection& syst
     : model_(model), invocation_(runnable_invocation(model, 0)), memory_(model_memory_system(model, system)),
       timed_{memory_, invocation_memories(memory_, invocation_)}, space_(map_) {
     check_host_tensors(model_, model_.inputs, model_.outputs, WorkLimits{});  // the session runs with the default limits
-    writable_ = map_regions(model_, invocation_, timed_.regions, map_, space_);
+    writable_ = map_regions(model_, invocation_, map_, space_);
     stream_ = std::make_unique<StreamSession>(model_.config, invocation_.stream.words, model_.path, space_, timed_, timing);
 }
 

@@ -43,11 +43,11 @@ inline void run_on_test_memory(const NpuConfig& config, const CommandStreamBuild
     words.insert(words.end(), stop.words().begin(), stop.words().end());
     MemoryMap map;
     AddressSpace space(map);
-    map.map(kSramAddress, sram, "sram", MemoryKind::Sram);
+    map.map(kSramAddress, sram, "sram");
     space.set_base(kSramRegion, kSramAddress);
-    if (!weights.empty()) map.map(kWeightAddress, weights, "weights", MemoryKind::OffChipFlash);
+    if (!weights.empty()) map.map(kWeightAddress, weights, "weights");
     space.set_base(kWeightRegion, kWeightAddress);
-    if (!luts.empty()) map.map(kLutAddress, luts, "luts", MemoryKind::OffChipFlash);
+    if (!luts.empty()) map.map(kLutAddress, luts, "luts");
     space.set_base(kLutRegion, kLutAddress);
     const DecodedStream decoded = decode_stream(config, words, source);
     Executor(config, space, source, nullptr, limits).run(decoded);

@@ -105,8 +105,8 @@ struct Program {
 
 struct Machine {
     Machine() : config(*find_npu_config("ethos-u85-256")), space(map) {
-        sram = map.allocate(kSramBase, 0x100, "sram", MemoryKind::Sram);
-        out = map.allocate(kOutBase, 0x100, "out", MemoryKind::Sram);
+        sram = map.allocate(kSramBase, 0x100, "sram");
+        out = map.allocate(kOutBase, 0x100, "out");
         for (size_t i = 0; i < sram.size(); ++i) sram[i] = static_cast<uint8_t>(i);
         std::fill(out.begin(), out.end(), 0);
         space.set_base(kSramRegion, kSramBase);

@@ -82,8 +82,8 @@ std::vector<uint8_t> reference_copy(const Transfer& t, const std::vector<uint8_t
 // buffer is outside every mapping.
 struct Machine {
     explicit Machine(const char* config_name) : config(*find_npu_config(config_name)), space(map) {
-        src = map.allocate(kSrcAddress, kBufferBytes, "src", MemoryKind::Dram);
-        dst = map.allocate(kDstAddress, kBufferBytes, "dst", MemoryKind::Sram);
+        src = map.allocate(kSrcAddress, kBufferBytes, "src");
+        dst = map.allocate(kDstAddress, kBufferBytes, "dst");
         for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7 + i / 251);
         std::fill(dst.begin(), dst.end(), kUntouched);
         space.set_base(1, kSrcAddress);

@@ -109,9 +109,9 @@ CommandStreamBuilder index_stream(const Programmed& p) {
 
 struct Machine {
     Machine() : config(*find_npu_config("ethos-u85-256")), space(map) {
-        values = map.allocate(kValuesAddress, kBufferBytes, "values", MemoryKind::Sram);
-        out = map.allocate(kOutAddress, kBufferBytes, "out", MemoryKind::Sram);
-        index = map.allocate(kIndexAddress, 0x100, "indices", MemoryKind::Sram);
+        values = map.allocate(kValuesAddress, kBufferBytes, "values");
+        out = map.allocate(kOutAddress, kBufferBytes, "out");
+        index = map.allocate(kIndexAddress, 0x100, "indices");
         for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<uint8_t>(i * 13 + 1);
         std::fill(out.begin(), out.end(), kUntouched);
         space.set_base(kValuesRegion, kValuesAddress);

@@ -143,7 +143,7 @@ void emit_add(CommandStreamBuilder& b, const AddStream& s, const NpuConfig& conf
 class U85Elementwise : public ::testing::TestWithParam<const char*> {
 protected:
     U85Elementwise() : config_(*find_npu_config(GetParam())), space_(map_) {
-        sram_ = map_.allocate(kSramBase, 0x400, "sram", MemoryKind::Sram);
+        sram_ = map_.allocate(kSramBase, 0x400, "sram");
         space_.set_base(1, kSramBase);
         for (int i = 0; i < kDepth; ++i) sram_[kIfmOffset + i] = static_cast<uint8_t>(i);
     }

@@ -79,7 +79,7 @@ EltOp elementwise(int mode, int height, int width, int depth) {
 class U85IntegerElementwise : public ::testing::Test {
 protected:
     U85IntegerElementwise() : config_(*find_npu_config("ethos-u85-256")), space_(map_) {
-        sram_ = map_.allocate(kSramBase, kSramBytes, "sram", MemoryKind::Sram);
+        sram_ = map_.allocate(kSramBase, kSramBytes, "sram");
         space_.set_base(1, kSramBase);
     }
 

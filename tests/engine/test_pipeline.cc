@@ -47,7 +47,7 @@ struct Npu {
     explicit Npu(const char* name)
         : config(*find_npu_config(name)), system(make_memory_system(config, {})),
           timed{system, region_memories(system, {})}, space(map) {
-        sram = map.allocate(kSramBase, kSramBytes, "sram", MemoryKind::Sram);
+        sram = map.allocate(kSramBase, kSramBytes, "sram");
         for (size_t i = 0; i < 0x100; ++i) sram[i] = static_cast<uint8_t>(i + 1);
         space.set_base(kRegion, kSramBase);
     }

@@ -586,8 +586,8 @@ TEST_P(WeightCacheKinds, PrefetchIsCheckedAgainstTheBytesTheOpReads) {
     staged[h.op.weights[0].base + 12] ^= 0x10;  // one 9-bit direct symbol: a different weight
 
     MemoryMap map;
-    map.map_read_only(uint64_t{1} << 28, source, "flash", MemoryKind::OffChipFlash);
-    map.map(uint64_t{2} << 28, staged, "sram", MemoryKind::Sram);
+    map.map_read_only(uint64_t{1} << 28, source, "flash");
+    map.map(uint64_t{2} << 28, staged, "sram");
     AddressSpace space(map);
     space.set_base(0, uint64_t{1} << 28);
     space.set_base(1, uint64_t{2} << 28);

@@ -19,7 +19,7 @@ namespace {
 
 TEST(Memory, RegionsResolveThroughBasePointers) {
     MemoryMap map;
-    auto sram = map.allocate(0x2000'0000, 0x1000, "sram", MemoryKind::Sram);
+    auto sram = map.allocate(0x2000'0000, 0x1000, "sram");
     AddressSpace space(map);
     space.set_base(1, 0x2000'0100);
     sram[0x180] = 42;
@@ -28,12 +28,12 @@ TEST(Memory, RegionsResolveThroughBasePointers) {
     EXPECT_EQ(space.read(1, 0x80, 1, who)[0], 42);
     EXPECT_EQ(map.find(0x2000'0FFF, 1)->name, "sram");
     EXPECT_EQ(map.find(0x2000'0FFF, 2), nullptr);
-    EXPECT_THROW(map.allocate(0x2000'0800, 0x1000, "overlap", MemoryKind::Dram), std::invalid_argument);
+    EXPECT_THROW(map.allocate(0x2000'0800, 0x1000, "overlap"), std::invalid_argument);
 }
 
 TEST(Memory, OutOfRangeAccessNamesTheOp) {
     MemoryMap map;
-    map.allocate(0x1000, 0x100, "scratch", MemoryKind::Sram);
+    map.allocate(0x1000, 0x100, "scratch");
     AddressSpace space(map);
     space.set_base(1, 0x1000);
     const std::string source = "model.tflite";
@@ -56,7 +56,7 @@ TEST(Memory, OutOfRangeAccessNamesTheOp) {
 TEST(Memory, ReadOnlyMappingRefusesWrites) {
     const std::vector<uint8_t> constants{1, 2, 3, 4, 5, 6, 7, 8};
     MemoryMap map;
-    map.map_read_only(0x1000, constants, "weights", MemoryKind::OffChipFlash);
+    map.map_read_only(0x1000, constants, "weights");
     AddressSpace space(map);
     space.set_base(0, 0x1000);
     const std::string source = "model.tflite";
@@ -88,7 +88,7 @@ TEST(Memory, ReadOnlyMappingRefusesWrites) {
 // A 6x6x20 int16 map split in four tiles: width0 = 4, height0 = 2, height1 = 3.
 TEST(Memory, FourTilesAndPartialBricks) {
     MemoryMap map;
-    auto bytes = map.allocate(0, 0x10000, "ram", MemoryKind::Sram);
+    auto bytes = map.allocate(0, 0x10000, "ram");
     AddressSpace space(map);
     FeatureMap fm;
     fm.region = 0;
@@ -121,7 +121,7 @@ TEST(Memory, FourTilesAndPartialBricks) {
 
 TEST(Memory, FeatureMapExtentIsValidatedUpFront) {
     MemoryMap map;
-    map.allocate(0, 1000, "ram", MemoryKind::Sram);
+    map.allocate(0, 1000, "ram");
     AddressSpace space(map);
     FeatureMap fm;
     fm.width0 = fm.height0 = fm.height1 = 10;
@@ -139,7 +139,7 @@ TEST(Memory, FeatureMapExtentIsValidatedUpFront) {
 // a 64-bit IFM2 of 100 channels, whose brick 5 ends at byte 5 + 128, not 6 + 4 * 8).
 TEST(Memory, OverlappingBricksAreValidatedToTheirFarthestByte) {
     MemoryMap map;
-    map.allocate(0, 133, "ram", MemoryKind::Sram);
+    map.allocate(0, 133, "ram");
     AddressSpace space(map);
     FeatureMap fm;
     fm.width0 = fm.height0 = fm.height1 = 1;
@@ -150,14 +150,14 @@ TEST(Memory, OverlappingBricksAreValidatedToTheirFarthestByte) {
     const AccessContext who{&source, 0, "op", "IFM2"};
     EXPECT_NO_THROW(FeatureMapView(fm, 1, 1, 100, space, who, false));
     MemoryMap short_map;
-    short_map.allocate(0, 132, "ram", MemoryKind::Sram);
+    short_map.allocate(0, 132, "ram");
     AddressSpace short_space(short_map);
     EXPECT_THROW(FeatureMapView(fm, 1, 1, 100, short_space, who, false), Error);
 }
 // Kernels write OFM rows concurrently only when no two rows share a byte.
 TEST(Memory, RowsAreDisjointUnlessStridesOrTilesOverlap) {
     MemoryMap map;
-    map.allocate(0, 0x10000, "ram", MemoryKind::Sram);
+    map.allocate(0, 0x10000, "ram");
     AddressSpace space(map);
     FeatureMap fm;
     fm.width0 = 8;
@@ -217,7 +217,7 @@ TEST(Memory, ReleasedFilePagesAreDroppedAndReadBack) {
     std::filesystem::remove(path);  // the mapping keeps the contents
     ASSERT_TRUE(file.file_mapped);
     MemoryMap map;
-    map.map_read_only(0x10000000, file.bytes, "weights", MemoryKind::OffChipFlash, file.file_mapped);
+    map.map_read_only(0x10000000, file.bytes, "weights", file.file_mapped);
     AddressSpace space(map);
     space.set_base(0, 0x10000000);
     const AccessContext who{nullptr, std::nullopt, "test", "weights"};
@@ -250,8 +250,8 @@ TEST(Memory, ReleaseLeavesHostMemoryAlone) {
     const std::vector<uint8_t> expected = constants;
     std::vector<uint8_t> scratch(256 * 1024, 0x5a);
     MemoryMap map;
-    map.map_read_only(0x1000, constants, "weights", MemoryKind::OffChipFlash);
-    map.map(0x100000, scratch, "scratch", MemoryKind::Sram);
+    map.map_read_only(0x1000, constants, "weights");
+    map.map(0x100000, scratch, "scratch");
     AddressSpace space(map);
     space.set_base(0, 0x1000);
     space.set_base(1, 0x100000);
