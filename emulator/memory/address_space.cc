@@ -14,6 +14,17 @@
 
 namespace ethosu {
 
+std::string_view region_role_name(RegionRole role) {
+    switch (role) {
+        case RegionRole::Weights: return "weights";
+        case RegionRole::Scratch: return "scratch";
+        case RegionRole::ScratchFast: return "scratch_fast";
+        case RegionRole::Input: return "input";
+        case RegionRole::Output: return "output";
+    }
+    return "?";
+}
+
 void MemoryMap::map(uint64_t address, std::span<uint8_t> bytes, std::string name) {
     const uint64_t end = address + bytes.size();
     if (end < address) throw std::invalid_argument(fmt::format("{}: mapping wraps the address space", name));

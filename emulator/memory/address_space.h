@@ -18,6 +18,18 @@ namespace ethosu {
 // Where the memory sits, as Vela's memory modes place it; the timing model prices accesses by it.
 enum class MemoryKind : uint8_t { Sram, Dram, OnChipFlash, OffChipFlash };
 
+// What a region (base pointer) holds, as its loader knows it from the file's layout: the timing
+// model puts its memory behind the AXI port for it (MemorySystem::port_for_role).
+enum class RegionRole : uint8_t {
+    Weights,      // constant data: Vela's const_mem_area
+    Scratch,      // the arena: feature maps and scratch
+    ScratchFast,  // the arena's fast part: Vela's cache_mem_area
+    Input,        // the caller's input buffers (--separate-io-regions, the Linux driver's IFM buffer)
+    Output,       // the caller's output buffers
+};
+// "weights", "scratch", "scratch_fast", "input", "output".
+std::string_view region_role_name(RegionRole role);
+
 // Who is accessing, for error messages: "model.tflite: cmd@0x120: NPU_OP_CONV: IFM ...".
 struct AccessContext {
     const std::string* source = nullptr;

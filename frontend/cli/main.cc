@@ -128,7 +128,7 @@ int run_info(const std::string& path, const LoadOptions& options, const SystemSe
         total_ops += ops;
         json regions = json::array();
         for (const auto& r : inv.regions)
-            regions.push_back({{"index", r.index}, {"role", r.role}, {"size", r.size}, {"initialised", r.bytes.size()}});
+            regions.push_back({{"index", r.index}, {"role", region_role_name(r.role)}, {"size", r.size}, {"initialised", r.bytes.size()}});
         streams.push_back({{"payload", inv.stream.payload_kind}, {"words", inv.stream.words.size()},
                            {"commands", decoded.command_count}, {"ops", ops}, {"op_kinds", kinds},
                            {"regions", regions}, {"warnings", decoded.warnings}});

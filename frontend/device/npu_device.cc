@@ -581,7 +581,7 @@ uint64_t NpuDevice::copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_
     // Both sides in the memory Vela's memory mode gives the arena: the copies move tensors
     // between the application's buffers and the NPU's scratch, which share that memory.
     TimedMemory timed{memory_, {}};
-    timed.regions.fill(memory_.port_memory(memory_.port_for_role("scratch")));
+    timed.regions.fill(memory_.port_memory(memory_.port_for_role(RegionRole::Scratch)));
 
     using isa::Cmd;
     using isa::Field;

@@ -46,7 +46,7 @@ void check_ethos_u(const OperatorView& v) {
                  fmt::format("'{}' is planned in region {}, which the operator does not have", t.name, t.region));
         v.expect(t.offset <= region->size && t.size_bytes <= region->size - t.offset,
                  fmt::format("'{}' ({} bytes at offset {}) does not fit its {} region of {} bytes", t.name, t.size_bytes,
-                             t.offset, region->role, region->size));
+                             t.offset, region_role_name(region->role), region->size));
     };
     for (const auto& t : inv.inputs) check_fits(t, false);
     for (const auto& t : inv.outputs) check_fits(t, true);

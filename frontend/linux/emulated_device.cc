@@ -623,16 +623,16 @@ std::unique_ptr<LoadedModel> direct_model(const Network& network, const DirectBi
     NpuInvocation inv;
     inv.stream = *network.stream;
     if (binding.constant)
-        inv.regions.push_back({0, "weights", binding.constant->to_batch_end().size(), binding.constant->to_batch_end(),
+        inv.regions.push_back({0, RegionRole::Weights, binding.constant->to_batch_end().size(), binding.constant->to_batch_end(),
                                binding.constant});
-    inv.regions.push_back({2, "scratch_fast", kDirectSramBytes, {}, nullptr});
-    for (const auto& [region, role] : {std::pair{1, "scratch"}, std::pair{3, "input"}, std::pair{4, "output"}}) {
+    inv.regions.push_back({2, RegionRole::ScratchFast, kDirectSramBytes, {}, nullptr});
+    for (const auto& [region, role] : {std::pair{1, RegionRole::Scratch}, std::pair{3, RegionRole::Input}, std::pair{4, RegionRole::Output}}) {
         const auto& buffer = binding.*region_buffer(region);
         if (!buffer) continue;
         const uint64_t size = buffer->to_batch_end().size();
         inv.regions.push_back({region, role, size, {}, nullptr});
         TensorInfo whole;
-        whole.name = fmt::format("{} buffer fd {}", role, buffer->fd());
+        whole.name = fmt::format("{} buffer fd {}", region_role_name(role), buffer->fd());
         whole.shape = {static_cast<int64_t>(size)};
         whole.type = ElementType::UInt8;
         whole.region = region;

@@ -123,8 +123,8 @@ std::vector<TensorInfo> feature_maps(const Block& block, const std::string& path
 // outputs in region 4, which the driver points at the caller's buffers (Arm's direct-drive
 // kernel: the first IFM and the first OFM buffer). Each such region spans its tensors.
 void add_io_regions(NpuInvocation& invocation, const ErrorLocation& where) {
-    std::map<int, std::pair<std::string, uint64_t>> io_regions;
-    for (const auto& [tensors, role] : {std::pair{&invocation.inputs, "input"}, std::pair{&invocation.outputs, "output"}})
+    std::map<int, std::pair<RegionRole, uint64_t>> io_regions;
+    for (const auto& [tensors, role] : {std::pair{&invocation.inputs, RegionRole::Input}, std::pair{&invocation.outputs, RegionRole::Output}})
         for (const auto& t : *tensors) {
             if (t.region <= 1) continue;  // unplaced, the weights or scratch
             auto& [region_role, end] = io_regions.try_emplace(t.region, role, 0).first->second;
@@ -148,10 +148,10 @@ NpuInvocation vela_bin_stream_invocation(const std::string& path, const FileByte
     invocation.stream =
         parse_driver_payload(path, cmd.data().data(), cmd.size(), cmd.file_offset(), max_stream_words);
     invocation.regions.push_back(
-        initialised_region(0, "weights", weights.data(), file, {path, weights.file_offset(), "weight_data"}));
+        initialised_region(0, RegionRole::Weights, weights.data(), file, {path, weights.file_offset(), "weight_data"}));
     const auto [scratch_bytes, scratch_where] = scratch_size(blocks, r);
     invocation.regions.push_back(scratch_region(
-        1, "scratch", checked_region_size(static_cast<int64_t>(scratch_bytes), scratch_where), scratch_where));
+        1, RegionRole::Scratch, checked_region_size(static_cast<int64_t>(scratch_bytes), scratch_where), scratch_where));
     invocation.inputs = feature_maps(required(blocks, "inputs", r), path);
     invocation.outputs = feature_maps(required(blocks, "outputs", r), path);
     add_io_regions(invocation, {path, cmd.file_offset(), "cmd_data"});

@@ -36,20 +36,20 @@ int checked_region_index(int64_t index, const ErrorLocation& where) {
     return static_cast<int>(index);
 }
 
-RegionImage scratch_region(int index, std::string role, uint64_t size, ErrorLocation where) {
+RegionImage scratch_region(int index, RegionRole role, uint64_t size, ErrorLocation where) {
     RegionImage region;
     region.index = index;
-    region.role = std::move(role);
+    region.role = role;
     region.size = size;
     region.where = std::move(where);
     return region;
 }
 
-RegionImage initialised_region(int index, std::string role, std::span<const uint8_t> bytes, const FileBytes& file,
+RegionImage initialised_region(int index, RegionRole role, std::span<const uint8_t> bytes, const FileBytes& file,
                                ErrorLocation where) {
     const bool inside_file = !bytes.empty() && bytes.data() >= file.bytes.data() &&
                              bytes.data() + bytes.size() <= file.bytes.data() + file.bytes.size();
-    RegionImage region{index,      std::move(role), bytes.size(), bytes, file.owner, inside_file && file.file_mapped,
+    RegionImage region{index,      role, bytes.size(), bytes, file.owner, inside_file && file.file_mapped,
                        std::move(where)};
     if (!(inside_file && file.owner)) {
         auto copy = std::make_shared<const std::vector<uint8_t>>(bytes.begin(), bytes.end());

@@ -38,10 +38,10 @@ int checked_region_index(int64_t index, const ErrorLocation& where);
 
 // A region whose initial contents are `bytes`: pointing into the file when `bytes` lie inside it
 // and the file has an owner, else a copy the region owns. `where`: the file's definition of it.
-RegionImage initialised_region(int index, std::string role, std::span<const uint8_t> bytes, const FileBytes& file,
+RegionImage initialised_region(int index, RegionRole role, std::span<const uint8_t> bytes, const FileBytes& file,
                                ErrorLocation where);
 // A region that starts zero-filled (scratch), its size defined at `where`.
-RegionImage scratch_region(int index, std::string role, uint64_t size, ErrorLocation where);
+RegionImage scratch_region(int index, RegionRole role, uint64_t size, ErrorLocation where);
 
 // Offset Vela gives a feature map it did not place in any region.
 constexpr int64_t kUnplacedOffset = -1;

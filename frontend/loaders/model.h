@@ -12,6 +12,7 @@
 
 #include "emulator/isa/error.h"
 #include "emulator/isa/npu_config.h"
+#include "emulator/memory/address_space.h"
 
 namespace ethosu {
 
@@ -53,7 +54,7 @@ struct CommandStream {
 // One region (base pointer) the command stream addresses.
 struct RegionImage {
     int index = -1;                   // BASEP index
-    std::string role;                 // "weights", "scratch", "scratch_fast", "input", "output", ...
+    RegionRole role = RegionRole::Scratch;
     uint64_t size = 0;                // bytes the region spans
     std::span<const uint8_t> bytes;   // initial contents; empty for scratch areas (zero-filled)
     std::shared_ptr<const void> owner;  // keeps `bytes` alive: the mapped model file, or a copy

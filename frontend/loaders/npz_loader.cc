@@ -138,15 +138,16 @@ LocatedRegion weights_region(NpzReader& npz, const FileBytes& file) {
     // numpy cannot store an empty bytes scalar: it writes one NUL byte with descr '|S1'.
     if (bytes.size() == 1 && bytes[0] == 0) bytes = {};
     const auto [index, where] = npz.int_scalar("weight_region");
-    return {initialised_region(checked_region_index(index, where), "weights", bytes, file,
+    return {initialised_region(checked_region_index(index, where), RegionRole::Weights, bytes, file,
                                {data.label(), data.file_offset(), "weight_data"}),
             where};
 }
 
-LocatedRegion npz_scratch_region(NpzReader& npz, const std::string& prefix) {
+LocatedRegion npz_scratch_region(NpzReader& npz, RegionRole role) {
+    const std::string prefix(region_role_name(role));
     const auto [index, index_where] = npz.int_scalar(prefix + "_region");
     const auto [size, size_where] = npz.int_scalar(prefix + "_size");
-    return {ethosu::scratch_region(checked_region_index(index, index_where), prefix,
+    return {ethosu::scratch_region(checked_region_index(index, index_where), role,
                                    checked_region_size(size, size_where), size_where),
             index_where};
 }
@@ -159,17 +160,18 @@ std::vector<RegionImage> regions(NpzReader& npz, const FileBytes& file) {
         index_locations.push_back(std::move(region.second));
     };
     add(weights_region(npz, file));
-    add(npz_scratch_region(npz, "scratch"));
+    add(npz_scratch_region(npz, RegionRole::Scratch));
     // U55 systems have no separate fast scratch: Vela writes size 0 (or, in older versions, nothing).
     if (npz.has("scratch_fast_size")) {
-        auto fast = npz_scratch_region(npz, "scratch_fast");
+        auto fast = npz_scratch_region(npz, RegionRole::ScratchFast);
         if (fast.first.size > 0) add(std::move(fast));
     }
     for (size_t i = 0; i < out.size(); ++i)
         for (size_t j = 0; j < i; ++j)
             if (out[i].index == out[j].index)
                 throw Error(index_locations[i],
-                            fmt::format("{} and {} both claim region {}", out[j].role, out[i].role, out[i].index));
+                            fmt::format("{} and {} both claim region {}", region_role_name(out[j].role),
+                                        region_role_name(out[i].role), out[i].index));
     return out;
 }
 

@@ -372,16 +372,16 @@ NpuInvocation VelaTfliteLoader::invocation(const tflite::SubGraph& sg, const tfl
                              max_stream_words);
 
     const auto weights = tensor_data(input(kWeightsInput), input_field(kWeightsInput));
-    inv.regions.push_back(initialised_region(0, "weights", weights, file_,
+    inv.regions.push_back(initialised_region(0, RegionRole::Weights, weights, file_,
                                              {path_, offset_of(&input(kWeightsInput)), input_field(kWeightsInput)}));
     const int32_t scratch_index = inputs->Get(kScratchInput);
     const TensorInfo scratch = tensor_info(input(kScratchInput), input_field(kScratchInput));
-    inv.regions.push_back(scratch_region(1, "scratch", scratch.size_bytes, scratch.where));
+    inv.regions.push_back(scratch_region(1, RegionRole::Scratch, scratch.size_bytes, scratch.where));
     // Where fast scratch is the arena itself Vela passes the scratch tensor twice; like the
     // .npz (size 0) that means no separate region 2.
     const TensorInfo fast = tensor_info(input(kScratchFastInput), input_field(kScratchFastInput));
     if (inputs->Get(kScratchFastInput) != scratch_index && fast.size_bytes > 0)
-        inv.regions.push_back(scratch_region(2, "scratch_fast", fast.size_bytes, fast.where));
+        inv.regions.push_back(scratch_region(2, RegionRole::ScratchFast, fast.size_bytes, fast.where));
 
     const auto feature_map = [&](int32_t index, const std::string& fm_field) {
         TensorInfo info = tensor_info(tensor_at(sg, index, &op, fm_field), fm_field);

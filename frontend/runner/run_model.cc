@@ -38,7 +38,7 @@ const NpuInvocation& runnable_invocation(const LoadedModel& model, size_t inputs
 }
 
 std::array<MemoryKind, AddressSpace::kRegions> invocation_memories(const MemorySystem& memory, const NpuInvocation& inv) {
-    std::vector<std::pair<int, std::string>> roles;
+    std::vector<std::pair<int, RegionRole>> roles;
     for (const auto& r : inv.regions) roles.emplace_back(r.index, r.role);
     return region_memories(memory, roles);
 }
@@ -50,22 +50,23 @@ std::vector<std::pair<std::span<uint8_t>, std::span<const uint8_t>>> map_regions
     const LoadedModel& model, const NpuInvocation& inv, MemoryMap& map, AddressSpace& space) {
     std::vector<std::pair<std::span<uint8_t>, std::span<const uint8_t>>> writable;
     for (const auto& r : inv.regions) {
+        const std::string role(region_role_name(r.role));
         if (r.index < 0 || r.index >= AddressSpace::kRegions || r.size >= kRegionSpacing) {
-            throw Error(definition_site(model, r.where, r.role),
-                        fmt::format("region {} ({}) of {} bytes cannot be mapped", r.index, r.role, r.size));
+            throw Error(definition_site(model, r.where, role),
+                        fmt::format("region {} ({}) of {} bytes cannot be mapped", r.index, role, r.size));
         }
         const uint64_t base = kRegionSpacing * static_cast<uint64_t>(r.index + 1);
         if (!r.bytes.empty() && r.size <= r.bytes.size()) {
             // Constant data (the weights): read where the model holds it, as the NPU reads flash.
-            map.map_read_only(base, r.bytes, r.role, r.file_mapped);
+            map.map_read_only(base, r.bytes, role, r.file_mapped);
         } else {
             const uint64_t size = std::max<uint64_t>({r.size, r.bytes.size(), 16});
             std::span<uint8_t> bytes;
             try {
-                bytes = map.allocate(base, size, r.role);
+                bytes = map.allocate(base, size, role);
             } catch (const std::bad_alloc&) {
-                throw Error(definition_site(model, r.where, r.role),
-                            fmt::format("cannot allocate the {} bytes of region {} ({})", size, r.index, r.role));
+                throw Error(definition_site(model, r.where, role),
+                            fmt::format("cannot allocate the {} bytes of region {} ({})", size, r.index, role));
             }
             if (!r.bytes.empty()) std::memcpy(bytes.data(), r.bytes.data(), r.bytes.size());
             writable.emplace_back(bytes, r.bytes);

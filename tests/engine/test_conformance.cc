@@ -204,7 +204,7 @@ TEST(ModelMemory, ARunLeavesFewWeightPagesResident) {
     if (!fs::exists(dir / "golden" / "seed1.in0.bin")) GTEST_SKIP() << "test vectors not found at " << vectors;
     const auto model = load_model((dir / "ethos-u55-128" / "model_vela.tflite").string(), {});
     const RegionImage& weights = model->invocations.at(0).regions.at(0);
-    ASSERT_EQ(weights.role, "weights");
+    ASSERT_EQ(weights.role, RegionRole::Weights);
     ASSERT_TRUE(weights.file_mapped);
     const RunResult result =
         run_model(*model, {read_file_bytes(dir / "golden" / "seed1.in0.bin")}, {.pipeline = {.execute = true, .timing = false}});

@@ -99,7 +99,7 @@ void expect_same_npu_work(const LoadedModel& tflite, const LoadedModel& npz) {
     EXPECT_EQ(t.stream.id_word, n.stream.id_word);
     ASSERT_EQ(t.regions.size(), n.regions.size());
     for (size_t r = 0; r < n.regions.size(); ++r) {
-        SCOPED_TRACE("region " + n.regions[r].role);
+        SCOPED_TRACE("region " + std::string(region_role_name(n.regions[r].role)));
         EXPECT_EQ(t.regions[r].index, n.regions[r].index);
         EXPECT_EQ(t.regions[r].role, n.regions[r].role);
         EXPECT_EQ(t.regions[r].size, n.regions[r].size);

@@ -49,7 +49,7 @@ TEST(ExecuTorch, LoadsAndIsDetected) {
     EXPECT_EQ(inv.stream.file_offset, 32u + 32u + 32u);  // two block headers, then the COP1 header
     ASSERT_EQ(inv.regions.size(), 2u);
     EXPECT_TRUE(std::ranges::equal(inv.regions[0].bytes, kWeights));
-    EXPECT_EQ(inv.regions[1].role, "scratch");
+    EXPECT_EQ(inv.regions[1].role, RegionRole::Scratch);
     EXPECT_EQ(inv.regions[1].size, 256u);
     ASSERT_EQ(model->inputs.size(), 1u);
     EXPECT_EQ(model->inputs[0].shape, (std::vector<int64_t>{1, 1, 1, 4, 4, 2}));
@@ -70,10 +70,10 @@ TEST(ExecuTorch, SeparateIoRegionsGetTheirRegions) {
     const auto& regions = model->invocations.at(0).regions;
     ASSERT_EQ(regions.size(), 4u);
     EXPECT_EQ(regions[2].index, 3);
-    EXPECT_EQ(regions[2].role, "input");
+    EXPECT_EQ(regions[2].role, RegionRole::Input);
     EXPECT_EQ(regions[2].size, 37u);  // the second input ends at 32 + 5
     EXPECT_EQ(regions[3].index, 4);
-    EXPECT_EQ(regions[3].role, "output");
+    EXPECT_EQ(regions[3].role, RegionRole::Output);
     EXPECT_EQ(regions[3].size, 8u);
 }
 

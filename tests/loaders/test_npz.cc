@@ -50,10 +50,10 @@ TEST(Npz, LoadsStoredAndDeflatedAlike) {
         EXPECT_EQ(inv.stream.words, kSomeWords);
         ASSERT_EQ(inv.regions.size(), 2u);  // fast scratch of size 0 is no region
         EXPECT_EQ(inv.regions[0].index, 0);
-        EXPECT_EQ(inv.regions[0].role, "weights");
+        EXPECT_EQ(inv.regions[0].role, RegionRole::Weights);
         EXPECT_TRUE(std::ranges::equal(inv.regions[0].bytes, kWeights));
         EXPECT_EQ(inv.regions[1].index, 1);
-        EXPECT_EQ(inv.regions[1].role, "scratch");
+        EXPECT_EQ(inv.regions[1].role, RegionRole::Scratch);
         EXPECT_EQ(inv.regions[1].size, 64u);
         ASSERT_EQ(model->inputs.size(), 1u);
         EXPECT_EQ(model->inputs[0].shape, (std::vector<int64_t>{1, 1, 1, 4, 4, 2}));
@@ -88,7 +88,7 @@ TEST(Npz, FastScratchAndUnplacedFeatureMaps) {
     replace(members, "input_offset.npy", npy("<f8", "(1,)", offsets));
     const auto model = load_vela_npz("model.npz", zip_archive(members), {});
     ASSERT_EQ(model->invocations[0].regions.size(), 3u);
-    EXPECT_EQ(model->invocations[0].regions[2].role, "scratch_fast");
+    EXPECT_EQ(model->invocations[0].regions[2].role, RegionRole::ScratchFast);
     EXPECT_EQ(model->invocations[0].regions[2].index, 2);
     EXPECT_EQ(model->invocations[0].regions[2].size, 4096u);
     EXPECT_EQ(model->inputs[0].region, -1);

@@ -110,7 +110,7 @@ TEST(Tflite, OneNpuOperator) {
     ASSERT_EQ(inv.regions.size(), 3u);
     EXPECT_TRUE(std::ranges::equal(inv.regions[0].bytes, Bytes{1, 2, 3, 4, 5, 6, 7, 8}));
     EXPECT_EQ(inv.regions[1].size, 96u);
-    EXPECT_EQ(inv.regions[2].role, "scratch_fast");
+    EXPECT_EQ(inv.regions[2].role, RegionRole::ScratchFast);
     EXPECT_EQ(inv.regions[2].size, 32u);
     ASSERT_EQ(inv.inputs.size(), 1u);
     EXPECT_EQ(inv.inputs[0].region, 1);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "emulator/engine/timing/system_config.h"
+#include "emulator/engine/timing/timing_model.h"
 #include "emulator/isa/error.h"
 
 namespace ethosu {
@@ -51,16 +52,31 @@ TEST(SystemConfig, DefaultsPerGeneration) {
     const MemorySystem u55 = make_memory_system(*find_npu_config("ethos-u55-256"), {});
     EXPECT_EQ(u55.system.name, "Ethos_U55_High_End_Embedded");
     EXPECT_EQ(u55.mode.name, "Shared_Sram");
-    EXPECT_EQ(u55.port_memory(u55.port_for_role("weights")), MemoryKind::OffChipFlash);
-    EXPECT_EQ(u55.port_memory(u55.port_for_role("scratch")), MemoryKind::Sram);
+    EXPECT_EQ(u55.port_memory(u55.port_for_role(RegionRole::Weights)), MemoryKind::OffChipFlash);
+    EXPECT_EQ(u55.port_memory(u55.port_for_role(RegionRole::Scratch)), MemoryKind::Sram);
     const MemorySystem u85 = make_memory_system(*find_npu_config("ethos-u85-256"), {});
     EXPECT_EQ(u85.system.name, "Ethos_U85_SYS_DRAM_Mid");
     EXPECT_EQ(u85.mode.name, "Dedicated_Sram_384KB");
     EXPECT_EQ(u85.mode.arena_cache_size, 393216u);  // inherited mode plus its own key
-    EXPECT_EQ(u85.port_memory(u85.port_for_role("scratch")), MemoryKind::Dram);
-    EXPECT_EQ(u85.port_memory(u85.port_for_role("scratch_fast")), MemoryKind::Sram);
+    EXPECT_EQ(u85.port_memory(u85.port_for_role(RegionRole::Scratch)), MemoryKind::Dram);
+    EXPECT_EQ(u85.port_memory(u85.port_for_role(RegionRole::ScratchFast)), MemoryKind::Sram);
     EXPECT_EQ(u85.timing(MemoryKind::Dram).read_latency, 500);
     EXPECT_EQ(u85.axi_bytes, 16);
+}
+
+// The caller's buffers (Vela's --separate-io-regions, the Linux driver's IFM and OFM buffers) sit
+// with the arena: on a Dedicated_Sram system that is the DRAM, not the fast scratch's SRAM.
+TEST(SystemConfig, EveryRegionRoleHasItsPort) {
+    const MemorySystem u85 = make_memory_system(*find_npu_config("ethos-u85-256"), {});
+    EXPECT_EQ(u85.port_for_role(RegionRole::Weights), u85.mode.const_port);
+    EXPECT_EQ(u85.port_for_role(RegionRole::ScratchFast), u85.mode.cache_port);
+    for (const RegionRole role : {RegionRole::Scratch, RegionRole::Input, RegionRole::Output})
+        EXPECT_EQ(u85.port_for_role(role), u85.mode.arena_port) << region_role_name(role);
+    const auto memories = region_memories(u85, {{3, RegionRole::Input}, {4, RegionRole::Output}, {5, RegionRole::ScratchFast}});
+    EXPECT_EQ(memories[2], MemoryKind::Sram);  // no role given: Vela's layout, the fast scratch
+    EXPECT_EQ(memories[3], MemoryKind::Dram);
+    EXPECT_EQ(memories[4], MemoryKind::Dram);
+    EXPECT_EQ(memories[5], MemoryKind::Sram);
 }
 
 TEST(SystemConfig, UserFileAddsAndReplacesSections) {

@@ -651,9 +651,14 @@ double MemorySystem::bytes_per_cycle(MemoryKind k) const {
     return std::min(port, t.bandwidth_cap_bytes_per_cycle().value_or(port));
 }
 
-int MemorySystem::port_for_role(std::string_view role) const {
-    if (role == "weights") return mode.const_port;
-    if (role == "scratch_fast") return mode.cache_port;
+int MemorySystem::port_for_role(RegionRole role) const {
+    switch (role) {
+        case RegionRole::Weights: return mode.const_port;
+        case RegionRole::ScratchFast: return mode.cache_port;
+        case RegionRole::Scratch:
+        case RegionRole::Input:
+        case RegionRole::Output: return mode.arena_port;
+    }
     return mode.arena_port;
 }
 

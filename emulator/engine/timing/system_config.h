@@ -107,9 +107,10 @@ struct MemorySystem {
     MemoryKind port_memory(int port) const { return system.axi_port.at(static_cast<size_t>(port)); }
     const MemoryTiming& timing(MemoryKind k) const { return system.memory.at(static_cast<size_t>(k)); }
     double bytes_per_cycle(MemoryKind k) const;
-    // The AXI port a region's memory sits behind, from the role its loader gave it
-    // ("weights" -> const, "scratch_fast" -> cache, anything else -> arena).
-    int port_for_role(std::string_view role) const;
+    // The AXI port a region's memory sits behind, from the role its loader gave it: weights on
+    // the const port, fast scratch on the cache port, the arena and the caller's buffers on the
+    // arena port.
+    int port_for_role(RegionRole role) const;
 };
 
 // Variants of a memory system, one key at a time, by its vela.ini name (a System_Config key such

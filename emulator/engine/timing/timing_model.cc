@@ -359,10 +359,10 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
 }
 
 std::array<MemoryKind, AddressSpace::kRegions> region_memories(const MemorySystem& memory,
-                                                                const std::vector<std::pair<int, std::string>>& roles) {
+                                                                const std::vector<std::pair<int, RegionRole>>& roles) {
     std::array<MemoryKind, AddressSpace::kRegions> out{};
     for (int r = 0; r < AddressSpace::kRegions; ++r) {
-        const char* role = r == 0 ? "weights" : r == 2 ? "scratch_fast" : "scratch";
+        const RegionRole role = r == 0 ? RegionRole::Weights : r == 2 ? RegionRole::ScratchFast : RegionRole::Scratch;
         out[static_cast<size_t>(r)] = memory.port_memory(memory.port_for_role(role));
     }
     for (const auto& [index, role] : roles) {

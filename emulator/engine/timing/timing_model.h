@@ -99,7 +99,7 @@ private:
 // The memory behind each region given the roles a loader assigned (index -> role); regions
 // without a role default to Vela's layout: 0 constant data, 1 arena, 2 arena cache, others arena.
 std::array<MemoryKind, AddressSpace::kRegions> region_memories(const MemorySystem& memory,
-                                                                const std::vector<std::pair<int, std::string>>& roles);
+                                                                const std::vector<std::pair<int, RegionRole>>& roles);
 
 // AXI beats on each port for one op's traffic: each memory's bytes on its port, rounded up to whole
 // beats; a transaction per AXI burst of that memory (MemoryTiming::axi_burst_bytes).
