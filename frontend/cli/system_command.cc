@@ -26,6 +26,7 @@
 #include "emulator/isa/npu_config.h"
 #include "frontend/cli/manifest.h"
 #include "frontend/cli/pmu_report.h"
+#include "frontend/device/completed_stream.h"
 #include "frontend/device_server/device_server.h"
 
 extern char** environ;

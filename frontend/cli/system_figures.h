@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "frontend/device/npu_device.h"
+#include "frontend/device/completed_stream.h"
 
 namespace ethosu {
 

@@ -52,21 +52,10 @@
 #include <optional>
 
 #include "emulator/memory/address_space.h"
+#include "frontend/device/bus_callbacks.h"
 #include "frontend/device/fault_windows.h"
 
 namespace ethosu {
-
-// A system simulator's bus: 0 when the access succeeded, anything else a bus error (the AXI
-// error the hardware would get). address is an NPU physical address.
-struct BusCallbacks {
-    int (*mem_read)(void* user, uint64_t address, void* data, size_t size) = nullptr;
-    int (*mem_write)(void* user, uint64_t address, const void* data, size_t size) = nullptr;
-    void* user = nullptr;
-    // Changed runs at most this many unchanged bytes apart are written back as one, the unchanged
-    // bytes with the values they were fetched with: fewer, larger writes for a bus where no other
-    // master writes while a stream runs (a simulator that waits for the NPU). 0: only changed bytes.
-    size_t merge_gap = 0;
-};
 
 // The first failing bus access: a fetch's mem_read (write false) or a write-back's mem_write.
 struct BusFault {

@@ -3,14 +3,25 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
+#include "emulator/engine/executor.h"
 #include "emulator/engine/pipeline.h"
+#include "emulator/engine/timing/pmu.h"
+#include "emulator/engine/timing/system_config.h"
 #include "emulator/isa/builder.h"
+#include "emulator/isa/description.h"
 #include "emulator/isa/error.h"
+#include "emulator/memory/address_space.h"
+#include "frontend/device/bus_window.h"
+#include "frontend/device/completed_stream.h"
 #include "frontend/device/mmio_trap.h"
 #include "traces/chrome_trace.h"
 
@@ -57,7 +68,157 @@ uint32_t faulting_channel(const std::string& access) {
 
 }  // namespace
 
-struct NpuDevice::Reg {
+// What NpuDevice's interface drives: the register file, the memory map, time, the stream under
+// way and the lock over them.
+class NpuDevice::Impl {
+public:
+    using Clock = NpuDevice::Clock;
+    using Options = NpuDevice::Options;
+    using CompletedStream = NpuDevice::CompletedStream;
+    static constexpr uint64_t kUnmappedWindow = NpuDevice::kUnmappedWindow;
+
+    // NpuDevice's calls, as npu_device.h describes them.
+    explicit Impl(Options options);
+    ~Impl();
+
+    void map(uint64_t npu_address, std::span<uint8_t> host, std::string name);
+    std::optional<uint64_t> npu_address(const void* host) const;
+    uint64_t unmapped_address(const void* host, int index);
+
+    bool read(uint32_t offset, unsigned size, uint64_t& value);
+    bool write(uint32_t offset, unsigned size, uint64_t value);
+    uint32_t read(uint32_t offset);
+    void write(uint32_t offset, uint32_t value);
+    uint32_t peek(uint32_t offset) const;
+    void power_on_reset();
+
+    uint64_t now() const;
+    std::optional<uint64_t> cycles_to_next_event() const;
+    void advance(uint64_t cycles);
+    double clock_hz() const { return memory_.system.core_clock; }
+
+    void set_irq_line(std::function<void(bool level)> line);
+    void set_irq_handler(std::function<void()> handler);
+    bool irq_level() const;
+
+    bool run_until_idle();
+
+    std::span<uint32_t> register_block();
+    void run_concurrently(bool on);
+
+    std::vector<uint8_t> save() const;
+    void restore(std::span<const uint8_t> state);
+
+    uint64_t dma_copy(std::span<uint8_t> dst, std::span<const uint8_t> src);
+
+    void set_stream_observer(std::function<void(const CompletedStream&)> observer);
+
+    void record_trace(bool on);
+    void write_trace(const std::string& path);
+
+    const TimingResult* last_timing() const { return last_timing_.get(); }
+    const std::string& last_error() const { return last_error_; }
+    uint64_t last_cycles() const;
+    std::string last_error_text() const;
+    const NpuConfig& config() const { return options_.npu; }
+    size_t register_bytes() const { return regs_.size() * 4; }
+
+private:
+    struct Reg;  // offsets and field bits of the registers with behaviour, from the description
+    // The command processor moves past the op at `offset` `moved_past` cycles into a run.
+    struct Progress {
+        uint64_t moved_past = 0;
+        uint32_t offset = 0;
+    };
+    // A started stream: what it does when its cycles have passed.
+    struct Run {
+        uint64_t start = 0, done_at = 0;
+        uint32_t status_bits = 0, channel = 0, qread = 0, history = 0;  // at the end
+        bool faulted = false;
+        // Where the command processor is: QREAD shows the first op it has not moved past.
+        std::vector<Progress> progress;
+        // PMU counts of the run, added when it ends: each event counter, the cycle counter.
+        std::vector<uint64_t> event_counts;
+        uint64_t cycle_count = 0;
+        // Made only when someone keeps streams (an observer, record_trace).
+        std::unique_ptr<CompletedStream> completed;
+    };
+    // Callbacks owed once the lock is released.
+    struct Owed {
+        int raises = 0;
+        bool level_before = false;
+    };
+    class Access;  // the lock, and the callbacks owed when it is released
+
+    // Every register to its reset value; keep_pmu (a soft reset) leaves the PMU's as they are.
+    void reset_registers(bool keep_pmu);
+    uint32_t& at(uint32_t offset) { return regs_[offset / 4]; }
+    uint32_t at(uint32_t offset) const { return regs_[offset / 4]; }
+    uint64_t read64(uint32_t offset) const;
+    uint32_t read_word(uint32_t offset, Owed& owed);
+    void write_word(uint32_t offset, uint32_t value, Owed& owed);
+    uint32_t value_at(uint32_t offset) const;
+    void start(Owed& owed);
+    Run execute();
+    Run run_on(const MemoryMap& memory, const std::string& source);
+    Run fault_run(uint32_t bits, uint32_t channel, uint32_t qread, std::string message);
+    void complete(Owed& owed);
+    void advance_locked(uint64_t cycles, Owed& owed);
+    bool end_stream_now(Owed& owed);
+    bool running() const { return run_.has_value(); }
+    uint64_t copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_t> src, Owed& owed);
+    // The STATUS fault bits and faulting channel of a run's error, by its kind: an access outside
+    // mapped memory is a bus error on the channel that made it, a branch that leads nowhere the
+    // U85's branch fault, anything else a command parse error.
+    std::pair<uint32_t, uint32_t> fault_status(const Error& error) const;
+    void raise_irq(Owed& owed);
+    std::vector<uint32_t> pmu_event_types() const;
+    std::pair<std::vector<uint64_t>, uint64_t> pmu_counts(const TimingResult& timing) const;
+    void add_pmu_counts(const std::vector<uint64_t>& events, uint64_t cycles);
+    bool keeps_streams() const { return tracing_ || observer_; }
+    std::unique_ptr<CompletedStream> completed_stream(uint64_t qbase, std::span<const uint32_t> words,
+                                                      DecodedStream stream, std::vector<uint64_t> counts,
+                                                      uint64_t cycles) const;
+    void finished(CompletedStream&& done);
+    bool level_locked() const;
+
+    Options options_;
+    const isa::GenerationDesc& gen_;
+    std::unique_ptr<Reg> reg_;
+    MemorySystem memory_;
+    MemoryMap map_;
+    std::vector<uint32_t> regs_;     // the register file, one word per 4 bytes of the window
+    std::vector<uint8_t> writable_;  // per word: the driver may write it
+    std::vector<uint8_t> pmu_;       // per word: a PMU register, which a soft reset leaves alone
+    uint64_t now_ = 0;
+    std::optional<Run> run_;
+    bool run_requested_ = false;     // Clock::Program: started, not yet run
+    bool running_reported_ = false;  // Clock::Program: a STATUS read has shown it running
+    std::function<void(bool)> irq_line_;
+    std::function<void()> irq_handler_;
+    std::unique_ptr<TimingResult> last_timing_;
+    // Decoded weights kept from run to run, so that a network run again decodes them once; each
+    // run checks them against the bytes in memory.
+    WeightCache weights_;
+    std::string last_error_;
+    std::function<void(const CompletedStream&)> observer_;
+    bool tracing_ = false;
+    std::vector<DecodedStream> traced_streams_;
+    std::vector<TimingResult> traced_timing_;
+    // Host pointers handed out through unmapped_address, by their offset in kUnmappedWindow.
+    std::vector<std::string> unmapped_;
+    std::unique_ptr<MmioTrap> trap_;  // the memory-mapped block, made when first asked for
+    std::unique_ptr<BusWindow> bus_;  // Options::bus
+    // One lock over all of the above; never held while a callback runs.
+    mutable std::mutex mutex_;
+    std::condition_variable started_;  // run_concurrently: a stream was started, or stop
+    int delivering_ = 0;               // accesses calling the interrupt's callbacks now
+    std::condition_variable delivered_;
+    std::thread completer_;
+    bool stop_completing_ = false;
+};
+
+struct NpuDevice::Impl::Reg {
     uint32_t id, status, cmd, reset, qbase, qread, qsize, prot, config, regioncfg, basep;
     uint32_t pmcr, pmcntenset, pmcntenclr, pmovsset, pmovsclr, pmintset, pmintclr, pmccntr, pmevcntr, pmevtyper;
     std::optional<uint32_t> mem_attr;  // MEM_ATTR[0] where the generation has it (U85): each region's AXI port
@@ -108,9 +269,9 @@ struct NpuDevice::Reg {
 
 // Holds the device's lock for one access and, once it is released, calls the interrupt's
 // callbacks the access owes: the line when the level changed, the handler when it was raised.
-class NpuDevice::Access {
+class NpuDevice::Impl::Access {
 public:
-    explicit Access(const NpuDevice& device) : device_(const_cast<NpuDevice&>(device)), lock_(device.mutex_) {
+    explicit Access(const Impl& device) : device_(const_cast<Impl&>(device)), lock_(device.mutex_) {
         owed_.level_before = device_.level_locked();
     }
     ~Access() {
@@ -134,12 +295,12 @@ public:
     Owed& owed() { return owed_; }
 
 private:
-    NpuDevice& device_;
+    Impl& device_;
     std::unique_lock<std::mutex> lock_;
     Owed owed_;
 };
 
-NpuDevice::NpuDevice(Options options)
+NpuDevice::Impl::Impl(Options options)
     : options_(std::move(options)),
       gen_(isa::describe(options_.npu.generation)),
       reg_(std::make_unique<Reg>(gen_)),
@@ -160,12 +321,12 @@ NpuDevice::NpuDevice(Options options)
     power_on_reset();
 }
 
-NpuDevice::~NpuDevice() {
+NpuDevice::Impl::~Impl() {
     run_concurrently(false);
     trap_.reset();
 }
 
-void NpuDevice::reset_registers(bool keep_pmu) {
+void NpuDevice::Impl::reset_registers(bool keep_pmu) {
     for (size_t word = 0; word < regs_.size(); ++word)
         if (!keep_pmu || !pmu_[word]) regs_[word] = 0;
     for (const auto& r : gen_.registers) {
@@ -182,13 +343,13 @@ void NpuDevice::reset_registers(bool keep_pmu) {
     running_reported_ = false;
 }
 
-void NpuDevice::power_on_reset() {
+void NpuDevice::Impl::power_on_reset() {
     Access access(*this);
     reset_registers(false);
     at(reg_->prot) = reg_->active_cpl.put(options_.privileged ? 1 : 0) | reg_->active_csl.put(options_.secure ? 0 : 1);
 }
 
-void NpuDevice::map(uint64_t npu_address, std::span<uint8_t> host, std::string name) {
+void NpuDevice::Impl::map(uint64_t npu_address, std::span<uint8_t> host, std::string name) {
     Access access(*this);
     if (npu_address < kUnmappedWindow + 0x1000 && npu_address + host.size() > kUnmappedWindow)
         throw std::invalid_argument(fmt::format("{} at 0x{:x}: the page at 0x{:x} is kept unmapped", name, npu_address,
@@ -196,7 +357,7 @@ void NpuDevice::map(uint64_t npu_address, std::span<uint8_t> host, std::string n
     map_.map(npu_address, host, std::move(name));
 }
 
-std::optional<uint64_t> NpuDevice::npu_address(const void* host) const {
+std::optional<uint64_t> NpuDevice::Impl::npu_address(const void* host) const {
     Access access(*this);
     const auto* p = static_cast<const uint8_t*>(host);
     const MemoryMap::Mapping* m = map_.holding({p, 1});
@@ -204,7 +365,7 @@ std::optional<uint64_t> NpuDevice::npu_address(const void* host) const {
     return m->address + static_cast<uint64_t>(p - m->bytes.data());
 }
 
-uint64_t NpuDevice::unmapped_address(const void* host, int index) {
+uint64_t NpuDevice::Impl::unmapped_address(const void* host, int index) {
     Access access(*this);
     // 16-byte steps: the core driver wants aligned base addresses.
     const size_t slot = std::min<size_t>(unmapped_.size(), 0x1000 / 16 - 1);
@@ -214,52 +375,52 @@ uint64_t NpuDevice::unmapped_address(const void* host, int index) {
     return kUnmappedWindow + 16 * slot;
 }
 
-uint64_t NpuDevice::read64(uint32_t offset) const {
+uint64_t NpuDevice::Impl::read64(uint32_t offset) const {
     return at(offset) | (uint64_t{at(offset + 4)} << 32);
 }
 
-bool NpuDevice::level_locked() const {
+bool NpuDevice::Impl::level_locked() const {
     return (at(reg_->status) & (reg_->irq_raised.mask | reg_->pmu_irq_raised.mask)) != 0;
 }
 
-bool NpuDevice::irq_level() const {
+bool NpuDevice::Impl::irq_level() const {
     std::lock_guard lock(mutex_);
     return level_locked();
 }
 
-void NpuDevice::set_irq_line(std::function<void(bool)> line) {
+void NpuDevice::Impl::set_irq_line(std::function<void(bool)> line) {
     std::lock_guard lock(mutex_);
     irq_line_ = std::move(line);
 }
 
-void NpuDevice::set_irq_handler(std::function<void()> handler) {
+void NpuDevice::Impl::set_irq_handler(std::function<void()> handler) {
     std::lock_guard lock(mutex_);
     irq_handler_ = std::move(handler);
 }
 
-uint64_t NpuDevice::now() const {
+uint64_t NpuDevice::Impl::now() const {
     std::lock_guard lock(mutex_);
     return now_;
 }
 
-std::optional<uint64_t> NpuDevice::cycles_to_next_event() const {
+std::optional<uint64_t> NpuDevice::Impl::cycles_to_next_event() const {
     std::lock_guard lock(mutex_);
     if (!run_) return std::nullopt;
     return run_->done_at > now_ ? run_->done_at - now_ : 0;
 }
 
-void NpuDevice::advance(uint64_t cycles) {
+void NpuDevice::Impl::advance(uint64_t cycles) {
     Access access(*this);
     advance_locked(cycles, access.owed());
 }
 
-void NpuDevice::advance_locked(uint64_t cycles, Owed& owed) {
+void NpuDevice::Impl::advance_locked(uint64_t cycles, Owed& owed) {
     now_ += cycles;
     if (run_ && now_ >= run_->done_at) complete(owed);
 }
 
 // What a register reads as now, without side effects.
-uint32_t NpuDevice::value_at(uint32_t offset) const {
+uint32_t NpuDevice::Impl::value_at(uint32_t offset) const {
     const Reg& r = *reg_;
     if (offset == r.pmcntenclr) return at(r.pmcntenset);
     if (offset == r.pmovsclr) return at(r.pmovsset);
@@ -281,13 +442,13 @@ uint32_t NpuDevice::value_at(uint32_t offset) const {
     return at(offset);
 }
 
-uint32_t NpuDevice::peek(uint32_t offset) const {
+uint32_t NpuDevice::Impl::peek(uint32_t offset) const {
     std::lock_guard lock(mutex_);
     if (offset % 4 || offset / 4 >= regs_.size()) return 0;
     return value_at(offset);
 }
 
-uint32_t NpuDevice::read_word(uint32_t offset, Owed& owed) {
+uint32_t NpuDevice::Impl::read_word(uint32_t offset, Owed& owed) {
     if (offset / 4 >= regs_.size()) return 0;
     // A program polling STATUS sees a started stream running, then (as its time passes) done.
     if (offset == reg_->status && run_requested_) {
@@ -298,14 +459,14 @@ uint32_t NpuDevice::read_word(uint32_t offset, Owed& owed) {
 }
 
 // A program's time: a started stream runs if it has not, and its cycles pass now.
-bool NpuDevice::end_stream_now(Owed& owed) {
+bool NpuDevice::Impl::end_stream_now(Owed& owed) {
     if (run_requested_) run_ = execute();
     if (!run_) return false;
     advance_locked(run_->done_at > now_ ? run_->done_at - now_ : 0, owed);
     return true;
 }
 
-bool NpuDevice::read(uint32_t offset, unsigned size, uint64_t& value) {
+bool NpuDevice::Impl::read(uint32_t offset, unsigned size, uint64_t& value) {
     value = 0;
     if ((size != 1 && size != 2 && size != 4 && size != 8) || offset % size) return false;
     Access access(*this);
@@ -320,7 +481,7 @@ bool NpuDevice::read(uint32_t offset, unsigned size, uint64_t& value) {
     return true;
 }
 
-bool NpuDevice::write(uint32_t offset, unsigned size, uint64_t value) {
+bool NpuDevice::Impl::write(uint32_t offset, unsigned size, uint64_t value) {
     if ((size != 1 && size != 2 && size != 4 && size != 8) || offset % size) return false;
     Access access(*this);
     if (size == 8) {
@@ -345,15 +506,15 @@ bool NpuDevice::write(uint32_t offset, unsigned size, uint64_t value) {
     return true;
 }
 
-uint32_t NpuDevice::read(uint32_t offset) {
+uint32_t NpuDevice::Impl::read(uint32_t offset) {
     uint64_t value = 0;
     read(offset, 4, value);
     return static_cast<uint32_t>(value);
 }
 
-void NpuDevice::write(uint32_t offset, uint32_t value) { write(offset, 4, value); }
+void NpuDevice::Impl::write(uint32_t offset, uint32_t value) { write(offset, 4, value); }
 
-void NpuDevice::write_word(uint32_t offset, uint32_t value, Owed& owed) {
+void NpuDevice::Impl::write_word(uint32_t offset, uint32_t value, Owed& owed) {
     if (offset / 4 >= regs_.size() || !writable_[offset / 4]) return;  // RO: ignored
     const Reg& r = *reg_;
     uint32_t& status = at(r.status);
@@ -400,7 +561,7 @@ void NpuDevice::write_word(uint32_t offset, uint32_t value, Owed& owed) {
 
 // CMD.transition_to_running_state. A host's clock: the stream runs now and ends when its cycles
 // have passed (a fault at once). A program's: it runs when the program waits.
-void NpuDevice::start(Owed& owed) {
+void NpuDevice::Impl::start(Owed& owed) {
     const Reg& r = *reg_;
     at(r.status) = (at(r.status) | r.running.mask) & ~r.end_reached.mask;
     if (options_.clock == Clock::Program) {
@@ -413,7 +574,7 @@ void NpuDevice::start(Owed& owed) {
     advance_locked(0, owed);
 }
 
-NpuDevice::Run NpuDevice::fault_run(uint32_t bits, uint32_t channel, uint32_t qread, std::string message) {
+NpuDevice::Impl::Run NpuDevice::Impl::fault_run(uint32_t bits, uint32_t channel, uint32_t qread, std::string message) {
     // A bus error after the driver handed the NPU host pointers no mapping holds: name them.
     if ((bits & reg_->bus_status.mask) && !unmapped_.empty()) {
         message += "; the driver handed the NPU unmapped memory:";
@@ -427,7 +588,7 @@ NpuDevice::Run NpuDevice::fault_run(uint32_t bits, uint32_t channel, uint32_t qr
     return run;
 }
 
-std::pair<uint32_t, uint32_t> NpuDevice::fault_status(const Error& error) const {
+std::pair<uint32_t, uint32_t> NpuDevice::Impl::fault_status(const Error& error) const {
     const Reg& r = *reg_;
     switch (error.kind()) {
         case ErrorKind::OutOfBounds: {
@@ -443,7 +604,7 @@ std::pair<uint32_t, uint32_t> NpuDevice::fault_status(const Error& error) const 
 // Runs the stream at QBASE on the engine and the timing model; what it leaves when it ends. On a
 // bus, the memory outside the host's mappings is the bus window, written back when the stream
 // has run; a bus error the window met is the NPU's.
-NpuDevice::Run NpuDevice::execute() {
+NpuDevice::Impl::Run NpuDevice::Impl::execute() {
     run_requested_ = false;
     running_reported_ = false;
     const std::string source = fmt::format("command stream at 0x{:x}", read64(reg_->qbase));
@@ -475,7 +636,7 @@ NpuDevice::Run NpuDevice::execute() {
     return run;
 }
 
-NpuDevice::Run NpuDevice::run_on(const MemoryMap& map, const std::string& source) {
+NpuDevice::Impl::Run NpuDevice::Impl::run_on(const MemoryMap& map, const std::string& source) {
     const Reg& r = *reg_;
     const uint64_t qbase = read64(r.qbase);
     const uint32_t qsize = at(r.qsize);
@@ -529,7 +690,7 @@ NpuDevice::Run NpuDevice::run_on(const MemoryMap& map, const std::string& source
 }
 
 // The end of the started stream: STATUS, QREAD, the PMU and the interrupt as it leaves them.
-void NpuDevice::complete(Owed& owed) {
+void NpuDevice::Impl::complete(Owed& owed) {
     const Reg& r = *reg_;
     Run run = std::move(*run_);
     run_.reset();
@@ -547,13 +708,13 @@ void NpuDevice::complete(Owed& owed) {
 
 // A program's wait: the started stream ends now, and so does the delivery of an interrupt another
 // thread (run_concurrently) is making, so that the waiter finds what the handler leaves.
-bool NpuDevice::run_until_idle() {
+bool NpuDevice::Impl::run_until_idle() {
     Access access(*this);
     access.await_deliveries();
     return end_stream_now(access.owed());
 }
 
-uint64_t NpuDevice::dma_copy(std::span<uint8_t> dst, std::span<const uint8_t> src) {
+uint64_t NpuDevice::Impl::dma_copy(std::span<uint8_t> dst, std::span<const uint8_t> src) {
     Access access(*this);
     try {
         return copy_with_dma(dst, src, access.owed());
@@ -563,7 +724,7 @@ uint64_t NpuDevice::dma_copy(std::span<uint8_t> dst, std::span<const uint8_t> sr
     }
 }
 
-uint64_t NpuDevice::copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_t> src, Owed& owed) {
+uint64_t NpuDevice::Impl::copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_t> src, Owed& owed) {
     const std::string source = "DMA copy";
     if (run_requested_ || run_) throw Error({source, std::nullopt, "CMD"}, "the NPU is running a command stream");
     if (dst.size() != src.size()) throw Error({source, std::nullopt, "length"}, "source and destination sizes differ");
@@ -607,17 +768,17 @@ uint64_t NpuDevice::copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_
     return static_cast<uint64_t>(last_timing_->totals.cycles);
 }
 
-uint64_t NpuDevice::last_cycles() const {
+uint64_t NpuDevice::Impl::last_cycles() const {
     std::lock_guard lock(mutex_);
     return last_timing_ ? static_cast<uint64_t>(last_timing_->totals.cycles) : 0;
 }
 
-std::string NpuDevice::last_error_text() const {
+std::string NpuDevice::Impl::last_error_text() const {
     std::lock_guard lock(mutex_);
     return last_error_;
 }
 
-std::unique_ptr<NpuDevice::CompletedStream> NpuDevice::completed_stream(uint64_t qbase, std::span<const uint32_t> words,
+std::unique_ptr<NpuDevice::CompletedStream> NpuDevice::Impl::completed_stream(uint64_t qbase, std::span<const uint32_t> words,
                                                                         DecodedStream stream, std::vector<uint64_t> counts,
                                                                         uint64_t cycles) const {
     auto done = std::make_unique<CompletedStream>();
@@ -637,19 +798,19 @@ std::unique_ptr<NpuDevice::CompletedStream> NpuDevice::completed_stream(uint64_t
     return done;
 }
 
-void NpuDevice::finished(CompletedStream&& done) {
+void NpuDevice::Impl::finished(CompletedStream&& done) {
     if (observer_) observer_(done);
     if (!tracing_) return;
     traced_streams_.push_back(std::move(done.stream));
     traced_timing_.push_back(std::move(done.timing));
 }
 
-void NpuDevice::set_stream_observer(std::function<void(const CompletedStream&)> observer) {
+void NpuDevice::Impl::set_stream_observer(std::function<void(const CompletedStream&)> observer) {
     std::lock_guard lock(mutex_);
     observer_ = std::move(observer);
 }
 
-void NpuDevice::record_trace(bool on) {
+void NpuDevice::Impl::record_trace(bool on) {
     std::lock_guard lock(mutex_);
     tracing_ = on;
     if (on) return;
@@ -657,7 +818,7 @@ void NpuDevice::record_trace(bool on) {
     traced_timing_.clear();
 }
 
-void NpuDevice::write_trace(const std::string& path) {
+void NpuDevice::Impl::write_trace(const std::string& path) {
     std::lock_guard lock(mutex_);
     try {
         write_chrome_trace({"ethosu-emu device", options_.npu, memory_, traced_streams_, traced_timing_}, path);
@@ -668,7 +829,7 @@ void NpuDevice::write_trace(const std::string& path) {
 }
 
 // The event type each event counter has now (PMEVTYPER).
-std::vector<uint32_t> NpuDevice::pmu_event_types() const {
+std::vector<uint32_t> NpuDevice::Impl::pmu_event_types() const {
     const Reg& r = *reg_;
     std::vector<uint32_t> events;
     for (int n = 0; n < pmu_event_counters(options_.npu.generation); ++n)
@@ -678,7 +839,7 @@ std::vector<uint32_t> NpuDevice::pmu_event_types() const {
 
 // What a stream's timing gives each event counter, by the event types the PMU has now, and the
 // cycle counter.
-std::pair<std::vector<uint64_t>, uint64_t> NpuDevice::pmu_counts(const TimingResult& timing) const {
+std::pair<std::vector<uint64_t>, uint64_t> NpuDevice::Impl::pmu_counts(const TimingResult& timing) const {
     const Reg& r = *reg_;
     const PmuReading reading = read_pmu(memory_, {timing}, pmu_event_types(), (at(r.pmcr) & r.mask_en.mask) != 0);
     return {reading.counters, reading.cycle_counter};
@@ -686,7 +847,7 @@ std::pair<std::vector<uint64_t>, uint64_t> NpuDevice::pmu_counts(const TimingRes
 
 // Counts into the counters the PMU has enabled; an overflow sets PMOVSSET and, where PMINTSET
 // asks for it, the PMU interrupt.
-void NpuDevice::add_pmu_counts(const std::vector<uint64_t>& events, uint64_t cycles) {
+void NpuDevice::Impl::add_pmu_counts(const std::vector<uint64_t>& events, uint64_t cycles) {
     const Reg& r = *reg_;
     if (!(at(r.pmcr) & r.cnt_en.mask)) return;
     const uint32_t enabled = at(r.pmcntenset);
@@ -708,12 +869,12 @@ void NpuDevice::add_pmu_counts(const std::vector<uint64_t>& events, uint64_t cyc
     if (at(r.pmovsset) & at(r.pmintset)) at(r.status) |= r.pmu_irq_raised.mask;
 }
 
-void NpuDevice::raise_irq(Owed& owed) {
+void NpuDevice::Impl::raise_irq(Owed& owed) {
     at(reg_->status) |= reg_->irq_raised.mask;
     ++owed.raises;
 }
 
-std::span<uint32_t> NpuDevice::register_block() {
+std::span<uint32_t> NpuDevice::Impl::register_block() {
     std::lock_guard lock(mutex_);
     if (!trap_) {
         // Every access to the window is a register access; the callbacks must not throw.
@@ -740,7 +901,7 @@ std::span<uint32_t> NpuDevice::register_block() {
     return {static_cast<uint32_t*>(const_cast<void*>(trap_->base())), regs_.size()};
 }
 
-void NpuDevice::run_concurrently(bool on) {
+void NpuDevice::Impl::run_concurrently(bool on) {
     if (on == completer_.joinable()) return;
     if (!on) {
         {
@@ -812,7 +973,7 @@ private:
 
 }  // namespace
 
-std::vector<uint8_t> NpuDevice::save() const {
+std::vector<uint8_t> NpuDevice::Impl::save() const {
     std::lock_guard lock(mutex_);
     Writer w;
     w.put(kSnapshotMagic), w.put(kSnapshotVersion);
@@ -829,7 +990,7 @@ std::vector<uint8_t> NpuDevice::save() const {
     return std::move(w.bytes);
 }
 
-void NpuDevice::restore(std::span<const uint8_t> state) {
+void NpuDevice::Impl::restore(std::span<const uint8_t> state) {
     Access access(*this);
     Reader in(state);
     if (in.get<uint32_t>() != kSnapshotMagic) throw std::invalid_argument("device snapshot: not a snapshot");
@@ -858,5 +1019,44 @@ void NpuDevice::restore(std::span<const uint8_t> state) {
     if (!in.done()) throw std::invalid_argument("device snapshot: bytes after its end");
     regs_ = std::move(regs), now_ = now, run_requested_ = requested, running_reported_ = reported, run_ = std::move(run);
 }
+
+NpuDevice::NpuDevice(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+NpuDevice::~NpuDevice() = default;
+
+void NpuDevice::map(uint64_t npu_address, std::span<uint8_t> host, std::string name) {
+    impl_->map(npu_address, host, std::move(name));
+}
+std::optional<uint64_t> NpuDevice::npu_address(const void* host) const { return impl_->npu_address(host); }
+uint64_t NpuDevice::unmapped_address(const void* host, int index) { return impl_->unmapped_address(host, index); }
+bool NpuDevice::read(uint32_t offset, unsigned size, uint64_t& value) { return impl_->read(offset, size, value); }
+bool NpuDevice::write(uint32_t offset, unsigned size, uint64_t value) { return impl_->write(offset, size, value); }
+uint32_t NpuDevice::read(uint32_t offset) { return impl_->read(offset); }
+void NpuDevice::write(uint32_t offset, uint32_t value) { impl_->write(offset, value); }
+uint32_t NpuDevice::peek(uint32_t offset) const { return impl_->peek(offset); }
+void NpuDevice::power_on_reset() { impl_->power_on_reset(); }
+uint64_t NpuDevice::now() const { return impl_->now(); }
+std::optional<uint64_t> NpuDevice::cycles_to_next_event() const { return impl_->cycles_to_next_event(); }
+void NpuDevice::advance(uint64_t cycles) { impl_->advance(cycles); }
+double NpuDevice::clock_hz() const { return impl_->clock_hz(); }
+void NpuDevice::set_irq_line(std::function<void(bool level)> line) { impl_->set_irq_line(std::move(line)); }
+void NpuDevice::set_irq_handler(std::function<void()> handler) { impl_->set_irq_handler(std::move(handler)); }
+bool NpuDevice::irq_level() const { return impl_->irq_level(); }
+bool NpuDevice::run_until_idle() { return impl_->run_until_idle(); }
+std::span<uint32_t> NpuDevice::register_block() { return impl_->register_block(); }
+void NpuDevice::run_concurrently(bool on) { impl_->run_concurrently(on); }
+std::vector<uint8_t> NpuDevice::save() const { return impl_->save(); }
+void NpuDevice::restore(std::span<const uint8_t> state) { impl_->restore(state); }
+uint64_t NpuDevice::dma_copy(std::span<uint8_t> dst, std::span<const uint8_t> src) { return impl_->dma_copy(dst, src); }
+void NpuDevice::set_stream_observer(std::function<void(const CompletedStream&)> observer) {
+    impl_->set_stream_observer(std::move(observer));
+}
+void NpuDevice::record_trace(bool on) { impl_->record_trace(on); }
+void NpuDevice::write_trace(const std::string& path) { impl_->write_trace(path); }
+const TimingResult* NpuDevice::last_timing() const { return impl_->last_timing(); }
+const std::string& NpuDevice::last_error() const { return impl_->last_error(); }
+uint64_t NpuDevice::last_cycles() const { return impl_->last_cycles(); }
+std::string NpuDevice::last_error_text() const { return impl_->last_error_text(); }
+const NpuConfig& NpuDevice::config() const { return impl_->config(); }
+size_t NpuDevice::register_bytes() const { return impl_->register_bytes(); }
 
 }  // namespace ethosu

@@ -24,28 +24,22 @@
 // the NPU as volatile memory: every load and store to it traps into read() and write() (MmioTrap),
 // so it is exact as the calls are, same-value writes included.
 
-#include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
-#include <thread>
-#include <utility>
 #include <vector>
 
-#include "emulator/engine/executor.h"
-#include "emulator/engine/timing/pmu.h"
-#include "emulator/isa/description.h"
-#include "emulator/isa/error.h"
-#include "emulator/memory/address_space.h"
-#include "frontend/device/bus_window.h"
+#include "emulator/engine/timing/system_selection.h"
+#include "emulator/isa/npu_config.h"
+#include "frontend/device/bus_callbacks.h"
 
 namespace ethosu {
 
-class MmioTrap;
+struct TimingResult;
 
 class NpuDevice {
 public:
@@ -101,7 +95,7 @@ public:
     uint64_t now() const;
     std::optional<uint64_t> cycles_to_next_event() const;
     void advance(uint64_t cycles);
-    double clock_hz() const { return memory_.system.core_clock; }
+    double clock_hz() const;
 
     void set_irq_line(std::function<void(bool level)> line);
     void set_irq_handler(std::function<void()> handler);
@@ -130,21 +124,8 @@ public:
     // Returns the cycles; throws ethosu::Error while a stream runs.
     uint64_t dma_copy(std::span<uint8_t> dst, std::span<const uint8_t> src);
 
-    // A command stream (or DMA copy) the NPU ran to its end: what `run` reports of a stream, and
-    // when the NPU started it.
-    struct CompletedStream {
-        uint64_t start = 0;  // NPU cycles since power-on when CMD started it
-        uint64_t qbase = 0;  // QBASE and QSIZE at the start (a DMA copy: 0 and its stream's size)
-        uint32_t qsize = 0;
-        uint64_t hash = 0;  // FNV-1a of the command words: equal for identical streams
-        DecodedStream stream;
-        TimingResult timing;
-        // The PMU's event types (PMEVTYPER) when it started, the counts the stream added to them and
-        // to the cycle counter, and whether PMCR.cnt_en let them count.
-        std::vector<uint32_t> pmu_events;
-        PmuReading pmu;
-        bool pmu_counting = false;
-    };
+    // A command stream (or DMA copy) the NPU ran to its end (completed_stream.h).
+    struct CompletedStream;
     // Called for each stream as it reaches its end (not for a faulted one, one stopped or reset
     // before its end, nor one under way in a snapshot when it was restored), in order, with the device's lock held: it must not access the device. None
     // (the default): nothing of a stream is kept.
@@ -156,107 +137,17 @@ public:
     void write_trace(const std::string& path);
 
     // What the last run did, for tools and tests, while no other thread drives the device.
-    const TimingResult* last_timing() const { return last_timing_.get(); }
-    const std::string& last_error() const { return last_error_; }
+    const TimingResult* last_timing() const;
+    const std::string& last_error() const;
     // The same, safe while other threads drive it.
     uint64_t last_cycles() const;
     std::string last_error_text() const;
-    const NpuConfig& config() const { return options_.npu; }
-    size_t register_bytes() const { return regs_.size() * 4; }
+    const NpuConfig& config() const;
+    size_t register_bytes() const;
 
 private:
-    struct Reg;  // offsets and field bits of the registers with behaviour, from the description
-    // The command processor moves past the op at `offset` `moved_past` cycles into a run.
-    struct Progress {
-        uint64_t moved_past = 0;
-        uint32_t offset = 0;
-    };
-    // A started stream: what it does when its cycles have passed.
-    struct Run {
-        uint64_t start = 0, done_at = 0;
-        uint32_t status_bits = 0, channel = 0, qread = 0, history = 0;  // at the end
-        bool faulted = false;
-        // Where the command processor is: QREAD shows the first op it has not moved past.
-        std::vector<Progress> progress;
-        // PMU counts of the run, added when it ends: each event counter, the cycle counter.
-        std::vector<uint64_t> event_counts;
-        uint64_t cycle_count = 0;
-        // Made only when someone keeps streams (an observer, record_trace).
-        std::unique_ptr<CompletedStream> completed;
-    };
-    // Callbacks owed once the lock is released.
-    struct Owed {
-        int raises = 0;
-        bool level_before = false;
-    };
-    class Access;  // the lock, and the callbacks owed when it is released
-
-    // Every register to its reset value; keep_pmu (a soft reset) leaves the PMU's as they are.
-    void reset_registers(bool keep_pmu);
-    uint32_t& at(uint32_t offset) { return regs_[offset / 4]; }
-    uint32_t at(uint32_t offset) const { return regs_[offset / 4]; }
-    uint64_t read64(uint32_t offset) const;
-    uint32_t read_word(uint32_t offset, Owed& owed);
-    void write_word(uint32_t offset, uint32_t value, Owed& owed);
-    uint32_t value_at(uint32_t offset) const;
-    void start(Owed& owed);
-    Run execute();
-    Run run_on(const MemoryMap& memory, const std::string& source);
-    Run fault_run(uint32_t bits, uint32_t channel, uint32_t qread, std::string message);
-    void complete(Owed& owed);
-    void advance_locked(uint64_t cycles, Owed& owed);
-    bool end_stream_now(Owed& owed);
-    bool running() const { return run_.has_value(); }
-    uint64_t copy_with_dma(std::span<uint8_t> dst, std::span<const uint8_t> src, Owed& owed);
-    // The STATUS fault bits and faulting channel of a run's error, by its kind: an access outside
-    // mapped memory is a bus error on the channel that made it, a branch that leads nowhere the
-    // U85's branch fault, anything else a command parse error.
-    std::pair<uint32_t, uint32_t> fault_status(const Error& error) const;
-    void raise_irq(Owed& owed);
-    std::vector<uint32_t> pmu_event_types() const;
-    std::pair<std::vector<uint64_t>, uint64_t> pmu_counts(const TimingResult& timing) const;
-    void add_pmu_counts(const std::vector<uint64_t>& events, uint64_t cycles);
-    bool keeps_streams() const { return tracing_ || observer_; }
-    std::unique_ptr<CompletedStream> completed_stream(uint64_t qbase, std::span<const uint32_t> words,
-                                                      DecodedStream stream, std::vector<uint64_t> counts,
-                                                      uint64_t cycles) const;
-    void finished(CompletedStream&& done);
-    bool level_locked() const;
-
-    Options options_;
-    const isa::GenerationDesc& gen_;
-    std::unique_ptr<Reg> reg_;
-    MemorySystem memory_;
-    MemoryMap map_;
-    std::vector<uint32_t> regs_;     // the register file, one word per 4 bytes of the window
-    std::vector<uint8_t> writable_;  // per word: the driver may write it
-    std::vector<uint8_t> pmu_;       // per word: a PMU register, which a soft reset leaves alone
-    uint64_t now_ = 0;
-    std::optional<Run> run_;
-    bool run_requested_ = false;     // Clock::Program: started, not yet run
-    bool running_reported_ = false;  // Clock::Program: a STATUS read has shown it running
-    std::function<void(bool)> irq_line_;
-    std::function<void()> irq_handler_;
-    std::unique_ptr<TimingResult> last_timing_;
-    // Decoded weights kept from run to run, so that a network run again decodes them once; each
-    // run checks them against the bytes in memory.
-    WeightCache weights_;
-    std::string last_error_;
-    std::function<void(const CompletedStream&)> observer_;
-    bool tracing_ = false;
-    std::vector<DecodedStream> traced_streams_;
-    std::vector<TimingResult> traced_timing_;
-    // Host pointers handed out through unmapped_address, by their offset in kUnmappedWindow.
-    std::vector<std::string> unmapped_;
-    std::unique_ptr<MmioTrap> trap_;  // the memory-mapped block, made when first asked for
-    std::unique_ptr<BusWindow> bus_;  // Options::bus
-    // One lock over all of the above; never held while a callback runs.
-    mutable std::mutex mutex_;
-    std::condition_variable started_;  // run_concurrently: a stream was started, or stop
-    int delivering_ = 0;               // accesses calling the interrupt's callbacks now
-    std::condition_variable delivered_;
-    std::thread completer_;
-    bool stop_completing_ = false;
+    class Impl;
+    std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace ethosu

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "emulator/engine/timing/pmu.h"
-#include "frontend/device/npu_device.h"
+#include "frontend/device/completed_stream.h"
 #include "frontend/runner/run_model.h"
 
 namespace fs = std::filesystem;

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "emulator/engine/timing/system_selection.h"
 #include "emulator/isa/npu_config.h"
 #include "emulator/memory/address_space.h"
 
@@ -123,11 +124,6 @@ std::string system_key_value(const MemorySystem& ms, std::string_view key);
 void set_system_key(MemorySystem& ms, std::string_view key, const std::string& value, std::string_view option);
 void scale_system_key(MemorySystem& ms, std::string_view key, double factor, std::string_view option);
 
-struct SystemSelection {
-    std::string system_config;  // empty: Vela's default for the generation (NpuTraits)
-    std::string memory_mode;    // empty: Vela's default (NpuTraits)
-    std::vector<std::string> config_files;  // extra vela.ini-format files
-};
 MemorySystem make_memory_system(const NpuConfig& npu, const SystemSelection& selection);
 
 }  // namespace ethosu
