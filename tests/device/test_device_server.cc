@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "frontend/device/completed_stream.h"
 #include "frontend/device_server/device_server.h"
 #include "frontend/runner/run_model.h"
 #include "tests/corpus_index.h"
