@@ -272,28 +272,6 @@ std::string writable_path(const std::string& option_value) {
     return "/dev/stdout";
 }
 
-// Per operator of a graph run: an ethos-u one's NPU cycles, a CPU one's element count (no cycle
-// model prices the CPU).
-json operators_json(const RunResult& result, bool timed) {
-    json ops = json::array();
-    size_t stream = 0, cpu = 0;
-    while (stream < result.stream_operators.size() || cpu < result.cpu_operators.size()) {
-        const bool npu_next = cpu == result.cpu_operators.size() ||
-                              (stream < result.stream_operators.size() &&
-                               result.stream_operators[stream] < result.cpu_operators[cpu].operator_index);
-        if (npu_next) {
-            json op = {{"index", result.stream_operators[stream]}, {"name", "ethos-u"}, {"on", "npu"}};
-            if (timed) op["cycles"] = result.timing[stream].totals.cycles;
-            ops.push_back(op);
-            ++stream;
-        } else {
-            const CpuOperatorRun& c = result.cpu_operators[cpu++];
-            ops.push_back({{"index", c.operator_index}, {"name", c.name}, {"on", "cpu"}, {"elements", c.elements}});
-        }
-    }
-    return ops;
-}
-
 // A sentence when the run's memory system is not the one the model was compiled for (what the
 // model records, else Vela's summary beside it): a memory mode can change the cycles severalfold.
 std::string compiled_system_mismatch(const LoadedModel& model, const MemorySystem& memory) {
@@ -315,6 +293,194 @@ std::string compiled_system_mismatch(const LoadedModel& model, const MemorySyste
                        memory.system.name, memory.mode.name);
 }
 
+// One operator of a graph run: an ethos-u one with its NPU cycles (when timed), a CPU one with its
+// element count (no cycle model prices the CPU).
+struct RunOperator {
+    size_t index = 0;
+    std::string name;  // "ethos-u", or the CPU operator's builtin name
+    bool on_npu = false;
+    std::optional<int64_t> cycles{};  // NPU operators of a timed run
+    uint64_t elements = 0;          // CPU operators
+};
+
+// A graph run's operators in graph order: the NPU's streams and the CPU's operators merged.
+std::vector<RunOperator> run_operators(const RunResult& result, bool timed) {
+    std::vector<RunOperator> ops;
+    size_t stream = 0, cpu = 0;
+    while (stream < result.stream_operators.size() || cpu < result.cpu_operators.size()) {
+        const bool npu_next = cpu == result.cpu_operators.size() ||
+                              (stream < result.stream_operators.size() &&
+                               result.stream_operators[stream] < result.cpu_operators[cpu].operator_index);
+        if (npu_next) {
+            ops.push_back({.index = result.stream_operators[stream], .name = "ethos-u", .on_npu = true,
+                           .cycles = timed ? std::optional(result.timing[stream].totals.cycles) : std::nullopt});
+            ++stream;
+        } else {
+            const CpuOperatorRun& c = result.cpu_operators[cpu++];
+            ops.push_back({.index = c.operator_index, .name = c.name, .elements = c.elements});
+        }
+    }
+    return ops;
+}
+
+// --pmu's events, what the counters read and the profiler's lines from them.
+struct RunPmu {
+    std::vector<uint32_t> events;
+    PmuReading reading;
+    std::vector<ProfilerLine> profile;
+};
+
+// What a run produced, gathered once after the run wrote its files; print_run_text and
+// print_run_json lay it out.
+struct RunReport {
+    const LoadedModel& model;
+    const RunResult& result;
+    const TracedRun& traced;                  // what the layer summary reads
+    bool timing_only = false;
+    bool timed = false;                       // the timing model ran (no --no-timing)
+    json outputs{};                           // each output tensor with the file written for it
+    std::vector<std::string> output_files{};  // output k's file
+    json timing{};                            // timing_json; empty untimed
+    std::vector<RunOperator> operators{};     // a graph run's; empty for a model of NPU work alone
+    std::optional<RunPmu> pmu{};              // with --pmu
+    std::string report_file{};                // --report's file, else empty
+};
+
+void print_run_text(const RunReport& r) {
+    const LoadedModel& model = r.model;
+    size_t ops = 0, kernel_ops = 0, dmas = 0;
+    for (const auto& s : r.result.streams) {
+        ops += s.ops.size();
+        for (const DecodedOp& op : s.ops) {
+            kernel_ops += is_kernel_op(op.kind);
+            dmas += op.kind == OpKind::DmaStart;
+        }
+    }
+    const bool npu_work = !model.invocations.empty();
+    if (npu_work)
+        fmt::print("{}: {} NPU commands ({} kernel ops, {} DMA, {} waits and others) on {}", r.traced.model, ops,
+                   kernel_ops, dmas, ops - kernel_ops - dmas, model.config.name);
+    else
+        fmt::print("{}: no NPU work, every operator on the host's reference kernels", r.traced.model);
+    if (!r.output_files.empty()) fmt::print("; wrote {}", fmt::join(r.output_files, ", "));
+    fmt::print("\n");
+    if (r.timed && npu_work) {
+        const MemorySystem& memory = r.result.memory;
+        fmt::print("{} cycles ({:.3f} ms at {:g} MHz, {}, {})\n", r.timing["cycles"]["total"].get<int64_t>(),
+                   r.timing["inference_seconds"].get<double>() * 1e3, memory.system.core_clock / 1e6,
+                   memory.system.name, memory.mode.name);
+        fmt::print("{}", layer_summary_text(r.traced, per_layer_rows(r.traced), 10));
+    }
+    if (runs_as_graph(model)) {
+        for (const RunOperator& op : r.operators) {
+            if (op.on_npu)
+                fmt::print("  operator {} ethos-u on the NPU{}\n", op.index,
+                           op.cycles ? fmt::format(": {} cycles", *op.cycles) : "");
+            else
+                fmt::print("  operator {} {} on the CPU: {} elements\n", op.index, op.name, op.elements);
+        }
+        if (!r.result.cpu_operators.empty())
+            fmt::print("  (CPU operators have no cycle model: the cycles are the NPU's)\n");
+    }
+    if (!r.report_file.empty()) fmt::print("report: {}\n", r.report_file);
+    if (r.pmu) {
+        fmt::print("ethosu_pmu_cycle_cntr : {}\n", r.pmu->reading.cycle_counter);
+        for (size_t i = 0; i < r.pmu->events.size(); ++i) {
+            fmt::print("ethosu_pmu_cntr{} : {} ({})\n", i, r.pmu->reading.counters[i],
+                       pmu_event_name(model.config.generation, r.pmu->events[i]));
+        }
+        fmt::print("Profile for Inference:\n");
+        for (const auto& line : r.pmu->profile) fmt::print("{} {}: {}\n", line.name, line.unit, line.count);
+    }
+}
+
+void print_run_json(const RunReport& r) {
+    json ops = json::array();
+    for (size_t s = 0; s < r.result.timing.size(); ++s)
+        for (auto& op : ops_json(r.result.streams[s], r.result.timing[s])) ops.push_back(std::move(op));
+    json out = {{"format", "ethosu-emu-run"}, {"version", kRunJsonVersion},  {"model", r.traced.model},
+                {"npu", r.model.config.name}, {"timing_only", r.timing_only}, {"outputs", r.outputs}};
+    out.update(r.timing);
+    if (r.pmu) {
+        out["pmu"] = pmu_json(r.model.config, r.pmu->events, r.pmu->reading);
+        out["pmu"]["profile"] = profile_json(r.pmu->profile);
+    }
+    out["ops"] = ops;
+    if (runs_as_graph(r.model)) {
+        json operators = json::array();
+        for (const RunOperator& op : r.operators) {
+            if (op.on_npu) {
+                json o = {{"index", op.index}, {"name", op.name}, {"on", "npu"}};
+                if (op.cycles) o["cycles"] = *op.cycles;
+                operators.push_back(o);
+            } else {
+                operators.push_back({{"index", op.index}, {"name", op.name}, {"on", "cpu"}, {"elements", op.elements}});
+            }
+        }
+        out["operators"] = operators;
+        out["cpu_cycle_model"] = false;  // CPU operators are listed, not timed
+    }
+    std::cout << out.dump(2) << "\n";
+}
+
+// Vela's side files that name and line up the layers: the debug database (the one given, else the
+// one Vela wrote beside the model) and the per-layer report.
+struct LayerNames {
+    std::optional<DebugDatabase> debug_db;
+    bool debug_db_found = false;  // beside the model, not named by the user
+    std::optional<VelaPerLayer> vela_per_layer;
+
+    // One the user did not name only loses its names: a stale file beside a recompiled model must
+    // not stop the run (a database given with --debug-db that does not fit is an error).
+    void drop_found_debug_db(const Error& e) {
+        fmt::print(stderr, "ethosu-emu: warning: not using the debug database beside the model: {}\n", e.what());
+        debug_db.reset();
+    }
+};
+
+LayerNames find_layer_names(const std::string& path, const LoadedModel& model, const RunCliOptions& cli, bool as_json) {
+    LayerNames names;
+    const uint64_t debug_db_limit = DebugDatabase::max_file_bytes(command_stream_bytes(model));
+    const auto debug_db_beside = debug_db_path(path);
+    names.debug_db_found = cli.debug_db_file.empty() && debug_db_beside && !cli.no_timing &&
+                           std::filesystem::is_regular_file(*debug_db_beside);
+    if (!cli.debug_db_file.empty()) names.debug_db = DebugDatabase::load(cli.debug_db_file, debug_db_limit);
+    if (names.debug_db_found) {
+        try {
+            names.debug_db = DebugDatabase::load(*debug_db_beside, debug_db_limit);
+        } catch (const Error& e) {
+            names.drop_found_debug_db(e);
+        }
+    }
+    // Vela's per-layer report lines the CSV's rows up with Vela's when no debug database does.
+    // For the summary on stdout alone, a malformed report beside the model costs only Vela's column.
+    if (!cli.per_layer_file.empty() || !cli.report_file.empty() || !cli.vela_per_layer_file.empty()) {
+        names.vela_per_layer = find_vela_per_layer(path, cli.vela_per_layer_file, command_stream_bytes(model));
+    } else if (!cli.no_timing && !as_json) {
+        try {
+            names.vela_per_layer = find_vela_per_layer(path, {}, command_stream_bytes(model));
+        } catch (const Error& e) {
+            fmt::print(stderr, "ethosu-emu: warning: not using Vela's per-layer report beside the model: {}\n", e.what());
+        }
+    }
+    return names;
+}
+
+// Refuses options that do not go together (at most one output on stdout, "-"); true when a file
+// other than the summary goes there, which then stays off it.
+bool check_run_request(const RunCliOptions& cli, bool as_json) {
+    if (cli.no_timing && (cli.timing_only || !cli.pmu.empty() || !cli.trace_file.empty() || !cli.per_layer_file.empty() ||
+                          !cli.report_file.empty()))
+        throw Error({"--no-timing", std::nullopt, {}},
+                    "--timing-only, --pmu, --trace, --per-layer and --report need the timing model");
+    int on_stdout = as_json ? 1 : 0;
+    for (const std::string* file : {&cli.trace_file, &cli.per_layer_file, &cli.report_file})
+        on_stdout += *file == kStdoutPath ? 1 : 0;
+    if (on_stdout > 1)
+        throw UsageError({"-", std::nullopt, {}}, "only one of --json, --trace, --per-layer and --report can go to stdout");
+    return on_stdout == 1 && !as_json;
+}
+
 int run_run(const std::string& path, const LoadOptions& options, const RunCliOptions& cli, bool as_json) {
     const auto model = load_model(path, options);
     if (cli.output_files.size() > model->outputs.size())
@@ -323,50 +489,9 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     // An operator the host cannot run is reported now, before any input is read or op run.
     if (runs_as_graph(*model)) check_graph(*model, cli.limits);
     std::vector<std::vector<uint8_t>> inputs = read_input_files(*model, cli.input_files);
-    if (cli.no_timing && (cli.timing_only || !cli.pmu.empty() || !cli.trace_file.empty() || !cli.per_layer_file.empty() ||
-                          !cli.report_file.empty()))
-        throw Error({"--no-timing", std::nullopt, {}},
-                    "--timing-only, --pmu, --trace, --per-layer and --report need the timing model");
-    // At most one output on stdout ("-"), and the summary then stays off it.
-    int on_stdout = as_json ? 1 : 0;
-    for (const std::string* file : {&cli.trace_file, &cli.per_layer_file, &cli.report_file})
-        on_stdout += *file == kStdoutPath ? 1 : 0;
-    if (on_stdout > 1)
-        throw UsageError({"-", std::nullopt, {}}, "only one of --json, --trace, --per-layer and --report can go to stdout");
-    const bool stdout_taken = on_stdout == 1 && !as_json;
+    const bool stdout_taken = check_run_request(cli, as_json);
     const std::vector<uint32_t> events = pmu_events(model->config, cli.pmu);
-    // Vela's debug database names the layers: the one given, else the one Vela wrote beside the model.
-    std::optional<DebugDatabase> debug_db;
-    const uint64_t debug_db_limit = DebugDatabase::max_file_bytes(command_stream_bytes(*model));
-    const auto debug_db_beside = debug_db_path(path);
-    const bool debug_db_found = cli.debug_db_file.empty() && debug_db_beside && !cli.no_timing &&
-                                std::filesystem::is_regular_file(*debug_db_beside);
-    if (!cli.debug_db_file.empty()) debug_db = DebugDatabase::load(cli.debug_db_file, debug_db_limit);
-    // One the user did not name only loses its names: a stale file beside a recompiled model
-    // must not stop the run (a database given with --debug-db that does not fit is an error).
-    auto drop_found_debug_db = [&](const Error& e) {
-        fmt::print(stderr, "ethosu-emu: warning: not using the debug database beside the model: {}\n", e.what());
-        debug_db.reset();
-    };
-    if (debug_db_found) {
-        try {
-            debug_db = DebugDatabase::load(*debug_db_beside, debug_db_limit);
-        } catch (const Error& e) {
-            drop_found_debug_db(e);
-        }
-    }
-    // Vela's per-layer report lines the CSV's rows up with Vela's when no debug database does.
-    std::optional<VelaPerLayer> vela_per_layer;
-    // For the summary on stdout alone, a malformed report beside the model costs only Vela's column.
-    if (!cli.per_layer_file.empty() || !cli.report_file.empty() || !cli.vela_per_layer_file.empty()) {
-        vela_per_layer = find_vela_per_layer(path, cli.vela_per_layer_file, command_stream_bytes(*model));
-    } else if (!cli.no_timing && !as_json) {
-        try {
-            vela_per_layer = find_vela_per_layer(path, {}, command_stream_bytes(*model));
-        } catch (const Error& e) {
-            fmt::print(stderr, "ethosu-emu: warning: not using Vela's per-layer report beside the model: {}\n", e.what());
-        }
-    }
+    LayerNames names = find_layer_names(path, *model, cli, as_json);
     // A forgotten --input would otherwise pass unnoticed: the run is as valid on zeros.
     for (size_t i = cli.input_files.size(); i < model->inputs.size() && !cli.timing_only; ++i) {
         const TensorInfo& t = model->inputs[i];
@@ -382,12 +507,12 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     for (const auto& stream : result.streams)
         for (const auto& warning : stream.warnings) fmt::print(stderr, "ethosu-emu: warning: {}\n", warning);
     const PmuReading pmu = read_pmu(result.memory, result.timing, events);
-    if (debug_db) debug_db->align_queue_to(result.streams);
-    if (debug_db && debug_db_found) {
+    if (names.debug_db) names.debug_db->align_queue_to(result.streams);
+    if (names.debug_db && names.debug_db_found) {
         try {
-            TracedRun{path, model->config, result.memory, result.streams, result.timing, &*debug_db}.check_debug_db();
+            TracedRun{path, model->config, result.memory, result.streams, result.timing, &*names.debug_db}.check_debug_db();
         } catch (const Error& e) {
-            drop_found_debug_db(e);
+            names.drop_found_debug_db(e);
         }
     }
     const std::string system_mismatch = cli.no_timing || model->invocations.empty() ? std::string() : compiled_system_mismatch(*model, result.memory);
@@ -399,8 +524,8 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
                            result.memory,
                            result.streams,
                            result.timing,
-                           debug_db ? &*debug_db : nullptr,
-                           vela_per_layer ? &*vela_per_layer : nullptr,
+                           names.debug_db ? &*names.debug_db : nullptr,
+                           names.vela_per_layer ? &*names.vela_per_layer : nullptr,
                            nullptr,
                            &host_operators,
                            system_mismatch};
@@ -408,82 +533,23 @@ int run_run(const std::string& path, const LoadOptions& options, const RunCliOpt
     if (!cli.trace_file.empty()) write_chrome_trace(traced, writable_path(cli.trace_file));
     if (!cli.per_layer_file.empty()) write_per_layer_csv(traced, writable_path(cli.per_layer_file));
     if (!cli.report_file.empty()) write_html_report(traced, writable_path(cli.report_file));
-    const std::string& output_prefix = cli.output_prefix;
-    json outputs = json::array();
-    std::vector<std::string> output_files;
+    RunReport report{.model = *model, .result = result, .traced = traced, .timing_only = cli.timing_only,
+                     .timed = !cli.no_timing, .outputs = json::array(), .report_file = cli.report_file};
     for (size_t i = 0; i < result.outputs.size(); ++i) {
-        const std::string& file = output_files.emplace_back(
-            i < cli.output_files.size() ? cli.output_files[i] : fmt::format("{}.out{}.bin", output_prefix, i));
+        const std::string& file = report.output_files.emplace_back(
+            i < cli.output_files.size() ? cli.output_files[i] : fmt::format("{}.out{}.bin", cli.output_prefix, i));
         write_tensor_file(file, model->outputs[i], result.outputs[i]);
         json t = tensor_json(model->outputs[i]);
         t["file"] = file;
-        outputs.push_back(t);
+        report.outputs.push_back(t);
     }
-    const json timing = cli.no_timing ? json::object() : timing_json(result);
+    report.timing = cli.no_timing ? json::object() : timing_json(result);
     if (stdout_taken) return 0;  // the file written there is the output
-    if (!as_json) {
-        size_t ops = 0, kernel_ops = 0, dmas = 0;
-        for (const auto& s : result.streams) {
-            ops += s.ops.size();
-            for (const DecodedOp& op : s.ops) {
-                kernel_ops += is_kernel_op(op.kind);
-                dmas += op.kind == OpKind::DmaStart;
-            }
-        }
-        const bool npu_work = !model->invocations.empty();
-        if (npu_work)
-            fmt::print("{}: {} NPU commands ({} kernel ops, {} DMA, {} waits and others) on {}", path, ops, kernel_ops,
-                       dmas, ops - kernel_ops - dmas, model->config.name);
-        else
-            fmt::print("{}: no NPU work, every operator on the host's reference kernels", path);
-        if (!output_files.empty()) fmt::print("; wrote {}", fmt::join(output_files, ", "));
-        fmt::print("\n");
-        if (!cli.no_timing && npu_work) {
-            fmt::print("{} cycles ({:.3f} ms at {:g} MHz, {}, {})\n", timing["cycles"]["total"].get<int64_t>(),
-                       timing["inference_seconds"].get<double>() * 1e3, result.memory.system.core_clock / 1e6,
-                       result.memory.system.name, result.memory.mode.name);
-            fmt::print("{}", layer_summary_text(traced, per_layer_rows(traced), 10));
-        }
-        if (runs_as_graph(*model)) {
-            for (const auto& op : operators_json(result, !cli.no_timing)) {
-                if (op["on"] == "npu")
-                    fmt::print("  operator {} ethos-u on the NPU{}\n", op["index"].get<size_t>(),
-                               op.contains("cycles") ? fmt::format(": {} cycles", op["cycles"].get<int64_t>()) : "");
-                else
-                    fmt::print("  operator {} {} on the CPU: {} elements\n", op["index"].get<size_t>(),
-                               op["name"].get<std::string>(), op["elements"].get<uint64_t>());
-            }
-            if (!result.cpu_operators.empty()) fmt::print("  (CPU operators have no cycle model: the cycles are the NPU's)\n");
-        }
-        if (!cli.report_file.empty()) fmt::print("report: {}\n", cli.report_file);
-        if (!cli.pmu.empty()) {
-            fmt::print("ethosu_pmu_cycle_cntr : {}\n", pmu.cycle_counter);
-            for (size_t i = 0; i < events.size(); ++i) {
-                fmt::print("ethosu_pmu_cntr{} : {} ({})\n", i, pmu.counters[i],
-                           pmu_event_name(model->config.generation, events[i]));
-            }
-            fmt::print("Profile for Inference:\n");
-            for (const auto& line : mlek_profile(result.memory, result.timing, model->config, events, pmu))
-                fmt::print("{} {}: {}\n", line.name, line.unit, line.count);
-        }
-        return 0;
-    }
-    json ops = json::array();
-    for (size_t s = 0; s < result.timing.size(); ++s)
-        for (auto& op : ops_json(result.streams[s], result.timing[s])) ops.push_back(std::move(op));
-    json out = {{"format", "ethosu-emu-run"},    {"version", kRunJsonVersion},       {"model", path},
-                {"npu", model->config.name}, {"timing_only", cli.timing_only}, {"outputs", outputs}};
-    out.update(timing);
-    if (!cli.pmu.empty()) {
-        out["pmu"] = pmu_json(model->config, events, pmu);
-        out["pmu"]["profile"] = profile_json(mlek_profile(result.memory, result.timing, model->config, events, pmu));
-    }
-    out["ops"] = ops;
-    if (runs_as_graph(*model)) {
-        out["operators"] = operators_json(result, !cli.no_timing);
-        out["cpu_cycle_model"] = false;  // CPU operators are listed, not timed
-    }
-    std::cout << out.dump(2) << "\n";
+    if (runs_as_graph(*model)) report.operators = run_operators(result, !cli.no_timing);
+    if (!cli.pmu.empty())
+        report.pmu = RunPmu{events, pmu, mlek_profile(result.memory, result.timing, model->config, events, pmu)};
+    if (as_json) print_run_json(report);
+    else print_run_text(report);
     return 0;
 }
 
