@@ -15,9 +15,9 @@ void expect_rank(const OperatorView& v, const TensorInfo& t, size_t rank) {
         v.expect(d > 0 && d <= INT32_MAX, fmt::format("'{}' is [{}]: a dimension is not positive", t.name, fmt::join(t.shape, ",")));
 }
 
-void expect_fused_activation(const OperatorView& v) {
-    v.expect(v.op.fused_activation >= reference::kActNone && v.op.fused_activation <= reference::kActSignBit,
-             fmt::format("fused activation {} is not one of TFLite's", v.op.fused_activation));
+void expect_fused_activation(const OperatorView& v, int8_t activation) {
+    v.expect(activation >= reference::kActNone && activation <= reference::kActSignBit,
+             fmt::format("fused activation {} is not one of TFLite's", activation));
 }
 
 int window_padding(const OperatorView& v, const char* axis, int8_t padding, int in, int filter, int stride, int dilation,
@@ -41,10 +41,10 @@ void expect_symmetric_int16(const OperatorView& v, const TensorInfo& t) {
                  fmt::format("int16 '{}' has a zero point other than 0, which TFLM's 16-bit kernels leave out", t.name));
 }
 
-reference::QuantizedRange activation_clamp(const OperatorView& v, const TensorInfo& out) {
+reference::QuantizedRange activation_clamp(const OperatorView& v, const TensorInfo& out, int8_t activation) {
     const reference::QuantizedRange type = out.type == ElementType::Int16 ? reference::QuantizedRange{INT16_MIN, INT16_MAX}
                                                                           : reference::QuantizedRange{INT8_MIN, INT8_MAX};
-    const auto range = reference::quantized_activation_range(v.op.fused_activation, out.scale[0],
+    const auto range = reference::quantized_activation_range(activation, out.scale[0],
                                                              static_cast<int32_t>(out.zero_point[0]), type);
     v.expect(range.has_value() && range->min <= range->max,
              fmt::format("the fused activation's bounds do not quantize into int32 at output scale {}", out.scale[0]));
@@ -79,7 +79,7 @@ reference::IntegerOutputStage integer_output_stage(const OperatorView& v, const 
     // TFLM's 16-bit convolutions add no output offset; int16 zero points are 0 (checked).
     reference::IntegerOutputStage stage{.wide = wide,
                                         .output_offset = static_cast<int32_t>(out.zero_point[0]),
-                                        .clamp = activation_clamp(v, out)};
+                                        .clamp = activation_clamp(v, out, k.fused_activation)};
     for (const float scale : weights.scale) {
         const double product = k.per_tensor_product_in_float && weights.scale.size() == 1
                                    ? static_cast<double>(in.scale[0] * scale)
@@ -138,7 +138,7 @@ void expect_weighted_operator(const OperatorView& v, const WeightedInputs& k, in
                               std::initializer_list<ElementType> int16_bias_types, bool wide,
                               std::initializer_list<uint64_t> macs) {
     using E = ElementType;
-    expect_fused_activation(v);
+    expect_fused_activation(v, k.fused_activation);
     v.expect_bounded_work(macs);
     const TensorInfo &in = v.input(k.input), &weights = v.input(k.filter), &out = v.output(0);
     const bool int8_weights = weights.type == E::Int8 || (k.int4_weights && weights.type == E::Int4);

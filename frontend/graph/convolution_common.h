@@ -15,9 +15,10 @@ namespace ethosu {
 int dimension(const TensorInfo& t, size_t k);
 void expect_rank(const OperatorView& v, const TensorInfo& t, size_t rank);
 
-// The fused activation must be one of TFLite's ActivationFunctionType; TANH and SIGN_BIT clamp
-// nothing, as in TFLM (CalculateActivationRange's last case).
-void expect_fused_activation(const OperatorView& v);
+// The fused activation (an operator's options' code) must be one of TFLite's
+// ActivationFunctionType; TANH and SIGN_BIT clamp nothing, as in TFLM (CalculateActivationRange's
+// last case).
+void expect_fused_activation(const OperatorView& v, int8_t activation);
 // A window (stride, dilation) of padding SAME (0) or VALID (1) must give the output's extent.
 // Returns the padding before the first element.
 int window_padding(const OperatorView& v, const char* axis, int8_t padding, int in, int filter, int stride, int dilation,
@@ -26,8 +27,8 @@ int window_padding(const OperatorView& v, const char* axis, int8_t padding, int 
 // An int16 activation must have zero point 0: TFLM's 16-bit kernels leave the zero point out.
 void expect_symmetric_int16(const OperatorView& v, const TensorInfo& t);
 
-// The quantized-integer clamp of the operator's fused activation for its output.
-reference::QuantizedRange activation_clamp(const OperatorView& v, const TensorInfo& out);
+// The quantized-integer clamp of the fused activation for the operator's output.
+reference::QuantizedRange activation_clamp(const OperatorView& v, const TensorInfo& out, int8_t activation);
 
 
 // The bias input `k` as int64 (int16, int32 or int64 in the file), or empty where it is omitted.
@@ -50,6 +51,7 @@ struct WeightedInputs {
     // An int8 operator whose filter has one scale takes its zero point as a weights offset
     // (FULLY_CONNECTED); elsewhere filter zero points must be 0.
     bool per_tensor_weights_offset = false;
+    int8_t fused_activation = 0;  // from the operator's options: the output stage's clamp
 };
 
 // The weights offset the kernel adds to each weight: minus the filter's zero point where k takes
@@ -88,7 +90,7 @@ void run_weighted(const OperatorView& v, HostTensors& tensors, const WeightedInp
     if (v.input(k.input).type == ElementType::Float32) {
         const auto bias = has_input(v, k.bias) ? typed<float>(tensors.read(v.op.inputs[k.bias])) : std::span<const float>{};
         kernel(typed<float>(in), 0, typed<float>(tensors.read(v.op.inputs[k.filter])), bias,
-               reference::float_activation_range(v.op.fused_activation), typed<float>(out));
+               reference::float_activation_range(k.fused_activation), typed<float>(out));
         return;
     }
     const std::vector<int8_t> weights = int8_weights(v, tensors, k.filter);

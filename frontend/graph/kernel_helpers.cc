@@ -8,13 +8,14 @@
 #include <limits>
 
 namespace ethosu {
-FusedActivation fused_activation(const OperatorView& v) {
-    v.expect(v.op.fused_activation >= 0 && v.op.fused_activation <= static_cast<int8_t>(FusedActivation::SignBit),
-             fmt::format("fused activation {} is not one of TFLite's", v.op.fused_activation));
-    return static_cast<FusedActivation>(v.op.fused_activation);
+FusedActivation fused_activation(const OperatorView& v, int8_t code) {
+    v.expect(code >= 0 && code <= static_cast<int8_t>(FusedActivation::SignBit),
+             fmt::format("fused activation {} is not one of TFLite's", code));
+    return static_cast<FusedActivation>(code);
 }
 
-std::pair<int32_t, int32_t> quantized_activation_range(const OperatorView& v, const TensorInfo& out) {
+std::pair<int32_t, int32_t> quantized_activation_range(const OperatorView& v, const TensorInfo& out,
+                                                       FusedActivation activation) {
     int32_t lo = 0, hi = 0;
     with_integer_type(out.type, [&](auto value) {
         lo = std::numeric_limits<decltype(value)>::min();
@@ -28,7 +29,7 @@ std::pair<int32_t, int32_t> quantized_activation_range(const OperatorView& v, co
                  fmt::format("its fused activation's bound {} is beyond int32 on the output scale {}", bound, out.scale[0]));
         return static_cast<int32_t>(std::clamp<int64_t>(static_cast<int64_t>(steps) + out.zero_point[0], INT32_MIN, INT32_MAX));
     };
-    switch (fused_activation(v)) {
+    switch (activation) {
         case FusedActivation::Relu: return {std::max(lo, quantize(0.0f)), hi};
         case FusedActivation::Relu6: return {std::max(lo, quantize(0.0f)), std::min(hi, quantize(6.0f))};
         case FusedActivation::ReluN1To1: return {std::max(lo, quantize(-1.0f)), std::min(hi, quantize(1.0f))};

@@ -12,17 +12,19 @@
 
 namespace ethosu {
 
-// TFLite's ActivationFunctionType of the operator, refused outside TFLite's enum.
+// TFLite's ActivationFunctionType, as an operator's options give it (`code`), refused outside
+// TFLite's enum.
 enum class FusedActivation : int8_t { None = 0, Relu = 1, ReluN1To1 = 2, Relu6 = 3, Tanh = 4, SignBit = 5 };
-FusedActivation fused_activation(const OperatorView& v);
+FusedActivation fused_activation(const OperatorView& v, int8_t code);
 // The clamp TFLite applies for a fused activation on a quantized output
 // (CalculateActivationRangeQuantized: zero point + round(bound / scale), inside the type). TANH and
 // SIGN_BIT clamp nothing there, as in TFLite.
-std::pair<int32_t, int32_t> quantized_activation_range(const OperatorView& v, const TensorInfo& out);
+std::pair<int32_t, int32_t> quantized_activation_range(const OperatorView& v, const TensorInfo& out,
+                                                       FusedActivation activation);
 // The same for unquantized outputs (CalculateActivationRange<T>).
 template <class T>
-std::pair<T, T> activation_range(const OperatorView& v) {
-    switch (fused_activation(v)) {
+std::pair<T, T> activation_range(FusedActivation activation) {
+    switch (activation) {
         case FusedActivation::Relu: return {T(0), std::numeric_limits<T>::max()};
         case FusedActivation::Relu6: return {T(0), T(6)};
         case FusedActivation::ReluN1To1: return {T(-1), T(1)};

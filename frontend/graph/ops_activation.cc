@@ -13,6 +13,7 @@
 
 #include "frontend/graph/cpu_operator.h"
 #include "frontend/graph/kernel_helpers.h"
+#include "frontend/graph/operator_options.h"
 
 namespace ethosu {
 namespace {
@@ -134,22 +135,24 @@ struct LeakyReluMultipliers {
 // formed in float. A negative alpha's multiplier is applied by magnitude and the product negated.
 LeakyReluMultipliers leaky_relu_multipliers(const OperatorView& v) {
     const float in_scale = v.input(0).scale[0], out_scale = v.output(0).scale[0];
+    const float alpha = builtin_options<tflite::LeakyReluOptionsT>(v).alpha;
     const LeakyReluMultipliers m{reference::quantize_multiplier(static_cast<double>(in_scale / out_scale)),
-                                 reference::quantize_multiplier(static_cast<double>(in_scale * v.op.leaky_relu.alpha / out_scale))};
+                                 reference::quantize_multiplier(static_cast<double>(in_scale * alpha / out_scale))};
     v.expect(m.identity.shift <= 30 && m.alpha.shift <= 30, "an effective scale is over 2^30");
     return m;
 }
 
 void check_leaky_relu(const OperatorView& v) {
     expect_unary(v, {ElementType::Float32, ElementType::Int8, ElementType::Int16});
-    v.expect(std::isfinite(v.op.leaky_relu.alpha), fmt::format("alpha {} is not finite", v.op.leaky_relu.alpha));
+    const float alpha = builtin_options<tflite::LeakyReluOptionsT>(v).alpha;
+    v.expect(std::isfinite(alpha), fmt::format("alpha {} is not finite", alpha));
     if (v.input(0).type != ElementType::Float32) leaky_relu_multipliers(v);
 }
 
 void run_leaky_relu(const OperatorView& v, HostTensors& tensors) {
     const TensorInfo &in = v.input(0), &out = v.output(0);
     if (in.type == ElementType::Float32) {
-        const float alpha = v.op.leaky_relu.alpha;
+        const float alpha = builtin_options<tflite::LeakyReluOptionsT>(v).alpha;
         map_elements<float>(v, tensors, [alpha](float x) { return x > 0 ? x : x * alpha; });
         return;
     }

@@ -12,6 +12,7 @@
 
 #include "frontend/graph/cpu_operator.h"
 #include "frontend/graph/kernel_helpers.h"
+#include "frontend/graph/operator_options.h"
 
 namespace ethosu {
 namespace {
@@ -38,6 +39,15 @@ Binary binary_of(const OperatorView& v) {
 
 bool has_fused_activation(Binary op) { return op == Binary::Add || op == Binary::Sub || op == Binary::Mul; }
 
+// ADD's, SUB's and MUL's fused activation, each from its own options table; the others have none.
+FusedActivation activation_of(const OperatorView& v, Binary op) {
+    int8_t code = 0;
+    if (op == Binary::Add) code = builtin_options<tflite::AddOptionsT>(v).fused_activation_function;
+    if (op == Binary::Sub) code = builtin_options<tflite::SubOptionsT>(v).fused_activation_function;
+    if (op == Binary::Mul) code = builtin_options<tflite::MulOptionsT>(v).fused_activation_function;
+    return fused_activation(v, code);
+}
+
 // The integer parameters TFLM derives in Prepare.
 struct QuantizedBinary {
     int32_t input1_offset = 0, input2_offset = 0, output_offset = 0;
@@ -51,7 +61,7 @@ QuantizedBinary quantized_parameters(const OperatorView& v, Binary op) {
     QuantizedBinary q{.input1_offset = -static_cast<int32_t>(a.zero_point[0]),
                       .input2_offset = -static_cast<int32_t>(b.zero_point[0]),
                       .output_offset = static_cast<int32_t>(out.zero_point[0])};
-    std::tie(q.activation_min, q.activation_max) = quantized_activation_range(v, out);
+    std::tie(q.activation_min, q.activation_max) = quantized_activation_range(v, out, activation_of(v, op));
     const bool wide = out.type == ElementType::Int16;
     switch (op) {
         case Binary::Add: {
@@ -171,7 +181,7 @@ void check_binary(const OperatorView& v) {
     v.expect(broadcasts_to(a.shape, b.shape, out.shape) && (a.shape == b.shape || out.shape.size() <= max_rank),
              fmt::format("shapes [{}] and [{}] do not broadcast to the output's [{}] (TFLM broadcasts up to {}-D)",
                          fmt::join(a.shape, ","), fmt::join(b.shape, ","), fmt::join(out.shape, ","), max_rank));
-    if (has_fused_activation(op)) fused_activation(v);
+    if (has_fused_activation(op)) activation_of(v, op);
     if (!quantized_path(op, out.type)) return;
     for (const TensorInfo* t : {&a, &b, &out}) v.expect_quantized(*t);
     // TFLM's int16 MUL and SQUARED_DIFFERENCE take symmetric quantization only.
@@ -211,7 +221,7 @@ void run_binary(const OperatorView& v, HostTensors& tensors) {
     // to none), the others to nothing.
     const auto clamped = [&]<class T>(T) {
         const auto [lo, hi] = has_fused_activation(op) && !(op == Binary::Add && out.type == ElementType::Int32)
-                                  ? activation_range<T>(v)
+                                  ? activation_range<T>(activation_of(v, op))
                                   : std::pair{std::numeric_limits<T>::lowest(), std::numeric_limits<T>::max()};
         apply(T{}, clamp_to(lo, hi));
     };

@@ -5,6 +5,7 @@
 #include <fmt/ranges.h>
 
 #include "frontend/graph/convolution_common.h"
+#include "frontend/graph/operator_options.h"
 
 namespace ethosu {
 namespace {
@@ -17,12 +18,26 @@ struct FullyConnectedShape {
     int batches = 0, accum_depth = 0, out_depth = 0;
 };
 
+// FULLY_CONNECTED's options (FullyConnectedOptions).
+struct FullyConnectedOptions {
+    int8_t weights_format = 0;  // 0 DEFAULT, 1 SHUFFLED4x16INT8
+    int8_t quantized_bias_type = 0;
+    int8_t fused_activation = 0;
+};
+
+FullyConnectedOptions fully_connected_options(const OperatorView& v) {
+    const auto o = builtin_options<tflite::FullyConnectedOptionsT>(v);
+    return {.weights_format = o.weights_format, .quantized_bias_type = o.quantized_bias_type,
+            .fused_activation = o.fused_activation_function};
+}
+
 // Per-tensor weights: TFLM's multiplier from the float product of the scales
 // (GetQuantizedConvolutionMultipler) and their zero point as the weights offset; per-channel ones:
 // per output channel in double.
-WeightedInputs fully_connected_inputs(const OperatorView& v) {
+WeightedInputs fully_connected_inputs(const OperatorView& v, const FullyConnectedOptions& o) {
     return {.input = 0, .filter = 1, .bias = 2, .channel_dimension = 0, .per_tensor_product_in_float = true,
-            .int4_weights = v.input(1).scale.size() <= 1, .per_tensor_weights_offset = true};
+            .int4_weights = v.input(1).scale.size() <= 1, .per_tensor_weights_offset = true,
+            .fused_activation = o.fused_activation};
 }
 
 FullyConnectedShape fully_connected_shape(const OperatorView& v) {
@@ -41,12 +56,11 @@ FullyConnectedShape fully_connected_shape(const OperatorView& v) {
 
 void check_fully_connected(const OperatorView& v) {
     expect_inputs(v, 2, 1);
-    v.expect(v.op.fully_connected.weights_format == 0,
-             fmt::format("weights format {} is not DEFAULT, which TFLM does not run", v.op.fully_connected.weights_format));
+    const FullyConnectedOptions o = fully_connected_options(v);
+    v.expect(o.weights_format == 0, fmt::format("weights format {} is not DEFAULT, which TFLM does not run", o.weights_format));
     const FullyConnectedShape s = fully_connected_shape(v);
-    const WeightedInputs k = fully_connected_inputs(v);
-    expect_weighted_operator(v, k, s.out_depth, {E::Int32, E::Int64},
-                             int16_sums_wide(v, k, v.op.fully_connected.quantized_bias_type),
+    const WeightedInputs k = fully_connected_inputs(v, o);
+    expect_weighted_operator(v, k, s.out_depth, {E::Int32, E::Int64}, int16_sums_wide(v, k, o.quantized_bias_type),
                              {uint64_t(s.batches), uint64_t(s.accum_depth), uint64_t(s.out_depth)});
     // TFLM checks that a per-tensor bias's scale is about input scale x weight scale.
     if (v.input(0).type != E::Float32 && v.input(1).scale.size() == 1 && has_input(v, 2)) {
@@ -59,10 +73,11 @@ void check_fully_connected(const OperatorView& v) {
 }
 
 void run_fully_connected(const OperatorView& v, HostTensors& tensors) {
+    const FullyConnectedOptions o = fully_connected_options(v);
     const FullyConnectedShape s = fully_connected_shape(v);
-    const WeightedInputs k = fully_connected_inputs(v);
+    const WeightedInputs k = fully_connected_inputs(v, o);
     const int32_t filter_offset = weights_offset(v, k);
-    run_weighted(v, tensors, k, int16_sums_wide(v, k, v.op.fully_connected.quantized_bias_type),
+    run_weighted(v, tensors, k, int16_sums_wide(v, k, o.quantized_bias_type),
                  [&](auto in, int32_t offset, auto weights, auto bias, const auto& stage, auto out) {
                      reference::fully_connected(s.batches, s.accum_depth, s.out_depth, in, offset, weights,
                                                 filter_offset, bias, stage, out);
@@ -80,7 +95,7 @@ reference::MatMulShape matmul_shape(const OperatorView& v) {
                  fmt::format("'{}' is [{}]; BATCH_MATMUL takes ranks 2 to 5", t->name, fmt::join(t->shape, ",")));
         expect_rank(v, *t, t->shape.size());
     }
-    const auto& o = v.op.batch_matmul;
+    const auto o = builtin_options<tflite::BatchMatMulOptionsT>(v);  // adj_x, adj_y
     const size_t rank = std::max(lhs.shape.size(), rhs.shape.size());
     // A dimension of the shape right-aligned to `rank` (1 where it is missing).
     const auto dim = [&](const TensorInfo& t, size_t k) {

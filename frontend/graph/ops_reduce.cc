@@ -11,6 +11,7 @@
 
 #include "frontend/graph/cpu_operator.h"
 #include "frontend/graph/kernel_helpers.h"
+#include "frontend/graph/operator_options.h"
 
 namespace ethosu {
 namespace {
@@ -85,10 +86,11 @@ void check_reduce(const OperatorView& v) {
                          element_type_name(in.type), element_type_name(out.type), v.name()));
     v.expect(v.input(1).type == ElementType::Int32, "its axes must be int32, as TFLM requires");
     const auto reduced = reduced_axes(v);
+    const bool keep_dims = builtin_options<tflite::ReducerOptionsT>(v).keep_dims;
     Shape want;
     for (size_t d = 0; d < in.shape.size(); ++d) {
         if (!reduced[d]) want.push_back(in.shape[d]);
-        else if (v.op.reducer.keep_dims) want.push_back(1);
+        else if (keep_dims) want.push_back(1);
     }
     v.expect(out.shape == want || (want.empty() && element_count(out) == 1),
              fmt::format("'{}' is [{}]; reducing [{}] gives [{}]", out.name, fmt::join(out.shape, ","),

@@ -12,6 +12,7 @@
 
 #include "frontend/graph/cpu_operator.h"
 #include "frontend/graph/kernel_helpers.h"
+#include "frontend/graph/operator_options.h"
 
 namespace ethosu {
 namespace {
@@ -19,6 +20,21 @@ namespace {
 struct Resize {
     int32_t batches, in_height, in_width, depth, out_height, out_width;
 };
+
+// RESIZE_BILINEAR's and RESIZE_NEAREST_NEIGHBOR's options, each from its own table.
+struct ResizeOptions {
+    bool align_corners = false, half_pixel_centers = false;
+};
+
+ResizeOptions bilinear_options(const OperatorView& v) {
+    const auto o = builtin_options<tflite::ResizeBilinearOptionsT>(v);
+    return {o.align_corners, o.half_pixel_centers};
+}
+
+ResizeOptions nearest_options(const OperatorView& v) {
+    const auto o = builtin_options<tflite::ResizeNearestNeighborOptionsT>(v);
+    return {o.align_corners, o.half_pixel_centers};
+}
 
 Resize resize_of(const OperatorView& v) {
     const auto& in = v.input(0).shape;
@@ -46,7 +62,8 @@ void check_resize(const OperatorView& v) {
     const std::vector<int64_t> want = {in.shape[0], size[0], size[1], in.shape[3]};
     v.expect(out.shape == want, fmt::format("'{}' is [{}]; the size gives [{}]", out.name, fmt::join(out.shape, ","),
                                             fmt::join(want, ",")));
-    v.expect(!(v.op.resize.half_pixel_centers && v.op.resize.align_corners),
+    const ResizeOptions o = bilinear ? bilinear_options(v) : nearest_options(v);
+    v.expect(!(o.half_pixel_centers && o.align_corners),
              "sets both half_pixel_centers and align_corners, which TFLM refuses");
     // The int8 path scales by 2^10 in int32: its products must fit.
     v.expect(!bilinear || (in.shape[1] < (1 << 20) && in.shape[2] < (1 << 20)), "input too large for the int8 path");
@@ -66,15 +83,16 @@ int32_t nearest(int32_t at, int32_t in_size, int32_t out_size, bool align_corner
 
 void run_nearest(const OperatorView& v, HostTensors& tensors) {
     const Resize r = resize_of(v);
+    const ResizeOptions options = nearest_options(v);
     const auto size = static_cast<size_t>(element_size(v.input(0).type)) * static_cast<size_t>(r.depth);
     const auto& src = tensors.read(v.op.inputs[0]);
     auto& dst = tensors.write(v.op.outputs[0]);
     size_t o = 0;
     for (int32_t b = 0; b < r.batches; ++b)
         for (int32_t y = 0; y < r.out_height; ++y) {
-            const int32_t in_y = nearest(y, r.in_height, r.out_height, v.op.resize.align_corners, v.op.resize.half_pixel_centers);
+            const int32_t in_y = nearest(y, r.in_height, r.out_height, options.align_corners, options.half_pixel_centers);
             for (int32_t x = 0; x < r.out_width; ++x, o += size) {
-                const int32_t in_x = nearest(x, r.in_width, r.out_width, v.op.resize.align_corners, v.op.resize.half_pixel_centers);
+                const int32_t in_x = nearest(x, r.in_width, r.out_width, options.align_corners, options.half_pixel_centers);
                 const auto i = ((static_cast<size_t>(b) * static_cast<size_t>(r.in_height) + static_cast<size_t>(in_y)) *
                                     static_cast<size_t>(r.in_width) +
                                 static_cast<size_t>(in_x)) *
@@ -106,7 +124,8 @@ IntegerTap integer_tap(int32_t at, int32_t scale_10, bool half_pixel_centers, in
 
 void run_bilinear(const OperatorView& v, HostTensors& tensors) {
     const Resize r = resize_of(v);
-    const bool align = v.op.resize.align_corners, half = v.op.resize.half_pixel_centers;
+    const ResizeOptions options = bilinear_options(v);
+    const bool align = options.align_corners, half = options.half_pixel_centers;
     const auto offset = [&](int32_t b, int32_t y, int32_t x, int32_t c) {
         return ((static_cast<size_t>(b) * static_cast<size_t>(r.in_height) + static_cast<size_t>(y)) *
                     static_cast<size_t>(r.in_width) +

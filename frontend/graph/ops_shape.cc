@@ -16,6 +16,7 @@
 
 #include "frontend/graph/cpu_operator.h"
 #include "frontend/graph/kernel_helpers.h"
+#include "frontend/graph/operator_options.h"
 
 namespace ethosu {
 namespace {
@@ -246,7 +247,7 @@ constexpr std::initializer_list<ElementType> kConcatenationTypes = {ElementType:
 
 Pieces concatenation_pieces(const OperatorView& v) {
     const TensorInfo& out = v.output(0);
-    const int axis = normalized_axis(v, v.op.concatenation.axis, out.shape.size());
+    const int axis = normalized_axis(v, builtin_options<tflite::ConcatenationOptionsT>(v).axis, out.shape.size());
     return pieces_along(v, v.op.inputs, v.op.outputs[0], axis, extents_on(v, v.op.inputs, axis), false);
 }
 
@@ -256,7 +257,8 @@ void check_concatenation(const OperatorView& v) {
     const TensorInfo& out = v.output(0);
     expect_type(v, out, kConcatenationTypes);
     // concatenation.cc: no fused activation; int8 inputs quantized as the output; int16 symmetric.
-    v.expect(v.op.fused_activation == 0, "has a fused activation, which TFLM's CONCATENATION refuses");
+    v.expect(builtin_options<tflite::ConcatenationOptionsT>(v).fused_activation_function == 0,
+             "has a fused activation, which TFLM's CONCATENATION refuses");
     for (size_t k = 0; k < v.op.inputs.size(); ++k) {
         const TensorInfo& in = v.input(k);
         if (out.type == ElementType::Int8)
@@ -276,15 +278,16 @@ void run_concatenation(const OperatorView& v, HostTensors& tensors) {
 
 Pieces pack_pieces(const OperatorView& v) {
     const TensorInfo& out = v.output(0);
-    const int axis = normalized_axis(v, v.op.pack.axis, out.shape.size());
+    const int axis = normalized_axis(v, builtin_options<tflite::PackOptionsT>(v).axis, out.shape.size());
     return pieces_along(v, v.op.inputs, v.op.outputs[0], axis, {}, true);
 }
 
 void check_pack(const OperatorView& v) {
     v.expect(!v.op.inputs.empty() && v.op.outputs.size() == 1, "needs inputs and one output");
     v.expect_arity(v.op.inputs.size(), 1);
-    v.expect(static_cast<size_t>(v.op.pack.values_count) == v.op.inputs.size(),
-             fmt::format("values_count {} but {} inputs", v.op.pack.values_count, v.op.inputs.size()));
+    const int32_t values_count = builtin_options<tflite::PackOptionsT>(v).values_count;
+    v.expect(static_cast<size_t>(values_count) == v.op.inputs.size(),
+             fmt::format("values_count {} but {} inputs", values_count, v.op.inputs.size()));
     expect_type(v, v.output(0), {ElementType::Float32, ElementType::Int8, ElementType::Int16, ElementType::Int32,
                                  ElementType::Int64});
     pack_pieces(v);
@@ -300,7 +303,8 @@ Pieces split_pieces(const OperatorView& v) {
     const size_t value = name == "SPLIT" ? 1 : 0;
     const TensorInfo& in = v.input(value);
     if (name == "UNPACK")
-        return pieces_along(v, v.op.outputs, v.op.inputs[0], normalized_axis(v, v.op.unpack.axis, in.shape.size()), {}, true);
+        return pieces_along(v, v.op.outputs, v.op.inputs[0],
+                            normalized_axis(v, builtin_options<tflite::UnpackOptionsT>(v).axis, in.shape.size()), {}, true);
     const auto axis_values = constant_integers(v, name == "SPLIT" ? 0 : 2);
     v.expect(axis_values.size() == 1, "its axis must be one value");
     const int axis = normalized_axis(v, axis_values[0], in.shape.size());
@@ -315,8 +319,8 @@ void check_split(const OperatorView& v) {
     expect_type(v, v.input(value), {ElementType::Float32, ElementType::Int8, ElementType::Int16, ElementType::Int32});
     const Pieces p = split_pieces(v);
     if (name == "UNPACK") {
-        v.expect(static_cast<size_t>(v.op.unpack.num) == v.op.outputs.size(),
-                 fmt::format("num {} but {} outputs", v.op.unpack.num, v.op.outputs.size()));
+        const int32_t num = builtin_options<tflite::UnpackOptionsT>(v).num;
+        v.expect(static_cast<size_t>(num) == v.op.outputs.size(), fmt::format("num {} but {} outputs", num, v.op.outputs.size()));
     } else if (name == "SPLIT") {
         v.expect(std::ranges::all_of(p.runs, [&](size_t r) { return r == p.runs[0]; }),
                  "its outputs are not of equal size along the axis");
@@ -366,7 +370,7 @@ Window slice_window(const OperatorView& v) {
 Window strided_slice_window(const OperatorView& v, Shape* kept_shape) {
     const TensorInfo& in = v.input(0);
     const auto begin = constant_integers(v, 1), end = constant_integers(v, 2), strides = constant_integers(v, 3);
-    const auto& o = v.op.strided_slice;
+    const auto o = builtin_options<tflite::StridedSliceOptionsT>(v);
     const size_t rank = in.shape.size();
     v.expect(begin.size() == rank && end.size() == rank && strides.size() == rank,
              fmt::format("has {} begins, {} ends and {} strides for a {}-D input", begin.size(), end.size(),
@@ -421,7 +425,7 @@ void check_slice(const OperatorView& v) {
         expect_shape(v, out, slice_window(v).count);
         return;
     }
-    const auto& o = v.op.strided_slice;
+    const auto o = builtin_options<tflite::StridedSliceOptionsT>(v);
     v.expect(o.ellipsis_mask == 0 && o.new_axis_mask == 0 && !o.offset,
              "sets the ellipsis mask, the new-axis mask or offset, which TFLM's STRIDED_SLICE does not read");
     Shape kept;
@@ -455,11 +459,12 @@ struct Gather {
 
 Gather gather_of(const OperatorView& v) {
     const Shape &in = v.input(0).shape, &at = v.input(1).shape;
-    const int axis = normalized_axis(v, v.op.gather.axis, in.size());
-    int64_t batch_dims = v.op.gather.batch_dims;
+    const auto o = builtin_options<tflite::GatherOptionsT>(v);
+    const int axis = normalized_axis(v, o.axis, in.size());
+    int64_t batch_dims = o.batch_dims;
     if (batch_dims < 0) batch_dims += static_cast<int64_t>(at.size());
     v.expect(batch_dims >= 0 && batch_dims <= axis && static_cast<size_t>(batch_dims) <= at.size(),
-             fmt::format("batch_dims {} is outside [0, axis {}] or beyond the positions' rank", v.op.gather.batch_dims, axis));
+             fmt::format("batch_dims {} is outside [0, axis {}] or beyond the positions' rank", o.batch_dims, axis));
     const auto b = static_cast<size_t>(batch_dims), a = static_cast<size_t>(axis);
     for (size_t d = 0; d < b; ++d)
         v.expect(in[d] == at[d], fmt::format("batch dimension {} is {} in the input and {} in the positions", d, in[d], at[d]));

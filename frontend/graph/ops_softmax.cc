@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "frontend/graph/operator_options.h"
 #include "frontend/graph/reference_kernels.h"
 
 namespace ethosu {
@@ -13,10 +14,11 @@ namespace {
 // TFLM's integer SOFTMAX (softmax_common.cc): int8 input; int8 output at scale 1/256 and zero
 // point -128, or int16 at 1/65536 and -32768.
 reference::SoftmaxParameters softmax_parameters(const OperatorView& v) {
-    const auto p = reference::softmax_parameters(v.op.softmax_beta, v.input(0).scale[0]);
+    const float beta = builtin_options<tflite::SoftmaxOptionsT>(v).beta;
+    const auto p = reference::softmax_parameters(beta, v.input(0).scale[0]);
     // TFLite requires beta * scale * 2^26 above one; a left shift of 31 would overflow its int32.
     v.expect(p.input_left_shift >= 0 && p.input_left_shift <= 30,
-             fmt::format("beta {} times input scale {} is outside what TFLite's integer softmax takes", v.op.softmax_beta,
+             fmt::format("beta {} times input scale {} is outside what TFLite's integer softmax takes", beta,
                          v.input(0).scale[0]));
     return p;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "frontend/graph/operator_options.h"
 #include "frontend/graph/reference_kernels.h"
 
 namespace ethosu {
@@ -17,7 +18,7 @@ reference::SvdfShape svdf_shape(const OperatorView& v) {
     return {.batches = dim(v.input(kSvdfInput), 0),
             .input_size = dim(v.input(kSvdfInput), 1),
             .filters = dim(v.input(kSvdfFeatureWeights), 0),
-            .rank = v.op.svdf_rank,
+            .rank = builtin_options<tflite::SVDFOptionsT>(v).rank,
             .memory = dim(v.input(kSvdfTimeWeights), 1)};
 }
 

@@ -16,6 +16,10 @@
 
 namespace ethosu {
 
+namespace tflite {
+struct BuiltinOptionsUnion;  // vela_tflite.fbs's BuiltinOptions, as flatc's object API unpacks it
+}  // namespace tflite
+
 enum class ModelFormat : uint8_t { VelaTflite, VelaNpz, ExecuTorchBin, ExecuTorchProgram, RawCommandStream };
 std::string_view model_format_name(ModelFormat f);
 
@@ -77,46 +81,9 @@ struct GraphOperator {
     std::string custom_code;
     int invocation = -1;  // index in LoadedModel::invocations for an ethos-u operator
     std::vector<int32_t> inputs, outputs;  // tensor indices; -1 is an omitted optional input
-    // The builtin options host kernels read, one sub-struct per options table (SVDF's rank and
-    // SOFTMAX's beta are plain fields); the fused activation of whichever table has one.
-    int32_t svdf_rank = 0;
-    int8_t fused_activation = 0;  // TFLite ActivationFunctionType; also ADD's, SUB's, MUL's, CONCATENATION's
-    float softmax_beta = 0.0f;
-    // Conv2DOptions, DepthwiseConv2DOptions or TransposeConvOptions (whichever the operator has);
-    // strides 0 where it has none.
-    struct ConvOptions {
-        int8_t padding = 0;  // TFLite Padding: SAME 0, VALID 1
-        int32_t stride_w = 0, stride_h = 0, dilation_w = 1, dilation_h = 1;
-        int32_t depth_multiplier = 0;  // DEPTHWISE_CONV_2D
-        int8_t quantized_bias_type = 0;  // TFLite TensorType; 0 (FLOAT32) where unset
-    } conv{};
-    struct Pool2DOptions {
-        int8_t padding = 0;
-        int32_t stride_w = 0, stride_h = 0, filter_w = 0, filter_h = 0;
-    } pool{};
-    struct FullyConnectedOptions {
-        int8_t weights_format = 0;  // 0 DEFAULT, 1 SHUFFLED4x16INT8
-        bool keep_num_dims = false;
-        int8_t quantized_bias_type = 0;
-    } fully_connected{};
-    struct BatchMatMulOptions {
-        bool adj_x = false, adj_y = false;
-    } batch_matmul{};
-    // The options of the elementwise, shape and reduction operators, one struct per TFLite table.
-    struct Concatenation { int32_t axis = 0; } concatenation{};
-    struct Split { int32_t num_splits = 0; } split{};  // SplitOptions and SplitVOptions
-    struct Pack { int32_t values_count = 0, axis = 0; } pack{};
-    struct Unpack { int32_t num = 0, axis = 0; } unpack{};
-    struct StridedSlice {
-        int32_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0, new_axis_mask = 0, shrink_axis_mask = 0;
-        bool offset = false;
-    } strided_slice{};
-    struct Squeeze { std::vector<int32_t> squeeze_dims; } squeeze{};
-    struct Reducer { bool keep_dims = false; } reducer{};
-    struct ArgMinMax { int8_t output_type = 0; } arg_min_max{};  // ArgMaxOptions and ArgMinOptions
-    struct Resize { bool align_corners = false, half_pixel_centers = false; } resize{};  // bilinear, nearest
-    struct LeakyRelu { float alpha = 0.0f; } leaky_relu{};
-    struct Gather { int32_t axis = 0, batch_dims = 0; } gather{};
+    // Its builtin options table as the file gives it (TFLite's BuiltinOptions union, unpacked),
+    // null where it has none: each CPU kernel reads its own (frontend/graph/operator_options.h).
+    std::shared_ptr<const tflite::BuiltinOptionsUnion> builtin_options{};
 };
 
 struct GraphTensor {

@@ -217,67 +217,6 @@ int32_t builtin_code(const tflite::OperatorCode& code) {
     return std::max<int32_t>(code.deprecated_builtin_code(), code.builtin_code());
 }
 
-// The options of the convolution family, pooling, FULLY_CONNECTED and BATCH_MATMUL.
-void read_convolution_options(const tflite::Operator& op, GraphOperator& gop) {
-    if (const auto* o = op.builtin_options_as_Conv2DOptions()) {
-        gop.conv = {.padding = o->padding(), .stride_w = o->stride_w(), .stride_h = o->stride_h(),
-                    .dilation_w = o->dilation_w_factor(), .dilation_h = o->dilation_h_factor(),
-                    .quantized_bias_type = o->quantized_bias_type()};
-        gop.fused_activation = o->fused_activation_function();
-    }
-    if (const auto* o = op.builtin_options_as_DepthwiseConv2DOptions()) {
-        gop.conv = {.padding = o->padding(), .stride_w = o->stride_w(), .stride_h = o->stride_h(),
-                    .dilation_w = o->dilation_w_factor(), .dilation_h = o->dilation_h_factor(),
-                    .depth_multiplier = o->depth_multiplier()};
-        gop.fused_activation = o->fused_activation_function();
-    }
-    if (const auto* o = op.builtin_options_as_TransposeConvOptions()) {
-        gop.conv = {.padding = o->padding(), .stride_w = o->stride_w(), .stride_h = o->stride_h(),
-                    .quantized_bias_type = o->quantized_bias_type()};
-        gop.fused_activation = o->fused_activation_function();
-    }
-    if (const auto* o = op.builtin_options_as_Pool2DOptions()) {
-        gop.pool = {.padding = o->padding(), .stride_w = o->stride_w(), .stride_h = o->stride_h(),
-                    .filter_w = o->filter_width(), .filter_h = o->filter_height()};
-        gop.fused_activation = o->fused_activation_function();
-    }
-    if (const auto* o = op.builtin_options_as_FullyConnectedOptions()) {
-        gop.fully_connected = {.weights_format = o->weights_format(), .keep_num_dims = o->keep_num_dims(),
-                               .quantized_bias_type = o->quantized_bias_type()};
-        gop.fused_activation = o->fused_activation_function();
-    }
-    if (const auto* o = op.builtin_options_as_BatchMatMulOptions()) gop.batch_matmul = {.adj_x = o->adj_x(), .adj_y = o->adj_y()};
-}
-
-// The options tables of the elementwise, shape and reduction operators (at most one is present).
-void read_elementwise_and_shape_options(const tflite::Operator& op, GraphOperator& gop) {
-    if (const auto* o = op.builtin_options_as_AddOptions()) gop.fused_activation = o->fused_activation_function();
-    if (const auto* o = op.builtin_options_as_SubOptions()) gop.fused_activation = o->fused_activation_function();
-    if (const auto* o = op.builtin_options_as_MulOptions()) gop.fused_activation = o->fused_activation_function();
-    if (const auto* o = op.builtin_options_as_ConcatenationOptions()) {
-        gop.concatenation.axis = o->axis();
-        gop.fused_activation = o->fused_activation_function();
-    }
-    if (const auto* o = op.builtin_options_as_SplitOptions()) gop.split.num_splits = o->num_splits();
-    if (const auto* o = op.builtin_options_as_SplitVOptions()) gop.split.num_splits = o->num_splits();
-    if (const auto* o = op.builtin_options_as_PackOptions()) gop.pack = {o->values_count(), o->axis()};
-    if (const auto* o = op.builtin_options_as_UnpackOptions()) gop.unpack = {o->num(), o->axis()};
-    if (const auto* o = op.builtin_options_as_StridedSliceOptions())
-        gop.strided_slice = {o->begin_mask(),    o->end_mask(),         o->ellipsis_mask(),
-                             o->new_axis_mask(), o->shrink_axis_mask(), o->offset()};
-    if (const auto* o = op.builtin_options_as_SqueezeOptions(); o && o->squeeze_dims())
-        gop.squeeze.squeeze_dims.assign(o->squeeze_dims()->begin(), o->squeeze_dims()->end());
-    if (const auto* o = op.builtin_options_as_ReducerOptions()) gop.reducer.keep_dims = o->keep_dims();
-    if (const auto* o = op.builtin_options_as_ArgMaxOptions()) gop.arg_min_max.output_type = o->output_type();
-    if (const auto* o = op.builtin_options_as_ArgMinOptions()) gop.arg_min_max.output_type = o->output_type();
-    if (const auto* o = op.builtin_options_as_ResizeBilinearOptions())
-        gop.resize = {o->align_corners(), o->half_pixel_centers()};
-    if (const auto* o = op.builtin_options_as_ResizeNearestNeighborOptions())
-        gop.resize = {o->align_corners(), o->half_pixel_centers()};
-    if (const auto* o = op.builtin_options_as_LeakyReluOptions()) gop.leaky_relu.alpha = o->alpha();
-    if (const auto* o = op.builtin_options_as_GatherOptions()) gop.gather = {o->axis(), o->batch_dims()};
-}
-
 bool VelaTfliteLoader::is_ethos_u(const tflite::Operator& op, const std::string& field) const {
     const tflite::OperatorCode& code = operator_code(op, field);
     return builtin_code(code) == kBuiltinCustom && code.custom_code() &&
@@ -317,13 +256,13 @@ ModelGraph VelaTfliteLoader::graph(const tflite::SubGraph& sg) const {
                           .invocation = is_ethos_u(op, field) ? invocation++ : -1,
                           .inputs = indices(op.inputs()),
                           .outputs = indices(op.outputs())};
-        if (const auto* svdf = op.builtin_options_as_SVDFOptions()) {
-            gop.svdf_rank = svdf->rank();
-            gop.fused_activation = svdf->fused_activation_function();
+        if (op.builtin_options()) {
+            auto options = std::make_shared<tflite::BuiltinOptionsUnion>();
+            options->type = op.builtin_options_type();
+            // Null for a table type the schema subset lacks: no CPU kernel reads one.
+            options->value = tflite::BuiltinOptionsUnion::UnPack(op.builtin_options(), options->type, nullptr);
+            gop.builtin_options = std::move(options);
         }
-        if (const auto* softmax = op.builtin_options_as_SoftmaxOptions()) gop.softmax_beta = softmax->beta();
-        read_convolution_options(op, gop);
-        read_elementwise_and_shape_options(op, gop);
         for (size_t k = 0; k < gop.inputs.size(); ++k)
             describe(gop.inputs[k], &op, fmt::format("{}.inputs[{}]", field, k), gop.invocation < 0);
         for (size_t k = 0; k < gop.outputs.size(); ++k)

@@ -15,6 +15,7 @@
 #include "emulator/isa/error.h"
 #include "frontend/graph/builtin_operators.h"
 #include "frontend/graph/graph_runner.h"
+#include "frontend/loaders/vela_tflite_generated.h"
 
 namespace ethosu::test {
 
@@ -39,13 +40,21 @@ std::vector<T> values_of(const std::vector<uint8_t>& bytes) {
     return v;
 }
 
+// An operator's builtin options table (tflite::LeakyReluOptionsT, ...), as a loader keeps it.
+template <class T>
+std::shared_ptr<const tflite::BuiltinOptionsUnion> options_table(T table) {
+    auto options = std::make_shared<tflite::BuiltinOptionsUnion>();
+    options->Set(std::move(table));
+    return options;
+}
+
 // One operator over `tensors`: its inputs and outputs name them by index; the non-constant
 // inputs are the model's inputs, in order, and its outputs the model's outputs.
 struct HostGraph {
     std::string_view builtin;
     std::vector<HostTensor> tensors;
     std::vector<int32_t> inputs, outputs;
-    GraphOperator options{};  // builtin options (code, inputs and outputs are set from the above)
+    std::shared_ptr<const tflite::BuiltinOptionsUnion> options{};  // options_table; none by default
 
     LoadedModel model() const {
         LoadedModel m;
@@ -67,7 +76,8 @@ struct HostGraph {
             gt.data = t.constant;
             g.tensors.push_back(gt);
         }
-        GraphOperator op = options;
+        GraphOperator op;
+        op.builtin_options = options;
         op.builtin_code = builtin_code(builtin);
         op.inputs = inputs;
         op.outputs = outputs;

@@ -53,7 +53,9 @@ TEST(ActivationKernels, LeakyReluInt8PositiveAndNegativeAlpha) {
     const auto x = every_value<int8_t>();
     for (const float alpha : {0.2f, -0.5f}) {
         HostGraph g = unary("LEAKY_RELU", ElementType::Int8, 0.1f, -5, 0.07f, 10);
-        g.options.leaky_relu.alpha = alpha;
+        tflite::LeakyReluOptionsT options;
+        options.alpha = alpha;
+        g.options = options_table(options);
         const auto got = run_all<int8_t>(g);
         const tflite_math::Multiplier identity = tflite_math::quantize_multiplier(static_cast<double>(0.1f / 0.07f)),
                          scaled = tflite_math::quantize_multiplier(static_cast<double>(0.1f * std::abs(alpha) / 0.07f));

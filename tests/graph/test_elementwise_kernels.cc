@@ -44,7 +44,20 @@ HostGraph binary(std::string_view op, ElementType type, const std::vector<int64_
         return q.scale > 0 ? HostTensor{s, type, {q.scale}, {q.zero_point}} : HostTensor{s, type};
     };
     HostGraph g{op, {t(a, qa), t(b, qb), t(out, qo)}, {0, 1}, {2}};
-    g.options.fused_activation = activation;
+    // ADD, SUB and MUL carry their own options table; the others have none.
+    if (op == "ADD") {
+        tflite::AddOptionsT o;
+        o.fused_activation_function = activation;
+        g.options = options_table(o);
+    } else if (op == "SUB") {
+        tflite::SubOptionsT o;
+        o.fused_activation_function = activation;
+        g.options = options_table(o);
+    } else if (op == "MUL") {
+        tflite::MulOptionsT o;
+        o.fused_activation_function = activation;
+        g.options = options_table(o);
+    }
     return g;
 }
 

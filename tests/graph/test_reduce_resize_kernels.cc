@@ -22,7 +22,9 @@ TEST(ReduceKernels, MeanInt8OverHeightAndWidth) {
                 {{{2, 3, 5, 4}, ElementType::Int8, {0.1f}, {-3}}, ints({1, 2, -2}), {{2, 1, 1, 4}, ElementType::Int8, {0.07f}, {5}}},
                 {0, 1},
                 {2}};
-    g.options.reducer.keep_dims = true;
+    tflite::ReducerOptionsT keep;
+    keep.keep_dims = true;
+    g.options = options_table(keep);
     const auto x = random_values<int8_t>(120, 21);
     const auto got = values_of<int8_t>(g.run({bytes_of(x)})[0]);
     // TFLite's recipe: multiplier of 0.1/0.07, shifted up by floor(log2(15)) = 3 and divided by 15.
@@ -78,7 +80,9 @@ TEST(ResizeKernels, NearestNeighbourInt8) {
                     {{{2, 3, 5, 2}, ElementType::Int8, {1.0f}, {0}}, ints({7, 4}), {{2, 7, 4, 2}, ElementType::Int8, {1.0f}, {0}}},
                     {0, 1},
                     {2}};
-        g.options.resize.half_pixel_centers = half_pixel;
+        tflite::ResizeNearestNeighborOptionsT options;
+        options.half_pixel_centers = half_pixel;
+        g.options = options_table(options);
         const auto got = values_of<int8_t>(g.run({bytes_of(x)})[0]);
         size_t i = 0;
         for (int b = 0; b < 2; ++b)
@@ -114,7 +118,9 @@ TEST(ResizeKernels, BilinearFloatAndInt8) {
     const auto x = random_values<int8_t>(9, 24);
     HostGraph q{"RESIZE_BILINEAR", {{{1, 3, 3, 1}, ElementType::Int8, {1.0f}, {0}}, ints({5, 7}), {{1, 5, 7, 1}, ElementType::Int8, {1.0f}, {0}}},
                 {0, 1}, {2}};
-    q.options.resize.half_pixel_centers = true;
+    tflite::ResizeBilinearOptionsT half_pixel;
+    half_pixel.half_pixel_centers = true;
+    q.options = options_table(half_pixel);
     const auto qi = values_of<int8_t>(q.run({bytes_of(x)})[0]);
     for (int y = 0; y < 5; ++y)
         for (int w = 0; w < 7; ++w) {
@@ -140,7 +146,9 @@ TEST(ReduceKernels, RefusesWhatTflmRefuses) {
                                                     {{1, 4, 4, 1}, ElementType::Int8, {1.0f}, {0}}}, {0, 1}, {2}};
     EXPECT_THAT(refusal(no_pixels), HasSubstr("no pixels to resize"));
     HostGraph both{"RESIZE_BILINEAR", {{{1, 2, 2, 1}, ElementType::Float32}, ints({4, 4}), {{1, 4, 4, 1}, ElementType::Float32}}, {0, 1}, {2}};
-    both.options.resize = {true, true};
+    tflite::ResizeBilinearOptionsT both_set;
+    both_set.align_corners = both_set.half_pixel_centers = true;
+    both.options = options_table(both_set);
     EXPECT_THAT(refusal(both), HasSubstr("half_pixel_centers and align_corners"));
     HostGraph wide{"RESIZE_BILINEAR", {{{1, 2, 2, 1}, ElementType::Int16, {1.0f}, {0}}, ints({4, 4}), {{1, 4, 4, 1}, ElementType::Int16, {1.0f}, {0}}},
                    {0, 1}, {2}};

@@ -61,7 +61,9 @@ TEST(ShapeKernels, TransposeInt16) {
 TEST(ShapeKernels, ConcatenationAndPack) {
     const HostTensor a{{2, 1, 3}, ElementType::Int8, {0.1f}, {2}}, b{{2, 2, 3}, ElementType::Int8, {0.1f}, {2}};
     HostGraph g{"CONCATENATION", {a, b, {{2, 3, 3}, ElementType::Int8, {0.1f}, {2}}}, {0, 1}, {2}};
-    g.options.concatenation.axis = -2;
+    tflite::ConcatenationOptionsT concatenation;
+    concatenation.axis = -2;
+    g.options = options_table(concatenation);
     const auto x = iota_values<int8_t>(6), y = iota_values<int8_t>(12, 50);
     const auto got = values_of<int8_t>(g.run({bytes_of(x), bytes_of(y)})[0]);
     size_t i = 0;
@@ -72,7 +74,10 @@ TEST(ShapeKernels, ConcatenationAndPack) {
 
     HostGraph pack{"PACK", {{{2, 3}, ElementType::Float32}, {{2, 3}, ElementType::Float32}, {{2, 2, 3}, ElementType::Float32}},
                    {0, 1}, {2}};
-    pack.options.pack = {2, 1};
+    tflite::PackOptionsT pack_options;
+    pack_options.values_count = 2;
+    pack_options.axis = 1;
+    pack.options = options_table(pack_options);
     const auto p = iota_values<float>(6), q = iota_values<float>(6, 10.0f);
     const auto packed = values_of<float>(pack.run({bytes_of(p), bytes_of(q)})[0]);
     i = 0;
@@ -110,7 +115,10 @@ TEST(ShapeKernels, SplitSplitVAndUnpack) {
                       {{2, 4}, ElementType::Int32}},
                      {0},
                      {1, 2, 3}};
-    unpack.options.unpack = {3, 1};
+    tflite::UnpackOptionsT unpack_options;
+    unpack_options.num = 3;
+    unpack_options.axis = 1;
+    unpack.options = options_table(unpack_options);
     const auto rows = unpack.run({bytes_of(x)});
     for (size_t r = 0; r < 3; ++r) {
         const auto row = values_of<int32_t>(rows[r]);
@@ -138,9 +146,11 @@ TEST(ShapeKernels, SliceAndStridedSlice) {
                        {{3, 2}, ElementType::Int8}},
                       {0, 1, 2, 3},
                       {4}};
-    strided.options.strided_slice.begin_mask = 0b010;
-    strided.options.strided_slice.end_mask = 0b001;
-    strided.options.strided_slice.shrink_axis_mask = 0b100;
+    tflite::StridedSliceOptionsT masks;
+    masks.begin_mask = 0b010;
+    masks.end_mask = 0b001;
+    masks.shrink_axis_mask = 0b100;
+    strided.options = options_table(masks);
     const auto t = values_of<int8_t>(strided.run({bytes_of(x)})[0]);
     i = 0;
     for (int a = 2; a >= 0; --a)
@@ -152,7 +162,10 @@ TEST(ShapeKernels, GatherWithBatchDimensions) {
     const auto x = iota_values<float>(24);
     HostGraph g{"GATHER", {{{2, 3, 4}, ElementType::Float32}, {{2, 2}, ElementType::Int32}, {{2, 2, 4}, ElementType::Float32}},
                 {0, 1}, {2}};
-    g.options.gather = {1, 1};
+    tflite::GatherOptionsT gather;
+    gather.axis = 1;
+    gather.batch_dims = 1;
+    g.options = options_table(gather);
     const std::vector<int32_t> positions = {2, 0, 1, 1};
     const auto got = values_of<float>(g.run({bytes_of(x), bytes_of(positions)})[0]);
     for (size_t b = 0; b < 2; ++b)
@@ -191,18 +204,24 @@ TEST(ShapeKernels, RefusesWhatTflmRefuses) {
     EXPECT_THAT(refusal(rescaled), HasSubstr("quantized unlike the output"));
     HostGraph ellipsis{"STRIDED_SLICE", {in, ints({0, 0, 0}), ints({1, 2, 3}), ints({1, 1, 1}), in}, {0, 1, 2, 3}, {4}};
     ellipsis.tensors[4].constant = {};
-    ellipsis.options.strided_slice.ellipsis_mask = 1;
+    tflite::StridedSliceOptionsT ellipsis_mask;
+    ellipsis_mask.ellipsis_mask = 1;
+    ellipsis.options = options_table(ellipsis_mask);
     EXPECT_THAT(refusal(ellipsis), HasSubstr("ellipsis mask"));
     HostGraph past_the_end{"STRIDED_SLICE", {in, ints({0, 0, 3}), ints({1, 2, 4}), ints({1, 1, 1}), {{1, 2}, ElementType::Int8}},
                            {0, 1, 2, 3}, {4}};
-    past_the_end.options.strided_slice.shrink_axis_mask = 0b100;
+    tflite::StridedSliceOptionsT shrink;
+    shrink.shrink_axis_mask = 0b100;
+    past_the_end.options = options_table(shrink);
     EXPECT_THAT(refusal(past_the_end), HasSubstr("shrinks dimension 2 at 3, outside its 3 elements"));
     HostGraph uneven{"SPLIT", {ints({2}), {{1, 2, 3}, ElementType::Int8}, {{1, 2, 1}, ElementType::Int8}, {{1, 2, 2}, ElementType::Int8}},
                      {0, 1}, {2, 3}};
     uneven.tensors[0].shape = {};
     EXPECT_THAT(refusal(uneven), HasSubstr("not of equal size"));
     HostGraph gather_shape{"GATHER", {in, {{2}, ElementType::Int32}, {{1, 2, 3}, ElementType::Int8}}, {0, 1}, {2}};
-    gather_shape.options.gather.axis = 2;
+    tflite::GatherOptionsT axis_2;
+    axis_2.axis = 2;
+    gather_shape.options = options_table(axis_2);
     EXPECT_THAT(refusal(gather_shape), HasSubstr("parameters give [1,2,2]"));
     EXPECT_THAT(refusal({"SLICE", {in, ints({0, 1, 0}), ints({1, 2, 3}), {{1, 2, 3}, ElementType::Int8}}, {0, 1, 2}, {3}}),
                 HasSubstr("leave dimension 1"));
