@@ -157,7 +157,7 @@ void report_shrunk_mapped_files(std::string_view message_prefix);
 
 // Command streams longer than this are refused before anything is copied or decoded. The
 // corpus's longest (MobileNetV2 on ethos-u85-1024) is 8.9 Ki words; 4 Mi words leaves room for
-// models 400 times larger, while a 71 KB deflated .npz can no longer unpack 16 Mi words.
+// models 400 times larger, while a 71 KB deflated .npz cannot unpack 16 Mi words.
 constexpr uint64_t kDefaultMaxStreamWords = uint64_t{1} << 22;
 
 struct LoadOptions {

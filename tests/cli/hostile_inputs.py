@@ -162,7 +162,7 @@ def main():
     print("stderr:", err.strip()[:2000])
     problems = []
     # The script shrinks the file 40 ms into the run; on a loaded machine (or a faster build) the
-    # run may end first, which the acceptance allows as a correct run. The order is fixed in
+    # run may end first, a correct run too. The order is fixed in
     # tests/memory's MemoryDeathTest.FileShrunkWhileMappedEndsWithOneErrorLine.
     if name == "truncate_during_run" and code == 0 and not err.strip():
         print("the run ended before the file shrank: a correct run")

@@ -233,7 +233,7 @@ TEST(U85WeightDecoding, StreamsDecodeToTheEncodedWeights) {
 
 // A dense stream (3 non-zero weights in a group of 4) programmed as 2:4 sparse is refused.
 // Each DEPTHWISE OFM channel reads its own IFM channel: an OFM deeper than the IFM is refused
-// before any weight is decoded (the fuzz campaign's read past the IFM).
+// before any weight is decoded (it would read past the IFM).
 TEST(U85Depthwise, OfmDeeperThanIfmIsRefused) {
     std::mt19937 rng(7);
     Rig rig("ethos-u85-256");

@@ -486,8 +486,8 @@ TEST_F(U85IntegerElementwise, DivOverflowIsRefused) {
     expect_refused(op, "NPU_OP_ELEMENTWISE");
 }
 
-// The fuzz campaign's finding: int8 MUL operands with zero point 32767 and IFM scale 2^30 / 2^11
-// reach 2^34 in magnitude, and their product left int64. Refused whatever the data; the widest MUL
+// int8 MUL operands with zero point 32767 and IFM scale 2^30 / 2^11 reach 2^34 in magnitude, and
+// their product would leave int64. Refused whatever the data; the widest MUL
 // Vela writes (int32 operands, unit scales) still runs, its product exact.
 TEST_F(U85IntegerElementwise, MulWhoseScaledProductCanLeave64BitsIsRefused) {
     EltOp op = elementwise(kMul, 1, 1, 2);
@@ -502,8 +502,8 @@ TEST_F(U85IntegerElementwise, MulWhoseScaledProductCanLeave64BitsIsRefused) {
     EXPECT_EQ(run(widest), (std::vector<int64_t>{-2147483648, -15}));
 }
 
-// The fuzz campaign's ADD of two int64 operands, one scaled by 1557527444, overflowed the sum; an
-// int64 ABS would negate INT64_MIN. The widest operands that stay inside 64 bits still run.
+// An ADD of two int64 operands, one scaled by 1557527444, would overflow the sum; an int64 ABS
+// would negate INT64_MIN. The widest operands that stay inside 64 bits still run.
 TEST_F(U85IntegerElementwise, ScaledOperandsThatCanLeave64BitsAreRefused) {
     constexpr Precision kInt64{true, 64};
     EltOp add = elementwise(kAdd, 1, 1, 2);

@@ -1608,7 +1608,7 @@ TEST(HostileRuntime, TableActivationWithAPartlyLoadedLut) {
 
 // A MAX pool of 8192 x 8192 x 32 over maps whose strides are 0 (every element aliases the first
 // 32 bytes): 2^31 steps from a few hundred bytes of SRAM, above the default limit of 2^30 per
-// op. Refused before it starts (it used to run; cpu_dos_pool_stride0.npz asks 2^38).
+// op. Refused before it starts, not hours into it (cpu_dos_pool_stride0.npz asks 2^38).
 TEST(HostileRuntime, AliasedPoolAboveTheWorkLimit) {
     Rig rig("ethos-u55-128");
     auto aliased = [](Placement p) {

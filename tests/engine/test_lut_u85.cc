@@ -174,8 +174,8 @@ ErrorLocation refused_lut_pool(int activation, std::optional<std::pair<int64_t, 
     return {};
 }
 
-// An 8-bit LUT whose ACTIVATION_MIN/MAX miss its input range has no entry to look up: refused (the
-// fuzz campaign's clip range below 0 on a LUT_U8_U8 read past the table).
+// An 8-bit LUT whose ACTIVATION_MIN/MAX miss its input range has no entry to look up: refused (a
+// clip range below 0 on a LUT_U8_U8 would read past the table).
 TEST(Lut, ClipRangeOutsideTheInputRangeIsRefused) {
     EXPECT_EQ(refused_lut_pool(1, {{1000, 2000}}).field, "NPU_SET_ACTIVATION_MIN");  // LUT_U8_U8
     EXPECT_EQ(refused_lut_pool(1, {{-32768, -26517}}).field, "NPU_SET_ACTIVATION_MIN");

@@ -301,8 +301,8 @@ TEST(Decoder, RefusesPrecisionsTheGenerationLacks) {
     }
 }
 
-// Pooling takes IFMs of at most 32 bits; the fuzz campaign's 64-bit IFM into a U85 REDUCE_SUM
-// overflowed the kernel's int64 sum. 32 bits (REDUCE_SUM's widest) still decodes.
+// Pooling takes IFMs of at most 32 bits: a 64-bit IFM into a U85 REDUCE_SUM would overflow the
+// kernel's int64 sum. 32 bits (REDUCE_SUM's widest) still decodes.
 TEST(Decoder, RefusesSixtyFourBitIfmsOfPools) {
     for (const int precision : {2, 3}) {  // B32, B64
         CommandStreamBuilder b(Generation::U85);
@@ -327,8 +327,8 @@ TEST(Decoder, RefusesSixtyFourBitIfmsOfPools) {
 }
 
 // A 64-bit input with a zero point is refused, IFM and IFM2 alike, naming its zero-point
-// register; the fuzz campaign's U85 ADD subtracted 32767 from an int64 IFM's INT64_MIN. A zero
-// point of 0, and the OFM's, still decode past this check.
+// register: a U85 ADD would subtract 32767 from an int64 IFM's INT64_MIN, a signed overflow. A
+// zero point of 0, and the OFM's, still decode past this check.
 TEST(Decoder, RefusesZeroPointsOfSixtyFourBitInputs) {
     struct Case {
         Cmd zero_point_command;
@@ -370,8 +370,8 @@ TEST(Decoder, RefusesZeroPointsOfSixtyFourBitInputs) {
     }
 }
 
-// CONV and DEPTHWISE multiply 8- and 16-bit IFMs only; the fuzz campaign's 64-bit IFM into a U85
-// CONV overflowed the kernel's int64 sum.
+// CONV and DEPTHWISE multiply 8- and 16-bit IFMs only: a 64-bit IFM into a U85 CONV would
+// overflow the kernel's int64 sum.
 TEST(Decoder, RefusesWideIfmsOfMacOps) {
     for (const char* config : {"ethos-u55-128", "ethos-u65-256", "ethos-u85-256"}) {
         const Generation generation = find_npu_config(config)->generation;

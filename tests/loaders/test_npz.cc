@@ -251,7 +251,7 @@ TEST(Npy, StrictHeaderGrammar) {
     EXPECT_THAT(npy_error("{'descr': '<i8', 'shape': ()}"), HasSubstr("lacks"));
     EXPECT_THAT(npy_error("{'descr': '<i8', 'descr': '<i8'}"), HasSubstr("twice"));
     EXPECT_THAT(npy_error("{'descr': '>i8', 'fortran_order': False, 'shape': ()}"), HasSubstr("little-endian"));
-    // A descr without its size (found by fuzz_load_npz: std::stoull threw std::invalid_argument).
+    // A descr without its size: std::stoull would throw std::invalid_argument, not name the field.
     EXPECT_THAT(npy_error("{'descr': '|S', 'fortran_order': False, 'shape': (0), }"), HasSubstr("element size"));
     EXPECT_THAT(npy_error("{'descr': '<i8', 'fortran_order': True, 'shape': (2, 2)}"), HasSubstr("Fortran"));
     EXPECT_THAT(npy_error("{'descr': '<i8', 'fortran_order': False, 'shape': ()} x"), HasSubstr("after the header"));

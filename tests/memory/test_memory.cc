@@ -135,8 +135,8 @@ TEST(Memory, FeatureMapExtentIsValidatedUpFront) {
 
 
 // NHCWB16 bricks closer than a brick's bytes (STRIDE_C 1): a full brick before the last one
-// reaches past the last channel, and the check must cover it (the fuzz campaign's heap overflow:
-// a 64-bit IFM2 of 100 channels, whose brick 5 ends at byte 5 + 128, not 6 + 4 * 8).
+// reaches past the last channel, and the check must cover it (else a heap overflow: a 64-bit
+// IFM2 of 100 channels, whose brick 5 ends at byte 5 + 128, not 6 + 4 * 8).
 TEST(Memory, OverlappingBricksAreValidatedToTheirFarthestByte) {
     MemoryMap map;
     map.allocate(0, 133, "ram");

@@ -1,7 +1,7 @@
 // The timing model on the corpus: total cycles against Vela 5.1's own estimate (index.csv,
 // from each model's summary) for every fully-NPU model, and timing-only runs equal full runs.
 // Vela's estimator is not ground truth; the bar is agreement within 25% for 90% of models per
-// configuration, with the outliers explained in the issue notes.
+// configuration; the test prints the outliers with their ratios.
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
