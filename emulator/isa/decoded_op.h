@@ -75,7 +75,6 @@ struct Kernel {
     int stride_x = 1, stride_y = 1;
     int dilation_x = 1, dilation_y = 1;
     bool part_kernel_first = false;  // weight order
-    bool decompose_4x4 = false;
     Padding padding;
     UpscaleMode upscale = UpscaleMode::None;
 
@@ -131,7 +130,6 @@ struct Elementwise {
 
 struct BlockConfig {
     int ofm_width = 0, ofm_height = 0, ofm_depth = 0;  // the OFM block
-    int ib_end_kb = 0, ab_start_kb = 0, ifm2_ib_start_kb = 0;  // U55/U65 SHRAM layout
     int blockdep = 0;
 };
 
@@ -191,7 +189,6 @@ struct DecodedOp {
     bool weights_from_ifm2 = false;  // U85 dynamic weights
     WeightFormat weight_format = WeightFormat::Standard;  // U85 SWD / FWD
     bool sparse_2_4 = false;         // U85
-    int parallel_mode = 0;           // U65 dual core
     OutputStage output;
     PoolMode pool = PoolMode::Max;
     Elementwise elementwise;

@@ -139,6 +139,9 @@ struct Decoder::Reader {
         return engine_meaning<E>(e, e.value_name(value).empty() ? e.values.front().value : value);
     }
     int geti(Field f) { return static_cast<int>(get(f)); }
+    // A register the op reads whose value nothing models (U55/U65's SHRAM layout): the stream
+    // must have written it, and a defined value, as for any other.
+    void require(Field f) { get(f); }
     // Fields a generation lacks read as their hardware-neutral default.
     uint64_t get_or(Field f, uint64_t fallback) { return has(f) ? get(f) : fallback; }
 };
@@ -309,7 +312,6 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         k.dilation_x = r.geti(Field::SET_KERNEL_STRIDE__dilation_x) + 1;
         k.dilation_y = r.geti(Field::SET_KERNEL_STRIDE__dilation_y) + 1;
         k.part_kernel_first = r.get(Field::SET_KERNEL_STRIDE__weight_order) == 1;
-        k.decompose_4x4 = r.get(Field::SET_KERNEL_STRIDE__decomposition) == 1;
     };
     // IFM_UPSCALE: a mode the generation does not define is malformed.
     auto read_upscale = [&] {
@@ -377,10 +379,10 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         b.ofm_height = r.valuei(Field::SET_OFM_BLK_HEIGHT_M1__height_m1);
         b.ofm_depth = r.valuei(Field::SET_OFM_BLK_DEPTH_M1__depth_m1);
         b.blockdep = r.geti(Field::SET_BLOCKDEP__blockdep);
-        if (r.has(Field::SET_IFM_IB_END__ib_end)) {  // U55/U65's SHRAM layout
-            b.ib_end_kb = r.geti(Field::SET_IFM_IB_END__ib_end);
-            b.ab_start_kb = r.geti(Field::SET_AB_START__ab_start);
-            if (uses_ifm2) b.ifm2_ib_start_kb = r.geti(Field::SET_IFM2_IB_START__ib_start);
+        if (r.has(Field::SET_IFM_IB_END__ib_end)) {
+            r.require(Field::SET_IFM_IB_END__ib_end);
+            r.require(Field::SET_AB_START__ab_start);
+            if (uses_ifm2) r.require(Field::SET_IFM2_IB_START__ib_start);
         }
     };
     // A weight or scale stream of length 0 is unused: its base is not read. Vela writes no base
@@ -390,10 +392,9 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         const uint64_t bytes = r.get(length);
         return Stream{region, bytes ? r.get(base) : 0, bytes};
     };
-    auto read_streams = [&](DecodedOp& o, bool uses_scale_stream) {
+    auto read_streams = [&](DecodedOp& o, bool dual_core, bool uses_scale_stream) {
         const int weight_region = r.geti(Field::SET_WEIGHT_REGION__region);
         o.weights.push_back(read_stream(weight_region, Field::SET_WEIGHT_BASE__addr, Field::SET_WEIGHT_LENGTH__length));
-        const bool dual_core = o.parallel_mode == 1;  // read where PARALLEL_MODE exists (U65)
         if (dual_core) {
             o.weights.push_back(read_stream(weight_region, Field::SET_WEIGHT1_BASE__addr, Field::SET_WEIGHT1_LENGTH__length));
         }
@@ -428,8 +429,9 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
     switch (op.kind) {
         case OpKind::Conv:
         case OpKind::Depthwise: {
-            if (r.has(Field::SET_PARALLEL_MODE__parallel_mode))
-                op.parallel_mode = r.geti(Field::SET_PARALLEL_MODE__parallel_mode);
+            // U65's dual core reads a second weight and scale stream.
+            const bool dual_core =
+                r.has(Field::SET_PARALLEL_MODE__parallel_mode) && r.get(Field::SET_PARALLEL_MODE__parallel_mode) == 1;
             read_ifm(op.ifm);
             // The MAC array multiplies 8- and 16-bit IFMs: Vela 5.1's table of the types each
             // hardware op takes (regor ethos_u85_constraints.cpp s_opDataTypeSupport, "from the
@@ -447,7 +449,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                 op.has_ifm2 = true;
                 read_ifm2(op.ifm2);
             }
-            if (!op.weights_from_ifm2) read_streams(op, per_channel);
+            if (!op.weights_from_ifm2) read_streams(op, dual_core, per_channel);
             read_output_stage(op.output, true);
             read_block(op.block, false);
             break;
