@@ -48,8 +48,8 @@ ETHOSU_SIMD_CLONES void add_scaled(const int64_t* __restrict scaled, const int64
 
 std::optional<ScaledAddTerms> scaled_add_terms(const DecodedOp& op) {
     const Elementwise& e = op.elementwise;
-    const bool opa = e.ifm_scale_mode == kOpa32;
-    if ((e.mode != ElementwiseMode::Add && e.mode != ElementwiseMode::Sub) || (!opa && e.ifm_scale_mode != kOpb32))
+    const bool opa = e.operand_scaling == OperandScaling::Opa32;
+    if ((e.mode != ElementwiseMode::Add && e.mode != ElementwiseMode::Sub) || e.operand_scaling == OperandScaling::Both16)
         return std::nullopt;
     const RoundMode round = op.output.round;
     if (!closed_form_rounding(round)) return std::nullopt;
@@ -141,20 +141,26 @@ struct Elementwise55 {
                         const int64_t opa16 = e.opa.scale & 0xFFFF, opb16 = e.opb.scale & 0xFFFF;
                         const int64_t sign = e.mode == ElementwiseMode::Add ? 1 : -1;
                         if (scaled_add) {
-                            const bool opa = e.ifm_scale_mode == kOpa32;
+                            const bool opa = e.operand_scaling == OperandScaling::Opa32;
                             add_scaled(opa ? lhs : rhs, opa ? rhs : lhs, C, *scaled_add, values);
-                        } else if (e.ifm_scale_mode == kOpaOpb16) {
-                            each(lhs, rhs, [&](int64_t a, int64_t b) { return scale_output(a * opa16 + sign * (b * opb16)); });
-                        } else if (e.ifm_scale_mode == kOpa32) {
-                            each(lhs, rhs, [&](int64_t a, int64_t b) {
-                                return scale_output(scale32(a) + sign * shift_left(b, L - 1));
-                            });
-                        } else if (e.ifm_scale_mode == kOpb32) {
-                            each(lhs, rhs, [&](int64_t a, int64_t b) {
-                                return scale_output(shift_left(a, L - 1) + sign * scale32(b));
-                            });
-                        } else {
-                            each(lhs, rhs, [&](int64_t a, int64_t b) { return scale_output(a + sign * b); });
+                            break;
+                        }
+                        switch (e.operand_scaling) {
+                            case OperandScaling::Both16:
+                                each(lhs, rhs, [&](int64_t a, int64_t b) {
+                                    return scale_output(a * opa16 + sign * (b * opb16));
+                                });
+                                break;
+                            case OperandScaling::Opa32:
+                                each(lhs, rhs, [&](int64_t a, int64_t b) {
+                                    return scale_output(scale32(a) + sign * shift_left(b, L - 1));
+                                });
+                                break;
+                            case OperandScaling::Opb32:
+                                each(lhs, rhs, [&](int64_t a, int64_t b) {
+                                    return scale_output(shift_left(a, L - 1) + sign * scale32(b));
+                                });
+                                break;
                         }
                         break;
                     }

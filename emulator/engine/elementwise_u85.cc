@@ -19,16 +19,14 @@
 namespace ethosu {
 namespace {
 
-constexpr int kBroadcastH = 1, kBroadcastW = 2, kBroadcastC = 4, kBroadcastScalar = 8;
-
 // One input operand: a feature map read with its broadcast, or the OP_SCALAR value.
 class Operand {
 public:
     Operand(const DecodedOp& op, const FeatureMap& fm, const char* what, ExecutionContext& ctx) : fm_(fm) {
-        const int b = fm.broadcast;
-        if (b & kBroadcastScalar) return;
-        view_.emplace(ctx.view(op, fm, b & kBroadcastH ? 1 : op.ofm.height, b & kBroadcastW ? 1 : op.ofm.width,
-                               b & kBroadcastC ? 1 : op.ofm.depth, what));
+        const BroadcastMode b = fm.broadcast;
+        if (is_scalar(b)) return;
+        view_.emplace(ctx.view(op, fm, along_h(b) ? 1 : op.ofm.height, along_w(b) ? 1 : op.ofm.width,
+                               along_c(b) ? 1 : op.ofm.depth, what));
     }
     // Channels [0, count) of OFM element (y, x), zero point taken off.
     void load_channels(int y, int x, int count, int32_t scalar, int64_t* out) const {
@@ -36,10 +34,10 @@ public:
             std::fill(out, out + count, int64_t{scalar} - fm_.zero_point);
             return;
         }
-        const int b = fm_.broadcast;
-        y = b & kBroadcastH ? 0 : y;
-        x = b & kBroadcastW ? 0 : x;
-        if (b & kBroadcastC) std::fill(out, out + count, view_->load(y, x, 0) - fm_.zero_point);
+        const BroadcastMode b = fm_.broadcast;
+        y = along_h(b) ? 0 : y;
+        x = along_w(b) ? 0 : x;
+        if (along_c(b)) std::fill(out, out + count, view_->load(y, x, 0) - fm_.zero_point);
         else view_->load_channels(y, x, count, fm_.zero_point, out);
     }
     const FeatureMapView* view() const { return view_ ? &*view_ : nullptr; }
@@ -109,8 +107,8 @@ void check_integer_mode(const DecodedOp& op, const ExecutionContext& ctx) {
 int128 scaled_bound(const FeatureMap& fm, int32_t scalar, const Scale& s) {
     const Precision& p = fm.precision;
     const int128 one = 1;
-    const int128 lo = fm.broadcast & kBroadcastScalar ? scalar : p.is_signed ? -(one << (p.bits - 1)) : 0;
-    const int128 hi = fm.broadcast & kBroadcastScalar ? scalar
+    const int128 lo = is_scalar(fm.broadcast) ? scalar : p.is_signed ? -(one << (p.bits - 1)) : 0;
+    const int128 hi = is_scalar(fm.broadcast) ? scalar
                       : p.is_signed                   ? (one << (p.bits - 1)) - 1
                                                       : (one << p.bits) - 1;
     const int128 a = lo - fm.zero_point, b = hi - fm.zero_point;

@@ -13,9 +13,6 @@
 namespace ethosu {
 namespace {
 
-constexpr int kClipForceUint8 = 2;  // U55/U65 activation_clip_range
-constexpr int kClipForceInt8 = 3;
-
 // Per-channel scaling without an activation function, for whole pixels at a time: scale_value's
 // 64-bit closed form (DBL, NATURAL), bias, zero point and clamp, written without branches so that
 // it vectorises, the rounding terms and shifts tabulated per channel at decode (OpWeights::
@@ -87,10 +84,10 @@ OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_
             }
             return;
     }
-    if (op.output.clip_range == kClipForceInt8) clip_ = {-128, 127};
-    else if (op.output.clip_range == kClipForceUint8) clip_ = {0, 255};
+    if (op.output.clip_range == ClipRange::ForceInt8) clip_ = {-128, 127};
+    else if (op.output.clip_range == ClipRange::ForceUint8) clip_ = {0, 255};
     else if (ofm_bits != 8) throw Error(where, "interpolating 16-bit LUTs are not supported yet", ErrorKind::Unsupported);
-    lut_signed_index_ = op.output.clip_range == kClipForceInt8 || op.ofm.precision.is_signed;
+    lut_signed_index_ = op.output.clip_range == ClipRange::ForceInt8 || op.ofm.precision.is_signed;
     lut_entry_bytes_ = ofm_bits / 8;
     lut_ = ctx.shram.lut(op.output.lut_index);
     if (lut_.size() < 256u * lut_entry_bytes_) {
@@ -100,10 +97,9 @@ OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_
 }
 
 void OutputPipeline::init_u85(const DecodedOp& op, ExecutionContext& ctx, const LazyLocation& where) {
-    constexpr int kClipB16 = 0;  // ACTIVATION_MIN/MAX apply; NONE: only the OFM type's range
     const Range type = precision_range(op.ofm.precision);
     const Range bounds{op.output.clip_min, op.output.clip_max};
-    const bool clip16 = op.output.clip_range == kClipB16;
+    const bool clip16 = op.output.clip_range != ClipRange::OfmType;  // ACTIVATION_MIN/MAX apply
     if (op.output.activation == Activation::None) {
         clip_ = clip16 && op.ofm.precision.bits <= 16 ? Range{std::max(bounds.min, type.min), std::min(bounds.max, type.max)}
                                                        : type;

@@ -60,7 +60,7 @@ struct FeatureMap {
     Precision precision;
     int32_t zero_point = 0;
     Storage storage = Storage::Tile2x2;
-    int broadcast = 0;  // U85 broadcast_mode bits (H 1, W 2, C 4, scalar 8); U55/U65: see Ifm2Broadcast
+    BroadcastMode broadcast = BroadcastMode::None;  // U85; U55/U65: Elementwise's IFM2 flags
     OfmReverse reverse = OfmReverse::None;      // U85 OFM only
     OfmTranspose transpose = OfmTranspose::HWC;  // U85 OFM only
 };
@@ -104,17 +104,13 @@ struct OutputStage {
     Activation activation = Activation::None;
     int lut_index = 0;      // U55/U65 TABLE_n slot; U85 table number
     LutType lut = LutType::None;  // U85 activation_function: the LUT's element types
-    int clip_range = 0;     // raw activation_clip_range
+    ClipRange clip_range = ClipRange::OfmPrecision;
     int32_t clip_min = 0, clip_max = 0;
     AccFormat acc_format = AccFormat::I32;
     AccInput acc_input = AccInput::Reset;      // U85
     AccOutput acc_output = AccOutput::Enable;  // U85
     int microblock = 0;     // U85
 };
-
-// U55/U65 IFM_PRECISION.scale_mode on elementwise ops: both operands scaled by 16-bit OPA/OPB
-// scales, or one operand (A or B) by a 32-bit scale.
-inline constexpr int kOpaOpb16 = 0, kOpa32 = 1, kOpb32 = 2;
 
 struct Elementwise {
     ElementwiseMode mode = ElementwiseMode::Add;
@@ -123,7 +119,7 @@ struct Elementwise {
     bool ifm2_scalar = false;   // operand is the scalar, not a tensor
     bool reversed_operands = false;  // operand_order ORDER_A: IFM2 is the first operand
     int32_t scalar = 0;
-    int ifm_scale_mode = 0;     // U55/U65 OPA_OPB_16 / OPA_32 / OPB_32
+    OperandScaling operand_scaling = OperandScaling::Both16;  // U55/U65 IFM_PRECISION.scale_mode
     Scale opa;                  // U55/U65 OPA_SCALE, U85 IFM_SCALE
     Scale opb;                  // U55/U65 OPB_SCALE, U85 IFM2_SCALE
 };

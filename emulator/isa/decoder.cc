@@ -267,8 +267,8 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         if (r.has(f.storage)) {
             fm.storage = r.meaning<Storage>(f.storage);
             if (f.broadcast) {
-                fm.broadcast = r.geti(*f.broadcast);
-                if (fm.broadcast & 8) fm.storage = Storage::None;  // SCALAR: the operand is OP_SCALAR
+                fm.broadcast = r.meaning<BroadcastMode>(*f.broadcast);
+                if (is_scalar(fm.broadcast)) fm.storage = Storage::None;  // the operand is OP_SCALAR
             }
         }
         if (fm.storage == Storage::Chained) fm.region = r.geti(f.region);  // the chain buffer number
@@ -351,7 +351,7 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
         // U85 takes the rounding from OFM_SCALE, which Vela writes for per-channel ops too.
         o.round = r.meaning<RoundMode>(r.has(Field::SET_OFM_SCALE__round_mode) ? Field::SET_OFM_SCALE__round_mode
                                                                                 : Field::SET_OFM_PRECISION__round_mode);
-        o.clip_range = r.geti(Field::SET_ACTIVATION__activation_clip_range);
+        o.clip_range = r.meaning<ClipRange>(Field::SET_ACTIVATION__activation_clip_range);
         if (traits.activation_names_lut_type) {
             // U85's activation_function names the LUT's element types, or a built-in function.
             o.lut = r.meaning<LutType>(Field::SET_ACTIVATION__activation_function);
@@ -482,15 +482,14 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
             read_ofm(op.ofm);
             if (traits.elementwise_scales_each_operand) {
                 // IFM broadcast exists for elementwise ops only.
-                constexpr int kScalar = 8;  // broadcast_mode SCALAR: the operand is OP_SCALAR
-                op.ifm.broadcast = r.geti(Field::SET_IFM_BROADCAST__broadcast_mode);
-                if (op.ifm.broadcast & kScalar) {
+                op.ifm.broadcast = r.meaning<BroadcastMode>(Field::SET_IFM_BROADCAST__broadcast_mode);
+                if (is_scalar(op.ifm.broadcast)) {
                     op.ifm.storage = Storage::None;
                     e.scalar = static_cast<int32_t>(r.get(Field::SET_OP_SCALAR__scalar));
                 }
                 if (operands(e.mode) == 2) {
                     op.has_ifm2 = true;
-                    e.ifm2_scalar = (r.get(Field::SET_IFM2_BROADCAST__broadcast_mode) & kScalar) != 0;
+                    e.ifm2_scalar = is_scalar(r.meaning<BroadcastMode>(Field::SET_IFM2_BROADCAST__broadcast_mode));
                     read_ifm2(op.ifm2);
                     if (e.ifm2_scalar) e.scalar = static_cast<int32_t>(r.get(Field::SET_OP_SCALAR__scalar));
                 }
@@ -502,14 +501,15 @@ void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
                                        Field::SET_IFM2_SCALE__dbl_rnd, Field::SET_IFM2_SCALE__round_mode);
                 }
             } else {
-                e.ifm_scale_mode = r.geti(Field::SET_IFM_PRECISION__scale_mode);
+                e.operand_scaling = r.meaning<OperandScaling>(Field::SET_IFM_PRECISION__scale_mode);
                 if (operands(e.mode) == 2) {
                     op.has_ifm2 = true;
-                    e.broadcast_h = r.get(Field::SET_IFM2_BROADCAST__broadcast_h) != 0;
-                    e.broadcast_w = r.get(Field::SET_IFM2_BROADCAST__broadcast_w) != 0;
-                    e.broadcast_c = r.get(Field::SET_IFM2_BROADCAST__broadcast_c) != 0;
-                    e.reversed_operands = r.get(Field::SET_IFM2_BROADCAST__operand_order) != 0;
-                    e.ifm2_scalar = r.get(Field::SET_IFM2_BROADCAST__broadcast_constant) != 0;
+                    e.broadcast_h = r.meaning<Switch>(Field::SET_IFM2_BROADCAST__broadcast_h) == Switch::On;
+                    e.broadcast_w = r.meaning<Switch>(Field::SET_IFM2_BROADCAST__broadcast_w) == Switch::On;
+                    e.broadcast_c = r.meaning<Switch>(Field::SET_IFM2_BROADCAST__broadcast_c) == Switch::On;
+                    e.reversed_operands =
+                        r.meaning<OperandOrder>(Field::SET_IFM2_BROADCAST__operand_order) == OperandOrder::Ifm2First;
+                    e.ifm2_scalar = r.meaning<Switch>(Field::SET_IFM2_BROADCAST__broadcast_constant) == Switch::On;
                     if (e.ifm2_scalar) {
                         op.ifm2.precision = precision(r.get(Field::SET_IFM2_PRECISION__activation_type),
                                                       r.get(Field::SET_IFM2_PRECISION__activation_precision));

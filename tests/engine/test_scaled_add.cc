@@ -14,14 +14,14 @@
 namespace ethosu {
 namespace {
 
-DecodedOp add_op(int bits, int scale_mode, uint32_t opa_scale, int opa_shift, uint32_t ofm_scale, int ofm_shift,
+DecodedOp add_op(int bits, OperandScaling scaling, uint32_t opa_scale, int opa_shift, uint32_t ofm_scale, int ofm_shift,
                  RoundMode round, bool sub) {
     DecodedOp op;
     op.kind = OpKind::Elementwise;
     op.has_ifm2 = true;
     op.ifm.precision = op.ifm2.precision = op.ofm.precision = {true, bits};
     op.elementwise.mode = sub ? ElementwiseMode::Sub : ElementwiseMode::Add;
-    op.elementwise.ifm_scale_mode = scale_mode;
+    op.elementwise.operand_scaling = scaling;
     op.elementwise.opa = {opa_scale, opa_shift};
     op.output.global_scale = {ofm_scale, ofm_shift};
     op.output.round = round;
@@ -36,13 +36,13 @@ TEST(ScaledAdd, EqualsScaleValueElementByElement) {
         const int64_t largest = bits == 8 ? 255 : 65535;
         for (const RoundMode round : {RoundMode::DoubleSymmetric, RoundMode::Natural, RoundMode::DoubleAsymmetric}) {
             for (int trial = 0; trial < 60; ++trial) {
-                const int scale_mode = 1 + trial % 2;  // OPA_32, OPB_32
+                const OperandScaling scaling = trial % 2 ? OperandScaling::Opb32 : OperandScaling::Opa32;
                 const bool sub = trial % 3 == 0;
                 const uint32_t opa_scale = static_cast<uint32_t>(rng() >> 33);
                 const int opa_shift = 10 + static_cast<int>(rng() % 22);  // shift + L across 31
                 const uint32_t ofm_scale = static_cast<uint32_t>(rng() >> 33);
                 const int ofm_shift = 20 + static_cast<int>(rng() % 40);
-                const DecodedOp op = add_op(bits, scale_mode, opa_scale, opa_shift, ofm_scale, ofm_shift, round, sub);
+                const DecodedOp op = add_op(bits, scaling, opa_scale, opa_shift, ofm_scale, ofm_shift, round, sub);
                 const auto terms = scaled_add_terms(op);
                 if (!terms) continue;  // an operand scale that takes the sum past 2^30
                 ++ops;
@@ -51,7 +51,7 @@ TEST(ScaledAdd, EqualsScaleValueElementByElement) {
                     lhs[i] = static_cast<int64_t>(rng() % (2 * largest + 1)) - largest;
                     rhs[i] = static_cast<int64_t>(rng() % (2 * largest + 1)) - largest;
                 }
-                const bool opa = scale_mode == 1;
+                const bool opa = scaling == OperandScaling::Opa32;
                 add_scaled(opa ? lhs.data() : rhs.data(), opa ? rhs.data() : lhs.data(), 500, *terms, out.data());
                 const int64_t sign = sub ? -1 : 1;
                 const auto scale32 = [&](int64_t v) {
@@ -71,7 +71,7 @@ TEST(ScaledAdd, EqualsScaleValueElementByElement) {
 
 TEST(ScaledAdd, OpsThatMayLeaveTheFormHaveNoTerms) {
     const auto terms = [](DecodedOp op) { return scaled_add_terms(op).has_value(); };
-    const DecodedOp vela = add_op(8, 1, 2047886337, 12, 1483599641, 50, RoundMode::DoubleSymmetric, false);
+    const DecodedOp vela = add_op(8, OperandScaling::Opa32, 2047886337, 12, 1483599641, 50, RoundMode::DoubleSymmetric, false);
     EXPECT_TRUE(terms(vela));
     DecodedOp small_shift = vela;  // 255 x 2^20 x scale / 2^23: past 2^30
     small_shift.elementwise.opa.shift = 3;
@@ -80,7 +80,7 @@ TEST(ScaledAdd, OpsThatMayLeaveTheFormHaveNoTerms) {
     truncate.output.round = RoundMode::Truncate;
     EXPECT_FALSE(terms(truncate));
     DecodedOp sixteen_bit_scales = vela;
-    sixteen_bit_scales.elementwise.ifm_scale_mode = 0;  // OPA_OPB_16
+    sixteen_bit_scales.elementwise.operand_scaling = OperandScaling::Both16;
     EXPECT_FALSE(terms(sixteen_bit_scales));
     DecodedOp mul = vela;
     mul.elementwise.mode = ElementwiseMode::Mul;

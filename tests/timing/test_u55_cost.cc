@@ -65,12 +65,12 @@ TEST(U55Cost, ElementwiseActivationClassDoesNotLowerTheAddSubRate) {
 // rates are 2.0 and 3.0: 4096 and 6144.
 TEST(U55Cost, SimpleAddTakesTheSimpleAddSubRate) {
     DecodedOp op = elementwise_add(8, 8, 32, 8, 1, 1, {8, 8, 32});
-    op.elementwise.ifm_scale_mode = kOpaOpb16;
+    op.elementwise.operand_scaling = OperandScaling::Both16;
     const OpCost c = Npu("ethos-u55-128").cost(op);
     EXPECT_EQ(c.compute_cycles, 2048);
     EXPECT_EQ(c.issue_cycles, 648);
     EXPECT_EQ(Npu("ethos-u55-64").cost(op).compute_cycles, 4096);
-    op.elementwise.ifm_scale_mode = kOpb32;
+    op.elementwise.operand_scaling = OperandScaling::Opb32;
     EXPECT_EQ(Npu("ethos-u55-64").cost(op).compute_cycles, 6144);
 }
 

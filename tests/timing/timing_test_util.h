@@ -53,7 +53,7 @@ inline DecodedOp elementwise_add(int h, int w, int c, int bits, int ifm_region, 
     op.ifm = feature_map(h, w, c, bits, ifm_region);
     op.ifm2 = feature_map(h, w, c, bits, ifm_region);
     op.has_ifm2 = true;
-    op.elementwise.ifm_scale_mode = kOpa32;  // Vela's advanced scaling, for unequal input scales
+    op.elementwise.operand_scaling = OperandScaling::Opa32;  // Vela's advanced scaling, for unequal input scales
     op.ofm = feature_map(h, w, c, bits, ofm_region);
     op.block.ofm_width = block.width;
     op.block.ofm_height = block.height;

@@ -137,7 +137,7 @@ struct U55Op {
     // (output_cycles_per_elem indices 4 and 5); Vela 2.0 chose between them by that very
     // condition, equal input scales (MLBEDSW-603), until its scheduler rewrite (3.0) lost the scales
     // and fixed the choice at the advanced one (Regor keeps that "if (false)").
-    bool simple_add_sub() const { return op.elementwise.ifm_scale_mode == kOpaOpb16; }
+    bool simple_add_sub() const { return op.elementwise.operand_scaling == OperandScaling::Both16; }
 
     double output_cycles_per_element() const {
         OutputClass oc = OutputClass::Other;

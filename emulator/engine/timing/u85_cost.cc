@@ -60,9 +60,8 @@ bool in_memory(const FeatureMap& fm) { return fm.storage == Storage::Tile2x2 || 
 
 int iround_up(int a, int b) { return static_cast<int>(round_up(a, b)); }
 
-// Broadcast bits of U85's broadcast_mode: H 1, W 2, C 4.
-Block3 broadcast_shape(const FeatureMap& ofm, int broadcast, int depth) {
-    return {(broadcast & 1) ? 1 : ofm.height, (broadcast & 2) ? 1 : ofm.width, (broadcast & 4) ? 1 : depth};
+Block3 broadcast_shape(const FeatureMap& ofm, BroadcastMode broadcast, int depth) {
+    return {along_h(broadcast) ? 1 : ofm.height, along_w(broadcast) ? 1 : ofm.width, along_c(broadcast) ? 1 : depth};
 }
 
 // A channel's bandwidth: the memory's, or less when the channel cannot keep enough bursts in
