@@ -12,16 +12,9 @@
 
 #include "emulator/isa/isa_generated.h"  // the engine enums the descriptions define (RoundMode, ...)
 #include "emulator/isa/npu_config.h"
+#include "emulator/isa/op_kind.h"
 
 namespace ethosu {
-
-enum class OpKind : uint8_t {
-    Conv, Depthwise, Pool, Elementwise, Resize,  // kernel operations
-    DmaStart, DmaWait, KernelWait, PmuMask,        // data movement and synchronisation
-    Stop, Irq, Branch,                             // control
-};
-std::string_view op_kind_name(OpKind k);
-bool is_kernel_op(OpKind k);
 
 
 // U85 OFM activation_transpose (OfmTranspose) names the order of the stored axes, outermost

@@ -62,8 +62,9 @@ public:
     void enter(uint32_t offset, const State& state);
 
 private:
-    struct Reader;
+    struct OpDecoder;  // one decode_<kind> per op kind (decoder.cc)
     void freeze(const RawCommand& command, DecodedOp& op);
+    void refuse_unset_registers(const RawCommand& command, const DecodedOp& op);
     void warn_undetermined_average_scale(const DecodedOp& op);
 
     NpuConfig config_;

@@ -5,11 +5,13 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
 #include "emulator/isa/isa_generated.h"
 #include "emulator/isa/npu_config.h"
+#include "emulator/isa/op_kind.h"
 
 namespace ethosu::isa {
 
@@ -71,6 +73,7 @@ struct CommandDesc {
     CmdKind kind;
     uint16_t opcode;
     std::span<const FieldDesc> fields;
+    std::optional<OpKind> op;  // an NPU_OP_*: the op it freezes into; a register write: none
 
     int words() const { return kind == CmdKind::Cmd0 ? 1 : 2; }
     // The first word with opcode and control bits set, parameter zero.

@@ -15,7 +15,7 @@ from pathlib import Path
 CMD_KINDS = ("cmd0", "cmd1")
 ACCESS = ("RW", "RO", "WO")
 GEN_KEYS = {"name", "product", "arch", "address_bits"}
-COMMAND_KEYS = {"name", "kind", "opcode", "fields"}
+COMMAND_KEYS = {"name", "kind", "opcode", "op", "fields"}
 FIELD_KEYS = {"name", "bits", "enum", "signed", "format", "reads_as"}
 REGISTER_KEYS = {"name", "offset", "count", "width", "reset", "access", "fields"}
 REG_FIELD_KEYS = {"name", "bits"}
@@ -140,6 +140,13 @@ def load(path):
         if key in opcodes:
             fail(path, where, f"{c['kind']} opcode {c['opcode']:#05x} already used by {opcodes[key]}")
         opcodes[key] = c["name"]
+        # An operation (NPU_OP_*) names the kind of op the decoder freezes it into (OpKind); the
+        # decoder dispatches on it. A register write (NPU_SET_*) has none.
+        op = c.get("op")
+        if c["name"].startswith("NPU_OP_") != (op is not None):
+            fail(path, where, "an NPU_OP_* command names its op kind ('op = \"...\"'), no other command does")
+        if op is not None and (not isinstance(op, str) or not op.isidentifier()):
+            fail(path, f"{where}.op", "must name an op kind (OpKind)")
         top = 31 if c["kind"] == "cmd0" else 63
         used = {}
         fields = []
@@ -175,7 +182,7 @@ def load(path):
                            "reads_signed": "reads_as" in f})
         if len({f["name"] for f in fields}) != len(fields):
             fail(path, where, "duplicate field name")
-        commands.append({"name": c["name"], "kind": c["kind"], "opcode": c["opcode"], "fields": fields})
+        commands.append({"name": c["name"], "kind": c["kind"], "opcode": c["opcode"], "op": op, "fields": fields})
 
     registers = []
     occupied = {}
@@ -390,7 +397,8 @@ def generate(descs):
         for cmd in d["commands"]:
             fields = f"{g}_fields_{cpp_id(cmd['name'])}" if cmd["fields"] else "{}"
             kind = "CmdKind::Cmd0" if cmd["kind"] == "cmd0" else "CmdKind::Cmd1"
-            c.append(f'    {{Cmd::{cpp_id(cmd["name"])}, "{cmd["name"]}", {kind}, {cmd["opcode"]:#05x}, {fields}}},')
+            op = f"OpKind::{cmd['op']}" if cmd["op"] else "std::nullopt"
+            c.append(f'    {{Cmd::{cpp_id(cmd["name"])}, "{cmd["name"]}", {kind}, {cmd["opcode"]:#05x}, {fields}, {op}}},')
         c.append("};")
         for r in d["registers"]:
             if r["fields"]:
