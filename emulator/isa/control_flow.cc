@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "emulator/isa/description.h"
 #include "emulator/isa/error.h"
 
 namespace ethosu {

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "emulator/isa/isa_generated.h"  // the engine enums the descriptions define (RoundMode, ...)
+#include "emulator/isa/isa_enums.h"  // the engine enums the descriptions define (RoundMode, ...)
 #include "emulator/isa/npu_config.h"
 #include "emulator/isa/op_kind.h"
 

@@ -9,9 +9,13 @@
 #include <vector>
 
 #include "emulator/isa/decoded_op.h"
-#include "emulator/isa/description.h"
 
 namespace ethosu {
+
+namespace isa {  // description.h
+struct CommandDesc;
+struct GenerationDesc;
+}  // namespace isa
 
 // One command as read from the stream.
 struct RawCommand {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "emulator/isa/description.h"
+
 namespace ethosu {
 namespace {
 
