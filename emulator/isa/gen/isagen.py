@@ -57,12 +57,68 @@ def parse_bits(path, where, bits):
     return [parse_range(path, where, p) for p in parts]
 
 
+def read_toml(path):
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except OSError as e:
+        fail(path, "file", e.strerror)
+    except tomllib.TOMLDecodeError as e:
+        fail(path, "toml", str(e))
+
+
+def by_name(path, where, rows, name):
+    found = [i for i, row in enumerate(rows) if row.get("name") == name]
+    if not found:
+        fail(path, where, f"'{name}' is not in the inherited description")
+    return found[0]
+
+
+def read_description(path, inheriting=()):
+    """The description's tables, with those of the description it inherits (`inherit = "<file>"`)
+    merged in: its own [generation]; the inherited enums, commands and registers less those
+    [remove] names, each of its own rows replacing the inherited row of that name or adding one.
+    Commands stay in (kind, opcode) order, registers are ordered by offset in load."""
+    doc = read_toml(path)
+    base_name = doc.pop("inherit", None)
+    remove = doc.pop("remove", None)
+    if base_name is None:
+        if remove is not None:
+            fail(path, "remove", "only a description that inherits removes rows")
+        return doc
+    base_path = Path(path).parent / base_name
+    if base_path.resolve() in inheriting:
+        fail(path, "inherit", f"'{base_name}' inherits this description back")
+    base = read_description(base_path, inheriting + (Path(path).resolve(),))
+    remove = remove or {}
+    check_keys(path, "remove", remove, {"enums", "commands", "registers"})
+    if "generation" not in doc:
+        fail(path, "generation", "a description that inherits gives its own [generation] table")
+    merged = dict(doc)
+    enums = dict(base.get("enums", {}))
+    for name in remove.get("enums", []):
+        if name not in enums:
+            fail(path, "remove.enums", f"'{name}' is not in the inherited description")
+        del enums[name]
+    enums.update(doc.get("enums", {}))
+    merged["enums"] = enums
+    for key, removed in (("command", "commands"), ("register", "registers")):
+        rows = list(base.get(key, []))
+        for name in remove.get(removed, []):
+            del rows[by_name(path, f"remove.{removed}", rows, name)]
+        for row in doc.get(key, []):
+            names = [r.get("name") for r in rows]
+            if row.get("name") in names:
+                rows[names.index(row.get("name"))] = row
+            else:
+                rows.append(row)
+        merged[key] = rows
+    merged["command"].sort(key=lambda c: (str(c.get("kind")), c.get("opcode") if isinstance(c.get("opcode"), int) else -1))
+    return merged
+
+
 def load(path):
-    with open(path, "rb") as f:
-        try:
-            doc = tomllib.load(f)
-        except tomllib.TOMLDecodeError as e:
-            fail(path, "toml", str(e))
+    doc = read_description(path)
     check_keys(path, "top level", doc, TOP_KEYS)
     gen = doc.get("generation")
     if gen is None:
