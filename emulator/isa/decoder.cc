@@ -37,6 +37,7 @@ int64_t sign_extend(uint64_t value, int bits) {
 std::string_view op_kind_name(OpKind k) {
     static constexpr std::string_view names[] = {"conv", "depthwise", "pool", "elementwise", "resize", "dma_start",
                                                  "dma_wait", "kernel_wait", "pmu_mask", "stop", "irq", "branch"};
+    static_assert(std::size(names) == kOpKindCount, "one name per op kind");
     return names[static_cast<size_t>(k)];
 }
 
@@ -167,9 +168,14 @@ struct Decoder::OpDecoder {
     void decode_dma();
     void read_dma_skips(int src_dims, int dst_dims);
     void read_dma_strides();
-    void decode_wait() { op.wait_count = static_cast<int>(param(op.kind == OpKind::DmaWait ? Field::OP_DMA_WAIT__k : Field::OP_KERNEL_WAIT__n)); }
+    void decode_wait() {
+        const Field count = op.kind == OpKind::DmaWait ? Field::OP_DMA_WAIT__k : Field::OP_KERNEL_WAIT__n;
+        op.wait_count = static_cast<int>(param(count));
+    }
     void decode_pmu_mask() { op.pmu_enable = param(Field::OP_PMU_MASK__enable) != 0; }
-    void decode_mask() { op.mask = static_cast<uint32_t>(param(op.kind == OpKind::Stop ? Field::OP_STOP__mask : Field::OP_IRQ__mask)); }
+    void decode_mask() {
+        op.mask = static_cast<uint32_t>(param(op.kind == OpKind::Stop ? Field::OP_STOP__mask : Field::OP_IRQ__mask));
+    }
     void decode_branch() {
         op.branch_condition = param_meaning<BranchCondition>(Field::OP_BRANCH__branch_cond);
         op.branch_target = static_cast<uint32_t>(param(Field::OP_BRANCH__branch_target));
