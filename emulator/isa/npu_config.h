@@ -1,6 +1,7 @@
 #pragma once
 // The NPU configurations Vela compiles for, and the CONFIG/ID words that name them.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -58,19 +59,53 @@ struct NpuTraits {
 const NpuTraits& npu_traits(Generation g);
 std::span<const NpuTraits> all_npu_traits();
 
+// What a row's fields hold until its initialiser sets them, which the completeness test
+// (tests/isa/test_npu_config.cc) finds: 0 for counts every row makes positive (and which a model
+// without NPU work, configured by no row, reports as 0), kUnsetFact for facts that may be 0.
+inline constexpr int kUnsetFact = -1;
+
+// One OFM micro-block the MAC array works in (per core on U65-512): height x width x depth.
+struct MicroBlockShape {
+    int height = kUnsetFact, width = kUnsetFact, depth = kUnsetFact;
+    bool operator==(const MicroBlockShape&) const = default;
+};
+
+// How many OFM micro-blocks a configuration offers at most (U85: ACC_FORMAT.microblock picks
+// one by height x width; U55/U65 have one).
+inline constexpr int kMaxMicroBlocks = 3;
+
+// Everything that differs between the configurations of a generation, one row per
+// configuration (npu_config.cc). A fact a generation lacks is 0 on its rows, said beside it.
 struct NpuConfig {
     std::string_view name;  // Vela's --accelerator-config spelling, e.g. "ethos-u55-128"
-    Generation generation;
-    int macs;               // MACs per cycle of the whole NPU
-    int cores;              // U65-512: 2 cores; U85: weight decoders
-    int shram_kb;           // U55/U65 SHRAM size; 0 on U85 (no SHRAM)
-    int axi_sram_ports;     // U85 only (1 on U55/U65)
-    int axi_ext_ports;      // U85 only (1 on U55/U65)
-    uint32_t config_word;   // CONFIG register value, as Vela writes it into the COP header
-    uint32_t id_word;       // ID value Vela writes into the COP header
-    uint32_t hw_id_reset;   // ID register reset value of the hardware
+    Generation generation = Generation::U55;
+    int macs = 0;                     // MACs per cycle of the whole NPU
+    int cores = 0;                    // U65-512: 2 cores; U85: weight decoders
+    int shram_kb = kUnsetFact;        // U55/U65 SHRAM size; 0 on U85 (no SHRAM)
+    int axi_sram_ports = 0;           // U85 only (1 on U55/U65)
+    int axi_ext_ports = 0;            // U85 only (1 on U55/U65)
+    // The OFM micro-blocks, the first micro_block_count of them.
+    std::array<MicroBlockShape, kMaxMicroBlocks> micro_blocks{};
+    int micro_block_count = 0;
+    int accumulator_ram_bytes = kUnsetFact;  // U85; 0 on U55/U65 (accumulators live in SHRAM)
+    // U85: the IFM block depth of a dense depth-first convolution with an 8- or 16-bit IFM on a
+    // 16-deep micro-block (32 on the 128- and 256-MAC arrays, 64 above: Vela 5.1 ethos_u85.cpp
+    // FindBlockConfig); 0 on U55/U65, whose IFM block depth follows the IFM width alone.
+    int ifm_block_depth_16_deep_ublock = kUnsetFact;
+    // U85: weight slots a DEPTHWISE op's weight stream pads each kernel position with, by IFM
+    // width (Vela 5.1 ethos_u85_weight_encoder.cpp); 0 on U55/U65.
+    int depthwise_weight_padding_8bit = kUnsetFact, depthwise_weight_padding_16bit = kUnsetFact;
+    uint32_t config_word = 0;  // CONFIG register value, as Vela writes it into the COP header
+                               // (derived from the facts above, npu_config.cc)
+    uint32_t id_word = 0;      // ID value Vela writes into the COP header
+    uint32_t hw_id_reset = 0;  // ID register reset value of the hardware
 
     const NpuTraits& traits() const { return npu_traits(generation); }
+    std::span<const MicroBlockShape> offered_micro_blocks() const {
+        return std::span(micro_blocks).first(static_cast<size_t>(micro_block_count));
+    }
+    // The index of the micro-block of this height and width, if the configuration offers one.
+    std::optional<size_t> micro_block_index(int height, int width) const;
 };
 
 std::span<const NpuConfig> all_npu_configs();
@@ -83,5 +118,10 @@ std::optional<NpuConfig> npu_config_from_config_word(uint32_t config_word);
 
 // Comma-separated list of valid names, for error messages.
 std::string npu_config_names();
+
+// The IFM block depth Vela gives a U85 convolution or reduce-sum (ethos_u85.cpp
+// FindBlockConfig), which the weight stream's order and the cost model's IFM block follow.
+int u85_conv_ifm_block_depth(const NpuConfig& config, const MicroBlockShape& ublock, bool part_kernel_first,
+                             int ifm_bits, bool sparse_2_4);
 
 }  // namespace ethosu
