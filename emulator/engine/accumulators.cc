@@ -12,14 +12,10 @@
 namespace ethosu {
 namespace {
 
-// The accumulator RAM of each configuration (Vela 5.1 ethos_u85.cpp accelerator table); a 48-bit
-// accumulator takes 64 bits of it. Vela cuts kept accumulators to a block that fits
-// (scheduler_decompose.cpp NewOfmBlockShape).
+// A 48-bit accumulator takes 64 bits of the configuration's accumulator RAM. Vela cuts kept
+// accumulators to a block that fits (scheduler_decompose.cpp NewOfmBlockShape).
 int64_t accumulator_capacity(const NpuConfig& config, AccFormat format) {
-    static constexpr int64_t kRamBytes[][2] = {{128, 8192}, {256, 16384}, {512, 32768}, {1024, 65536}, {2048, 131072}};
-    for (const auto& [macs, bytes] : kRamBytes)
-        if (macs == config.macs) return bytes * 8 / (format == AccFormat::I48 ? 64 : 32);
-    return 0;
+    return int64_t{config.accumulator_ram_bytes} * 8 / (format == AccFormat::I48 ? 64 : 32);
 }
 
 std::string shape_text(int h, int w, int c, AccFormat format) {

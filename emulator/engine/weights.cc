@@ -24,9 +24,8 @@ struct MicroBlockDepths {
     int ifm;
 };
 
-// Vela 5.1 ethos_u55.cpp / ethos_u65.cpp accelerator tables: only the 32-MAC U55 has a
-// 4-deep OFM micro-block.
-MicroBlockDepths micro_block_depths(const NpuConfig& config) { return {config.macs == 32 ? 4 : 8, 8}; }
+// The configuration's one OFM micro-block; the IFM micro-block is 8 deep on every U55/U65.
+MicroBlockDepths micro_block_depths(const NpuConfig& config) { return {config.micro_blocks[0].depth, 8}; }
 
 // The loop limits of the encoder's traversal for one core's stream.
 struct WeightOrder {

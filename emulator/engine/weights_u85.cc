@@ -11,34 +11,6 @@ namespace {
 
 constexpr int kInterleaveDepth = 4;  // OFM channels a decoder takes before the next one
 
-struct MicroBlock {
-    int height, width, depth;
-};
-
-// The OFM micro-blocks of each configuration (Vela 5.1 ethos_u85.cpp accelerator table);
-// ACC_FORMAT.microblock gives height x width, the configuration the depth.
-int micro_block_depth(const NpuConfig& config, int microblock) {
-    static constexpr int kHeightWidth[][2] = {{1, 1}, {1, 2}, {1, 4}, {2, 2}, {2, 4}, {4, 4}};
-    struct Table {
-        int macs;
-        MicroBlock blocks[3];
-    };
-    static constexpr Table kTables[] = {
-        {128, {{1, 2, 8}, {1, 1, 16}, {0, 0, 0}}},
-        {256, {{1, 2, 16}, {1, 4, 8}, {2, 2, 8}}},
-        {512, {{2, 2, 16}, {1, 4, 16}, {0, 0, 0}}},
-        {1024, {{2, 2, 32}, {1, 4, 32}, {2, 4, 16}}},
-        {2048, {{2, 2, 64}, {1, 4, 64}, {4, 4, 16}}},
-    };
-    if (microblock < 0 || microblock >= static_cast<int>(std::size(kHeightWidth))) return 0;
-    for (const Table& t : kTables) {
-        if (t.macs != config.macs) continue;
-        for (const MicroBlock& b : t.blocks)
-            if (b.height == kHeightWidth[microblock][0] && b.width == kHeightWidth[microblock][1]) return b.depth;
-    }
-    return 0;
-}
-
 }  // namespace
 
 U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, const OpWeights& shape,
@@ -54,11 +26,15 @@ U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, co
     w.ifm_depth = shape.ifm_depth;
     w.streams = op.weight_format == WeightFormat::Fast ? config.cores : static_cast<int>(op.weights.size());
     w.ofm_block_depth = op.block.ofm_depth;
-    w.ofm_ublock_depth = micro_block_depth(config, op.output.microblock);
-    if (w.ofm_ublock_depth == 0) {
+    const auto ublock = config.micro_block_index(micro_block_height(op.output.microblock),
+                                                 micro_block_width(op.output.microblock));
+    if (!ublock) {
         throw Error({where.file, where.offset, "NPU_SET_ACC_FORMAT.microblock", OffsetKind::Command},
-                    fmt::format("micro-block {} does not exist on {}", op.output.microblock, config.name));
+                    fmt::format("micro-block {} does not exist on {}", static_cast<int>(op.output.microblock),
+                                config.name));
     }
+    const MicroBlockShape& ofm_ublock = config.micro_blocks[*ublock];
+    w.ofm_ublock_depth = ofm_ublock.depth;
     if (w.ofm_ublock_depth % (kInterleaveDepth * w.streams) != 0 || w.ofm_block_depth % w.ofm_ublock_depth != 0) {
         throw Error(where, fmt::format("OFM block depth {} is not made of {}-deep micro-blocks for {} weight decoders",
                                        w.ofm_block_depth, w.ofm_ublock_depth, w.streams));
@@ -70,12 +46,8 @@ U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, co
         throw Error({where.file, where.offset, "NPU_SET_WEIGHT_FORMAT.weight_sparsity", OffsetKind::Command},
                     "2:4 sparse weights on a DEPTHWISE op", ErrorKind::Unsupported);
     }
-    // Vela's IFM block depth for convolutions (ethos_u85.cpp FindBlockConfig).
-    if (w.traversal == Traversal::PartKernelFirst) w.ifm_block_depth = 16;
-    else if (op.ifm.precision.bits == 32 || ((config.macs == 128 || config.macs == 256) && w.ofm_ublock_depth == 16 && !sparse))
-        w.ifm_block_depth = 32;
-    else if (sparse && op.ifm.precision.bits == 8) w.ifm_block_depth = 128;
-    else w.ifm_block_depth = 64;
+    w.ifm_block_depth = u85_conv_ifm_block_depth(config, ofm_ublock, w.traversal == Traversal::PartKernelFirst,
+                                                 op.ifm.precision.bits, sparse);
 
     switch (w.traversal) {
         case Traversal::PartKernelFirst:
@@ -97,7 +69,7 @@ U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, co
     w.ifm_step = w.traversal == Traversal::Depthwise ? 1 : sparse ? 16 : 8;
     w.sub_kernel_width = 8 / op.kernel.dilation_x;
     w.sub_kernel_height = 8 / op.kernel.dilation_y;
-    w.depthwise_padding = !ifm16 && config.macs <= 256 ? 0 : config.macs <= 512 ? 2 : 6;
+    w.depthwise_padding = ifm16 ? config.depthwise_weight_padding_16bit : config.depthwise_weight_padding_8bit;
     return w;
 }
 

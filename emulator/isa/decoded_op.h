@@ -102,7 +102,7 @@ struct OutputStage {
     AccFormat acc_format = AccFormat::I32;
     AccInput acc_input = AccInput::Reset;      // U85
     AccOutput acc_output = AccOutput::Enable;  // U85
-    int microblock = 0;     // U85
+    MicroBlock microblock = MicroBlock::U1x1;  // U85
 };
 
 struct Elementwise {

@@ -431,7 +431,7 @@ void Decoder::OpDecoder::read_output_stage(OutputStage& o, bool uses_scale_strea
     if (has(Field::SET_ACC_FORMAT__acc_input)) {
         o.acc_input = meaning<AccInput>(Field::SET_ACC_FORMAT__acc_input);
         o.acc_output = meaning<AccOutput>(Field::SET_ACC_FORMAT__acc_output);
-        o.microblock = geti(Field::SET_ACC_FORMAT__microblock);
+        o.microblock = meaning<MicroBlock>(Field::SET_ACC_FORMAT__microblock);
     }
 }
 

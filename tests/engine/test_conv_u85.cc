@@ -217,7 +217,7 @@ TEST(U85WeightDecoding, StreamsDecodeToTheEncodedWeights) {
         op.kernel.stride_x = op.kernel.stride_y = c.stride;
         op.kernel.part_kernel_first = c.traversal == Traversal::PartKernelFirst;
         op.block.ofm_depth = c.ofm_block_depth;
-        op.output.microblock = c.microblock;
+        op.output.microblock = static_cast<MicroBlock>(c.microblock);
         op.weight_format = c.fast ? WeightFormat::Fast : WeightFormat::Standard;
         op.sparse_2_4 = c.sparse;
         for (const auto& stream : encode_weights(c, config, weights)) {

@@ -993,7 +993,7 @@ TEST_F(U85HostileStream, EveryTruncationOfAFastWeightStream) {
 
 TEST_F(U85HostileStream, MicroBlockTheConfigurationLacksIsRefused) {
     CorpusOp c = first_op("conv_k3s1_same_16x16x8to16_relu", "ethos-u85-256", WeightFormat::Standard);
-    c.op.output.microblock = 0;  // U1X1: no OFM micro-block of ethos-u85-256
+    c.op.output.microblock = MicroBlock::U1x1;  // no OFM micro-block of ethos-u85-256
     try {
         decode_op_weights(c.op, c.config, [&](const Stream& s) -> std::span<const uint8_t> {
             return &s == &c.op.weights[0] ? c.weight_streams[0] : c.scale_stream;

@@ -418,7 +418,7 @@ TEST(U85Cost, UnknownMicroblockIsAnError) {
 TEST(U85Cost, AnOpBeyondTheCostRangeIsAnError) {
     const Npu s("ethos-u85-256");
     DecodedOp op = timing_test::conv_1x1(65536, 65536, 65536, 65536, {1, 1, 1});
-    op.output.microblock = static_cast<int>(kU1x2);
+    op.output.microblock = MicroBlock::U1x2;
     op.offset = 0x40;
     timing_test::expect_error_at([&] { s.cost(op); }, 0x40, "conv");
 }

@@ -2,12 +2,15 @@
 // Micro-architecture timing parameters per NPU configuration, as named tables. The numbers are
 // the ones Vela 5.1's performance model uses for each configuration (regor's architecture and
 // performance tables); each row has a boundary test in tests/timing/test_arch_timing.cc, and a
-// completeness test checks that every configuration has one row with every field set.
+// completeness test checks that every configuration of all_npu_configs() has one row, named by
+// it, with every field set. The configuration's own facts (MACs, cores, micro-blocks) are its
+// NpuConfig row's, not repeated here.
 
 #include <array>
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string_view>
 
 #include "emulator/isa/npu_config.h"
 
@@ -20,11 +23,23 @@ struct Block3 {
     bool operator==(const Block3&) const = default;
 };
 
+inline Block3 block_of(const MicroBlockShape& u) { return {u.height, u.width, u.depth}; }
+
 // What a row's fields hold until its initialiser sets them: the completeness test finds any
 // left (a rate of NaN, a count or size of -1, a block of zero elements).
 inline constexpr double kUnsetRate = std::numeric_limits<double>::quiet_NaN();
 inline constexpr int kUnsetCount = -1;
 inline constexpr Block3 kUnsetBlock{0, 0, 0};
+
+// A yes/no fact of a row, Unset until the initialiser says which.
+enum class RowFlag : int8_t { Unset, No, Yes };
+
+// The accumulator pipeline's delay per kernel step when a block is a single micro-block wide and
+// high, with the narrow (32-bit) and the wide (U55/U65 40-bit, U85 48-bit) accumulators.
+struct AccumulatorDelay {
+    int narrow = kUnsetCount, wide = kUnsetCount;
+    int per_step(bool wide_accumulators) const { return wide_accumulators ? wide : narrow; }
+};
 
 // Output-unit (AO) throughput, cycles per output element, by operation class (U55/U65).
 enum class OutputClass : uint8_t {
@@ -46,12 +61,16 @@ struct U55ActivationCycles {
 };
 
 struct U55TimingRow {
-    Generation generation = Generation::U55;  // with macs, the configuration the row is for
-    int macs = kUnsetCount;
-    int cores = kUnsetCount;
-    Block3 ofm_ublock = kUnsetBlock;  // the MAC array's OFM micro-block
+    std::string_view config;  // the configuration's name (NpuConfig::name)
     Block3 ifm_ublock = kUnsetBlock;
     int shram_banks = kUnsetCount;
+    AccumulatorDelay accumulator_delay;
+    // Pooling cycles grow with the IFM width (IFM bits / 2 per micro-block element): every
+    // array but U55-32's.
+    RowFlag pooling_by_ifm_width = RowFlag::Unset;
+    // A block a single micro-block wide or high and more than one deep, with 40-bit
+    // accumulators, stalls one more delay per micro-block of depth: U55-32 only.
+    RowFlag thin_block_wide_accumulator_stall = RowFlag::Unset;
     U55OutputCycles output_cycles;
     U55ActivationCycles activation_cycles;
 };
@@ -81,36 +100,31 @@ struct U85ActivationCycles {
     double operator[](U85ActivationClass c) const;
 };
 
-// One OFM micro-block a U85 configuration offers, with the IFM allocation unit that goes with
-// it for IFM block depths of up to 128 bits, up to 256 bits and more (depth in 128-bit units).
-struct U85MicroBlock {
-    Block3 ofm = kUnsetBlock;
-    Block3 ifm_alloc_up_to_128_bits = kUnsetBlock, ifm_alloc_up_to_256_bits = kUnsetBlock,
-           ifm_alloc_wider = kUnsetBlock;
-    const Block3& ifm_alloc_unit(int depth_bits) const {
-        return depth_bits > 256 ? ifm_alloc_wider : depth_bits > 128 ? ifm_alloc_up_to_256_bits : ifm_alloc_up_to_128_bits;
+// The IFM allocation units that go with one OFM micro-block of a U85 configuration, for IFM
+// block depths of up to 128 bits, up to 256 bits and more (depth in 128-bit units).
+struct U85IfmAllocUnits {
+    Block3 up_to_128_bits = kUnsetBlock, up_to_256_bits = kUnsetBlock, wider = kUnsetBlock;
+    const Block3& for_depth_bits(int depth_bits) const {
+        return depth_bits > 256 ? wider : depth_bits > 128 ? up_to_256_bits : up_to_128_bits;
     }
 };
 
 struct U85TimingRow {
-    int macs = kUnsetCount;  // the configuration the row is for
-    int cores = kUnsetCount;
-    std::array<U85MicroBlock, 3> micro_blocks{};  // the first n_micro_blocks are the configuration's
-    int n_micro_blocks = kUnsetCount;
+    std::string_view config;  // the configuration's name (NpuConfig::name)
+    // One per OFM micro-block of the configuration, in the order of NpuConfig::micro_blocks.
+    std::array<U85IfmAllocUnits, kMaxMicroBlocks> ifm_alloc_units{};
     Block3 ifm_ublock = kUnsetBlock;
-    int ifm_ram_bytes = kUnsetCount, acc_ram_bytes = kUnsetCount, ob_ram_bytes = kUnsetCount,
-        cb_ram_bytes = kUnsetCount;
-    int axi_sram_log2 = kUnsetCount, axi_ext_log2 = kUnsetCount;
+    int ifm_ram_bytes = kUnsetCount, ob_ram_bytes = kUnsetCount, cb_ram_bytes = kUnsetCount;
+    AccumulatorDelay accumulator_delay;
     U85ReadBuffers channel_read_buffers;
     U85OutputCycles output_cycles;
     U85ActivationCycles activation_cycles;
 };
 
-std::span<const U55TimingRow> u55_timing_table();  // U55-32..256 and U65-256/512
-std::span<const U85TimingRow> u85_timing_table();  // U85-128..2048
+std::span<const U55TimingRow> u55_timing_table();  // the U55 and U65 configurations
+std::span<const U85TimingRow> u85_timing_table();  // the U85 configurations
 
-// The row for a configuration (its generation and MACs); throws std::out_of_range for a
-// configuration without one.
+// The row named by a configuration; throws std::out_of_range for a configuration without one.
 const U55TimingRow& u55_timing(const NpuConfig& npu);
 const U85TimingRow& u85_timing(const NpuConfig& npu);
 

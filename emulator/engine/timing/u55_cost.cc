@@ -27,6 +27,7 @@ struct U55Op {
     const DecodedOp& op;
     const CostContext& ctx;
     const U55TimingRow& row;
+    Block3 array_ublock;  // the configuration's OFM micro-block
     MacOp kind;
     Block3 kernel;  // undilated kernel size (height, width)
     Block3 ifm_shape, ofm_shape;
@@ -37,7 +38,8 @@ struct U55Op {
     bool acc40;
 
     U55Op(const DecodedOp& o, const CostContext& c)
-        : op(o), ctx(c), row(u55_timing(c.npu)), kind(mac_op(o)), kernel(undilated_kernel(o.kernel)),
+        : op(o), ctx(c), row(u55_timing(c.npu)), array_ublock(block_of(c.npu.micro_blocks[0])),
+          kind(mac_op(o)), kernel(undilated_kernel(o.kernel)),
           ifm_shape(input_extent(o)), ofm_shape(shape_of(o.ofm)),
           ifm_bits(o.ifm.precision.bits), ofm_bits(o.ofm.precision.bits), acc40(o.output.acc_format == AccFormat::I40) {
         ofm_block_config = configured_ofm_block(o);
@@ -49,7 +51,7 @@ struct U55Op {
 
     // The 256/128-MAC arrays use a 1x4 micro-block for even-width single-row 1xN convolutions.
     Block3 micro_block() const {
-        const Block3 arch = row.ofm_ublock;
+        const Block3 arch = array_ublock;
         if (arch.height == 2 && (kind == MacOp::Conv || kind == MacOp::ConvPartKernel) && ofm_shape.height == 1 &&
             ofm_shape.width % 2 == 0 && kernel.height == 1)
             return {1, 4, arch.depth};
@@ -64,9 +66,9 @@ struct U55Op {
         };
         Block3 b;
         b.height = static_cast<int>(
-            round_up(required(ofm_block_config.height, op.kernel.stride_y, op.kernel.height), row.ofm_ublock.height));
+            round_up(required(ofm_block_config.height, op.kernel.stride_y, op.kernel.height), array_ublock.height));
         b.width = static_cast<int>(
-            round_up(required(ofm_block_config.width, op.kernel.stride_x, op.kernel.width), row.ofm_ublock.width));
+            round_up(required(ofm_block_config.width, op.kernel.stride_x, op.kernel.width), array_ublock.width));
         const bool equal_depth = kind == MacOp::Elementwise || kind == MacOp::Pooling || kind == MacOp::Depthwise;
         if (equal_depth) {
             b.depth = ofm_block_config.depth;
@@ -93,13 +95,13 @@ struct U55Op {
         if (fm.format == DataFormat::NHCWB16) {
             const int64_t brick_stride = fm.stride_c > 0 ? fm.stride_c : int64_t{fm.width} * 16 * bytes;
             if (brick_stride == int64_t{block.depth} * bytes) burst_bits = int64_t{bits} * block.width * block.depth;
-            else burst_bits = int64_t{16} * bits * block.width * (read ? 1 : row.cores);
+            else burst_bits = int64_t{16} * bits * block.width * (read ? 1 : ctx.npu.cores);
         } else {
             const int64_t pixel_stride = fm.stride_x > 0 ? fm.stride_x : int64_t{fm.depth} * bytes;
             const bool contiguous = pixel_stride == int64_t{block.depth} * bytes;
             if (read) burst_bits = contiguous ? int64_t{bits} * block.width * block.depth : bits * block.depth;
             else if (block.depth <= 16 && contiguous) burst_bits = int64_t{bits} * block.width * block.depth;
-            else burst_bits = std::min(std::min(64 * 8, 16 * bits * row.cores), block.depth * bits);
+            else burst_bits = std::min(std::min(64 * 8, 16 * bits * ctx.npu.cores), block.depth * bits);
         }
         const int max_burst = timing(mem).burst_length;
         const int64_t burst = std::max<int64_t>(1, std::min<int64_t>(max_burst, burst_bits / 8));
@@ -158,7 +160,6 @@ struct U55Op {
     int64_t mac_cycles_per_block() const {
         const Block3 blocks = div_up3(ofm_block, ublock);
         const int64_t writeback = 32 * ublock.depth / 8;
-        const bool u55_32 = row.macs == 32;
         int64_t cycles_block = 0;
         for_each_sub_kernel(kernel, [&](int elements, int64_t count) {
             int64_t steps = 0, cycles = 0;
@@ -166,7 +167,7 @@ struct U55Op {
                 case MacOp::Pooling:
                     steps = 1;
                     cycles = cost_product(op, "MAC cycles", {std::max(4, elements), blocks.elements(),
-                                                             u55_32 ? 1 : ifm_bits / 2});
+                                                             row.pooling_by_ifm_width == RowFlag::Yes ? ifm_bits / 2 : 1});
                     break;
                 case MacOp::Depthwise:
                     steps = div_round_up(elements, 4);
@@ -188,19 +189,20 @@ struct U55Op {
             }
             // Accumulator pipeline delay when a block has a single micro-block in width/height.
             int64_t delay = 0;
-            const int per_step = u55_32 ? (acc40 ? 7 : 3) : ((acc40 && row.macs <= 128) ? 3 : 2);
+            const int per_step = row.accumulator_delay.per_step(acc40);
             if (blocks.elements_wh() == 1) {
                 if (blocks.depth == 1) delay = per_step * steps;
                 else if (steps > 1) delay = per_step * (steps - 1) * blocks.depth;
             }
-            if (u55_32 && (blocks.width == 1 || blocks.height == 1) && blocks.depth > 1 && acc40)
+            if (row.thin_block_wide_accumulator_stall == RowFlag::Yes && (blocks.width == 1 || blocks.height == 1) &&
+                blocks.depth > 1 && acc40)
                 delay += per_step * blocks.depth;
             if (kind == MacOp::ConvPartKernel) delay *= div_round_up(ifm_block.depth, 8);
             cycles_block += cost_product(op, "MAC cycles", {cycles + delay, count});
         });
         if (kind == MacOp::Conv || kind == MacOp::ConvPartKernel || kind == MacOp::ReduceSum)
             cycles_block = cost_product(op, "MAC cycles", {cycles_block, div_round_up(ifm_shape.depth, ifm_block.depth)});
-        return cycles_block / row.cores;
+        return cycles_block / ctx.npu.cores;
     }
 
     void mac_op_cycles(OpCost& cost) const {

@@ -38,9 +38,6 @@ constexpr double kLutRamBytesPerCycle = 1.0;
 // Integer divide (elementwise DIV) runs at a fixed rate regardless of configuration.
 constexpr double kDivideCyclesPerElement = 33.0;
 
-// Micro-block height x width by NPU_SET_ACC_FORMAT.microblock (U1X1 .. U4X4).
-constexpr std::array<std::array<int, 2>, 6> kMicroblockHW = {{{1, 1}, {1, 2}, {1, 4}, {2, 2}, {2, 4}, {4, 4}}};
-
 enum class U85Kind { Conv, ConvPartKernel, Depthwise, Pooling, ReduceSum, Elementwise, Resize };
 
 U85Kind u85_kind(const DecodedOp& op) {
@@ -93,7 +90,7 @@ struct U85Op {
     Block3 kernel;  // undilated kernel size (height, width)
     Block3 ifm_shape, ifm2_shape, ofm_shape;
     Block3 ofm_block, ifm_block, ublock;  // as programmed/derived, not clipped to the feature maps
-    int ublock_index = 0;
+    size_t ublock_index = 0;
     int ifm_bits, ofm_bits;
     bool ifm2_read;  // a second IFM that lives in memory
     bool acc48;
@@ -121,38 +118,30 @@ struct U85Op {
 
     // The micro-block's height and width are in the stream; its depth is the configuration's.
     void select_micro_block() {
-        const int code = op.output.microblock;
-        if (code >= 0 && code < static_cast<int>(kMicroblockHW.size())) {
-            const auto [h, w] = kMicroblockHW[static_cast<size_t>(code)];
-            for (int i = 0; i < row.n_micro_blocks; ++i) {
-                const U85MicroBlock& u = row.micro_blocks[static_cast<size_t>(i)];
-                if (u.ofm.height == h && u.ofm.width == w) {
-                    ublock = u.ofm;
-                    ublock_index = i;
-                    return;
-                }
-            }
+        const MicroBlock m = op.output.microblock;
+        const auto index = ctx.npu.micro_block_index(micro_block_height(m), micro_block_width(m));
+        if (!index) {
+            throw Error({kCostSource, op.offset, "NPU_SET_ACC_FORMAT.microblock", OffsetKind::Command},
+                        "micro-block " + std::to_string(static_cast<int>(m)) + " is not one of " +
+                            std::string(ctx.npu.name) + "'s");
         }
-        throw Error({kCostSource, op.offset, "NPU_SET_ACC_FORMAT.microblock", OffsetKind::Command},
-                    "micro-block " + std::to_string(code) + " is not one of " + std::string(ctx.npu.name) + "'s");
+        ublock_index = *index;
+        ublock = block_of(ctx.npu.micro_blocks[ublock_index]);
     }
 
     // The IFM allocation unit for an IFM block depth: wider blocks use flatter, deeper units.
     Block3 ifm_alloc_unit(int ifm_block_depth) const {
         const int depth_bits = ifm_block_depth * ifm_bits;
-        Block3 au = row.micro_blocks[static_cast<size_t>(ublock_index)].ifm_alloc_unit(depth_bits);
+        Block3 au = row.ifm_alloc_units[ublock_index].for_depth_bits(depth_bits);
         au.depth = au.depth * 128 / ifm_bits;
         return au;
     }
 
-    // Conv IFM block depth (Vela's choice, implied by the traversal, the micro-block and the
-    // weight format): 16 for part-kernel-first, 32 for 32-bit IFMs and for the 16-deep
-    // micro-blocks of the 128/256-MAC arrays, 128 for sparse 8-bit weights, else 64.
+    // Conv IFM block depth: Vela's choice, implied by the traversal, the micro-block and the
+    // weight format.
     int conv_ifm_block_depth() const {
-        if (kind == U85Kind::ConvPartKernel) return 16;
-        if (ifm_bits == 32 || ((row.macs == 128 || row.macs == 256) && ublock.depth == 16 && !op.sparse_2_4)) return 32;
-        if (op.sparse_2_4 && ifm_bits == 8) return 128;
-        return 64;
+        return u85_conv_ifm_block_depth(ctx.npu, ctx.npu.micro_blocks[ublock_index], kind == U85Kind::ConvPartKernel,
+                                        ifm_bits, op.sparse_2_4);
     }
 
     Block3 derive_ifm_block() const {
@@ -207,13 +196,13 @@ struct U85Op {
         if (fm.format == DataFormat::NHCWB16) {
             const int64_t brick_stride = fm.stride_c > 0 ? fm.stride_c : int64_t{fm.width0} * kBrickDepth * bits / 8;
             if (brick_stride == block.depth) burst_bits = int64_t{bits} * block.width * block.depth;
-            else burst_bits = int64_t{kBrickDepth} * bits * block.width * (read ? 1 : row.cores);
+            else burst_bits = int64_t{kBrickDepth} * bits * block.width * (read ? 1 : ctx.npu.cores);
         } else {
             const int64_t pixel_stride = fm.stride_x > 0 ? fm.stride_x : int64_t{fm.depth} * bits / 8;
             const bool contiguous = pixel_stride == block.depth;
             if (read) burst_bits = contiguous ? int64_t{bits} * block.width * block.depth : bits * block.depth;
             else if (block.depth <= 16 && contiguous) burst_bits = int64_t{bits} * block.width * block.depth;
-            else burst_bits = std::min(std::min(64 * 8, 16 * bits * row.cores), block.depth * bits);
+            else burst_bits = std::min(std::min(64 * 8, 16 * bits * ctx.npu.cores), block.depth * bits);
         }
         const int max_burst = timing(mem).burst_length;
         const int64_t burst = std::max<int64_t>(1, std::min<int64_t>(max_burst, burst_bits / 8));
@@ -279,9 +268,9 @@ struct U85Op {
     int64_t mac_cycles_per_block() const {
         const Block3 ifm_blk = min3(ifm_shape, ifm_block);
         const Block3 blocks = div_up3(min3(ofm_shape, ofm_block), ublock);
-        const int64_t writeback = 32 * ublock.depth / (8 * row.cores);  // ideal weight-decode rate
+        const int64_t writeback = 32 * ublock.depth / (8 * ctx.npu.cores);  // ideal weight-decode rate
         const int sparse_divisor = op.sparse_2_4 ? 2 : 1;
-        const int delay_per_step = acc48 && row.macs <= 128 ? 3 : 2;
+        const int delay_per_step = row.accumulator_delay.per_step(acc48);
         int64_t total = 0;
         for_each_sub_kernel(kernel, [&](int elements, int64_t count) {
             int64_t steps = 0, cycles = 0;
@@ -460,7 +449,7 @@ struct U85Op {
         if (op.weights.empty()) return 0;
         const int64_t weight_count = cost_product(op, "weights", {kernel.elements_wh(), ofm_shape.depth,
                                                                    kind == U85Kind::Depthwise ? 1 : ifm_shape.depth});
-        const int per_cycle = op.weight_format == WeightFormat::Fast ? 32 : 8 * row.cores;
+        const int per_cycle = op.weight_format == WeightFormat::Fast ? 32 : 8 * ctx.npu.cores;
         const int64_t decode = weight_count / per_cycle;
         int64_t read = 0, bytes = 0;
         const MemoryKind mem = ctx.memory_of(op.weights[0].region);
