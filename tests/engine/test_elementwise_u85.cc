@@ -64,9 +64,8 @@ ScaleFields scale_fields(double value, int double_round) {
 // ACC_FORMAT.microblock Vela 5.1 programs for elementwise ops: the first micro-block of the
 // configuration's table (ethos_u85.cpp; add_8x8x32 in ../shared/vectors: U1X2 on ethos-u85-256,
 // U2X2 on -1024).
-uint64_t elementwise_microblock(int macs) {
-    constexpr uint64_t kU1X2 = 1, kU2X2 = 3;
-    return macs <= 256 ? kU1X2 : kU2X2;
+uint64_t elementwise_microblock(const NpuConfig& config) {
+    return static_cast<uint64_t>(micro_block_code(config.micro_blocks[0]).value());
 }
 
 // IFM (1x1x256 int8) + IFM2, OFM int8 at kOfmOffset or, with chain_ofm, in chain buffer 0;
@@ -135,12 +134,12 @@ void emit_add(CommandStreamBuilder& b, const AddStream& s, const NpuConfig& conf
     }
     b.emit(Cmd::SET_OFM_BLK_HEIGHT_M1).emit(Cmd::SET_OFM_BLK_WIDTH_M1)
         .emit(Cmd::SET_OFM_BLK_DEPTH_M1, {{Field::SET_OFM_BLK_DEPTH_M1__depth_m1, 63}})
-        .emit(Cmd::SET_ACC_FORMAT, {{Field::SET_ACC_FORMAT__microblock, elementwise_microblock(config.macs)}})
+        .emit(Cmd::SET_ACC_FORMAT, {{Field::SET_ACC_FORMAT__microblock, elementwise_microblock(config)}})
         .emit(Cmd::SET_BLOCKDEP)
         .emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, 1}});  // ADD
 }
 
-class U85Elementwise : public ::testing::TestWithParam<const char*> {
+class U85Elementwise : public ::testing::TestWithParam<std::string> {
 protected:
     U85Elementwise() : config_(*find_npu_config(GetParam())), space_(map_) {
         sram_ = map_.allocate(kSramBase, 0x400, "sram");
@@ -198,9 +197,7 @@ TEST_P(U85Elementwise, ReadingAnEmptyChainBufferIsRefused) {
     EXPECT_THROW(run({{.op = kAdd, .ifm2_broadcast = kBroadcastScalar, .chained_ifm = true}}), Error);
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryConfiguration, U85Elementwise,
-                         ::testing::Values("ethos-u85-128", "ethos-u85-256", "ethos-u85-512", "ethos-u85-1024",
-                                           "ethos-u85-2048"),
+INSTANTIATE_TEST_SUITE_P(EveryConfiguration, U85Elementwise, ::testing::ValuesIn(config_names(CostModel::U85)),
                          ConfigTestName{});
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "emulator/engine/timing/op_cost.h"
+#include "tests/config_test_name.h"
 #include "tests/timing/timing_test_util.h"
 
 namespace ethosu {
@@ -143,9 +144,7 @@ TEST_P(OutputRate, MulCostsTheRowsOutputRate) {
     EXPECT_EQ(c.compute_cycles, static_cast<int64_t>(std::ceil(rate * 64 * 64 * 64)));
     EXPECT_GT(c.compute_cycles, c.issue_cycles);
 }
-INSTANTIATE_TEST_SUITE_P(U55U65, OutputRate,
-                         ::testing::Values("ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256",
-                                           "ethos-u65-256", "ethos-u65-512"));
+INSTANTIATE_TEST_SUITE_P(U55U65, OutputRate, ::testing::ValuesIn(config_names(CostModel::U55)), ConfigTestName{});
 
 // Per U85 row: the same MUL (in 16x16x64 blocks, the row's first micro-block) costs
 // ceil(rate x elements) with rate = max(the row's 8-bit output entry, its full-rate activation
@@ -157,19 +156,13 @@ TEST_P(U85OutputRate, MulCostsTheRowsOutputRate) {
     const U85TimingRow& row = u85_timing(npu);
     DecodedOp op = elementwise_add(64, 64, 64, 8, 1, 1, {16, 16, 64});
     op.elementwise.mode = ElementwiseMode::Mul;
-    // The configuration's first micro-block, by its ACC_FORMAT.microblock code.
-    const MicroBlockShape& ublock = npu.micro_blocks[0];
-    for (const MicroBlock m : {MicroBlock::U1x1, MicroBlock::U1x2, MicroBlock::U1x4, MicroBlock::U2x2, MicroBlock::U2x4,
-                               MicroBlock::U4x4})
-        if (micro_block_height(m) == ublock.height && micro_block_width(m) == ublock.width) op.output.microblock = m;
+    op.output.microblock = micro_block_code(npu.micro_blocks[0]).value();  // the configuration's first
     const OpCost c = u85_kernel_cost(op, cost_context(npu, memory));
     const double rate = std::max(row.output_cycles[U85OutputClass::Ofm8], row.activation_cycles[U85ActivationClass::FullRate]);
     EXPECT_EQ(c.compute_cycles, static_cast<int64_t>(std::ceil(rate * 64 * 64 * 64)));
     EXPECT_GT(c.compute_cycles, c.issue_cycles);
 }
-INSTANTIATE_TEST_SUITE_P(U85, U85OutputRate,
-                         ::testing::Values("ethos-u85-128", "ethos-u85-256", "ethos-u85-512", "ethos-u85-1024",
-                                           "ethos-u85-2048"));
+INSTANTIATE_TEST_SUITE_P(U85, U85OutputRate, ::testing::ValuesIn(config_names(CostModel::U85)), ConfigTestName{});
 
 }  // namespace
 }  // namespace ethosu
