@@ -151,7 +151,7 @@ TEST(Branch, ForwardBranchSkipsAnOp) {
 
     const TimingResult t = m.time(trace);
     const MemorySystem memory = make_memory_system(m.config, {});
-    const CostContext ctx{m.config, memory, region_memories(memory, {})};
+    const CostContext ctx{m.config, memory, region_memories(memory, {}), "test.bin"};
     const int64_t dma = u85_dma_cycles(DecodedOp{}, ctx, ctx.memory_of(kSramRegion), ctx.memory_of(kOutRegion), 16);
     EXPECT_EQ(t.ops[0].start, 9);
     EXPECT_EQ(t.ops[0].end, 9 + dma);

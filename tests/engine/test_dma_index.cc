@@ -262,7 +262,7 @@ TEST(DmaIndex, GatherAndScatterTogetherAreRefused) {
 TEST(DmaIndex, CostAddsTheIndexReadsBeforeTheRows) {
     const NpuConfig npu = *find_npu_config("ethos-u85-256");
     const MemorySystem memory = make_memory_system(npu, {"", "Dedicated_Sram_384KB", {}});
-    const CostContext ctx{npu, memory, {}};
+    const CostContext ctx{npu, memory, {}, "test.bin"};
     EXPECT_EQ(u85_dma_cycles(DecodedOp{}, ctx, MemoryKind::Dram, MemoryKind::Sram, 1024, DmaIndexRead{MemoryKind::Dram, 256}), 1480);
     EXPECT_EQ(u85_dma_cycles(DecodedOp{}, ctx, MemoryKind::Dram, MemoryKind::Sram, 1024), 884);
 }
@@ -277,7 +277,7 @@ TEST(DmaIndex, TimelineCountsTheIndexTraffic) {
     const auto b = index_stream(vela_programming(op, true));
     const auto stream = decode_stream(npu, b.words(), "index.bin");
     const TimingResult r = TimingModel(npu, memory, regions, "test.bin").run(stream);
-    const CostContext ctx{npu, memory, regions};
+    const CostContext ctx{npu, memory, regions, "test.bin"};
     const MemoryKind src = ctx.memory_of(kValuesRegion), dst = ctx.memory_of(kOutRegion),
                      idx = ctx.memory_of(kIndexRegion);
     const OpTiming& t = r.ops.at(0);

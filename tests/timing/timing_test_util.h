@@ -93,7 +93,7 @@ std::string expect_error_at(Fn&& fn, uint32_t offset, const std::string& field) 
 }
 
 inline CostContext cost_context(const NpuConfig& npu, const MemorySystem& memory) {
-    return {npu, memory, region_memories(memory, {})};
+    return {npu, memory, region_memories(memory, {}), "test.bin"};
 }
 
 }  // namespace ethosu::timing_test

@@ -13,8 +13,8 @@
 namespace ethosu {
 namespace {
 
-[[noreturn]] void figure_too_large(const DecodedOp& op, std::string_view what, const std::string& figure) {
-    throw Error({kCostSource, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
+[[noreturn]] void figure_too_large(const CostContext& ctx, const DecodedOp& op, std::string_view what, const std::string& figure) {
+    throw Error({ctx.source, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                 fmt::format("its {} ({}) is beyond the timing model's range of 2^53: the op is far larger than any "
                             "NPU op can be",
                             what, figure),
@@ -23,18 +23,18 @@ namespace {
 
 }  // namespace
 
-int64_t cost_product(const DecodedOp& op, std::string_view what, std::initializer_list<int64_t> factors) {
+int64_t cost_product(const CostContext& ctx, const DecodedOp& op, std::string_view what, std::initializer_list<int64_t> factors) {
     int64_t product = 1;
     for (const int64_t f : factors) {
         if (__builtin_mul_overflow(product, f, &product) || product > kMaxCostFigure)
-            figure_too_large(op, what, fmt::format("a product of {}", fmt::join(factors, " x ")));
+            figure_too_large(ctx, op, what, fmt::format("a product of {}", fmt::join(factors, " x ")));
     }
     return product;
 }
 
-int64_t cost_figure(const DecodedOp& op, std::string_view what, double value) {
+int64_t cost_figure(const CostContext& ctx, const DecodedOp& op, std::string_view what, double value) {
     // Also refuses NaN and infinity (a memory configured with no bandwidth).
-    if (!(value >= 0 && value <= double(kMaxCostFigure))) figure_too_large(op, what, fmt::format("{}", value));
+    if (!(value >= 0 && value <= double(kMaxCostFigure))) figure_too_large(ctx, op, what, fmt::format("{}", value));
     return static_cast<int64_t>(value);
 }
 
@@ -126,20 +126,21 @@ int64_t ifm_lines_read(const IfmAxis& a) {
     return lines;
 }
 
-int64_t dma_cycles(const DecodedOp& op, const MemorySystem& memory, MemoryKind from, MemoryKind to, int64_t read_bytes,
+int64_t dma_cycles(const CostContext& ctx, const DecodedOp& op, MemoryKind from, MemoryKind to, int64_t read_bytes,
                    int64_t write_bytes) {
-    const int64_t read = cost_figure(op, "read cycles", double(read_bytes) / memory.bytes_per_cycle(from)) +
+    const MemorySystem& memory = ctx.memory;
+    const int64_t read = cost_figure(ctx, op, "read cycles", double(read_bytes) / memory.bytes_per_cycle(from)) +
                          memory.timing(from).read_latency;
-    const int64_t write = cost_figure(op, "write cycles", double(write_bytes) / memory.bytes_per_cycle(to)) +
+    const int64_t write = cost_figure(ctx, op, "write cycles", double(write_bytes) / memory.bytes_per_cycle(to)) +
                           memory.timing(to).write_latency;
     return std::max(read, write);
 }
 
-int64_t burst_aligned_bytes(const DecodedOp& op, uint64_t address, uint64_t length, int burst_length) {
+int64_t burst_aligned_bytes(const CostContext& ctx, const DecodedOp& op, uint64_t address, uint64_t length, int burst_length) {
     if (length == 0) return 0;
     const uint64_t burst = static_cast<uint64_t>(std::max(1, burst_length));
     const uint64_t first = address / burst, last = (address + length - 1) / burst;  // addresses are 40 bits at most
-    return cost_product(op, "bytes read", {static_cast<int64_t>(last - first + 1), static_cast<int64_t>(burst)});
+    return cost_product(ctx, op, "bytes read", {static_cast<int64_t>(last - first + 1), static_cast<int64_t>(burst)});
 }
 
 }  // namespace ethosu

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -42,15 +43,13 @@ struct OpCost {
     std::array<int64_t, kMemoryKinds> access_cycles{};
 };
 
-// Where the op's data lives: the memory behind each region, and that memory's parameters.
-// The file the cost functions' errors name: they see ops, not files; TimingModel::run puts the
-// stream's file in its place.
-inline constexpr const char* kCostSource = "<cost function>";
-
+// Where the op's data lives: the memory behind each region, and that memory's parameters; and
+// the file (or label) of the stream, which the cost functions' errors name.
 struct CostContext {
     const NpuConfig& npu;
     const MemorySystem& memory;
     std::array<MemoryKind, AddressSpace::kRegions> region_memory{};
+    std::string source;
 
     MemoryKind memory_of(int region) const { return region_memory.at(static_cast<size_t>(region)); }
 };
@@ -61,7 +60,7 @@ OpCost u85_kernel_cost(const DecodedOp& op, const CostContext& ctx);
 
 // DMA: cycles to read read_bytes from one memory and write write_bytes to another (read and write
 // overlap; the slower side, plus its latency, bounds the transfer).
-int64_t dma_cycles(const DecodedOp& op, const MemorySystem& memory, MemoryKind from, MemoryKind to, int64_t read_bytes,
+int64_t dma_cycles(const CostContext& ctx, const DecodedOp& op, MemoryKind from, MemoryKind to, int64_t read_bytes,
                    int64_t write_bytes);
 
 // The bytes a read of [address, address + length) brings over AXI: reads of a memory come in
@@ -70,7 +69,7 @@ int64_t dma_cycles(const DecodedOp& op, const MemorySystem& memory, MemoryKind f
 // the range). On the FVP anchors, the flash (128-byte bursts) reads of the weight DMAs and weight
 // streams are this much above their lengths: MobileNetV2 +24,912 bytes (the FVP's AXI1 beats are
 // 24,264 above the lengths), AD +3,104 (3,272), RNNoise +3,280 (4,488).
-int64_t burst_aligned_bytes(const DecodedOp& op, uint64_t address, uint64_t length, int burst_length);
+int64_t burst_aligned_bytes(const CostContext& ctx, const DecodedOp& op, uint64_t address, uint64_t length, int burst_length);
 
 // U85 DMA: the same, with each side limited by its AXI channel (memory-to-memory reads, writes);
 // to = nullopt: a LUT load into the internal LUT RAM. In index mode (gather/scatter) the read
@@ -87,12 +86,12 @@ int64_t u85_dma_cycles(const DecodedOp& op, const CostContext& ctx, MemoryKind f
 // in double, which holds such figures exactly, and a sum of a few of them fits int64. Only a
 // hostile op comes near it (a 65536 x 65536 OFM in 1x1 blocks under a 65536-tap kernel; the
 // largest corpus op costs about 2^22 cycles); its cost is an Error naming the op instead of
-// undefined behaviour.
+// undefined behaviour (ctx names the stream's file).
 inline constexpr int64_t kMaxCostFigure = int64_t{1} << 53;
 // The product of non-negative factors, checked against kMaxCostFigure; what: the figure's name.
-int64_t cost_product(const DecodedOp& op, std::string_view what, std::initializer_list<int64_t> factors);
+int64_t cost_product(const CostContext& ctx, const DecodedOp& op, std::string_view what, std::initializer_list<int64_t> factors);
 // A figure computed in floating point, truncated toward zero (as the estimates round), checked.
-int64_t cost_figure(const DecodedOp& op, std::string_view what, double value);
+int64_t cost_figure(const CostContext& ctx, const DecodedOp& op, std::string_view what, double value);
 
 // The hardware splits kernels larger than 8x8 into sub-kernels of at most 8x8 taps, row by row
 // from the top left. Calls fn(taps, count) once per distinct sub-kernel size (at most four: the

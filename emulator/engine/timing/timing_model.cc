@@ -25,19 +25,19 @@ int64_t union_length(std::vector<std::pair<int64_t, int64_t>> intervals) {
     return total;
 }
 
-int64_t dma_bytes(const DecodedOp& op) {
+int64_t dma_bytes(const CostContext& ctx, const DecodedOp& op) {
     const Dma& d = op.dma;
     const int64_t rows = d.dimensions >= 2 ? d.size0 : 1;
     const int64_t planes = d.dimensions >= 3 ? d.size1 : 1;
-    return cost_product(op, "bytes moved", {static_cast<int64_t>(d.length), rows, planes});
+    return cost_product(ctx, op, "bytes moved", {static_cast<int64_t>(d.length), rows, planes});
 }
 
 // U55/U65 DMA: read_bytes (the source's whole bursts) are read, bytes written; to = nullopt: a
 // LUT load into SHRAM, whose only external side is the read. These generations have no index mode.
 int64_t u55_dma_cycles(const DecodedOp& op, const CostContext& ctx, MemoryKind from, std::optional<MemoryKind> to,
                        int64_t read_bytes, int64_t bytes, std::optional<DmaIndexRead>) {
-    if (to) return dma_cycles(op, ctx.memory, from, *to, read_bytes, bytes);
-    return cost_figure(op, "read cycles", double(read_bytes) / ctx.memory.bytes_per_cycle(from)) +
+    if (to) return dma_cycles(ctx, op, from, *to, read_bytes, bytes);
+    return cost_figure(ctx, op, "read cycles", double(read_bytes) / ctx.memory.bytes_per_cycle(from)) +
            ctx.memory.timing(from).read_latency;
 }
 
@@ -63,20 +63,20 @@ const CostFunctions& cost_functions(const NpuConfig& npu) {
 }
 
 // The indices an index-mode DMA reads: one int32 per row (the skips between planes are not read).
-int64_t index_bytes(const DecodedOp& op) {
+int64_t index_bytes(const CostContext& ctx, const DecodedOp& op) {
     const Dma& d = op.dma;
     const int64_t rows = d.dimensions >= 2 ? d.size0 : 1;
     const int64_t planes = d.dimensions >= 3 ? d.size1 : 1;
-    return cost_product(op, "index bytes", {rows, planes, static_cast<int64_t>(kDmaIndexBytes)});
+    return cost_product(ctx, op, "index bytes", {rows, planes, static_cast<int64_t>(kDmaIndexBytes)});
 }
 
 // The timeline's running figures stay below 2^62: each op adds at most a few figures of at most
 // kMaxCostFigure (2^53) to them, so they cannot overflow before the next check.
-void check_timeline(const DecodedOp& op, std::initializer_list<int64_t> figures) {
+void check_timeline(const std::string& source, const DecodedOp& op, std::initializer_list<int64_t> figures) {
     constexpr int64_t kMaxTimeline = int64_t{1} << 62;
     for (const int64_t f : figures) {
         if (f > kMaxTimeline) {
-            throw Error({kCostSource, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
+            throw Error({source, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command},
                         fmt::format("the run's cycles or traffic reach {} here, beyond the timing model's range of 2^62",
                                     f),
                         ErrorKind::LimitExceeded);
@@ -188,25 +188,13 @@ bool depth_slice_of(const DecodedOp& a, const DecodedOp& b) {
 
 TimingModel::TimingModel(const NpuConfig& npu, MemorySystem memory,
                          std::array<MemoryKind, AddressSpace::kRegions> region_memory, std::string source)
-    : npu_(npu), memory_(std::move(memory)), ctx_{npu_, memory_, region_memory}, source_(std::move(source)) {}
-
-TimingResult TimingModel::run(const DecodedStream& stream) const {
-    try {
-        return run_ops(stream);
-    } catch (const Error& e) {
-        // The cost functions see ops, not files: their errors name kCostSource, the stream's file here.
-        if (e.where().file != kCostSource) throw;
-        ErrorLocation where = e.where();
-        where.file = source_;
-        throw Error(std::move(where), e.reason(), e.kind());
-    }
-}
+    : npu_(npu), memory_(std::move(memory)), ctx_{npu_, memory_, region_memory, std::move(source)} {}
 
 OpCost TimingModel::kernel_cost(const DecodedOp& op) const {
     return cost_functions(npu_).kernel(op, ctx_);
 }
 
-TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
+TimingResult TimingModel::run(const DecodedStream& stream) const {
     TimingResult result;
     TimingTotals& totals = result.totals;
     int64_t command = 0, kernel_free = 0, dma_free = 0;
@@ -253,7 +241,7 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
                 // AXI's read and write data channels are separate, each with the port's bandwidth.
                 const int64_t busiest = std::max(t.cost.traffic.read[m], t.cost.traffic.write[m]);
                 if (busiest == 0) continue;
-                t.access_cycles[m] = std::max(cost_figure(op, "access cycles", double(busiest) / memory_.bytes_per_cycle(kind)),
+                t.access_cycles[m] = std::max(cost_figure(ctx_, op, "access cycles", double(busiest) / memory_.bytes_per_cycle(kind)),
                                               t.cost.access_cycles[m]);
                 access = std::max(access, t.access_cycles[m]);
             }
@@ -288,18 +276,18 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             t.unit = Unit::Dma;
             command = t.release = until_at_most_outstanding(dma_ends, npu_.traits().max_outstanding_dmas - 1, command);
             const Dma& d = op.dma;
-            const int64_t bytes = dma_bytes(op);
+            const int64_t bytes = dma_bytes(ctx_, op);
             const MemoryKind from = ctx_.memory_of(d.src.region);
             // A 1D transfer's reads come in the source memory's aligned bursts (the rows of 2D and
             // 3D transfers are counted as their bytes).
             const int64_t read_bytes =
-                d.dimensions == 1 ? burst_aligned_bytes(op, d.src.address, static_cast<uint64_t>(bytes),
+                d.dimensions == 1 ? burst_aligned_bytes(ctx_, op, d.src.address, static_cast<uint64_t>(bytes),
                                                         memory_.timing(from).axi_burst_bytes())
                                   : bytes;
             t.cost.traffic.add_read(from, read_bytes);
             std::optional<DmaIndexRead> index;
             if (d.gather || d.scatter) {
-                index = DmaIndexRead{ctx_.memory_of(d.index.region), index_bytes(op)};
+                index = DmaIndexRead{ctx_.memory_of(d.index.region), index_bytes(ctx_, op)};
                 t.cost.traffic.add_read(index->memory, index->bytes);
             }
             std::optional<MemoryKind> to;  // none: a LUT load into SHRAM / LUT RAM, only the read side is external
@@ -312,7 +300,7 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             for (int m = 0; m < kMemoryKinds; ++m) {
                 const int64_t moved = t.cost.traffic.read[m] + t.cost.traffic.write[m];
                 if (moved == 0) continue;
-                t.access_cycles[m] = cost_figure(op, "access cycles",
+                t.access_cycles[m] = cost_figure(ctx_, op, "access cycles",
                                                  double(moved) / memory_.bytes_per_cycle(static_cast<MemoryKind>(m)));
             }
             const int64_t duration = cost_functions(npu_).dma(op, ctx_, from, to, read_bytes, bytes, index);
@@ -345,9 +333,9 @@ TimingResult TimingModel::run_ops(const DecodedStream& stream) const {
             totals.traffic.write[m] += t.cost.traffic.write[m];
         }
         totals.beats += port_beats(memory_, t.cost.traffic);
-        check_timeline(op, {command, kernel_free, dma_free, totals.macs, totals.mac_active, totals.output_active,
+        check_timeline(ctx_.source, op, {command, kernel_free, dma_free, totals.macs, totals.mac_active, totals.output_active,
                             totals.weight_decode_active, totals.dma_active, totals.command_words});
-        for (int m = 0; m < kMemoryKinds; ++m) check_timeline(op, {totals.traffic.read[m], totals.traffic.write[m]});
+        for (int m = 0; m < kMemoryKinds; ++m) check_timeline(ctx_.source, op, {totals.traffic.read[m], totals.traffic.write[m]});
         result.ops.push_back(t);
         if (op.kind == OpKind::Stop) break;
     }

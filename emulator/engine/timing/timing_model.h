@@ -87,13 +87,11 @@ public:
     const NpuConfig& npu() const { return npu_; }
 
 private:
-    TimingResult run_ops(const DecodedStream& stream) const;
     OpCost kernel_cost(const DecodedOp& op) const;
 
     NpuConfig npu_;
     MemorySystem memory_;
     CostContext ctx_;
-    std::string source_;
 };
 
 // The memory behind each region given the roles a loader assigned (index -> role); regions

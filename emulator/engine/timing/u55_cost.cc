@@ -105,7 +105,7 @@ struct U55Op {
         }
         const int max_burst = timing(mem).burst_length;
         const int64_t burst = std::max<int64_t>(1, std::min<int64_t>(max_burst, burst_bits / 8));
-        return cost_product(op, "bytes moved", {elements, bytes, max_burst}) / burst;
+        return cost_product(ctx, op, "bytes moved", {elements, bytes, max_burst}) / burst;
     }
 
     int64_t block_ifm_cycles() const {
@@ -116,7 +116,7 @@ struct U55Op {
             const MemoryKind mem = ifm_memory(i);
             const int64_t tx =
                 transfer(true, mem, fm, ifm_bits, ifm_block_config, min3(shape, ifm_block_config).elements());
-            worst = std::max(worst, timing(mem).read_latency + cost_figure(op, "IFM block cycles", tx / bandwidth(mem)));
+            worst = std::max(worst, timing(mem).read_latency + cost_figure(ctx, op, "IFM block cycles", tx / bandwidth(mem)));
         }
         return worst;
     }
@@ -124,7 +124,7 @@ struct U55Op {
     int64_t block_ofm_cycles() const {
         const MemoryKind mem = ofm_memory();
         const int64_t tx = transfer(false, mem, op.ofm, ofm_bits, ofm_block_config, ofm_block.elements());
-        return timing(mem).write_latency + cost_figure(op, "OFM block cycles", tx / bandwidth(mem));
+        return timing(mem).write_latency + cost_figure(ctx, op, "OFM block cycles", tx / bandwidth(mem));
     }
 
     Block3 shape_of_ifm2() const {
@@ -166,23 +166,23 @@ struct U55Op {
             switch (kind) {
                 case MacOp::Pooling:
                     steps = 1;
-                    cycles = cost_product(op, "MAC cycles", {std::max(4, elements), blocks.elements(),
+                    cycles = cost_product(ctx, op, "MAC cycles", {std::max(4, elements), blocks.elements(),
                                                              row.pooling_by_ifm_width == RowFlag::Yes ? ifm_bits / 2 : 1});
                     break;
                 case MacOp::Depthwise:
                     steps = div_round_up(elements, 4);
-                    cycles = cost_product(op, "MAC cycles", {std::max<int64_t>(writeback, 4 * blocks.elements_wh() * (ifm_bits / 8)),
+                    cycles = cost_product(ctx, op, "MAC cycles", {std::max<int64_t>(writeback, 4 * blocks.elements_wh() * (ifm_bits / 8)),
                                                              steps, blocks.depth});
                     break;
                 case MacOp::Conv:
                 case MacOp::ReduceSum:
                     steps = elements;
-                    cycles = cost_product(op, "MAC cycles",
+                    cycles = cost_product(ctx, op, "MAC cycles",
                                           {std::max<int64_t>(writeback, 4 * blocks.elements_wh()), steps, blocks.depth});
                     break;
                 case MacOp::ConvPartKernel:
                     steps = div_round_up(elements, ifm_bits == 16 ? 2 : 4);
-                    cycles = cost_product(op, "MAC cycles", {std::max<int64_t>(writeback, 4 * blocks.elements_wh()), steps,
+                    cycles = cost_product(ctx, op, "MAC cycles", {std::max<int64_t>(writeback, 4 * blocks.elements_wh()), steps,
                                                              blocks.depth, div_round_up(ifm_block.depth, 8)});
                     break;
                 case MacOp::Elementwise: break;
@@ -198,10 +198,10 @@ struct U55Op {
                 blocks.depth > 1 && acc40)
                 delay += per_step * blocks.depth;
             if (kind == MacOp::ConvPartKernel) delay *= div_round_up(ifm_block.depth, 8);
-            cycles_block += cost_product(op, "MAC cycles", {cycles + delay, count});
+            cycles_block += cost_product(ctx, op, "MAC cycles", {cycles + delay, count});
         });
         if (kind == MacOp::Conv || kind == MacOp::ConvPartKernel || kind == MacOp::ReduceSum)
-            cycles_block = cost_product(op, "MAC cycles", {cycles_block, div_round_up(ifm_shape.depth, ifm_block.depth)});
+            cycles_block = cost_product(ctx, op, "MAC cycles", {cycles_block, div_round_up(ifm_shape.depth, ifm_block.depth)});
         return cycles_block / ctx.npu.cores;
     }
 
@@ -217,14 +217,14 @@ struct U55Op {
         const double mac_block = double(mac_cycles_per_block());
         const int64_t ifm_cycles = block_ifm_cycles(), ofm_cycles = block_ofm_cycles();
         const BlockBalance b = balance_block(mac_block, ao_block, ofm_blocks, ifm_cycles, ofm_cycles);
-        const int64_t body = cost_figure(op, "compute cycles",
+        const int64_t body = cost_figure(ctx, op, "compute cycles",
                                          b.mac_bound() ? b.mac * ofm_blocks + b.output : b.output * ofm_blocks + b.mac);
         // Plus the first IFM block's fetch and the last OFM block's write.
         cost.compute_cycles = body + ofm_cycles + ifm_cycles;
-        cost.mac_cycles = cost_figure(op, "MAC cycles", mac_block * ofm_blocks + ao_block);
-        cost.output_cycles = cost_figure(op, "output cycles", ao_per_block * ofm_blocks + mac_block);
-        cost.issue_cycles = cost_figure(op, "issue cycles", b.issue);
-        cost.macs = cost_product(op, "MACs", {kernel.elements_wh(), ofm_shape.elements(),
+        cost.mac_cycles = cost_figure(ctx, op, "MAC cycles", mac_block * ofm_blocks + ao_block);
+        cost.output_cycles = cost_figure(ctx, op, "output cycles", ao_per_block * ofm_blocks + mac_block);
+        cost.issue_cycles = cost_figure(ctx, op, "issue cycles", b.issue);
+        cost.macs = cost_product(ctx, op, "MACs", {kernel.elements_wh(), ofm_shape.elements(),
                                               kind == MacOp::Depthwise || kind == MacOp::Pooling ? 1 : ifm_shape.depth});
     }
 
@@ -235,9 +235,9 @@ struct U55Op {
         const double block = double(std::max(block_ofm_cycles(), block_ifm_cycles()));
         const double issue =
             std::ceil((block / double(ofm_block_config.elements()) + per_element) / 4.0 * double(elements));
-        cost.compute_cycles = cost_figure(op, "compute cycles", std::max(issue, ao));
-        cost.output_cycles = cost_figure(op, "output cycles", ao);
-        cost.issue_cycles = cost_figure(op, "issue cycles", issue);
+        cost.compute_cycles = cost_figure(ctx, op, "compute cycles", std::max(issue, ao));
+        cost.output_cycles = cost_figure(ctx, op, "output cycles", ao);
+        cost.issue_cycles = cost_figure(ctx, op, "issue cycles", issue);
     }
 
     // What the op moves, and the time moving it takes. AXI carries the bytes themselves (the PMU's
@@ -250,7 +250,7 @@ struct U55Op {
         MemoryTraffic& t = cost.traffic;
         MemoryTraffic burst_bytes;  // per memory and direction, bytes as whole bursts cost them
         auto move = [&](bool read, MemoryKind mem, const FeatureMap& fm, int bits, const Block3& block, int64_t elements) {
-            const int64_t bytes = cost_product(op, "bytes moved", {elements, bits / 8});
+            const int64_t bytes = cost_product(ctx, op, "bytes moved", {elements, bits / 8});
             if (read) t.add_read(mem, bytes);
             else t.add_write(mem, bytes);
             const int64_t cost_bytes = transfer(read, mem, fm, bits, block, elements);
@@ -288,15 +288,15 @@ struct U55Op {
             const int64_t columns = ifm_lines_read({ofm_shape.width, ofm_block.width, k.stride_x, k.padding.left,
                                                     ifm_shape.width, kernel.width, k.dilation_x, upscale});
             const int64_t ifm_elements = cost_product(
-                op, "IFM elements read", {rows, columns, storage_rounded(ifm_shape, op.ifm.format).depth, blocks.depth});
+                ctx, op, "IFM elements read", {rows, columns, storage_rounded(ifm_shape, op.ifm.format).depth, blocks.depth});
             move(true, ifm_memory(0), op.ifm, ifm_bits, ifm_block_config, ifm_elements);
             // Weights and scales are streamed again for every OFM block in height and width.
             const int64_t refetch = blocks.elements_wh();
             for (const std::vector<Stream>* streams : {&op.weights, &op.scales}) {
                 for (const Stream& w : *streams) {
                     const MemoryKind mem = ctx.memory_of(w.region);
-                    stream(mem, cost_product(op, "weight bytes",
-                                             {refetch, burst_aligned_bytes(op, w.base, w.length, timing(mem).axi_burst_bytes())}));
+                    stream(mem, cost_product(ctx, op, "weight bytes",
+                                             {refetch, burst_aligned_bytes(ctx, op, w.base, w.length, timing(mem).axi_burst_bytes())}));
                 }
             }
         }
@@ -307,7 +307,7 @@ struct U55Op {
             const int64_t busiest = std::max(burst_bytes.read[m], burst_bytes.write[m]);
             if (busiest > 0)
                 cost.access_cycles[m] =
-                    cost_figure(op, "access cycles", double(busiest) / bandwidth(static_cast<MemoryKind>(m)));
+                    cost_figure(ctx, op, "access cycles", double(busiest) / bandwidth(static_cast<MemoryKind>(m)));
         }
     }
 
@@ -315,7 +315,7 @@ struct U55Op {
         int64_t cycles = 0;
         for (const auto& w : op.weights) {
             const MemoryKind mem = ctx.memory_of(w.region);
-            cycles += cost_figure(op, "weight decode cycles", double(w.length) / bandwidth(mem)) + timing(mem).read_latency;
+            cycles += cost_figure(ctx, op, "weight decode cycles", double(w.length) / bandwidth(mem)) + timing(mem).read_latency;
         }
         return cycles;
     }

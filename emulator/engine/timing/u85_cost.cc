@@ -121,7 +121,7 @@ struct U85Op {
         const MicroBlock m = op.output.microblock;
         const auto index = ctx.npu.micro_block_index(micro_block_height(m), micro_block_width(m));
         if (!index) {
-            throw Error({kCostSource, op.offset, "NPU_SET_ACC_FORMAT.microblock", OffsetKind::Command},
+            throw Error({ctx.source, op.offset, "NPU_SET_ACC_FORMAT.microblock", OffsetKind::Command},
                         "micro-block " + std::to_string(static_cast<int>(m)) + " is not one of " +
                             std::string(ctx.npu.name) + "'s");
         }
@@ -206,7 +206,7 @@ struct U85Op {
         }
         const int max_burst = timing(mem).burst_length;
         const int64_t burst = std::max<int64_t>(1, std::min<int64_t>(max_burst, burst_bits / 8));
-        return cost_product(op, "bytes moved", {amount, max_burst}) / burst;
+        return cost_product(ctx, op, "bytes moved", {amount, max_burst}) / burst;
     }
 
     // Fetching the first IFM block (all IFMs in memory), and writing back the last OFM block.
@@ -217,7 +217,7 @@ struct U85Op {
             const MemoryKind mem = memory_of(fm);
             const int64_t bytes = min3(shape, ifm_block).elements() * ifm_bits / 8;
             const int64_t tx = transfer(true, mem, fm, ifm_block, bytes);
-            worst = std::max(worst, timing(mem).read_latency + cost_figure(op, "IFM block cycles", double(tx) / bandwidth(mem)));
+            worst = std::max(worst, timing(mem).read_latency + cost_figure(ctx, op, "IFM block cycles", double(tx) / bandwidth(mem)));
         };
         fetch(op.ifm, ifm_shape);
         if (ifm2_read && kind == U85Kind::Elementwise) fetch(op.ifm2, ifm2_shape);
@@ -235,7 +235,7 @@ struct U85Op {
         const MemoryKind mem = memory_of(op.ofm);
         const int64_t bytes = min3(ofm_shape, ofm_block).elements() * ofm_bits / 8;
         const int64_t tx = transfer(false, mem, op.ofm, ofm_block, bytes);
-        return timing(mem).write_latency + cost_figure(op, "OFM block cycles", double(tx) / bandwidth(mem));
+        return timing(mem).write_latency + cost_figure(ctx, op, "OFM block cycles", double(tx) / bandwidth(mem));
     }
 
     // The width of the LUT's input (a table indexed by the op's result), if any.
@@ -277,23 +277,23 @@ struct U85Op {
             switch (kind) {
                 case U85Kind::Pooling:
                     steps = 1;
-                    cycles = cost_product(op, "MAC cycles", {std::max(4, elements), blocks.elements(), ifm_bits / 2});
+                    cycles = cost_product(ctx, op, "MAC cycles", {std::max(4, elements), blocks.elements(), ifm_bits / 2});
                     break;
                 case U85Kind::Depthwise:
                     steps = div_round_up(elements, 4);
-                    cycles = cost_product(op, "MAC cycles", {std::max<int64_t>(writeback, 4 * blocks.elements_wh() * (ifm_bits / 8)),
+                    cycles = cost_product(ctx, op, "MAC cycles", {std::max<int64_t>(writeback, 4 * blocks.elements_wh() * (ifm_bits / 8)),
                                                              steps, blocks.depth});
                     break;
                 case U85Kind::Conv:
                 case U85Kind::ReduceSum:
                     steps = elements;
-                    cycles = cost_product(op, "MAC cycles", {std::max<int64_t>(writeback, ifm_blk.depth / 8 * blocks.elements_wh()),
+                    cycles = cost_product(ctx, op, "MAC cycles", {std::max<int64_t>(writeback, ifm_blk.depth / 8 * blocks.elements_wh()),
                                                              steps, blocks.depth, ifm_bits / 8}) /
                              sparse_divisor;
                     break;
                 case U85Kind::ConvPartKernel:
                     steps = div_round_up(elements, ifm_bits == 16 ? 2 : 4);
-                    cycles = cost_product(op, "MAC cycles", {std::max<int64_t>(writeback, 4 * blocks.elements_wh()), steps,
+                    cycles = cost_product(ctx, op, "MAC cycles", {std::max<int64_t>(writeback, 4 * blocks.elements_wh()), steps,
                                                              blocks.depth, div_round_up(ifm_blk.depth, 8)}) /
                              sparse_divisor;
                     break;
@@ -307,12 +307,12 @@ struct U85Op {
                 else if (steps > 1) delay = delay_per_step * (steps - 1) * blocks.depth;
             }
             if (kind == U85Kind::ConvPartKernel) delay *= div_round_up(ifm_blk.depth, 8);
-            total += cost_product(op, "MAC cycles", {cycles + delay, count});
+            total += cost_product(ctx, op, "MAC cycles", {cycles + delay, count});
         });
         if (kind == U85Kind::Conv || kind == U85Kind::ConvPartKernel || kind == U85Kind::ReduceSum) {
             // Vela repeats depth-first and reduce-sum blocks per IFM depth block; part-kernel
             // convolutions are costed the same way (its estimator treats them as convolutions).
-            total = cost_product(op, "MAC cycles", {total, div_round_up(ifm_shape.depth, ifm_blk.depth)});
+            total = cost_product(ctx, op, "MAC cycles", {total, div_round_up(ifm_shape.depth, ifm_blk.depth)});
         }
         return total;
     }
@@ -335,15 +335,15 @@ struct U85Op {
         // block's output after the first block's MACs. Around them: the first IFM block's fetch
         // and the last OFM block's write.
         const int64_t body =
-            cost_figure(op, "compute cycles", b.mac_bound() ? b.mac * ofm_blocks : b.output * ofm_blocks + b.mac);
+            cost_figure(ctx, op, "compute cycles", b.mac_bound() ? b.mac * ofm_blocks : b.output * ofm_blocks + b.mac);
         cost.fill_cycles = ifm_cycles;
-        cost.drain_cycles = ofm_cycles + (b.mac_bound() ? cost_figure(op, "output cycles", b.output) : 0);
+        cost.drain_cycles = ofm_cycles + (b.mac_bound() ? cost_figure(ctx, op, "output cycles", b.output) : 0);
         cost.compute_cycles = cost.fill_cycles + body + cost.drain_cycles;
-        cost.mac_cycles = cost_figure(op, "MAC cycles", mac_block * ofm_blocks + ao_block);
-        cost.output_cycles = cost_figure(op, "output cycles", ao_compute * ofm_blocks + mac_block);
-        cost.issue_cycles = cost_figure(op, "issue cycles", b.issue);
+        cost.mac_cycles = cost_figure(ctx, op, "MAC cycles", mac_block * ofm_blocks + ao_block);
+        cost.output_cycles = cost_figure(ctx, op, "output cycles", ao_compute * ofm_blocks + mac_block);
+        cost.issue_cycles = cost_figure(ctx, op, "issue cycles", b.issue);
         const bool per_channel = kind == U85Kind::Depthwise || kind == U85Kind::Pooling;
-        cost.macs = cost_product(op, "MACs", {kernel.elements_wh(), ofm_shape.elements(), per_channel ? 1 : ifm_shape.depth}) /
+        cost.macs = cost_product(ctx, op, "MACs", {kernel.elements_wh(), ofm_shape.elements(), per_channel ? 1 : ifm_shape.depth}) /
                     (op.sparse_2_4 ? 2 : 1);
     }
 
@@ -356,9 +356,9 @@ struct U85Op {
         const double ao = std::ceil(per_element * double(elements));
         const double block = double(std::max(block_ofm_cycles(), block_ifm_cycles()));
         const double issue = std::ceil((block / double(ofm_block.elements()) + per_element) / 4.0 * double(elements));
-        cost.compute_cycles = cost_figure(op, "compute cycles", std::max(issue, ao));
-        cost.output_cycles = cost_figure(op, "output cycles", ao);
-        cost.issue_cycles = cost_figure(op, "issue cycles", issue);
+        cost.compute_cycles = cost_figure(ctx, op, "compute cycles", std::max(issue, ao));
+        cost.output_cycles = cost_figure(ctx, op, "output cycles", ao);
+        cost.issue_cycles = cost_figure(ctx, op, "issue cycles", issue);
     }
 
     // Bytes per memory and channel, as Vela's element-access model counts them.
@@ -384,7 +384,7 @@ struct U85Op {
                 const MemoryKind mem = memory_of(op.ifm);
                 out.push_back({mem, ifm_channel,
                                transfer(true, mem, op.ifm, ifm_block,
-                                        cost_product(op, "IFM elements read", {fetch, sub_kernels, blocks.elements()}))});
+                                        cost_product(ctx, op, "IFM elements read", {fetch, sub_kernels, blocks.elements()}))});
             }
             // Weights and scales are streamed again for every OFM block in height and width.
             const int64_t refetch = blocks.elements_wh();
@@ -394,14 +394,14 @@ struct U85Op {
                 // Fast weights have their own read buffer when they are read from a staging copy.
                 const bool fast = op.weight_format == WeightFormat::Fast && mem != const_memory;
                 out.push_back({mem, fast ? U85ReadChannel::FastWeight : U85ReadChannel::Weight,
-                               cost_product(op, "weight bytes", {refetch, static_cast<int64_t>(w.length)})});
+                               cost_product(ctx, op, "weight bytes", {refetch, static_cast<int64_t>(w.length)})});
             }
             // Vela charges scale reads to the constant memory even when the stream reads a copy
             // a DMA staged in faster memory; so do we, to track its estimates. Through the
             // scale channel's small read buffer this makes scales from DRAM expensive.
             for (const auto& s : op.scales)
                 out.push_back({const_memory, U85ReadChannel::Scale,
-                               cost_product(op, "scale bytes", {refetch, static_cast<int64_t>(s.length)})});
+                               cost_product(ctx, op, "scale bytes", {refetch, static_cast<int64_t>(s.length)})});
         } else {
             // Each IFM in memory is read once (a scalar operand is in the command stream).
             auto read_whole = [&](const FeatureMap& fm, const Block3& shape) {
@@ -431,11 +431,11 @@ struct U85Op {
             else cost.traffic.add_write(a.memory, a.bytes);
             const int key = a.read_channel ? static_cast<int>(*a.read_channel) : -1;
             channel_cycles[m][key] +=
-                cost_figure(op, "access cycles", double(a.bytes) / channel_bandwidth(a.memory, a.read_channel));
+                cost_figure(ctx, op, "access cycles", double(a.bytes) / channel_bandwidth(a.memory, a.read_channel));
         }
         for (size_t m = 0; m < static_cast<size_t>(kMemoryKinds); ++m) {
             const int64_t bytes = cost.traffic.read[m] + cost.traffic.write[m];
-            int64_t cycles = cost_figure(op, "access cycles", double(bytes) / bandwidth(static_cast<MemoryKind>(m)));
+            int64_t cycles = cost_figure(ctx, op, "access cycles", double(bytes) / bandwidth(static_cast<MemoryKind>(m)));
             for (const auto& [channel, c] : channel_cycles[m]) cycles = std::max(cycles, c);
             cost.access_cycles[m] = bytes > 0 ? cycles : 0;
         }
@@ -447,14 +447,14 @@ struct U85Op {
     // assumed.
     int64_t weight_decode_cycles() const {
         if (op.weights.empty()) return 0;
-        const int64_t weight_count = cost_product(op, "weights", {kernel.elements_wh(), ofm_shape.depth,
+        const int64_t weight_count = cost_product(ctx, op, "weights", {kernel.elements_wh(), ofm_shape.depth,
                                                                    kind == U85Kind::Depthwise ? 1 : ifm_shape.depth});
         const int per_cycle = op.weight_format == WeightFormat::Fast ? 32 : 8 * ctx.npu.cores;
         const int64_t decode = weight_count / per_cycle;
         int64_t read = 0, bytes = 0;
         const MemoryKind mem = ctx.memory_of(op.weights[0].region);
         for (const auto& w : op.weights) bytes += static_cast<int64_t>(w.length);
-        read = cost_figure(op, "weight read cycles",
+        read = cost_figure(ctx, op, "weight read cycles",
                            double(bytes) / channel_bandwidth(mem, op.weight_format == WeightFormat::Fast ? U85ReadChannel::FastWeight
                                                                                         : U85ReadChannel::Weight)) +
                timing(mem).read_latency;
@@ -469,13 +469,13 @@ int64_t u85_dma_cycles(const DecodedOp& op, const CostContext& ctx, MemoryKind f
     const U85TimingRow& row = u85_timing(ctx.npu);
     auto read_cycles = [&](MemoryKind mem, int64_t amount) {
         const double bandwidth = u85_channel_bandwidth(ctx.memory, row, mem, U85ReadChannel::Mem2Mem);
-        return cost_figure(op, "read cycles", double(amount) / bandwidth) + ctx.memory.timing(mem).read_latency;
+        return cost_figure(ctx, op, "read cycles", double(amount) / bandwidth) + ctx.memory.timing(mem).read_latency;
     };
     const int64_t read = read_cycles(from, bytes) + (index ? read_cycles(index->memory, index->bytes) : 0);
     const int64_t write =
-        to ? cost_figure(op, "write cycles", double(bytes) / u85_channel_bandwidth(ctx.memory, row, *to, std::nullopt)) +
+        to ? cost_figure(ctx, op, "write cycles", double(bytes) / u85_channel_bandwidth(ctx.memory, row, *to, std::nullopt)) +
                  ctx.memory.timing(*to).write_latency
-           : cost_figure(op, "write cycles", double(bytes) / kLutRamBytesPerCycle);
+           : cost_figure(ctx, op, "write cycles", double(bytes) / kLutRamBytesPerCycle);
     return std::max(read, write);
 }
 
