@@ -3,7 +3,7 @@
 // reads DecodedOp records and the memory each region lives in; it never reads data, so it gives
 // the same cycles with or without functional execution.
 //
-// Units: the command processor reads the stream one 32-bit word per cycle; kernel ops run one
+// Units (timing_units.h): the command processor reads the stream one 32-bit word per cycle; kernel ops run one
 // at a time on the MAC/output pipeline for max(compute, per-memory access) cycles; DMA runs on
 // its own channel, concurrently. The command processor queues kernel ops and DMAs and reads on
 // (up to NpuTraits::max_outstanding_kernel_ops / max_outstanding_dmas not completed; at one
@@ -16,61 +16,17 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "emulator/engine/timing/op_cost.h"
+#include "emulator/engine/timing/timing_result.h"
+#include "emulator/engine/timing/timing_units.h"
 #include "emulator/isa/decoder.h"
 
 namespace ethosu {
-
-enum class Unit : uint8_t { Command, Kernel, Dma };
-
-// AXI beats and transactions on each port. The PMU counts beats per transfer, so a run's beats are
-// the sum of its ops' beats (each op's bytes per memory rounded up to whole beats), not its total
-// bytes divided by the beat size.
-struct PortBeats {
-    std::array<int64_t, 2> read{}, write{};  // AXI0, AXI1
-    std::array<int64_t, 2> read_transactions{}, write_transactions{};
-    PortBeats& operator+=(const PortBeats& other);
-};
-
-struct OpTiming {
-    uint32_t offset = 0;  // command-stream byte offset of the NPU_OP_*
-    OpKind kind = OpKind::Stop;
-    Unit unit = Unit::Command;
-    int64_t issue = 0;    // when the command processor reached the op
-    int64_t release = 0;  // when it moved past it (a full queue or a wait holds it)
-    int64_t start = 0;    // when its unit started it
-    int64_t end = 0;
-    OpCost cost;          // kernel ops: compute cycles and traffic; DMA: traffic
-    int ifm_bits = 0, ofm_bits = 0;  // kernel ops: activation precisions
-    // Bytes / bandwidth per memory: kernel ops the busier of reads and writes (separate AXI
-    // channels), at least the cost function's figure; DMA reads and writes together.
-    std::array<int64_t, kMemoryKinds> access_cycles{};
-};
-
-struct TimingTotals {
-    int64_t cycles = 0;      // from the first command to the end of the last unit
-    int64_t npu_active = 0;  // cycles with any unit busy
-    int64_t idle = 0;
-    int64_t macs = 0;
-    int64_t mac_active = 0;  // MAC array busy cycles
-    int64_t output_active = 0;
-    int64_t weight_decode_active = 0;
-    int64_t dma_active = 0;
-    int64_t command_words = 0;
-    MemoryTraffic traffic;   // bytes per memory, kernel ops and DMA
-    PortBeats beats;         // the sum of the ops' beats (port_beats of each op's traffic)
-};
-
-struct TimingResult {
-    std::vector<OpTiming> ops;  // one per DecodedOp, in stream order
-    TimingTotals totals;
-    // When the PMU counts: from the start (the driver enabled it) until an NPU_OP_PMU_MASK
-    // disables it, and again from a PMU_MASK that enables it. [begin, end) in cycles.
-    std::vector<std::pair<int64_t, int64_t>> pmu_windows;
-};
 
 class TimingModel {
 public:
@@ -79,19 +35,66 @@ public:
     TimingModel(const NpuConfig& npu, MemorySystem memory, std::array<MemoryKind, AddressSpace::kRegions> region_memory,
                 std::string source);
 
-    // Throws ethosu::Error naming source and the op's command offset for an op whose cost is
-    // beyond the model's range.
+    // The whole stream at once: a TimingReplay advanced to its end. Throws ethosu::Error naming
+    // source and the op's command offset for an op whose cost is beyond the model's range.
     TimingResult run(const DecodedStream& stream) const;
 
     const MemorySystem& memory() const { return memory_; }
     const NpuConfig& npu() const { return npu_; }
+    const CostContext& cost_context() const { return ctx_; }
 
 private:
-    OpCost kernel_cost(const DecodedOp& op) const;
-
     NpuConfig npu_;
     MemorySystem memory_;
     CostContext ctx_;
+};
+
+// A stream's replay that a host advances: it issues the ops as the command processor reaches
+// them (an op's timing is then final) and reports each unit's completions as events. Advancing in
+// any steps to the end gives what TimingModel::run gives. The model and the stream must outlive
+// it; after an Error (an op beyond the model's range) it cannot go on.
+class TimingReplay {
+public:
+    TimingReplay(const TimingModel& model, const DecodedStream& stream);
+
+    // The cycle the host has advanced to.
+    int64_t now() const { return now_; }
+    // The next cycle after now() at which the command processor issues an op or a unit completes
+    // one (or the command processor comes free); nullopt when the stream is issued and every unit
+    // is idle.
+    std::optional<int64_t> next_event() const;
+    // Moves the clock to `cycle` (never back), issuing every op the command processor reaches by then.
+    void advance_to(int64_t cycle);
+    // Advances to next_event(); false when there is none.
+    bool advance_to_next_event();
+    // Whether every op to STOP (or the end of the stream) is issued; totals are then complete.
+    bool issued_all() const;
+
+    // The ops issued so far, with their final timing, and the totals of those ops (cycles,
+    // npu_active, idle and the last PMU window once issued_all()).
+    const TimingResult& result() const { return result_; }
+    // The whole stream's result: advances to the end first.
+    TimingResult finish() &&;
+
+private:
+    void issue_next();
+    void issue(const DecodedOp& op, OpTiming& t);
+    void account(const DecodedOp& op, const OpTiming& t);
+    void close();
+
+    const TimingModel& model_;
+    const DecodedStream& stream_;
+    CommandProcessor command_;
+    KernelPipeline kernel_;
+    DmaChannel dma_;
+    size_t next_op_ = 0;
+    bool stopped_ = false;
+    int64_t now_ = 0;
+    std::vector<int64_t> pending_;  // cycles after now() at which an issued op completes or releases
+    bool pmu_counting_ = true;
+    int64_t pmu_window_start_ = 0;
+    std::vector<std::pair<int64_t, int64_t>> busy_;  // each unit's busy spans, merged at the end
+    TimingResult result_;
 };
 
 // The memory behind each region given the roles a loader assigned (index -> role); regions
