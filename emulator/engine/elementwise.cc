@@ -12,28 +12,11 @@
 #include "emulator/engine/output_pipeline.h"
 #include "emulator/engine/scaled_add.h"
 #include "emulator/engine/simd.h"
-#include "emulator/isa/error.h"
 
 namespace ethosu {
 namespace {
 
 int64_t shift_left(int64_t v, int n) { return static_cast<int64_t>(static_cast<uint64_t>(v) << n); }
-
-bool is_u55_mode(ElementwiseMode m) {
-    switch (m) {
-        case ElementwiseMode::Add:
-        case ElementwiseMode::Sub:
-        case ElementwiseMode::Mul:
-        case ElementwiseMode::Min:
-        case ElementwiseMode::Max:
-        case ElementwiseMode::LRelu:
-        case ElementwiseMode::Abs:
-        case ElementwiseMode::Clz:
-        case ElementwiseMode::Shl:
-        case ElementwiseMode::Shr: return true;
-        default: return false;
-    }
-}
 
 }  // namespace
 
@@ -199,7 +182,7 @@ struct Elementwise55 {
                             return round == RoundMode::Natural && n > 0 ? (a + (int64_t{1} << (n - 1))) >> n : a >> n;
                         });
                         break;
-                    default: break;  // refused before any row runs
+                    default: break;  // validate() refuses the U85 modes
                 }
                 out.finish_channels(values, C, result);
                 ofm.store_channels(y, x, C, result);
@@ -210,7 +193,6 @@ struct Elementwise55 {
 }  // namespace
 
 void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
-    const LazyLocation where{&ctx.source, op.offset, "NPU_OP_ELEMENTWISE"};
     if (ctx.config.traits().elementwise_scales_each_operand) return run_elementwise_u85(op, ctx);
     const Elementwise& e = op.elementwise;
     const int H = op.ofm.height, W = op.ofm.width, C = op.ofm.depth;
@@ -222,7 +204,6 @@ void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
                      ctx.access(op, "IFM2"), false);
     }
     const OutputPipeline out(op, ctx);
-    if (!is_u55_mode(e.mode)) throw Error(where, "this elementwise mode does not exist on U55/U65");
     run_elementwise_rows(op, ctx, ofm, {&ifm, ifm2 ? &*ifm2 : nullptr}, true,
                          Elementwise55{op, ifm, ifm2, ofm, out, scaled_add_terms(op)});
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "emulator/engine/kernel_context.h"
+#include "emulator/engine/validate.h"
 #include "emulator/isa/description.h"
 #include "emulator/isa/error.h"
 
@@ -80,6 +81,13 @@ void Shram::check_table(const DecodedOp& op, const std::string& source) const {
                 fmt::format("TABLE_{} activation reads LUT slot{} {}{}, which no DMA has loaded{}", slot,
                             slots > 1 ? "s" : "", slot, slots > 1 ? fmt::format("..{}", slot + slots - 1) : "",
                             cores() > 1 ? " into every core's SHRAM" : ""));
+}
+
+void check_op(const DecodedOp& op, const NpuConfig& config, WorkBudget& budget, const Shram& shram,
+              const std::string& source) {
+    budget.charge(op);
+    shram.check_table(op, source);
+    validate(op, config, source);
 }
 
 namespace {
@@ -373,92 +381,10 @@ void Executor::update_condition(const DecodedOp& op) {
     condition_.flag = (first & 1) != 0;
 }
 
-namespace {
-
-// The ops whose accumulators may start from kept ones or IFM2 and stay inside the NPU (Vela 5.1
-// splits convolutions that way and loads 32/64-bit maps through POOL NONE).
-bool uses_accumulator_control(const DecodedOp& op) {
-    return op.kind == OpKind::Conv || op.kind == OpKind::Depthwise || (op.kind == OpKind::Pool && op.pool == PoolMode::None);
-}
-
-// U85 features no corpus stream uses: refused rather than guessed.
-void refuse_unmodelled_u85(const DecodedOp& op, const std::string& source) {
-    auto refuse = [&](const char* field, const char* what) {
-        throw Error({source, op.offset, field, OffsetKind::Command}, fmt::format("{} is not supported yet", what),
-                    ErrorKind::Unsupported);
-    };
-    if (!uses_accumulator_control(op)) {
-        if (op.output.acc_input != AccInput::Reset) {
-            refuse("NPU_SET_ACC_FORMAT.acc_input", "accumulator input KEEP/IFM2 outside CONV, DEPTHWISE and POOL NONE");
-        }
-        if (op.output.acc_output != AccOutput::Enable) {
-            refuse("NPU_SET_ACC_FORMAT.acc_output", "accumulator output DISABLE outside CONV, DEPTHWISE and POOL NONE");
-        }
-    }
-    // Neither the register description nor Vela (which never emits it) says how TILE3X1 maps a
-    // feature map onto its tile registers.
-    for (const FeatureMap* fm : {&op.ifm, &op.ifm2, &op.ofm})
-        if (fm->storage == Storage::Tile3x1) refuse("activation_storage", "TILE3X1 feature map storage");
-}
-
-// An OFM transpose or reverse the hardware does not define: combined with each other or with a
-// chained OFM (Vela never combines them), a channel reverse into NHCWB16 (Vela keeps its output
-// linear: bricks have extra requirements it does not state), or an OFM block that does not fit
-// the block limits, or a whole number of bricks, once transposed (Vela's block constraints).
-void check_ofm_order(const DecodedOp& op, const std::string& source) {
-    const FeatureMap& ofm = op.ofm;
-    const bool transposed = ofm.transpose != OfmTranspose::HWC;
-    const bool reversed = ofm.reverse != OfmReverse::None;
-    if (!transposed && !reversed) return;
-    auto refuse = [&](const char* field, const std::string& why) {
-        throw Error({source, op.offset, field, OffsetKind::Command}, why, ErrorKind::Unsupported);
-    };
-    constexpr const char* kTransposeField = "NPU_SET_OFM_PRECISION.activation_transpose";
-    constexpr const char* kReverseField = "NPU_SET_OFM_PRECISION.activation_reverse";
-    if (transposed && reversed) refuse(kReverseField, "an OFM reverse cannot be combined with an OFM transpose");
-    if (ofm.storage == Storage::Chained) {
-        refuse(transposed ? kTransposeField : kReverseField,
-               "a chained OFM cannot be transposed or reversed");
-    }
-    if (ofm.reverse == OfmReverse::C && ofm.format == DataFormat::NHCWB16)
-        refuse(kReverseField, "a channel reverse into an NHCWB16 OFM is not supported");
-    if (!transposed) return;
-
-    // Each stored axis takes the computed (pre-transpose) axis the mode names.
-    constexpr int kBlockMax[3] = {128, 128, 1024};  // height, width, depth
-    constexpr const char* kBlockFields[3] = {"NPU_SET_OFM_BLK_HEIGHT_M1.height_m1", "NPU_SET_OFM_BLK_WIDTH_M1.width_m1",
-                                             "NPU_SET_OFM_BLK_DEPTH_M1.depth_m1"};
-    constexpr const char* kAxisNames[3] = {"height", "width", "depth"};
-    const int block[3] = {op.block.ofm_height, op.block.ofm_width, op.block.ofm_depth};
-    const std::array<int, 3> from = stored_axes(ofm.transpose);
-    for (int stored = 0; stored < 3; ++stored) {
-        const int computed = from[static_cast<size_t>(stored)];
-        if (block[computed] > kBlockMax[stored]) {
-            refuse(kBlockFields[computed],
-                   fmt::format("OFM block {} {} becomes the stored {}, which allows at most {}", kAxisNames[computed],
-                               block[computed], kAxisNames[stored], kBlockMax[stored]));
-        }
-    }
-    const int into_depth = from[2];
-    if (ofm.format == DataFormat::NHCWB16 && into_depth != 2 && block[into_depth] % 16 != 0) {
-        refuse(kBlockFields[into_depth],
-               fmt::format("OFM block {} {} becomes the depth of an NHCWB16 OFM and must be a multiple of 16",
-                           kAxisNames[into_depth], block[into_depth]));
-    }
-}
-
-}  // namespace
-
 void Executor::run_op(const DecodedOp& op) {
-    budget_.charge(op);
+    check_op(op, config_, budget_, shram_, source_);
     ExecutionContext ctx{config_, memory_, shram_, shared_weights_ ? *shared_weights_ : own_weights_, source_,
                          kernels_->chain, kernels_->scratch, kernels_->accumulators, budget_};
-    shram_.check_table(op, source_);
-    // U55/U65 ops hold the defaults these check: the fields exist on U85 only.
-    if (is_kernel_op(op.kind)) {
-        refuse_unmodelled_u85(op, source_);
-        check_ofm_order(op, source_);
-    }
     switch (op.kind) {
         case OpKind::DmaStart: run_dma(op, ctx); return;
         case OpKind::Conv:

@@ -64,6 +64,13 @@ private:
     bool per_core_shram_;
 };
 
+// The checks every run makes on an op before it is timed or executed, with or without data, in
+// this order: its work and buffers against the budget, the LUT slots a TABLE activation reads, and
+// validate(). Full runs and the device model pass here through Executor::run_op, timing-only runs
+// through run_stream's walk without data, so all of them refuse the same streams.
+void check_op(const DecodedOp& op, const NpuConfig& config, WorkBudget& budget, const Shram& shram,
+              const std::string& source);
+
 // Decoded weights, cached per op and the streams it reads: a model's weights decode once.
 // Vela stages weights in SRAM and reuses staging addresses for other ops' weights, so an
 // entry is only reused when the stream bytes are still the same, and only for an op of the
@@ -140,7 +147,7 @@ public:
     // Runs a command stream from its words, following its branches (follow_stream) with
     // RF_TRUE decided by COND_STATUS; returns the ops executed, in order.
     DecodedStream run(std::span<const uint32_t> words, const FollowOptions& options = {});
-    // Charges the op's work to the run (an Error past the limits), then executes it.
+    // Checks the op (check_op: an Error past the limits or for an op the engine refuses), then executes it.
     void run_op(const DecodedOp& op);
     // Back to the state an NPU reset leaves (SHRAM and LUTs, chain buffers, kept accumulators,
     // COND_STATUS), keeping what only saves work: decoded weights and kernel scratch.

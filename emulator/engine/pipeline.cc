@@ -13,8 +13,8 @@ TimingResult time_stream(const NpuConfig& config, const DecodedStream& stream, c
     return TimingModel(config, timed.system, timed.regions, source).run(stream);
 }
 
-// A timing-only run: the stream followed without data, making the data-independent checks a full
-// run makes on the way, in its order: the op's work against the limits, which LUTs DMAs have loaded.
+// A timing-only run: the stream followed without data, making the checks a full run makes on the
+// way (check_op) and the LUT bookkeeping of its DMAs.
 DecodedStream follow_without_data(const NpuConfig& config, std::span<const uint32_t> words, const std::string& source,
                                   const PipelineOptions& options) {
     auto no_data = [&](const DecodedOp& branch) -> bool {
@@ -25,9 +25,8 @@ DecodedStream follow_without_data(const NpuConfig& config, std::span<const uint3
     WorkBudget budget(options.limits, source);
     Shram shram(config);
     auto check = [&](const DecodedOp& op, std::span<const DecodedOp>) {
-        budget.charge(op);
+        check_op(op, config, budget, shram, source);
         if (op.kind == OpKind::DmaStart && op.dma.dst.internal) shram.load(op, source);
-        shram.check_table(op, source);
     };
     return follow_stream(config, words, source, check, no_data, budget.follow_options({.decode = options.decode}));
 }
