@@ -10,7 +10,6 @@
 #include "emulator/isa/error.h"
 
 namespace ethosu {
-namespace {
 
 // A 48-bit accumulator takes 64 bits of the configuration's accumulator RAM. Vela cuts kept
 // accumulators to a block that fits (scheduler_decompose.cpp NewOfmBlockShape).
@@ -18,11 +17,9 @@ int64_t accumulator_capacity(const NpuConfig& config, AccFormat format) {
     return int64_t{config.accumulator_ram_bytes} * 8 / (format == AccFormat::I48 ? 64 : 32);
 }
 
-std::string shape_text(int h, int w, int c, AccFormat format) {
+std::string accumulator_shape_text(int h, int w, int c, AccFormat format) {
     return fmt::format("{}x{}x{} ({}-bit)", h, w, c, format == AccFormat::I48 ? 48 : 32);
 }
-
-}  // namespace
 
 AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
     : op_(op), height_(op.ofm.height), width_(op.ofm.width), depth_(op.ofm.depth),
@@ -41,24 +38,13 @@ AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
             if (kept.height != height_ || kept.width != width_ || kept.depth != depth_ || kept.format != op.output.acc_format) {
                 throw Error(input_field,
                             fmt::format("{} continues accumulators (KEEP) of OFM {}, but the op at 0x{:x} left {}",
-                                        op_kind_name(op.kind), shape_text(height_, width_, depth_, op.output.acc_format),
-                                        kept.left_by, shape_text(kept.height, kept.width, kept.depth, kept.format)));
+                                        op_kind_name(op.kind), accumulator_shape_text(height_, width_, depth_, op.output.acc_format),
+                                        kept.left_by, accumulator_shape_text(kept.height, kept.width, kept.depth, kept.format)));
             }
             start_ = kept.values;
             break;
         case AccInput::Ifm2: {
-            if (op.weights_from_ifm2) {
-                throw Error(input_field, "accumulator input IFM2 on a CONV that reads its weights from IFM2",
-                            ErrorKind::Unsupported);
-            }
-            // Vela loads 32-bit accumulators from an int32 map, 48-bit ones from an int64 map, both
-            // without zero point; the IFM2 zero point is not applied to raw sums.
-            const int bits = op.output.acc_format == AccFormat::I48 ? 64 : 32;
-            if (op.ifm2.precision.bits != bits) {
-                throw Error({ctx.source, op.offset, "NPU_SET_IFM2_PRECISION", OffsetKind::Command},
-                            fmt::format("accumulator input IFM2 for {}-bit accumulators needs a {}-bit IFM2, not {}-bit",
-                                        op.output.acc_format == AccFormat::I48 ? 48 : 32, bits, op.ifm2.precision.bits));
-            }
+            // An int32 or int64 map of the accumulators' width (validate() has checked IFM2's).
             const FeatureMapView ifm2 = ctx.view(op, op.ifm2, height_, width_, depth_, "IFM2");
             start_.resize(elements);
             for (int y = 0; y < height_; ++y)
@@ -68,16 +54,7 @@ AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
             break;
         }
     }
-    if (!outputs_) {
-        const int64_t capacity = accumulator_capacity(ctx.config, op.output.acc_format);
-        if (static_cast<int64_t>(elements) > capacity) {
-            throw Error({ctx.source, op.offset, "NPU_SET_ACC_FORMAT.acc_output", OffsetKind::Command},
-                        fmt::format("{} keeps the accumulators of OFM {}, but the accumulator RAM of {} holds {}",
-                                    op_kind_name(op.kind), shape_text(height_, width_, depth_, op.output.acc_format),
-                                    ctx.config.name, capacity));
-        }
-        kept_.assign(elements, 0);
-    }
+    if (!outputs_) kept_.assign(elements, 0);  // within the accumulator RAM (validate())
 }
 
 void AccumulatorIo::finish(Accumulators& store) {

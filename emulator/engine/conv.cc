@@ -329,27 +329,6 @@ struct FastConv {
 // the weight of OFM channel o and IFM channel i is IFM2 element (0, o, i) minus the IFM2 zero
 // point, which reproduces TFLite's (rhs - rhs zero point) products.
 void run_conv_ifm2_weights(const DecodedOp& op, ExecutionContext& ctx, const LazyLocation& where) {
-    if (op.kernel.width != 1 || op.kernel.height != 1) {
-        throw Error({ctx.source, op.offset, "NPU_SET_KERNEL_WIDTH_M1", OffsetKind::Command},
-                    fmt::format("weights from IFM2 with a {}x{} kernel (Vela uses 1x1)", op.kernel.height,
-                                op.kernel.width),
-                    ErrorKind::Unsupported);
-    }
-    if (op.ofm.height != 1) {
-        throw Error({ctx.source, op.offset, "NPU_SET_OFM_HEIGHT_M1", OffsetKind::Command},
-                    fmt::format("weights from IFM2 for an OFM of {} rows: Vela writes one row, and which IFM2 row "
-                                "another row would read is not determined",
-                                op.ofm.height),
-                    ErrorKind::Unsupported);
-    }
-    if (op.output.per_channel_scale) {
-        throw Error({ctx.source, op.offset, "NPU_SET_OFM_PRECISION.scale_mode", OffsetKind::Command},
-                    "weights from IFM2 with per-channel scaling (Vela writes a global OFM_SCALE)", ErrorKind::Unsupported);
-    }
-    if (op.ifm2.precision.bits != op.ifm.precision.bits) {
-        throw Error({ctx.source, op.offset, "NPU_SET_IFM2_PRECISION", OffsetKind::Command},
-                    fmt::format("{}-bit weights in IFM2 for a {}-bit IFM", op.ifm2.precision.bits, op.ifm.precision.bits));
-    }
     const Kernel& k = op.kernel;
     const IfmGeometry geo = ifm_geometry(op, where);
     AccumulatorIo accumulators(op, ctx);
@@ -505,14 +484,6 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
         return;
     }
     const bool depthwise = op.kind == OpKind::Depthwise;
-    // Each DEPTHWISE OFM channel reads the IFM channel of its index, so the IFM holds at least as
-    // many (the fuzz campaign's OFM deeper than its IFM read past the IFM).
-    if (depthwise && op.ofm.depth > op.ifm.depth) {
-        throw Error({ctx.source, op.offset, "NPU_SET_OFM_DEPTH_M1", OffsetKind::Command},
-                    fmt::format("DEPTHWISE of {} OFM channels from an IFM of {}: each OFM channel reads its own "
-                                "IFM channel",
-                                op.ofm.depth, op.ifm.depth));
-    }
     const Kernel& k = op.kernel;
     const IfmGeometry geo = ifm_geometry(op, where);
     if (ctx.weights.one_run() && ConvWeightGroups::applies(op, ctx.config) && int32_exact_terms(op) > 0) {

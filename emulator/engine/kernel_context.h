@@ -98,6 +98,11 @@ struct ChainBuffers {
 
 struct ExecutionContext;
 
+// The accumulators the configuration's accumulator RAM holds in `format`, and an OFM's
+// accumulators as errors name them ("HxWxC (32-bit)").
+int64_t accumulator_capacity(const NpuConfig& config, AccFormat format);
+std::string accumulator_shape_text(int height, int width, int depth, AccFormat format);
+
 // U85 accumulators kept inside the NPU between ops. An op with NPU_SET_ACC_FORMAT.acc_output
 // DISABLE writes no OFM and leaves its accumulators (the raw sums, before bias and scale, one per
 // OFM element) for the next op, which continues them with acc_input KEEP; any other kernel op
@@ -166,6 +171,12 @@ struct ExecutionContext {
 void run_dma(const DecodedOp& op, ExecutionContext& ctx);
 void run_conv(const DecodedOp& op, ExecutionContext& ctx);  // CONV and DEPTHWISE
 void run_pool(const DecodedOp& op, ExecutionContext& ctx);
+// Vela 5.1 programs ARGMAX with OFM_SCALE scale 1, shift 16 "to separate values and indices"
+// (ethos_u85_register_cs_generator.cpp GenerateOFMScalingForPooling) and splits longer axes into
+// blocks of 32768 so that no index turns negative (scheduler_decompose.cpp DecomposeReduce): the
+// accumulator holds the index in its upper 16 bits.
+constexpr int kArgMaxIndexShift = 16;
+constexpr int kArgMaxLongestWindow = 32768;
 void run_elementwise(const DecodedOp& op, ExecutionContext& ctx);
 void run_elementwise_u85(const DecodedOp& op, ExecutionContext& ctx);
 void run_resize(const DecodedOp& op, ExecutionContext& ctx);  // U85

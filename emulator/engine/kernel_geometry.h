@@ -32,6 +32,8 @@ inline WindowOrigin window_origin(const Kernel& k, int oy, int ox) {
     return {oy * k.stride_y - k.padding.top, ox * k.stride_x - k.padding.left};
 }
 
+// The IFM area the kernel reads; throws ethosu::Error (`where`) when the padding leaves none.
+// validate() calls it for every CONV, DEPTHWISE and windowed POOL, so the kernels' calls do not throw.
 inline IfmGeometry ifm_geometry(const DecodedOp& op, const LazyLocation& where) {
     const Kernel& k = op.kernel;
     const int64_t height = int64_t{op.ofm.height - 1} * k.stride_y + k.height - k.padding.top - k.padding.bottom;

@@ -1,6 +1,5 @@
 // NPU_OP_POOL: MAX, AVERAGE, REDUCE_SUM; U85 SUM, NONE, MIN, ARGMAX_X and ARGMAX_Y.
 
-#include <fmt/format.h>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
@@ -12,7 +11,6 @@
 #include "emulator/engine/kernel_geometry.h"
 #include "emulator/engine/output_pipeline.h"
 #include "emulator/engine/simd.h"
-#include "emulator/isa/error.h"
 
 namespace ethosu {
 
@@ -23,11 +21,6 @@ namespace {
 // preloads biases with output disabled, scheduler_decompose.cpp DecomposeNonConstWeights) and
 // leave through OFM_SCALE or stay for the next op.
 void run_null_pool(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline& out) {
-    if (op.output.per_channel_scale) {
-        throw Error({ctx.source, op.offset, "NPU_SET_OFM_PRECISION.scale_mode", OffsetKind::Command},
-                    "POOL NONE with per-channel scaling is not supported (Vela writes a global OFM_SCALE)",
-                    ErrorKind::Unsupported);
-    }
     AccumulatorIo accumulators(op, ctx);
     const Scale& global = op.output.global_scale;
     if (!accumulators.outputs()) {
@@ -46,44 +39,16 @@ void run_null_pool(const DecodedOp& op, ExecutionContext& ctx, const OutputPipel
     accumulators.finish(ctx.accumulators);
 }
 
-// Vela 5.1 programs ARGMAX with OFM_SCALE scale 1, shift 16 "to separate values and indices"
-// (ethos_u85_register_cs_generator.cpp GenerateOFMScalingForPooling) and splits longer axes into
-// blocks of 32768 so that no index turns negative (scheduler_decompose.cpp DecomposeReduce): the
-// accumulator holds the index in its upper 16 bits.
-constexpr int kArgMaxIndexShift = 16;
-constexpr int kArgMaxLongestWindow = 32768;
-
 // U85 ARGMAX_X / ARGMAX_Y: per channel, the position of the largest IFM element along the
 // kernel's row (X) or column (Y). Ties give the first position, as TFLite's ARG_MAX and TOSA
 // ARGMAX both do (they update only on a strictly greater value); Vela lowers both to this.
 // What Vela never programs (padding, upscaling, dilation, a 2-D window, another OFM scale, 32-bit
-// values) leaves the accumulator's contents undetermined and is refused.
+// values) leaves the accumulator's contents undetermined and validate() refuses it.
 void run_argmax(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline& out) {
     const bool along_x = op.pool == PoolMode::ArgMaxX;
     const Kernel& k = op.kernel;
-    auto refuse = [&](const char* field, const std::string& why) {
-        throw Error({ctx.source, op.offset, field, OffsetKind::Command}, fmt::format("NPU_OP_POOL ARGMAX_{}: {}", along_x ? 'X' : 'Y', why),
-                    ErrorKind::Unsupported);
-    };
     const Scale& s = op.output.global_scale;
-    if (op.output.per_channel_scale || s.scale != 1 || s.shift != kArgMaxIndexShift) {
-        refuse("NPU_SET_OFM_SCALE", "only OFM_SCALE scale 1, shift 16 (global) is defined");
-    }
-    if (k.padding.top || k.padding.bottom) refuse("NPU_SET_IFM_PAD_TOP", "padding is undefined");
-    if (k.padding.left || k.padding.right) refuse("NPU_SET_IFM_PAD_LEFT", "padding is undefined");
-    if (k.upscale != UpscaleMode::None) refuse("NPU_SET_IFM_UPSCALE.mode", "an upscaled IFM is undefined");
-    if (k.dilation_x != 1 || k.dilation_y != 1) refuse("NPU_SET_KERNEL_STRIDE", "a dilated window is undefined");
-    if (along_x ? k.height != 1 : k.width != 1) {
-        refuse(along_x ? "NPU_SET_KERNEL_HEIGHT_M1" : "NPU_SET_KERNEL_WIDTH_M1", "the window must be one-dimensional");
-    }
     const int length = along_x ? k.width : k.height;
-    if (length > kArgMaxLongestWindow) {
-        refuse(along_x ? "NPU_SET_KERNEL_WIDTH_M1" : "NPU_SET_KERNEL_HEIGHT_M1",
-               fmt::format("a window of {} elements; indices from 32768 on do not fit", length));
-    }
-    if (op.ifm.precision.bits > 16) {
-        refuse("NPU_SET_IFM_PRECISION.activation_precision", "only 8- and 16-bit values are defined");
-    }
     const IfmGeometry geo = ifm_geometry(op, LazyLocation{&ctx.source, op.offset, "NPU_OP_POOL"});
     const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.ofm.depth);
     const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
@@ -196,11 +161,6 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
     const Scale& global = op.output.global_scale;
 
     if (op.pool == PoolMode::ReduceSum) {
-        if (k.upscale != UpscaleMode::None) {
-            throw Error({ctx.source, op.offset, "NPU_SET_IFM_UPSCALE.mode", OffsetKind::Command},
-                        "NPU_OP_POOL: REDUCE_SUM with an upscaled IFM is undefined (Vela never programs it)",
-                        ErrorKind::Unsupported);
-        }
         // Sums over the IFM depth into a single OFM channel, a row of pixels at a time.
         const FeatureMapView ifm = ctx.view(op, op.ifm, op.ofm.height, op.ofm.width, op.ifm.depth, "IFM");
         const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);

@@ -2,6 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+
+#include "emulator/engine/kernel_context.h"
+#include "emulator/engine/kernel_geometry.h"
+#include "emulator/engine/output_stage.h"
+#include "emulator/engine/weights.h"
 #include "emulator/isa/error.h"
 
 namespace ethosu {
@@ -12,20 +19,26 @@ bool uses_accumulator_control(const DecodedOp& op) {
 
 namespace {
 
-// Fields of the op's own, each refusal naming the register field it comes from.
+// One op's refusals, each naming the op's command offset and a register field (or the op).
 class OpChecks {
 public:
     OpChecks(const DecodedOp& op, const std::string& source) : op_(op), source_(source) {}
 
-    [[noreturn]] void refuse(const char* field, const std::string& why,
+    [[noreturn]] void refuse(std::string_view field, const std::string& why,
                              ErrorKind kind = ErrorKind::Unsupported) const {
-        throw Error({source_, op_.offset, field, OffsetKind::Command}, why, kind);
+        throw Error({source_, op_.offset, std::string(field), OffsetKind::Command}, why, kind);
     }
+    // Where the op itself is named (its kind, as the kernels' errors name it).
+    LazyLocation op_place() const { return {&source_, op_.offset, op_kind_name(op_.kind)}; }
+    LazyLocation place(std::string_view field) const { return {&source_, op_.offset, field}; }
+    const std::string& source() const { return source_; }
 
 private:
     const DecodedOp& op_;
     const std::string& source_;
 };
+
+// ---- Every kernel op ----
 
 // U85 features no corpus stream uses: refused rather than guessed.
 void refuse_unmodelled_u85(const DecodedOp& op, const OpChecks& check) {
@@ -88,6 +101,130 @@ void check_ofm_order(const DecodedOp& op, const OpChecks& check) {
     }
 }
 
+// Where the op's accumulators start and whether they fit the accumulator RAM when kept; what an
+// earlier op left (KEEP) is the kernel's to check, as it depends on the path the stream took.
+void check_accumulators(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
+    const AccFormat format = op.output.acc_format;
+    if (op.output.acc_input == AccInput::Ifm2) {
+        if (op.weights_from_ifm2) {
+            check.refuse("NPU_SET_ACC_FORMAT.acc_input", "accumulator input IFM2 on a CONV that reads its weights from IFM2");
+        }
+        // Vela loads 32-bit accumulators from an int32 map, 48-bit ones from an int64 map, both
+        // without zero point; the IFM2 zero point is not applied to raw sums.
+        const int bits = format == AccFormat::I48 ? 64 : 32;
+        if (op.ifm2.precision.bits != bits) {
+            check.refuse("NPU_SET_IFM2_PRECISION",
+                         fmt::format("accumulator input IFM2 for {}-bit accumulators needs a {}-bit IFM2, not {}-bit",
+                                     format == AccFormat::I48 ? 48 : 32, bits, op.ifm2.precision.bits),
+                         ErrorKind::Malformed);
+        }
+    }
+    if (op.output.acc_output == AccOutput::Enable) return;
+    const int64_t elements = int64_t{op.ofm.height} * op.ofm.width * op.ofm.depth;
+    const int64_t capacity = accumulator_capacity(config, format);
+    if (elements > capacity) {
+        check.refuse("NPU_SET_ACC_FORMAT.acc_output",
+                     fmt::format("{} keeps the accumulators of OFM {}, but the accumulator RAM of {} holds {}",
+                                 op_kind_name(op.kind), accumulator_shape_text(op.ofm.height, op.ofm.width, op.ofm.depth, format),
+                                 config.name, capacity),
+                     ErrorKind::Malformed);
+    }
+}
+
+// ---- By op kind ----
+
+// U85 CONV with its weights in IFM2, as Vela 5.1 lowers MatMul and FullyConnected to it (conv.cc).
+void check_conv_ifm2_weights(const DecodedOp& op, const OpChecks& check) {
+    if (op.kernel.width != 1 || op.kernel.height != 1) {
+        check.refuse("NPU_SET_KERNEL_WIDTH_M1",
+                     fmt::format("weights from IFM2 with a {}x{} kernel (Vela uses 1x1)", op.kernel.height, op.kernel.width));
+    }
+    if (op.ofm.height != 1) {
+        check.refuse("NPU_SET_OFM_HEIGHT_M1",
+                     fmt::format("weights from IFM2 for an OFM of {} rows: Vela writes one row, and which IFM2 row "
+                                 "another row would read is not determined",
+                                 op.ofm.height));
+    }
+    if (op.output.per_channel_scale) {
+        check.refuse("NPU_SET_OFM_PRECISION.scale_mode", "weights from IFM2 with per-channel scaling (Vela writes a global OFM_SCALE)");
+    }
+    if (op.ifm2.precision.bits != op.ifm.precision.bits) {
+        check.refuse("NPU_SET_IFM2_PRECISION",
+                     fmt::format("{}-bit weights in IFM2 for a {}-bit IFM", op.ifm2.precision.bits, op.ifm.precision.bits),
+                     ErrorKind::Malformed);
+    }
+}
+
+void validate_conv(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
+    if (op.weights_from_ifm2) {
+        check_conv_ifm2_weights(op, check);
+        ifm_geometry(op, check.op_place());
+    } else {
+        // Each DEPTHWISE OFM channel reads the IFM channel of its index, so the IFM holds at least as many.
+        if (op.kind == OpKind::Depthwise && op.ofm.depth > op.ifm.depth) {
+            check.refuse("NPU_SET_OFM_DEPTH_M1",
+                         fmt::format("DEPTHWISE of {} OFM channels from an IFM of {}: each OFM channel reads its own "
+                                     "IFM channel",
+                                     op.ofm.depth, op.ifm.depth),
+                         ErrorKind::Malformed);
+        }
+        ifm_geometry(op, check.op_place());
+        check_weight_layout(op, config, check.source());
+    }
+    check_accumulators(op, config, check);
+}
+
+// Vela 5.1 programs ARGMAX with OFM_SCALE scale 1, shift 16 and splits longer axes into windows
+// of 32768 (pool.cc); what it never programs leaves the accumulator's contents undetermined.
+void check_argmax(const DecodedOp& op, const OpChecks& check) {
+    const bool along_x = op.pool == PoolMode::ArgMaxX;
+    const Kernel& k = op.kernel;
+    auto refuse = [&](const char* field, const std::string& why) {
+        check.refuse(field, fmt::format("NPU_OP_POOL ARGMAX_{}: {}", along_x ? 'X' : 'Y', why));
+    };
+    const Scale& s = op.output.global_scale;
+    if (op.output.per_channel_scale || s.scale != 1 || s.shift != kArgMaxIndexShift) {
+        refuse("NPU_SET_OFM_SCALE", "only OFM_SCALE scale 1, shift 16 (global) is defined");
+    }
+    if (k.padding.top || k.padding.bottom) refuse("NPU_SET_IFM_PAD_TOP", "padding is undefined");
+    if (k.padding.left || k.padding.right) refuse("NPU_SET_IFM_PAD_LEFT", "padding is undefined");
+    if (k.upscale != UpscaleMode::None) refuse("NPU_SET_IFM_UPSCALE.mode", "an upscaled IFM is undefined");
+    if (k.dilation_x != 1 || k.dilation_y != 1) refuse("NPU_SET_KERNEL_STRIDE", "a dilated window is undefined");
+    if (along_x ? k.height != 1 : k.width != 1) {
+        refuse(along_x ? "NPU_SET_KERNEL_HEIGHT_M1" : "NPU_SET_KERNEL_WIDTH_M1", "the window must be one-dimensional");
+    }
+    const int length = along_x ? k.width : k.height;
+    if (length > kArgMaxLongestWindow) {
+        refuse(along_x ? "NPU_SET_KERNEL_WIDTH_M1" : "NPU_SET_KERNEL_HEIGHT_M1",
+               fmt::format("a window of {} elements; indices from 32768 on do not fit", length));
+    }
+    if (op.ifm.precision.bits > 16) {
+        refuse("NPU_SET_IFM_PRECISION.activation_precision", "only 8- and 16-bit values are defined");
+    }
+}
+
+void validate_pool(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
+    switch (op.pool) {
+        case PoolMode::ReduceSum:
+            if (op.kernel.upscale != UpscaleMode::None) {
+                check.refuse("NPU_SET_IFM_UPSCALE.mode",
+                             "NPU_OP_POOL: REDUCE_SUM with an upscaled IFM is undefined (Vela never programs it)");
+            }
+            return;
+        case PoolMode::None:
+            if (op.output.per_channel_scale) {
+                check.refuse("NPU_SET_OFM_PRECISION.scale_mode",
+                             "POOL NONE with per-channel scaling is not supported (Vela writes a global OFM_SCALE)");
+            }
+            check_accumulators(op, config, check);
+            return;
+        case PoolMode::ArgMaxX:
+        case PoolMode::ArgMaxY: check_argmax(op, check); break;
+        default: break;
+    }
+    ifm_geometry(op, check.place("NPU_OP_POOL"));
+}
+
 bool is_u55_mode(ElementwiseMode m) {
     switch (m) {
         case ElementwiseMode::Add:
@@ -119,8 +256,18 @@ void validate(const DecodedOp& op, const NpuConfig& config, const std::string& s
         check_ofm_order(op, check);
     }
     switch (op.kind) {
-        case OpKind::Elementwise: validate_elementwise(op, config, check); break;
-        default: break;
+        case OpKind::Conv:
+        case OpKind::Depthwise: validate_conv(op, config, check); return;
+        case OpKind::Pool: validate_pool(op, config, check); return;
+        case OpKind::Elementwise: validate_elementwise(op, config, check); return;
+        case OpKind::Resize:
+        case OpKind::DmaStart:
+        case OpKind::DmaWait:
+        case OpKind::KernelWait:
+        case OpKind::PmuMask:
+        case OpKind::Stop:
+        case OpKind::Irq:
+        case OpKind::Branch: return;
     }
 }
 

@@ -552,6 +552,12 @@ bool ConvWeightGroups::next(int channels, OpWeights& out) {
     return true;
 }
 
+void check_weight_layout(const DecodedOp& op, const NpuConfig& config, const std::string& source) {
+    const ErrorLocation where{source, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command};
+    check_kernel_op(op, config, where);
+    if (config.traits().weight_encoding == WeightEncoding::PerDecoder) u85_weight_order(op, config, weights_shape(op), where);
+}
+
 OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
                             const std::string& source) {
     check_kernel_op(op, config, {source, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command});

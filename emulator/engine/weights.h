@@ -65,6 +65,13 @@ using StreamFetch = std::function<std::span<const uint8_t>(const Stream&)>;
 OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
                             const std::string& source);
 
+// What decoding a CONV's or DEPTHWISE's weights needs of the op and configuration alone, before
+// any stream byte: a weight stream, a kernel, OFM block and dilation the traversal can walk, and
+// on U85 micro-blocks of the configuration the OFM block is made of. Throws ethosu::Error (source,
+// op.offset, field). validate() makes these checks for every run mode; the decoders make them too,
+// for callers that decode on their own.
+void check_weight_layout(const DecodedOp& op, const NpuConfig& config, const std::string& source);
+
 // Decoded weights larger than this are not held whole in a run of its own: a U55/U65 CONV with
 // one weight stream decodes them a group of OFM blocks at a time (ConvWeightGroups).
 constexpr uint64_t kLargeLayerBytes = 512 * 1024;
