@@ -241,9 +241,103 @@ bool is_u55_mode(ElementwiseMode m) {
     }
 }
 
+bool is_unit(const Scale& s) { return s.scale == 1 && s.shift == 0 && s.double_round == 0; }
+
+// The modes the description marks same_type, unscaled and truncating (comparisons, bitwise
+// modes, LSR, DIV) as Vela 5.1 programs them (graph optimisers and
+// ethos_u85_register_cs_generator.cpp): same_type, IFM and IFM2 of one type (8, 16 or 32 bits)
+// and OFM_SCALE unit; unscaled, also unit input scales and zero points 0; truncating, also the
+// OFM rounding mode Vela writes (DOUBLE_SYMMETRIC, from AUTO) or TRUNCATE_TO_ZERO. Anything else
+// has no reference to be checked against and is refused.
+void check_integer_mode(const DecodedOp& op, const OpChecks& check) {
+    const ElementwiseMode m = op.elementwise.mode;
+    auto refuse = [&](const char* field, const std::string& why) {
+        check.refuse(field, fmt::format("elementwise mode {}: {}", EngineEnum<ElementwiseMode>::names[static_cast<size_t>(m)], why));
+    };
+    const Precision& p = op.ifm.precision;
+    if (p.bits > 32) refuse("NPU_SET_IFM_PRECISION.activation_precision", "64-bit operands are undefined");
+    if (op.has_ifm2 && !op.elementwise.ifm2_scalar &&
+        (op.ifm2.precision.bits != p.bits || op.ifm2.precision.is_signed != p.is_signed)) {
+        refuse("NPU_SET_IFM2_PRECISION.activation_precision", "IFM2 must have the IFM's type");
+    }
+    if (!is_unit(op.output.global_scale) || op.output.per_channel_scale) {
+        refuse("NPU_SET_OFM_SCALE", "only a unit global OFM scale is defined (Vela writes no other)");
+    }
+    if (!unscaled(m)) return;
+    if (!is_unit(op.elementwise.opa)) refuse("NPU_SET_IFM_SCALE", "only a unit IFM scale is defined");
+    if (op.has_ifm2 && !is_unit(op.elementwise.opb)) refuse("NPU_SET_IFM2_SCALE", "only a unit IFM2 scale is defined");
+    if (op.ifm.zero_point) refuse("NPU_SET_IFM_ZERO_POINT", "only zero point 0 is defined");
+    if (op.has_ifm2 && op.ifm2.zero_point) refuse("NPU_SET_IFM2_ZERO_POINT", "only zero point 0 is defined");
+    if (op.ofm.zero_point) refuse("NPU_SET_OFM_ZERO_POINT", "only zero point 0 is defined");
+    const RoundMode round = op.output.round;
+    if (truncating(m) && round != RoundMode::DoubleSymmetric && round != RoundMode::Truncate) {
+        refuse("NPU_SET_OFM_SCALE.round_mode", "only DOUBLE_SYMMETRIC and TRUNCATE_TO_ZERO are defined");
+    }
+}
+
+// The largest magnitude an operand reaches in its input scaling: its type's range (or its scalar)
+// less its zero point, shifted left by dbl_rnd, then times scale / 2^(shift + dbl_rnd), plus one
+// for the rounding. A pre-shifted magnitude past 64 bits is returned as it is: already too wide.
+int128 scaled_bound(const FeatureMap& fm, int32_t scalar, const Scale& s) {
+    constexpr int kBroadcastScalar = 8;  // U85 broadcast_mode
+    const Precision& p = fm.precision;
+    const int128 one = 1;
+    const int128 lo = fm.broadcast & kBroadcastScalar ? scalar : p.is_signed ? -(one << (p.bits - 1)) : 0;
+    const int128 hi = fm.broadcast & kBroadcastScalar ? scalar
+                      : p.is_signed                   ? (one << (p.bits - 1)) - 1
+                                                      : (one << p.bits) - 1;
+    const int128 a = lo - fm.zero_point, b = hi - fm.zero_point;
+    const int128 shifted = std::max(a < 0 ? -a : a, b < 0 ? -b : b) << s.double_round;  // below 2^65+31
+    if (shifted > INT64_MAX) return shifted;
+    return ((shifted * s.scale) >> (s.shift + s.double_round)) + 1;  // below 2^95
+}
+
+bool scales_operands(ElementwiseMode m) {
+    switch (m) {
+        case ElementwiseMode::Add: case ElementwiseMode::Sub: case ElementwiseMode::Mul: case ElementwiseMode::Min:
+        case ElementwiseMode::Max: case ElementwiseMode::LRelu: case ElementwiseMode::Abs: case ElementwiseMode::CmpEq:
+        case ElementwiseMode::CmpNe: case ElementwiseMode::CmpGe: case ElementwiseMode::CmpGt: return true;
+        default: return false;
+    }
+}
+
+// The scaling modes work in 64 bits: each operand shifted left by its dbl_rnd and scaled, then
+// added (ADD, SUB), multiplied (MUL) or compared. Vela 5.1 programs 8- to 32-bit operands whose
+// values stay far inside, and unit input scales for MUL (ethos_u85_register_cs_generator.cpp; no
+// corpus stream has a 64-bit operand). Widths, scales and zero points that could carry a value past
+// 64 bits have no defined result and are refused before the op runs, whatever the data: an int8
+// MUL with zero point 32767 and IFM scale 2^19, or an ADD of two int64 operands, one scaled by
+// 1557527444.
+void check_scaled_range(const DecodedOp& op, const OpChecks& check) {
+    const Elementwise& e = op.elementwise;
+    const ElementwiseMode m = e.mode;
+    const int128 a = scaled_bound(op.ifm, e.scalar, e.opa);
+    // LRELU scales the IFM's negative values by IFM2_SCALE; ABS negates the IFM before scaling it.
+    const int128 b = m == ElementwiseMode::LRelu ? scaled_bound(op.ifm, e.scalar, e.opb)
+                     : op.has_ifm2              ? scaled_bound(op.ifm2, e.scalar, e.opb)
+                                                : 1;
+    const auto refuse = [&](const char* what) {
+        check.refuse("NPU_SET_IFM_SCALE",
+                     fmt::format("elementwise mode {}: the scaled operands reach {} and {} in magnitude{}, which can "
+                                 "leave 64 bits (input widths, scales and zero points no stream of Vela's reaches)",
+                                 EngineEnum<ElementwiseMode>::names[static_cast<size_t>(m)], static_cast<double>(a),
+                                 static_cast<double>(b), what));
+    };
+    // Each bound first: two of them past 64 bits can multiply past 128.
+    if (a > INT64_MAX || b > INT64_MAX) refuse("");
+    if (m == ElementwiseMode::Mul && a * b > INT64_MAX) refuse(", whose product");
+    if ((m == ElementwiseMode::Add || m == ElementwiseMode::Sub) && a + b > INT64_MAX) refuse(", whose sum");
+}
+
 void validate_elementwise(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
-    if (!config.traits().elementwise_scales_each_operand && !is_u55_mode(op.elementwise.mode))
-        check.refuse("NPU_OP_ELEMENTWISE", "this elementwise mode does not exist on U55/U65", ErrorKind::Malformed);
+    const ElementwiseMode m = op.elementwise.mode;
+    if (!config.traits().elementwise_scales_each_operand) {
+        if (!is_u55_mode(m))
+            check.refuse("NPU_OP_ELEMENTWISE", "this elementwise mode does not exist on U55/U65", ErrorKind::Malformed);
+        return;
+    }
+    if (same_type(m)) check_integer_mode(op, check);
+    if (scales_operands(m)) check_scaled_range(op, check);
 }
 
 }  // namespace
