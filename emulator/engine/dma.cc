@@ -15,19 +15,7 @@ namespace ethosu {
 void run_dma(const DecodedOp& op, ExecutionContext& ctx) {
     const Dma& d = op.dma;
     const LazyLocation where{&ctx.source, op.offset, "NPU_OP_DMA_START"};
-    if (d.src.internal) throw Error(where, "DMA from internal memory is not supported", ErrorKind::Unsupported);
-    if (d.gather && d.scatter) {
-        throw Error({ctx.source, op.offset, "NPU_SET_DMA0_DST_REGION.idx_mode", OffsetKind::Command},
-                    "index mode on both source and destination is not supported (Vela never emits it; its "
-                    "behaviour is undocumented)",
-                    ErrorKind::Unsupported);
-    }
-    if ((d.dimensions >= 2 && d.size0 == 0) || (d.dimensions >= 3 && d.size1 == 0)) {
-        throw Error({ctx.source, op.offset, d.size0 == 0 ? "NPU_SET_DMA0_SIZE0" : "NPU_SET_DMA0_SIZE1", OffsetKind::Command},
-                    fmt::format("a {}D DMA with {} rows and {} planes is not supported (undocumented behaviour)",
-                                d.dimensions, d.size0, d.size1),
-                    ErrorKind::Unsupported);
-    }
+    // validate() has refused internal sources, both sides indexed, and 2D/3D without rows or planes.
     if (d.length == 0) return;
     const int rows = d.dimensions >= 2 ? d.size0 : 1;
     const int planes = d.dimensions >= 3 ? d.size1 : 1;

@@ -7,7 +7,10 @@
 // upscaled rows): NEAREST repeats each element over a 2x2 square; ZEROS keeps it at the square's
 // top left and fills the other three with the IFM zero point, which contributes nothing (Vela's
 // TRANSPOSE_CONV lowering: the IFM's element i lands at upscaled 2i, under a reversed kernel).
+// Also the step of a RESIZE axis, which validate() and the kernel both read.
 
+#include <array>
+#include <cstdint>
 #include <string>
 
 #include "emulator/isa/decoded_op.h"
@@ -31,6 +34,13 @@ struct WindowOrigin {
 inline WindowOrigin window_origin(const Kernel& k, int oy, int ox) {
     return {oy * k.stride_y - k.padding.top, ox * k.stride_x - k.padding.left};
 }
+
+// a / b rounded towards minus infinity (b > 0).
+inline int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+
+// A RESIZE axis's step in 1/n of an IFM element, from its registers (one_step_int, blk_step_int,
+// one_step_mod, blk_step_mod).
+inline int64_t resize_step(int scale_n, const std::array<int, 4>& step) { return int64_t{step[0]} * scale_n + step[2]; }
 
 // The IFM area the kernel reads; throws ethosu::Error (`where`) when the padding leaves none.
 // validate() calls it for every CONV, DEPTHWISE and windowed POOL, so the kernels' calls do not throw.

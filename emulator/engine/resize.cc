@@ -8,25 +8,20 @@
 // With TFLite's power-of-two bilinear ratios and Vela's SYMMETRIC rounding (half away from zero)
 // this is exactly TFLite's ResizeBilinearInteger (tests/engine/test_resize.cc).
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <array>
-#include <string>
 #include <vector>
 
 #include "emulator/engine/kernel_context.h"
 #include "emulator/engine/output_pipeline.h"
-#include "emulator/isa/error.h"
 
 namespace ethosu {
 namespace {
 
 constexpr int kAccumulatorFractionBits = 16;
 
-int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
-
-// One axis, checked against what the hardware's registers can mean.
+// One axis: OFM element o samples IFM position o * step + offset in units of 1/n (validate() has
+// checked the registers against what they can mean).
 struct Axis {
     int64_t n = 1, step = 1, offset = 0;
     int ifm_size = 1;
@@ -43,84 +38,16 @@ struct Axis {
     }
 };
 
-// X: register names ..._X, OFM width and block width; Y likewise.
-struct AxisRegisters {
-    char name;  // 'X' or 'Y'
-    int scale_n, offset;
-    const std::array<int, 4>& step;  // one_step_int, blk_step_int, one_step_mod, blk_step_mod
-    int ofm_size, ofm_block, ifm_size;
-    const char* ofm_size_register;
-    const char* kernel_register;
-};
-
-Axis check_axis(const AxisRegisters& a, const std::string& source, uint32_t op_offset) {
-    const std::string resize_reg = fmt::format("NPU_SET_RESIZE_{}", a.name);
-    auto fail = [&](const std::string& field, const std::string& what) {
-        throw Error({source, op_offset, field, OffsetKind::Command}, "NPU_OP_RESIZE: " + what);
-    };
-    Axis axis;
-    axis.n = a.scale_n;
-    axis.ifm_size = a.ifm_size;
-    const auto [one_int, blk_int, one_mod, blk_mod] = a.step;
-    if (one_mod >= a.scale_n) {
-        fail(resize_reg + ".one_step_mod",
-             fmt::format("step remainder {} is not below the scale numerator n = {}", one_mod, a.scale_n));
-    }
-    if (blk_mod >= a.scale_n) {
-        fail(resize_reg + ".blk_step_mod",
-             fmt::format("block step remainder {} is not below the scale numerator n = {}", blk_mod, a.scale_n));
-    }
-    axis.step = int64_t{one_int} * a.scale_n + one_mod;
-    if (axis.step == 0) {
-        fail(resize_reg + ".one_step_int", "a zero step samples one IFM position for every OFM element");
-    }
-    // Vela writes the walk over one OFM block (block - 1 steps); the hardware's stepping from block
-    // to block for any other value is undocumented.
-    const int64_t block_walk = int64_t{blk_int} * a.scale_n + blk_mod;
-    if (block_walk != int64_t{a.ofm_block - 1} * axis.step) {
-        fail(resize_reg + ".blk_step_int",
-             fmt::format("block step {}/{} is not (OFM block {} - 1) x step {}/{}", block_walk, a.scale_n,
-                         a.ofm_block, axis.step, a.scale_n));
-    }
-    // TOSA's bounds, -n <= offset < 16n (Vela asserts offset < n, yet its TFLite lowering of a
-    // nearest-neighbour downscale such as 8 -> 2 gives more).
-    if (a.offset < -a.scale_n || a.offset >= 16 * a.scale_n) {
-        fail(fmt::format("NPU_SET_RESIZE_{}_OFFSET.resize_{}_offset", a.name, a.name == 'X' ? 'x' : 'y'),
-             fmt::format("offset {} is outside -n .. 16n-1 for n = {}", a.offset, a.scale_n));
-    }
-    axis.offset = a.offset;
-    const int64_t last = floor_div(int64_t{a.ofm_size - 1} * axis.step + axis.offset, axis.n);
-    if (last >= a.ifm_size) {
-        fail(a.ofm_size_register,
-             fmt::format("OFM size {} at step {}/{} and offset {} samples IFM index {}, past the IFM size {} ({})",
-                         a.ofm_size, axis.step, a.scale_n, a.offset, last, a.ifm_size, a.kernel_register));
-    }
-    return axis;
+Axis resize_axis(int scale_n, int offset, const std::array<int, 4>& step, int ifm_size) {
+    return {scale_n, resize_step(scale_n, step), offset, ifm_size};
 }
 
 }  // namespace
 
 void run_resize(const DecodedOp& op, ExecutionContext& ctx) {
-    auto fail = [&](const std::string& field, const std::string& what) {
-        throw Error({ctx.source, op.offset, field, OffsetKind::Command}, "NPU_OP_RESIZE: " + what);
-    };
     const Resize& r = op.resize;
-    if (op.kernel.upscale != UpscaleMode::None) {
-        fail("NPU_SET_IFM_UPSCALE.mode", "IFM upscaling with RESIZE is undefined");
-    }
-    if (op.ifm.precision.bits > 16) {
-        fail("NPU_SET_IFM_PRECISION.activation_precision",
-             fmt::format("{}-bit IFMs cannot be resized (8 or 16 bits)", op.ifm.precision.bits));
-    }
-    if (op.ofm.depth != op.ifm.depth) {
-        fail("NPU_SET_OFM_DEPTH_M1", fmt::format("OFM depth {} differs from IFM depth {}", op.ofm.depth, op.ifm.depth));
-    }
-    const Axis x = check_axis({'X', r.x_scale_n, r.x_offset, r.x_step, op.ofm.width, op.block.ofm_width,
-                               op.ifm.width, "NPU_SET_OFM_WIDTH_M1", "NPU_SET_KERNEL_WIDTH_M1"},
-                              ctx.source, op.offset);
-    const Axis y = check_axis({'Y', r.y_scale_n, r.y_offset, r.y_step, op.ofm.height, op.block.ofm_height,
-                               op.ifm.height, "NPU_SET_OFM_HEIGHT_M1", "NPU_SET_KERNEL_HEIGHT_M1"},
-                              ctx.source, op.offset);
+    const Axis x = resize_axis(r.x_scale_n, r.x_offset, r.x_step, op.ifm.width);
+    const Axis y = resize_axis(r.y_scale_n, r.y_offset, r.y_step, op.ifm.height);
 
     const int depth = op.ofm.depth;
     const FeatureMapView ifm = ctx.view(op, op.ifm, op.ifm.height, op.ifm.width, depth, "IFM");

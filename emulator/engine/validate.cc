@@ -340,6 +340,94 @@ void validate_elementwise(const DecodedOp& op, const NpuConfig& config, const Op
     if (scales_operands(m)) check_scaled_range(op, check);
 }
 
+// One axis of a RESIZE (X: the ..._X registers, OFM width and block width; Y likewise): its
+// step, block step and offset as the hardware defines them, and OFM positions inside the IFM.
+struct ResizeAxis {
+    char name;  // 'X' or 'Y'
+    int scale_n, offset;
+    const std::array<int, 4>& step;  // one_step_int, blk_step_int, one_step_mod, blk_step_mod
+    int ofm_size, ofm_block, ifm_size;
+    const char* ofm_size_register;
+    const char* kernel_register;
+};
+
+void check_resize_axis(const ResizeAxis& a, const OpChecks& check) {
+    const std::string resize_reg = fmt::format("NPU_SET_RESIZE_{}", a.name);
+    auto fail = [&](const std::string& field, const std::string& what) {
+        check.refuse(field, "NPU_OP_RESIZE: " + what, ErrorKind::Malformed);
+    };
+    const auto [one_int, blk_int, one_mod, blk_mod] = a.step;
+    if (one_mod >= a.scale_n) {
+        fail(resize_reg + ".one_step_mod",
+             fmt::format("step remainder {} is not below the scale numerator n = {}", one_mod, a.scale_n));
+    }
+    if (blk_mod >= a.scale_n) {
+        fail(resize_reg + ".blk_step_mod",
+             fmt::format("block step remainder {} is not below the scale numerator n = {}", blk_mod, a.scale_n));
+    }
+    const int64_t step = resize_step(a.scale_n, a.step);
+    if (step == 0) fail(resize_reg + ".one_step_int", "a zero step samples one IFM position for every OFM element");
+    // Vela writes the walk over one OFM block (block - 1 steps); the hardware's stepping from block
+    // to block for any other value is undocumented.
+    const int64_t block_walk = int64_t{blk_int} * a.scale_n + blk_mod;
+    if (block_walk != int64_t{a.ofm_block - 1} * step) {
+        fail(resize_reg + ".blk_step_int",
+             fmt::format("block step {}/{} is not (OFM block {} - 1) x step {}/{}", block_walk, a.scale_n,
+                         a.ofm_block, step, a.scale_n));
+    }
+    // TOSA's bounds, -n <= offset < 16n (Vela asserts offset < n, yet its TFLite lowering of a
+    // nearest-neighbour downscale such as 8 -> 2 gives more).
+    if (a.offset < -a.scale_n || a.offset >= 16 * a.scale_n) {
+        fail(fmt::format("NPU_SET_RESIZE_{}_OFFSET.resize_{}_offset", a.name, a.name == 'X' ? 'x' : 'y'),
+             fmt::format("offset {} is outside -n .. 16n-1 for n = {}", a.offset, a.scale_n));
+    }
+    const int64_t last = floor_div(int64_t{a.ofm_size - 1} * step + a.offset, a.scale_n);
+    if (last >= a.ifm_size) {
+        fail(a.ofm_size_register,
+             fmt::format("OFM size {} at step {}/{} and offset {} samples IFM index {}, past the IFM size {} ({})",
+                         a.ofm_size, step, a.scale_n, a.offset, last, a.ifm_size, a.kernel_register));
+    }
+}
+
+void validate_resize(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
+    auto fail = [&](const char* field, const std::string& what) {
+        check.refuse(field, "NPU_OP_RESIZE: " + what, ErrorKind::Malformed);
+    };
+    const Resize& r = op.resize;
+    if (op.kernel.upscale != UpscaleMode::None) fail("NPU_SET_IFM_UPSCALE.mode", "IFM upscaling with RESIZE is undefined");
+    if (op.ifm.precision.bits > 16) {
+        fail("NPU_SET_IFM_PRECISION.activation_precision",
+             fmt::format("{}-bit IFMs cannot be resized (8 or 16 bits)", op.ifm.precision.bits));
+    }
+    if (op.ofm.depth != op.ifm.depth) {
+        fail("NPU_SET_OFM_DEPTH_M1", fmt::format("OFM depth {} differs from IFM depth {}", op.ofm.depth, op.ifm.depth));
+    }
+    check_resize_axis({'X', r.x_scale_n, r.x_offset, r.x_step, op.ofm.width, op.block.ofm_width, op.ifm.width,
+                       "NPU_SET_OFM_WIDTH_M1", "NPU_SET_KERNEL_WIDTH_M1"},
+                      check);
+    check_resize_axis({'Y', r.y_scale_n, r.y_offset, r.y_step, op.ofm.height, op.block.ofm_height, op.ifm.height,
+                       "NPU_SET_OFM_HEIGHT_M1", "NPU_SET_KERNEL_HEIGHT_M1"},
+                      check);
+}
+
+// A DMA the engine models: not out of internal memory, not indexed on both sides, and with rows
+// and planes when it has two or three dimensions. (Where an internal destination lands is
+// Shram::load's check, made in every mode too.)
+void validate_dma(const DecodedOp& op, const OpChecks& check) {
+    const Dma& d = op.dma;
+    if (d.src.internal) check.refuse("NPU_OP_DMA_START", "DMA from internal memory is not supported");
+    if (d.gather && d.scatter) {
+        check.refuse("NPU_SET_DMA0_DST_REGION.idx_mode",
+                     "index mode on both source and destination is not supported (Vela never emits it; its "
+                     "behaviour is undocumented)");
+    }
+    if ((d.dimensions >= 2 && d.size0 == 0) || (d.dimensions >= 3 && d.size1 == 0)) {
+        check.refuse(d.size0 == 0 ? "NPU_SET_DMA0_SIZE0" : "NPU_SET_DMA0_SIZE1",
+                     fmt::format("a {}D DMA with {} rows and {} planes is not supported (undocumented behaviour)",
+                                 d.dimensions, d.size0, d.size1));
+    }
+}
+
 }  // namespace
 
 void validate(const DecodedOp& op, const NpuConfig& config, const std::string& source) {
@@ -354,8 +442,8 @@ void validate(const DecodedOp& op, const NpuConfig& config, const std::string& s
         case OpKind::Depthwise: validate_conv(op, config, check); return;
         case OpKind::Pool: validate_pool(op, config, check); return;
         case OpKind::Elementwise: validate_elementwise(op, config, check); return;
-        case OpKind::Resize:
-        case OpKind::DmaStart:
+        case OpKind::Resize: validate_resize(op, config, check); return;
+        case OpKind::DmaStart: validate_dma(op, check); return;
         case OpKind::DmaWait:
         case OpKind::KernelWait:
         case OpKind::PmuMask:
