@@ -1,14 +1,11 @@
 #include "emulator/engine/output_pipeline.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
 #include "emulator/engine/output_bytes.h"
 #include "emulator/engine/simd.h"
-#include "emulator/isa/error.h"
 
 namespace ethosu {
 namespace {
@@ -61,10 +58,9 @@ ETHOSU_SIMD_CLONES bool scale_channels_fast(const int64_t* acc, const OpWeights&
 }  // namespace
 
 OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_(op), clip_(clip_range(op)) {
-    const LazyLocation where{&ctx.source, op.offset, op_kind_name(op.kind)};
     const int ofm_bits = op.ofm.precision.bits;
     if (ctx.config.traits().activation_names_lut_type) {
-        init_u85(op, ctx, where);
+        init_u85(op, ctx);
         return;
     }
     switch (op.output.activation) {
@@ -75,28 +71,17 @@ OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_
         case Activation::Table:
             break;
         case Activation::Sigmoid:
-        case Activation::Tanh:
-            // Vela uses the built-in functions for 16-bit OFMs only (zero point 0); U85 has LUTs instead.
-            if (ofm_bits != 16 || op.ofm.zero_point != 0) {
-                throw Error(where, "built-in TANH/SIGMOID activations are supported on U55/U65 16-bit OFMs "
-                                   "with zero point 0 only",
-                            ErrorKind::Unsupported);
-            }
+        case Activation::Tanh:  // 16-bit OFMs with zero point 0 (validate())
             return;
     }
     if (op.output.clip_range == ClipRange::ForceInt8) clip_ = {-128, 127};
     else if (op.output.clip_range == ClipRange::ForceUint8) clip_ = {0, 255};
-    else if (ofm_bits != 8) throw Error(where, "interpolating 16-bit LUTs are not supported yet", ErrorKind::Unsupported);
     lut_signed_index_ = op.output.clip_range == ClipRange::ForceInt8 || op.ofm.precision.is_signed;
     lut_entry_bytes_ = ofm_bits / 8;
-    lut_ = ctx.shram.lut(op.output.lut_index);
-    if (lut_.size() < 256u * lut_entry_bytes_) {
-        throw Error(where, fmt::format("TABLE_{} with {}-byte entries runs past the LUT memory", op.output.lut_index,
-                                       lut_entry_bytes_));
-    }
+    lut_ = ctx.shram.lut(op.output.lut_index);  // 8-bit results in the LUT memory (validate())
 }
 
-void OutputPipeline::init_u85(const DecodedOp& op, ExecutionContext& ctx, const LazyLocation& where) {
+void OutputPipeline::init_u85(const DecodedOp& op, ExecutionContext& ctx) {
     const Range type = precision_range(op.ofm.precision);
     const Range bounds{op.output.clip_min, op.output.clip_max};
     const bool clip16 = op.output.clip_range != ClipRange::OfmType;  // ACTIVATION_MIN/MAX apply
@@ -119,40 +104,21 @@ void OutputPipeline::init_u85(const DecodedOp& op, ExecutionContext& ctx, const 
             lut_ = ctx.shram.lut(0);  // the 2 KB table fills the LUT RAM
             clip_ = clip16 ? Range{std::max(bounds.min, type.min), std::min(bounds.max, type.max)} : type;
             return;
-        case LutType::S16S32: {  // the clipped int16 value indexes the interpolating table
-            if (op.output.lut_index != 0) {
-                throw Error(where, fmt::format("LUT_S16_S32 table {}: its 2 KB table fills the LUT RAM (table 0 only)",
-                                               op.output.lut_index));
-            }
+        case LutType::S16S32: {  // the clipped int16 value indexes the interpolating table, table 0
             s16_to_s32_ = true;
             lut_ = ctx.shram.lut(0);
             const Range int16{INT16_MIN, INT16_MAX};
             clip_ = clip16 ? Range{std::max(bounds.min, int16.min), std::min(bounds.max, int16.max)} : int16;
             return;
         }
-        // LUT_S16_S16 interpolates to 16 bits; how the hardware rounds slope * fraction / 128 is not
-        // in the sources (Vela only uses it with slopes 0 and 128, where no rounding occurs).
         case LutType::S16S16:
-            throw Error(where, "16-bit input LUT_S16_S16 is not supported: its rounding is not determined",
-                        ErrorKind::Unsupported);
-        case LutType::None: throw Error(where, "a LUT activation without a LUT type");
+        case LutType::None: return;  // refused by validate()
     }
     lut_signed_index_ = input.min < 0;
+    // validate() has refused a clip that misses the input range and a table past the LUT RAM.
     clip_ = clip16 ? Range{std::max(bounds.min, input.min), std::min(bounds.max, input.max)} : input;
-    // ACTIVATION_MIN/MAX that miss the LUT's 8-bit input range leave no entry to look up (the fuzz
-    // campaign's clip of 1000 and up indexed past the table); no source says what the hardware does.
-    if (clip_.min > clip_.max) {
-        throw Error({*where.file, where.offset, "NPU_SET_ACTIVATION_MIN", OffsetKind::Command},
-                    fmt::format("clip range {}..{} misses the LUT's input range {}..{}", bounds.min, bounds.max,
-                                input.min, input.max));
-    }
     // Table n of a LUT of s bytes starts at n * s in the LUT RAM.
-    const int first_slot = op.output.lut_index * lut_entry_bytes_;
-    if ((first_slot + lut_entry_bytes_) * Shram::kLutSlotBytes > Shram::kLutBytes) {
-        throw Error(where, fmt::format("LUT table {} with {}-byte entries runs past the LUT RAM", op.output.lut_index,
-                                       lut_entry_bytes_));
-    }
-    lut_ = ctx.shram.lut(first_slot);
+    lut_ = ctx.shram.lut(op.output.lut_index * lut_entry_bytes_);
 }
 
 int64_t OutputPipeline::apply(int64_t acc, int channel, const OpWeights* weights) const {

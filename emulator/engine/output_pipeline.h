@@ -45,7 +45,7 @@ private:
     bool plain_per_channel_scaling() const;
     template <typename Acc>
     void apply_channels_as(const Acc* acc, int count, const OpWeights* weights, int64_t* out) const;
-    void init_u85(const DecodedOp& op, ExecutionContext& ctx, const LazyLocation& where);
+    void init_u85(const DecodedOp& op, ExecutionContext& ctx);
 
     const DecodedOp& op_;
     Range clip_;

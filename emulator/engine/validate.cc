@@ -101,6 +101,87 @@ void check_ofm_order(const DecodedOp& op, const OpChecks& check) {
     }
 }
 
+// The output stage's activation on U55/U65: built-in TANH/SIGMOID as Vela uses them, and TABLE
+// LUTs of 8-bit results (or clipped to 8 bits) inside the LUT memory.
+void check_activation_u55(const DecodedOp& op, const OpChecks& check) {
+    constexpr int kClipForceUint8 = 2;  // activation_clip_range
+    constexpr int kClipForceInt8 = 3;
+    const int ofm_bits = op.ofm.precision.bits;
+    switch (op.output.activation) {
+        case Activation::None: return;
+        case Activation::Table: break;
+        case Activation::Sigmoid:
+        case Activation::Tanh:
+            // Vela uses the built-in functions for 16-bit OFMs only (zero point 0); U85 has LUTs instead.
+            if (ofm_bits != 16 || op.ofm.zero_point != 0) {
+                check.refuse(op_kind_name(op.kind), "built-in TANH/SIGMOID activations are supported on U55/U65 "
+                                                    "16-bit OFMs with zero point 0 only");
+            }
+            return;
+    }
+    const int clip = op.output.clip_range;
+    if (clip != kClipForceInt8 && clip != kClipForceUint8 && ofm_bits != 8)
+        check.refuse(op_kind_name(op.kind), "interpolating 16-bit LUTs are not supported yet");
+    const int entry_bytes = ofm_bits / 8;
+    const int slots = Shram::kLutBytes / Shram::kLutSlotBytes;
+    if ((slots - op.output.lut_index) * Shram::kLutSlotBytes < 256 * entry_bytes) {
+        check.refuse(op_kind_name(op.kind),
+                     fmt::format("TABLE_{} with {}-byte entries runs past the LUT memory", op.output.lut_index, entry_bytes),
+                     ErrorKind::Malformed);
+    }
+}
+
+// The output stage's LUT on U85: a determined type whose table fits the LUT RAM and whose 8-bit
+// input range the clip leaves an entry of.
+void check_activation_u85(const DecodedOp& op, const OpChecks& check) {
+    if (op.output.activation == Activation::None) return;
+    const std::string_view field = op_kind_name(op.kind);
+    Range input{-128, 127};
+    switch (op.output.lut) {
+        case LutType::U8U8: input = {0, 255}; break;
+        case LutType::S8S8:
+        case LutType::S8S16:
+        case LutType::S8S32: break;
+        case LutType::Tanh:
+        case LutType::Sigmoid: return;
+        case LutType::S16S32:
+            if (op.output.lut_index != 0) {
+                check.refuse(field,
+                             fmt::format("LUT_S16_S32 table {}: its 2 KB table fills the LUT RAM (table 0 only)",
+                                         op.output.lut_index),
+                             ErrorKind::Malformed);
+            }
+            return;
+        // LUT_S16_S16 interpolates to 16 bits; how the hardware rounds slope * fraction / 128 is not
+        // in the sources (Vela only uses it with slopes 0 and 128, where no rounding occurs).
+        case LutType::S16S16:
+            check.refuse(field, "16-bit input LUT_S16_S16 is not supported: its rounding is not determined");
+        case LutType::None: check.refuse(field, "a LUT activation without a LUT type", ErrorKind::Malformed);
+    }
+    // ACTIVATION_MIN/MAX that miss the LUT's 8-bit input range leave no entry to look up (a clip
+    // of 1000 and up would index past the table); no source says what the hardware does.
+    constexpr int kClipB16 = 0;  // activation_clip_range: ACTIVATION_MIN/MAX apply
+    if (op.output.clip_range == kClipB16 &&
+        std::max<int64_t>(op.output.clip_min, input.min) > std::min<int64_t>(op.output.clip_max, input.max)) {
+        check.refuse("NPU_SET_ACTIVATION_MIN",
+                     fmt::format("clip range {}..{} misses the LUT's input range {}..{}", op.output.clip_min,
+                                 op.output.clip_max, input.min, input.max),
+                     ErrorKind::Malformed);
+    }
+    // Table n of a LUT of s bytes starts at n * s in the LUT RAM.
+    const int bytes = entry_bytes(op.output.lut);
+    if ((op.output.lut_index * bytes + bytes) * Shram::kLutSlotBytes > Shram::kLutBytes) {
+        check.refuse(field,
+                     fmt::format("LUT table {} with {}-byte entries runs past the LUT RAM", op.output.lut_index, bytes),
+                     ErrorKind::Malformed);
+    }
+}
+
+void check_activation(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
+    if (config.traits().activation_names_lut_type) check_activation_u85(op, check);
+    else check_activation_u55(op, check);
+}
+
 // Where the op's accumulators start and whether they fit the accumulator RAM when kept; what an
 // earlier op left (KEEP) is the kernel's to check, as it depends on the path the stream took.
 void check_accumulators(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
@@ -172,6 +253,7 @@ void validate_conv(const DecodedOp& op, const NpuConfig& config, const OpChecks&
         check_weight_layout(op, config, check.source());
     }
     check_accumulators(op, config, check);
+    check_activation(op, config, check);
 }
 
 // Vela 5.1 programs ARGMAX with OFM_SCALE scale 1, shift 16 and splits longer axes into windows
@@ -204,6 +286,7 @@ void check_argmax(const DecodedOp& op, const OpChecks& check) {
 }
 
 void validate_pool(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
+    check_activation(op, config, check);
     switch (op.pool) {
         case PoolMode::ReduceSum:
             if (op.kernel.upscale != UpscaleMode::None) {
@@ -330,6 +413,7 @@ void check_scaled_range(const DecodedOp& op, const OpChecks& check) {
 }
 
 void validate_elementwise(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
+    check_activation(op, config, check);
     const ElementwiseMode m = op.elementwise.mode;
     if (!config.traits().elementwise_scales_each_operand) {
         if (!is_u55_mode(m))
@@ -408,6 +492,7 @@ void validate_resize(const DecodedOp& op, const NpuConfig& config, const OpCheck
     check_resize_axis({'Y', r.y_scale_n, r.y_offset, r.y_step, op.ofm.height, op.block.ofm_height, op.ifm.height,
                        "NPU_SET_OFM_HEIGHT_M1", "NPU_SET_KERNEL_HEIGHT_M1"},
                       check);
+    check_activation(op, config, check);
 }
 
 // A DMA the engine models: not out of internal memory, not indexed on both sides, and with rows

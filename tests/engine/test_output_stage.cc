@@ -9,6 +9,7 @@
 #include "emulator/engine/output_bytes.h"
 #include "emulator/engine/output_pipeline.h"
 #include "emulator/engine/output_stage.h"
+#include "emulator/engine/validate.h"
 #include "emulator/isa/error.h"
 #include "tests/engine/tflite_math.h"
 
@@ -247,16 +248,28 @@ TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
     EXPECT_EQ(tanh.apply(1000, 0, nullptr), builtin_tanh(6000));
     EXPECT_EQ(tanh.apply(-32768, 0, nullptr), -32767);
 
+    // What the built-in functions do not cover, validate() refuses before any pipeline is made.
+    op.kind = OpKind::Pool;
+    op.ofm.height = op.ofm.width = op.ofm.depth = 1;
+    op.kernel.height = op.kernel.width = op.kernel.stride_x = op.kernel.stride_y = 1;
+    const auto refusal = [&](const NpuConfig& config) -> std::string {
+        try {
+            validate(op, config, rig.source);
+        } catch (const Error& e) {
+            return e.reason();
+        }
+        return "accepted";
+    };
+    EXPECT_EQ(refusal(rig.config), "accepted");
+    const std::string builtin_only = "built-in TANH/SIGMOID activations are supported on U55/U65 16-bit OFMs with zero "
+                                     "point 0 only";
     op.ofm.precision = {true, 8};
-    EXPECT_THROW(OutputPipeline(op, ctx), Error);
+    EXPECT_EQ(refusal(rig.config), builtin_only);
     op.ofm.precision = {true, 16};
     op.ofm.zero_point = 1;
-    EXPECT_THROW(OutputPipeline(op, ctx), Error);
+    EXPECT_EQ(refusal(rig.config), builtin_only);
     op.ofm.zero_point = 0;
-    const NpuConfig u85 = *find_npu_config("ethos-u85-256");
-    ExecutionContext u85_ctx{u85,        rig.memory,  rig.shram,        rig.weights, rig.source,
-                             rig.chain,  rig.scratch, rig.accumulators, rig.budget};
-    EXPECT_THROW(OutputPipeline(op, u85_ctx), Error);
+    EXPECT_EQ(refusal(*find_npu_config("ethos-u85-256")), "a LUT activation without a LUT type");
 }
 
 // apply_channels' vectorised per-channel scaling (output_pipeline.cc scale_channels_64) against
