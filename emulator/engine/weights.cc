@@ -137,7 +137,7 @@ WeightOrder u55_weight_order(const DecodedOp& op, const NpuConfig& config, const
     return w;
 }
 
-void check_kernel_op(const DecodedOp& op, const NpuConfig& config, const ErrorLocation& where) {
+void check_kernel_op(const DecodedOp& op, const NpuConfig& config, const LazyLocation& where) {
     if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) throw Error(where, "the op has no weights to decode");
     if (op.weights.empty()) throw Error(where, "the op has no weight stream");
     // Every core needs an OFM block of at least one channel, or the traversal would not advance.
@@ -366,8 +366,7 @@ void check_2_4_sparse(const OpWeights& w, const ErrorLocation& where) {
 // its 4-channel groups of every OFM micro-block; one scale stream holds every channel's record.
 void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
                         const std::string& source, OpWeights& out) {
-    const ErrorLocation where{source, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command};
-    const U85WeightOrder order = u85_weight_order(op, config, out, where);
+    const U85WeightOrder order = u85_weight_order(op, config, out, {&source, op.offset, op_kind_name(op.kind)});
     std::vector<std::vector<int16_t>> streams(static_cast<size_t>(order.streams));
     if (op.weight_format == WeightFormat::Fast) {
         const Stream& stream = op.weights[0];
@@ -494,7 +493,7 @@ bool ConvWeightGroups::applies(const DecodedOp& op, const NpuConfig& config) {
 
 ConvWeightGroups::ConvWeightGroups(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
                                    const std::string& source) {
-    check_kernel_op(op, config, {source, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command});
+    check_kernel_op(op, config, {&source, op.offset, op_kind_name(op.kind)});
     OpWeights all = weights_shape(op);
     check_stream_can_hold(op, fetch, source, 0, all);
     if (!op.scales.empty()) {
@@ -553,14 +552,15 @@ bool ConvWeightGroups::next(int channels, OpWeights& out) {
 }
 
 void check_weight_layout(const DecodedOp& op, const NpuConfig& config, const std::string& source) {
-    const ErrorLocation where{source, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command};
+    // Called for every op of every run: the error's strings are built only when it is thrown.
+    const LazyLocation where{&source, op.offset, op_kind_name(op.kind)};
     check_kernel_op(op, config, where);
     if (config.traits().weight_encoding == WeightEncoding::PerDecoder) u85_weight_order(op, config, weights_shape(op), where);
 }
 
 OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
                             const std::string& source) {
-    check_kernel_op(op, config, {source, op.offset, std::string(op_kind_name(op.kind)), OffsetKind::Command});
+    check_kernel_op(op, config, {&source, op.offset, op_kind_name(op.kind)});
     OpWeights w = weights_shape(op);
     if (config.traits().weight_encoding == WeightEncoding::PerDecoder) {
         decode_u85_weights(op, config, fetch, source, w);

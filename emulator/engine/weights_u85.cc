@@ -14,7 +14,7 @@ constexpr int kInterleaveDepth = 4;  // OFM channels a decoder takes before the 
 }  // namespace
 
 U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, const OpWeights& shape,
-                                const ErrorLocation& where) {
+                                const LazyLocation& where) {
     using Traversal = U85WeightOrder::Traversal;
     U85WeightOrder w;
     w.traversal = op.kind == OpKind::Depthwise   ? Traversal::Depthwise
@@ -29,7 +29,7 @@ U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, co
     const auto ublock = config.micro_block_index(micro_block_height(op.output.microblock),
                                                  micro_block_width(op.output.microblock));
     if (!ublock) {
-        throw Error({where.file, where.offset, "NPU_SET_ACC_FORMAT.microblock", OffsetKind::Command},
+        throw Error({*where.file, where.offset, "NPU_SET_ACC_FORMAT.microblock", OffsetKind::Command},
                     fmt::format("micro-block {} does not exist on {}", static_cast<int>(op.output.microblock),
                                 config.name));
     }
@@ -43,7 +43,7 @@ U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, co
     const bool sparse = op.sparse_2_4;
     // Vela encodes 2:4 sparsity along the IFM depth of convolutions only.
     if (sparse && w.traversal == Traversal::Depthwise) {
-        throw Error({where.file, where.offset, "NPU_SET_WEIGHT_FORMAT.weight_sparsity", OffsetKind::Command},
+        throw Error({*where.file, where.offset, "NPU_SET_WEIGHT_FORMAT.weight_sparsity", OffsetKind::Command},
                     "2:4 sparse weights on a DEPTHWISE op", ErrorKind::Unsupported);
     }
     w.ifm_block_depth = u85_conv_ifm_block_depth(config, ofm_ublock, w.traversal == Traversal::PartKernelFirst,

@@ -35,7 +35,7 @@ struct U85WeightOrder {
 // The order of the op's weight streams; errors name the op when the registers ask for a
 // micro-block the configuration does not have.
 U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, const OpWeights& shape,
-                                const ErrorLocation& where);
+                                const LazyLocation& where);
 
 // Every weight position of one decoder's stream in encoding order: visit(channel, y, x, i) with
 // channel -1 for padding entries.
