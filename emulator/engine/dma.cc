@@ -48,7 +48,7 @@ void run_dma(const DecodedOp& op, ExecutionContext& ctx) {
             const auto from = ctx.memory.read(d.src.region, src, d.length, src_who);
             if (d.dst.internal) {
                 // Internal destination: each selected core's SHRAM (U55/U65) or the LUT RAM (U85).
-                const uint32_t core_mask = ctx.shram.load(op, ctx.source);
+                const uint32_t core_mask = ctx.shram.load(op);
                 ctx.shram.write(core_mask, dst, from.first(d.length));
             } else {
                 auto to = ctx.memory.write(d.dst.region, dst, d.length, dst_who);

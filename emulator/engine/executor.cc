@@ -13,12 +13,16 @@
 
 namespace ethosu {
 
+// U85 has no SHRAM; its 2 KB LUT RAM is modelled by one core's LUT area. On U55/U65 the cores
+// share CONFIG.shram_size equally.
+int Shram::cores_of(const NpuConfig& config) { return config.shram_kb > 0 ? config.cores : 1; }
+
+uint64_t Shram::core_bytes_of(const NpuConfig& config) {
+    return config.shram_kb > 0 ? uint64_t{static_cast<uint64_t>(config.shram_kb)} * 1024 / cores_of(config) : kLutBytes;
+}
+
 Shram::Shram(const NpuConfig& config) : per_core_shram_(config.shram_kb > 0) {
-    // U85 has no SHRAM; its 2 KB LUT RAM is modelled by one core's LUT area. On U55/U65 `cores`
-    // counts the cores, which share CONFIG.shram_size equally.
-    const int cores = per_core_shram_ ? config.cores : 1;
-    const size_t bytes = per_core_shram_ ? static_cast<size_t>(config.shram_kb) * 1024 / cores : kLutBytes;
-    cores_.assign(static_cast<size_t>(cores), Core{std::vector<uint8_t>(bytes)});
+    cores_.assign(static_cast<size_t>(cores_of(config)), Core{std::vector<uint8_t>(core_bytes_of(config))});
 }
 
 void Shram::clear() {
@@ -28,26 +32,16 @@ void Shram::clear() {
     }
 }
 
-uint32_t Shram::load(const DecodedOp& dma, const std::string& source) {
+uint32_t Shram::cores_in(int region, int cores) { return static_cast<uint32_t>(region) & ((1u << cores) - 1); }
+
+uint32_t Shram::internal_core_mask(const NpuConfig& config, const Dma& dma) {
+    return config.shram_kb > 0 ? cores_in(dma.dst.region, cores_of(config)) : 1;
+}
+
+uint32_t Shram::load(const DecodedOp& dma) {
     const Dma& d = dma.dma;
-    if (d.dimensions > 1 || d.scatter) {
-        throw Error({source, dma.offset, d.scatter ? "NPU_SET_DMA0_DST_REGION.idx_mode" : "NPU_SET_DMA0_SRC_REGION.stride_mode", OffsetKind::Command},
-                    "a strided or scattered DMA into internal memory is not supported (Vela loads LUTs with 1-D "
-                    "transfers)",
-                    ErrorKind::Unsupported);
-    }
-    const uint64_t size = core_bytes(), dst = d.dst.address;
-    if (dst > size || d.length > size - dst) {
-        throw Error({source, dma.offset, "NPU_SET_DMA0_DST", OffsetKind::Command},
-                    fmt::format("DMA writes internal memory [0x{:x}, 0x{:x}), which holds {} bytes{}", dst,
-                                dst + d.length, size, cores() > 1 ? " per core" : ""));
-    }
-    const uint32_t core_mask = per_core_shram_ ? static_cast<uint32_t>(d.dst.region) & ((1u << cores()) - 1) : 1;
-    if (!core_mask) {
-        throw Error({source, dma.offset, "NPU_SET_DMA0_DST_REGION.region", OffsetKind::Command},
-                    fmt::format("internal-mode DMA with core mask {} selects none of the {} core{} (Vela writes mask 3)",
-                                d.dst.region, cores(), cores() > 1 ? "s" : ""));
-    }
+    const uint64_t dst = d.dst.address;
+    const uint32_t core_mask = per_core_shram_ ? cores_in(d.dst.region, cores()) : 1;
     const uint64_t lut_begin = std::max(dst, lut_base()), lut_end = dst + d.length;
     for (size_t n = 0; n < cores_.size(); ++n) {
         if (!(core_mask >> n & 1)) continue;

@@ -32,6 +32,11 @@ public:
     static constexpr int kLutBytes = 2048;  // 8 slots; an int16 LUT fills all of them
 
     explicit Shram(const NpuConfig& config);
+    // What a configuration gives it: the cores, each core's bytes, and the cores an internal-mode
+    // DMA writes (the mask in its region field, bit n: core n; U85: the LUT RAM, 1).
+    static int cores_of(const NpuConfig& config);
+    static uint64_t core_bytes_of(const NpuConfig& config);
+    static uint32_t internal_core_mask(const NpuConfig& config, const Dma& dma);
 
     int cores() const { return static_cast<int>(cores_.size()); }
     uint64_t core_bytes() const { return cores_.front().bytes.size(); }
@@ -39,11 +44,11 @@ public:
     // banks).
     uint64_t lut_base() const { return core_bytes() - kLutBytes; }
 
-    // The checks and bookkeeping of an internal-mode DMA (a 1-D transfer into the cores of the mask
-    // in its region field, bit n: core n; U85: the LUT RAM), which need no data: a destination past a
-    // core's memory or a mask selecting no core is refused. Returns the mask of the cores written.
-    // Full and timing-only runs make the same calls, so they refuse the same streams.
-    uint32_t load(const DecodedOp& dma, const std::string& source);
+    // The bookkeeping of an internal-mode DMA, which needs no data: the LUT bytes it writes on the
+    // cores of its mask (validate() has refused one that is not a 1-D transfer inside every core's
+    // memory to at least one core). Returns the mask of the cores written. Full and timing-only runs
+    // make the same calls.
+    uint32_t load(const DecodedOp& dma);
     // A U55/U65 TABLE activation reads its LUT slots: refused unless a DMA has loaded them on every core.
     void check_table(const DecodedOp& op, const std::string& source) const;
     // The bytes of a load already checked: `data` at `offset` of every core in `core_mask`.
@@ -59,6 +64,7 @@ private:
         std::vector<bool> lut_written = std::vector<bool>(kLutBytes);
     };
     std::vector<Core> cores_;
+    static uint32_t cores_in(int region_mask, int cores);  // the mask's bits that name a core
     // U55/U65: TABLE_n reads SHRAM slots and an internal DMA's region field is a core mask; U85's
     // LUT RAM is neither tracked nor masked.
     bool per_core_shram_;

@@ -495,10 +495,34 @@ void validate_resize(const DecodedOp& op, const NpuConfig& config, const OpCheck
     check_activation(op, config, check);
 }
 
-// A DMA the engine models: not out of internal memory, not indexed on both sides, and with rows
-// and planes when it has two or three dimensions. (Where an internal destination lands is
-// Shram::load's check, made in every mode too.)
-void validate_dma(const DecodedOp& op, const OpChecks& check) {
+// An internal-mode DMA: a 1-D transfer (Vela loads LUTs so) inside each core's SHRAM (U55/U65)
+// or the LUT RAM (U85), to at least one core.
+void check_internal_destination(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
+    const Dma& d = op.dma;
+    if (d.dimensions > 1 || d.scatter) {
+        check.refuse(d.scatter ? "NPU_SET_DMA0_DST_REGION.idx_mode" : "NPU_SET_DMA0_SRC_REGION.stride_mode",
+                     "a strided or scattered DMA into internal memory is not supported (Vela loads LUTs with 1-D "
+                     "transfers)");
+    }
+    const int cores = Shram::cores_of(config);
+    const uint64_t size = Shram::core_bytes_of(config), dst = d.dst.address;
+    if (dst > size || d.length > size - dst) {
+        check.refuse("NPU_SET_DMA0_DST",
+                     fmt::format("DMA writes internal memory [0x{:x}, 0x{:x}), which holds {} bytes{}", dst,
+                                 dst + d.length, size, cores > 1 ? " per core" : ""),
+                     ErrorKind::Malformed);
+    }
+    if (!Shram::internal_core_mask(config, d)) {
+        check.refuse("NPU_SET_DMA0_DST_REGION.region",
+                     fmt::format("internal-mode DMA with core mask {} selects none of the {} core{} (Vela writes mask 3)",
+                                 d.dst.region, cores, cores > 1 ? "s" : ""),
+                     ErrorKind::Malformed);
+    }
+}
+
+// A DMA the engine models: not out of internal memory, not indexed on both sides, with rows and
+// planes when it has two or three dimensions, and into internal memory as Vela loads LUTs.
+void validate_dma(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
     const Dma& d = op.dma;
     if (d.src.internal) check.refuse("NPU_OP_DMA_START", "DMA from internal memory is not supported");
     if (d.gather && d.scatter) {
@@ -511,6 +535,7 @@ void validate_dma(const DecodedOp& op, const OpChecks& check) {
                      fmt::format("a {}D DMA with {} rows and {} planes is not supported (undocumented behaviour)",
                                  d.dimensions, d.size0, d.size1));
     }
+    if (d.dst.internal) check_internal_destination(op, config, check);
 }
 
 }  // namespace
@@ -528,7 +553,7 @@ void validate(const DecodedOp& op, const NpuConfig& config, const std::string& s
         case OpKind::Pool: validate_pool(op, config, check); return;
         case OpKind::Elementwise: validate_elementwise(op, config, check); return;
         case OpKind::Resize: validate_resize(op, config, check); return;
-        case OpKind::DmaStart: validate_dma(op, check); return;
+        case OpKind::DmaStart: validate_dma(op, config, check); return;
         case OpKind::DmaWait:
         case OpKind::KernelWait:
         case OpKind::PmuMask:
