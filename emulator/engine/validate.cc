@@ -104,8 +104,6 @@ void check_ofm_order(const DecodedOp& op, const OpChecks& check) {
 // The output stage's activation on U55/U65: built-in TANH/SIGMOID as Vela uses them, and TABLE
 // LUTs of 8-bit results (or clipped to 8 bits) inside the LUT memory.
 void check_activation_u55(const DecodedOp& op, const OpChecks& check) {
-    constexpr int kClipForceUint8 = 2;  // activation_clip_range
-    constexpr int kClipForceInt8 = 3;
     const int ofm_bits = op.ofm.precision.bits;
     switch (op.output.activation) {
         case Activation::None: return;
@@ -119,8 +117,8 @@ void check_activation_u55(const DecodedOp& op, const OpChecks& check) {
             }
             return;
     }
-    const int clip = op.output.clip_range;
-    if (clip != kClipForceInt8 && clip != kClipForceUint8 && ofm_bits != 8)
+    const ClipRange clip = op.output.clip_range;
+    if (clip != ClipRange::ForceInt8 && clip != ClipRange::ForceUint8 && ofm_bits != 8)
         check.refuse(op_kind_name(op.kind), "interpolating 16-bit LUTs are not supported yet");
     const int entry_bytes = ofm_bits / 8;
     const int slots = Shram::kLutBytes / Shram::kLutSlotBytes;
@@ -160,8 +158,7 @@ void check_activation_u85(const DecodedOp& op, const OpChecks& check) {
     }
     // ACTIVATION_MIN/MAX that miss the LUT's 8-bit input range leave no entry to look up (a clip
     // of 1000 and up would index past the table); no source says what the hardware does.
-    constexpr int kClipB16 = 0;  // activation_clip_range: ACTIVATION_MIN/MAX apply
-    if (op.output.clip_range == kClipB16 &&
+    if (op.output.clip_range != ClipRange::OfmType &&  // ACTIVATION_MIN/MAX apply
         std::max<int64_t>(op.output.clip_min, input.min) > std::min<int64_t>(op.output.clip_max, input.max)) {
         check.refuse("NPU_SET_ACTIVATION_MIN",
                      fmt::format("clip range {}..{} misses the LUT's input range {}..{}", op.output.clip_min,
@@ -362,11 +359,10 @@ void check_integer_mode(const DecodedOp& op, const OpChecks& check) {
 // less its zero point, shifted left by dbl_rnd, then times scale / 2^(shift + dbl_rnd), plus one
 // for the rounding. A pre-shifted magnitude past 64 bits is returned as it is: already too wide.
 int128 scaled_bound(const FeatureMap& fm, int32_t scalar, const Scale& s) {
-    constexpr int kBroadcastScalar = 8;  // U85 broadcast_mode
     const Precision& p = fm.precision;
     const int128 one = 1;
-    const int128 lo = fm.broadcast & kBroadcastScalar ? scalar : p.is_signed ? -(one << (p.bits - 1)) : 0;
-    const int128 hi = fm.broadcast & kBroadcastScalar ? scalar
+    const int128 lo = is_scalar(fm.broadcast) ? scalar : p.is_signed ? -(one << (p.bits - 1)) : 0;
+    const int128 hi = is_scalar(fm.broadcast) ? scalar
                       : p.is_signed                   ? (one << (p.bits - 1)) - 1
                                                       : (one << p.bits) - 1;
     const int128 a = lo - fm.zero_point, b = hi - fm.zero_point;
