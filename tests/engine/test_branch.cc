@@ -282,7 +282,7 @@ LoadedModel model_of(const std::vector<uint32_t>& words) {
     model.config = *find_npu_config("ethos-u85-256");
     NpuInvocation inv;
     inv.stream.words = words;
-    inv.regions = {{kSramRegion, "scratch", 0x100, {}, {}}, {kOutRegion, "scratch", 0x100, {}, {}}};
+    inv.regions = {{kSramRegion, RegionRole::Scratch, 0x100, {}, {}}, {kOutRegion, RegionRole::Scratch, 0x100, {}, {}}};
     model.invocations.push_back(std::move(inv));
     return model;
 }

@@ -26,8 +26,8 @@ LoadedModel model_of(Rig& rig) {
     CommandStreamBuilder stop(rig.config().generation);
     stop.emit(Cmd::OP_STOP, {{Field::OP_STOP__mask, 0xFFFF}});
     inv.stream.words.insert(inv.stream.words.end(), stop.words().begin(), stop.words().end());
-    inv.regions = {{kSramRegion, "scratch", rig.sram().size(), rig.sram(), {}},
-                   {kLutRegion, "weights", rig.lut_bytes().size(), rig.lut_bytes(), {}}};
+    inv.regions = {{kSramRegion, RegionRole::Scratch, rig.sram().size(), rig.sram(), {}},
+                   {kLutRegion, RegionRole::Weights, rig.lut_bytes().size(), rig.lut_bytes(), {}}};
     model.invocations.push_back(std::move(inv));
     return model;
 }
