@@ -66,7 +66,7 @@ Range clip_range(const DecodedOp& op);
 inline int64_t clamp(int64_t v, Range r) { return std::min(std::max(v, r.min), r.max); }
 
 // A scaled value plus the OFM zero point, saturated to int64: scale_value saturates a value out of
-// range to an end of int64, where adding a zero point would overflow (a 64-bit OFM's fuzzed MUL).
+// range to an end of int64, where adding a zero point would overflow (a MUL into a 64-bit OFM can reach it).
 inline int64_t add_zero_point(int64_t scaled, int64_t zero_point) {
     int64_t sum;
     if (__builtin_add_overflow(scaled, zero_point, &sum)) return zero_point > 0 ? INT64_MAX : INT64_MIN;

@@ -315,7 +315,7 @@ void Decoder::OpDecoder::read_feature_map(FeatureMap& fm, const FeatureMapFields
         u55_u65_output_stage() && &f == &kOfmFields && fm.precision.bits == 32 && !table_activation();
     if (!zero_point_unused) fm.zero_point = static_cast<int32_t>(value(f.zero_point));
     // A 64-bit input's zero point would be subtracted in 64 bits, which the map's own extremes
-    // leave (the fuzz campaign's U85 elementwise overflow). No corpus stream has such a zero
+    // leave (INT64_MIN less a positive zero point). No corpus stream has such a zero
     // point (the U85 conformance tests decode them all) and no source says how the hardware
     // would subtract one, so an input that has one is refused, not guessed at.
     if (fm.precision.bits == 64 && fm.zero_point != 0 && &f != &kOfmFields) {
@@ -506,8 +506,8 @@ void Decoder::OpDecoder::decode_conv() {
     // The MAC array multiplies 8- and 16-bit IFMs: Vela 5.1's table of the types each
     // hardware op takes (regor ethos_u85_constraints.cpp s_opDataTypeSupport, "from the
     // EthosU55/U65 Embedded NPU Interface Specification") gives Convolution, Depthwise and
-    // VectorProduct IFMs of UInt8, Int8 and Int16 only. A 64-bit IFM overflowed the
-    // kernels' int64 sums (the fuzz campaign's finding on U85).
+    // VectorProduct IFMs of UInt8, Int8 and Int16 only; a 64-bit IFM would also overflow the
+    // kernels' int64 sums.
     refuse_ifm_wider_than(16, "the MAC array takes 8- and 16-bit IFMs");
     read_ofm(op.ofm);
     read_kernel(op.kernel);
@@ -529,8 +529,7 @@ void Decoder::OpDecoder::decode_pool() {
     read_ifm(op.ifm);
     // Vela 5.1's s_opDataTypeSupport (regor ethos_u85_constraints.cpp) gives the hardware's
     // pooling ops IFMs of at most 32 bits (Pooling and ArgMax 8/16, ReduceSum and
-    // ReduceMinMax up to Int32). A 64-bit IFM overflowed REDUCE_SUM's int64 sum (the fuzz
-    // campaign's finding on U85).
+    // ReduceMinMax up to Int32); a 64-bit IFM would also overflow REDUCE_SUM's int64 sum.
     refuse_ifm_wider_than(32, "pooling takes IFMs of at most 32 bits");
     if (accumulators_from_ifm2()) {
         op.has_ifm2 = true;
