@@ -37,10 +37,10 @@ private:
 
 // The NPU and memory system, by Vela's names, as the CLI's options of the same names.
 struct ModelOptions {
-    std::string npu;            // --npu, e.g. "ethos-u55-128"; empty: the model's
-    std::string system_config;  // --system-config; empty: the model's, else Vela's default
-    std::string memory_mode;    // --memory-mode; likewise
-    std::vector<std::string> config_files;  // --config: vela.ini files with more sections
+    std::string npu{};          // --npu, e.g. "ethos-u55-128"; empty: the model's
+    std::string system_config{};  // --system-config; empty: the model's, else Vela's default
+    std::string memory_mode{};  // --memory-mode; likewise
+    std::vector<std::string> config_files{};  // --config: vela.ini files with more sections
     bool lenient = false;       // --lenient: registers never written read as 0
 };
 
