@@ -157,9 +157,9 @@ private:
             unit(OutputTrack, t.cost.output_cycles, "output");
         } else if (t.unit == Unit::Dma) {
             json args = op_args(stream, op, t);
-            args["src_region"] = op.dma.src.region;
-            args["dst_region"] = op.dma.dst.region;
-            args["dst_internal"] = op.dma.dst.internal;
+            args["src_region"] = op.dma().src.region;
+            args["dst_region"] = op.dma().dst.region;
+            args["dst_internal"] = op.dma().dst.internal;
             args["read_bytes"] = per_memory(t.cost.traffic.read);
             args["write_bytes"] = per_memory(t.cost.traffic.write);
             complete(DmaTrack, name, "dma", base + t.start, base + t.end, std::move(args));

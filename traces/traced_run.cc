@@ -68,10 +68,10 @@ std::string op_description(const DecodedOp& op) {
     static constexpr std::string_view resize_modes[] = {"bilinear", "replicate", "nearest"};
     const std::string_view kind = op_kind_name(op.kind);
     switch (op.kind) {
-    case OpKind::Pool: return fmt::format("{}.{}", kind, pool_modes[static_cast<size_t>(op.pool)]);
+    case OpKind::Pool: return fmt::format("{}.{}", kind, pool_modes[static_cast<size_t>(op.kernel().pool())]);
     case OpKind::Elementwise:
-        return fmt::format("{}.{}", kind, elementwise_modes[static_cast<size_t>(op.elementwise.mode)]);
-    case OpKind::Resize: return fmt::format("{}.{}", kind, resize_modes[static_cast<size_t>(op.resize.mode)]);
+        return fmt::format("{}.{}", kind, elementwise_modes[static_cast<size_t>(op.kernel().elementwise().mode)]);
+    case OpKind::Resize: return fmt::format("{}.{}", kind, resize_modes[static_cast<size_t>(op.kernel().resize().mode)]);
     default: return std::string(kind);
     }
 }

@@ -22,12 +22,12 @@ std::string accumulator_shape_text(int h, int w, int c, AccFormat format) {
 }
 
 AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
-    : op_(op), height_(op.ofm.height), width_(op.ofm.width), depth_(op.ofm.depth),
-      outputs_(op.output.acc_output == AccOutput::Enable) {
+    : op_(op), height_(op.kernel().ofm.height), width_(op.kernel().ofm.width), depth_(op.kernel().ofm.depth),
+      outputs_(op.kernel().output.acc_output == AccOutput::Enable) {
     const LazyLocation input_field{&ctx.source, op.offset, "NPU_SET_ACC_FORMAT.acc_input"};
     const size_t elements = static_cast<size_t>(height_) * width_ * depth_;
     const Accumulators& kept = ctx.accumulators;
-    switch (op.output.acc_input) {
+    switch (op.kernel().output.acc_input) {
         case AccInput::Reset: break;
         case AccInput::Keep:
             if (!kept.kept) {
@@ -35,17 +35,17 @@ AccumulatorIo::AccumulatorIo(const DecodedOp& op, ExecutionContext& ctx)
                                                      "none (only an op with acc_output DISABLE does)",
                                                      op_kind_name(op.kind)));
             }
-            if (kept.height != height_ || kept.width != width_ || kept.depth != depth_ || kept.format != op.output.acc_format) {
+            if (kept.height != height_ || kept.width != width_ || kept.depth != depth_ || kept.format != op.kernel().output.acc_format) {
                 throw Error(input_field,
                             fmt::format("{} continues accumulators (KEEP) of OFM {}, but the op at 0x{:x} left {}",
-                                        op_kind_name(op.kind), accumulator_shape_text(height_, width_, depth_, op.output.acc_format),
+                                        op_kind_name(op.kind), accumulator_shape_text(height_, width_, depth_, op.kernel().output.acc_format),
                                         kept.left_by, accumulator_shape_text(kept.height, kept.width, kept.depth, kept.format)));
             }
             start_ = kept.values;
             break;
         case AccInput::Ifm2: {
             // An int32 or int64 map of the accumulators' width (validate() has checked IFM2's).
-            const FeatureMapView ifm2 = ctx.view(op, op.ifm2, height_, width_, depth_, "IFM2");
+            const FeatureMapView ifm2 = ctx.view(op, op.kernel().ifm2, height_, width_, depth_, "IFM2");
             start_.resize(elements);
             for (int y = 0; y < height_; ++y)
                 for (int x = 0; x < width_; ++x)
@@ -62,7 +62,7 @@ void AccumulatorIo::finish(Accumulators& store) {
     store.values.clear();
     if (outputs_) return;
     store.height = height_, store.width = width_, store.depth = depth_;
-    store.format = op_.output.acc_format;
+    store.format = op_.kernel().output.acc_format;
     store.left_by = op_.offset;
     store.values = std::move(kept_);
 }

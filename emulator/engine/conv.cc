@@ -24,11 +24,11 @@ namespace {
 // exactly, a multiple of 16 when it can be (whole vectors); 0 when the operands do not fit int16.
 // Longer sums add such partial sums in int64, which gives the reference's sums exactly too.
 int64_t int32_exact_terms(const DecodedOp& op) {
-    const int bits = op.ifm.precision.bits;
+    const int bits = op.kernel().ifm.precision.bits;
     if (bits != 8 && bits != 16) return 0;
-    const Range operands = operand_range(op.ifm);
+    const Range operands = operand_range(op.kernel().ifm);
     if (operands.min < INT16_MIN || operands.max > INT16_MAX) return 0;
-    const int64_t terms = INT32_MAX / (std::max(largest_operand(op.ifm), int64_t{1}) * 256);
+    const int64_t terms = INT32_MAX / (std::max(largest_operand(op.kernel().ifm), int64_t{1}) * 256);
     return terms >= 16 ? terms / 16 * 16 : terms;
 }
 
@@ -168,7 +168,7 @@ struct FastConv {
     template <typename T>
     const T* operands(const std::vector<T>& dense, int oy, int ox, T* patch, const T* padding) const {
         const int depth = w.ifm_depth;
-        const WindowOrigin origin = window_origin(op.kernel, oy, ox);
+        const WindowOrigin origin = window_origin(op.kernel().kernel, oy, ox);
         const auto pixel = [&](int iy, int ix) -> const T* {
             if (iy < 0 || iy >= ifm_height || ix < 0 || ix >= ifm_width) return padding;
             return dense.data() + (static_cast<size_t>(iy - ifm_row0) * ifm_width + ix) * depth;
@@ -190,8 +190,8 @@ struct FastConv {
     void for_each_pixel_group(int first, int last, const std::vector<T>& dense, T* patches, int patch_room,
                               const T* padding, F f) const {
         for (int oy = first; oy < last; ++oy) {
-            for (int ox0 = 0; ox0 < op.ofm.width; ox0 += kGemmRows) {
-                const int count = std::min(kGemmRows, op.ofm.width - ox0);
+            for (int ox0 = 0; ox0 < op.kernel().ofm.width; ox0 += kGemmRows) {
+                const int count = std::min(kGemmRows, op.kernel().ofm.width - ox0);
                 const T* rows[kGemmRows];
                 for (int r = 0; r < kGemmRows; ++r)
                     rows[r] = operands(dense, oy, ox0 + std::min(r, count - 1),
@@ -277,7 +277,7 @@ struct FastConv {
     // holds goes on in int64 every `chunk` taps.
     void depthwise_rows(int first, int last) const {
         const DepthwiseWeights& dw = w.depthwise;
-        const int ifm_depth = op.ifm.depth;
+        const int ifm_depth = op.kernel().ifm.depth;
         const int taps = w.kernel_height * w.kernel_width;
         const size_t padded = static_cast<size_t>(dw.channels_padded);
         std::vector<int16_t>& zeros = scratch.patches.local();
@@ -292,8 +292,8 @@ struct FastConv {
         std::vector<int64_t>& wide_sums = scratch.wide_sums.local();
         if (wide) wide_sums.resize(static_cast<size_t>(channels));
         for (int oy = first; oy < last; ++oy) {
-            for (int ox = 0; ox < op.ofm.width; ++ox) {
-                const WindowOrigin origin = window_origin(op.kernel, oy, ox);
+            for (int ox = 0; ox < op.kernel().ofm.width; ++ox) {
+                const WindowOrigin origin = window_origin(op.kernel().kernel, oy, ox);
                 for (int ky = 0; ky < w.kernel_height; ++ky) {
                     const int iy = origin.y + ky * step_y;
                     for (int kx = 0; kx < w.kernel_width; ++kx) {
@@ -329,27 +329,27 @@ struct FastConv {
 // the weight of OFM channel o and IFM channel i is IFM2 element (0, o, i) minus the IFM2 zero
 // point, which reproduces TFLite's (rhs - rhs zero point) products.
 void run_conv_ifm2_weights(const DecodedOp& op, ExecutionContext& ctx, const LazyLocation& where) {
-    const Kernel& k = op.kernel;
+    const Kernel& k = op.kernel().kernel;
     const IfmGeometry geo = ifm_geometry(op, where);
     AccumulatorIo accumulators(op, ctx);
-    const int depth = op.ifm.depth;
-    const FeatureMapView ifm = ctx.view(op, op.ifm, geo.height, geo.width, depth, "IFM");
-    const FeatureMapView ifm2 = ctx.view(op, op.ifm2, 1, op.ofm.depth, depth, "IFM2 weights");
-    const size_t weight_count = static_cast<size_t>(op.ofm.depth) * depth;
+    const int depth = op.kernel().ifm.depth;
+    const FeatureMapView ifm = ctx.view(op, op.kernel().ifm, geo.height, geo.width, depth, "IFM");
+    const FeatureMapView ifm2 = ctx.view(op, op.kernel().ifm2, 1, op.kernel().ofm.depth, depth, "IFM2 weights");
+    const size_t weight_count = static_cast<size_t>(op.kernel().ofm.depth) * depth;
     std::vector<int64_t> weights(weight_count);
-    for (int o = 0; o < op.ofm.depth; ++o)
+    for (int o = 0; o < op.kernel().ofm.depth; ++o)
         for (int i = 0; i < depth; ++i)
-            weights[static_cast<size_t>(o) * depth + i] = ifm2.load(0, o, i) - op.ifm2.zero_point;
+            weights[static_cast<size_t>(o) * depth + i] = ifm2.load(0, o, i) - op.kernel().ifm2.zero_point;
     std::optional<FeatureMapView> ofm;
-    if (accumulators.outputs()) ofm.emplace(ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true));
+    if (accumulators.outputs()) ofm.emplace(ctx.view(op, op.kernel().ofm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ofm.depth, "OFM", true));
     const OutputPipeline act(op, ctx);
     std::vector<int64_t> pixel(static_cast<size_t>(depth));
-    for (int oy = 0; oy < op.ofm.height; ++oy) {
-        for (int ox = 0; ox < op.ofm.width; ++ox) {
+    for (int oy = 0; oy < op.kernel().ofm.height; ++oy) {
+        for (int ox = 0; ox < op.kernel().ofm.width; ++ox) {
             const WindowOrigin at = window_origin(k, oy, ox);  // a 1x1 window: the one IFM pixel
             const bool inside = at.y >= 0 && at.y < geo.height && at.x >= 0 && at.x < geo.width;
-            if (inside) ifm.load_channels(at.y, at.x, depth, op.ifm.zero_point, pixel.data());
-            for (int oc = 0; oc < op.ofm.depth; ++oc) {
+            if (inside) ifm.load_channels(at.y, at.x, depth, op.kernel().ifm.zero_point, pixel.data());
+            for (int oc = 0; oc < op.kernel().ofm.depth; ++oc) {
                 int64_t acc = accumulators.initial(oy, ox, oc);
                 if (inside) {
                     const int64_t* w = weights.data() + static_cast<size_t>(oc) * depth;
@@ -368,10 +368,10 @@ void run_conv_ifm2_weights(const DecodedOp& op, ExecutionContext& ctx, const Laz
 void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, const FeatureMapView& ifm,
               const FeatureMapView& ofm, const OutputPipeline& act, const IfmGeometry& geo, int step_y, int step_x,
               int first_channel) {
-    const Kernel& k = op.kernel;
+    const Kernel& k = op.kernel().kernel;
     const bool depthwise = op.kind == OpKind::Depthwise;
     KernelScratch& scratch = ctx.scratch;
-    const int64_t row_bytes = int64_t{geo.width} * op.ifm.depth * 2 * std::max(1, k.stride_y);
+    const int64_t row_bytes = int64_t{geo.width} * op.kernel().ifm.depth * 2 * std::max(1, k.stride_y);
     const int workers = tbb::this_task_arena::max_concurrency();
     // Bands of OFM rows: eight per worker, so that none waits long for the last (two or four a
     // worker were slower, bench_kernels: depthwise 3x3 0.25-0.29 and 0.27-0.31 ms against 0.25,
@@ -380,10 +380,10 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
     // at most kIfmBandBytes of dense IFM.
     const int window_rows = ((w.kernel_height - 1) * step_y + 1 + k.stride_y - 1) / std::max(1, k.stride_y);
     const int by_bytes = static_cast<int>(std::clamp<int64_t>(kIfmBandBytes / std::max<int64_t>(row_bytes, 1), 1,
-                                                              std::max(op.ofm.height, 1)));
-    const int band = std::clamp((op.ofm.height + 8 * workers - 1) / (8 * workers), std::min(window_rows, by_bytes),
+                                                              std::max(op.kernel().ofm.height, 1)));
+    const int band = std::clamp((op.kernel().ofm.height + 8 * workers - 1) / (8 * workers), std::min(window_rows, by_bytes),
                                 by_bytes);
-    const int channels = std::min(w.ofm_depth, op.ofm.depth - first_channel);
+    const int channels = std::min(w.ofm_depth, op.kernel().ofm.depth - first_channel);
     const int chunk = static_cast<int>(std::min<int64_t>(int32_exact_terms(op), INT32_MAX));
     // Sums: DEPTHWISE one pixel's channels (and a row of zeros for padding taps, a pointer per
     // tap), CONV kGemmRows pixels' (and their operands, plus a row of zeros for padding taps).
@@ -408,14 +408,14 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
         return std::pair{top, bottom};
     };
     const int band_ifm_rows = std::min(geo.height, (band - 1) * k.stride_y + (w.kernel_height - 1) * step_y + 1);
-    const size_t band_values = static_cast<size_t>(std::max(band_ifm_rows, 0)) * geo.width * op.ifm.depth;
+    const size_t band_values = static_cast<size_t>(std::max(band_ifm_rows, 0)) * geo.width * op.kernel().ifm.depth;
     ctx.budget.check_allocation(op, band_values * sizeof(int16_t) * static_cast<size_t>(workers),
                                 "dense IFM rows of the bands in flight");
     // An 8-bit IFM whose weights were packed as bytes goes by gemm_u8: its operands as unsigned
     // bytes, offset by 128 for int8 (the sign bit flipped) and by its zero point.
     // A zero point whose offset leaves a byte (no Vela writes one) takes the int16 path, its
     // weights packed for it here.
-    const int32_t byte_offset = static_cast<int32_t>(op.ifm.zero_point) + (op.ifm.precision.is_signed ? 128 : 0);
+    const int32_t byte_offset = static_cast<int32_t>(op.kernel().ifm.zero_point) + (op.kernel().ifm.precision.is_signed ? 128 : 0);
     std::optional<GemmWeights> pairs;
     if (!depthwise && !w.gemm.quads.empty() && (byte_offset < 0 || byte_offset > UINT8_MAX))
         pairs = pack_gemm_weights(w.values.data(), w.gemm.n, w.gemm.k, false);
@@ -427,12 +427,12 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
     if (bytes) scratch.byte_patches.fit(static_cast<size_t>(kGemmRows + 1) * ((gemm.k + 3) / 4 * 4));
     const auto run_bands = [&](const tbb::blocked_range<int>& bands) {
         for (int b = bands.begin(); b < bands.end(); ++b) {
-            const int first = b * band, last = std::min(op.ofm.height, first + band);
+            const int first = b * band, last = std::min(op.kernel().ofm.height, first + band);
             const auto [top, bottom] = ifm_rows(first, last);
             std::vector<int16_t>& dense = scratch.ifm.local();
             std::vector<uint8_t>& dense_bytes = scratch.ifm_bytes.local();
-            if (bytes) load_dense_ifm_bytes(ifm, top, bottom, op.ifm.depth, op.ifm.zero_point, byte_offset, dense_bytes);
-            else load_dense_ifm(ifm, top, bottom, op.ifm.depth, op.ifm.zero_point, dense);
+            if (bytes) load_dense_ifm_bytes(ifm, top, bottom, op.kernel().ifm.depth, op.kernel().ifm.zero_point, byte_offset, dense_bytes);
+            else load_dense_ifm(ifm, top, bottom, op.kernel().ifm.depth, op.kernel().ifm.zero_point, dense);
             const FastConv fast{op,         w,         ofm,    act,     dense,   dense_bytes,   byte_offset,
                                 top,        geo.height, geo.width, step_y, step_x, scratch,     first_channel,
                                 channels,   chunk,     &gemm};
@@ -441,7 +441,7 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
             else fast.conv_rows(first, last);
         }
     };
-    const tbb::blocked_range<int> bands(0, (op.ofm.height + band - 1) / band, 1);
+    const tbb::blocked_range<int> bands(0, (op.kernel().ofm.height + band - 1) / band, 1);
     // OFM rows that share bytes (a hostile stride) are written in order, as the reference does.
     if (ofm.rows_are_disjoint()) tbb::parallel_for(bands, run_bands, tbb::simple_partitioner());
     else run_bands(bands);
@@ -450,17 +450,17 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
 // A CONV too large to hold decoded, in a run of its own: decoded and computed a group of OFM
 // blocks at a time (the fast path's conditions hold; the caller checked).
 void run_conv_in_groups(const DecodedOp& op, ExecutionContext& ctx, const IfmGeometry& geo) {
-    const Kernel& k = op.kernel;
+    const Kernel& k = op.kernel().kernel;
     const StreamFetch fetch = [&](const Stream& s) {
         return ctx.memory.read(s.region, s.base, s.length, ctx.access(op, "weight/scale stream"));
     };
     ConvWeightGroups groups(op, ctx.config, fetch, ctx.source);
-    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.ifm.depth);
-    const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
+    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.kernel().ifm.depth);
+    const FeatureMapView ofm = ctx.view(op, op.kernel().ofm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ofm.depth, "OFM", true);
     const OutputPipeline act(op, ctx);
-    const int64_t per_channel = int64_t{k.taps_height()} * k.taps_width() * op.ifm.depth * int64_t{sizeof(int16_t)};
+    const int64_t per_channel = int64_t{k.taps_height()} * k.taps_width() * op.kernel().ifm.depth * int64_t{sizeof(int16_t)};
     const int channels = static_cast<int>(std::max<int64_t>(1, kWeightGroupBytes / per_channel));
-    const std::span<const uint8_t> stream = fetch(op.weights[0]);
+    const std::span<const uint8_t> stream = fetch(op.kernel().weights[0]);
     uint64_t released = 0;
     OpWeights group;
     while (groups.next(channels, group)) {
@@ -468,7 +468,7 @@ void run_conv_in_groups(const DecodedOp& op, ExecutionContext& ctx, const IfmGeo
         const uint64_t read = groups.stream_bytes_read();
         ctx.done_reading(stream.subspan(released, read - released));
         released = read;
-        if (groups.first() >= op.ofm.depth) continue;  // Vela's padding channels: decoded, not stored
+        if (groups.first() >= op.kernel().ofm.depth) continue;  // Vela's padding channels: decoded, not stored
         const bool taps_dilated = group.kernel_height == k.height && group.kernel_width == k.width;
         run_fast(op, ctx, group, ifm, ofm, act, geo, taps_dilated ? 1 : k.dilation_y, taps_dilated ? 1 : k.dilation_x,
                  groups.first());
@@ -479,21 +479,21 @@ void run_conv_in_groups(const DecodedOp& op, ExecutionContext& ctx, const IfmGeo
 
 void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
     const LazyLocation where{&ctx.source, op.offset, op_kind_name(op.kind)};
-    if (op.weights_from_ifm2) {
+    if (op.kernel().weights_from_ifm2) {
         run_conv_ifm2_weights(op, ctx, where);
         return;
     }
     const bool depthwise = op.kind == OpKind::Depthwise;
-    const Kernel& k = op.kernel;
+    const Kernel& k = op.kernel().kernel;
     const IfmGeometry geo = ifm_geometry(op, where);
     if (ctx.weights.one_run() && ConvWeightGroups::applies(op, ctx.config) && int32_exact_terms(op) > 0) {
         run_conv_in_groups(op, ctx, geo);
         return;
     }
     const OpWeights& w = ctx.weights.get(op, ctx.config, ctx.memory, ctx.source);
-    if (w.ofm_depth < op.ofm.depth || (!depthwise && w.ifm_depth != op.ifm.depth)) {
+    if (w.ofm_depth < op.kernel().ofm.depth || (!depthwise && w.ifm_depth != op.kernel().ifm.depth)) {
         throw Error(where, fmt::format("weights hold {} OFM x {} IFM channels, the op needs {} x {}", w.ofm_depth,
-                                       w.ifm_depth, op.ofm.depth, op.ifm.depth));
+                                       w.ifm_depth, op.kernel().ofm.depth, op.kernel().ifm.depth));
     }
     // The decoded kernel is either the programmed (dilated) size, or the undilated taps.
     const bool taps_dilated = w.kernel_height == k.height && w.kernel_width == k.width;
@@ -501,25 +501,25 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
     const int step_x = taps_dilated ? 1 : k.dilation_x;
 
     AccumulatorIo accumulators(op, ctx);
-    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.ifm.depth);
+    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.kernel().ifm.depth);
     // With the accumulator output disabled the op writes no OFM.
     std::optional<FeatureMapView> ofm;
-    if (accumulators.outputs()) ofm.emplace(ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true));
+    if (accumulators.outputs()) ofm.emplace(ctx.view(op, op.kernel().ofm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ofm.depth, "OFM", true));
     const OutputPipeline act(op, ctx);
-    const int64_t ifm_zp = op.ifm.zero_point;
+    const int64_t ifm_zp = op.kernel().ifm.zero_point;
 
     // Any length of sum: int32 partial sums added in int64 (FastConv::chunk) are exact too.
-    if (int32_exact_terms(op) > 0 && (!depthwise || op.ofm.depth <= op.ifm.depth) && accumulators.starts_at_zero() &&
+    if (int32_exact_terms(op) > 0 && (!depthwise || op.kernel().ofm.depth <= op.kernel().ifm.depth) && accumulators.starts_at_zero() &&
         accumulators.outputs()) {
         run_fast(op, ctx, w, ifm, *ofm, act, geo, step_y, step_x, 0);
         accumulators.finish(ctx.accumulators);
         return;
     }
 
-    for (int oy = 0; oy < op.ofm.height; ++oy) {
-        for (int ox = 0; ox < op.ofm.width; ++ox) {
+    for (int oy = 0; oy < op.kernel().ofm.height; ++oy) {
+        for (int ox = 0; ox < op.kernel().ofm.width; ++ox) {
             const WindowOrigin origin = window_origin(k, oy, ox);
-            for (int oc = 0; oc < op.ofm.depth; ++oc) {
+            for (int oc = 0; oc < op.kernel().ofm.depth; ++oc) {
                 int64_t acc = accumulators.initial(oy, ox, oc);
                 for (int ky = 0; ky < w.kernel_height; ++ky) {
                     const int iy = origin.y + ky * step_y;
@@ -530,7 +530,7 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
                         if (depthwise) {
                             acc += (ifm.load(iy, ix, oc) - ifm_zp) * w.at(oc, ky, kx, 0);
                         } else {
-                            for (int ic = 0; ic < op.ifm.depth; ++ic)
+                            for (int ic = 0; ic < op.kernel().ifm.depth; ++ic)
                                 acc += (ifm.load(iy, ix, ic) - ifm_zp) * w.at(oc, ky, kx, ic);
                         }
                     }

@@ -13,7 +13,7 @@
 namespace ethosu {
 
 void run_dma(const DecodedOp& op, ExecutionContext& ctx) {
-    const Dma& d = op.dma;
+    const Dma& d = op.dma();
     const LazyLocation where{&ctx.source, op.offset, "NPU_OP_DMA_START"};
     // validate() has refused internal sources, both sides indexed, and 2D/3D without rows or planes.
     if (d.length == 0) return;
@@ -48,7 +48,7 @@ void run_dma(const DecodedOp& op, ExecutionContext& ctx) {
             const auto from = ctx.memory.read(d.src.region, src, d.length, src_who);
             if (d.dst.internal) {
                 // Internal destination: each selected core's SHRAM (U55/U65) or the LUT RAM (U85).
-                const uint32_t core_mask = ctx.shram.load(op);
+                const uint32_t core_mask = ctx.shram.load(d);
                 ctx.shram.write(core_mask, dst, from.first(d.length));
             } else {
                 auto to = ctx.memory.write(d.dst.region, dst, d.length, dst_who);

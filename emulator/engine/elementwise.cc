@@ -30,24 +30,24 @@ ETHOSU_SIMD_CLONES void add_scaled(const int64_t* __restrict scaled, const int64
 }
 
 std::optional<ScaledAddTerms> scaled_add_terms(const DecodedOp& op) {
-    const Elementwise& e = op.elementwise;
+    const Elementwise& e = op.kernel().elementwise();
     const bool opa = e.operand_scaling == OperandScaling::Opa32;
     if ((e.mode != ElementwiseMode::Add && e.mode != ElementwiseMode::Sub) || e.operand_scaling == OperandScaling::Both16)
         return std::nullopt;
-    const RoundMode round = op.output.round;
+    const RoundMode round = op.kernel().output.round;
     if (!closed_form_rounding(round)) return std::nullopt;
-    const int operand_shift = add_left_shift(op.ifm.precision);
+    const int operand_shift = add_left_shift(op.kernel().ifm.precision);
     constexpr int64_t kLimit = int64_t{1} << 30;
     // The operation's operands (ORDER_A swaps IFM and IFM2): the first is OPA's, the second OPB's.
-    const FeatureMap& first = e.reversed_operands ? op.ifm2 : op.ifm;
-    const FeatureMap& second = e.reversed_operands ? op.ifm : op.ifm2;
+    const FeatureMap& first = e.reversed_operands ? op.kernel().ifm2 : op.kernel().ifm;
+    const FeatureMap& second = e.reversed_operands ? op.kernel().ifm : op.kernel().ifm2;
     // IFM2 as a scalar is the scalar less its zero point.
     const auto largest = [&](const FeatureMap& fm) {
-        return &fm == &op.ifm2 && e.ifm2_scalar ? std::abs(e.scalar - op.ifm2.zero_point) : largest_operand(fm);
+        return &fm == &op.kernel().ifm2 && e.ifm2_scalar ? std::abs(e.scalar - op.kernel().ifm2.zero_point) : largest_operand(fm);
     };
     const int64_t largest_scaled = largest(opa ? first : second), largest_shifted = largest(opa ? second : first);
     const int operand_scale_shift = e.opa.shift + operand_shift;
-    const int output_shift = op.output.global_scale.shift;
+    const int output_shift = op.kernel().output.global_scale.shift;
     if (largest_scaled >= (kLimit >> operand_shift) || largest_shifted >= (kLimit >> (operand_shift - 1)) ||
         operand_scale_shift <= 0 || operand_scale_shift >= 63 || output_shift <= 0 || output_shift >= 63)
         return std::nullopt;
@@ -62,7 +62,7 @@ std::optional<ScaledAddTerms> scaled_add_terms(const DecodedOp& op) {
     };
     const int64_t sign = e.mode == ElementwiseMode::Add ? 1 : -1;
     return ScaledAddTerms{.operand = closed(e.opa.scale, operand_scale_shift, true),
-                          .output = closed(op.output.global_scale.scale, output_shift,
+                          .output = closed(op.kernel().output.global_scale.scale, output_shift,
                                            round == RoundMode::DoubleSymmetric),
                           .operand_shift = operand_shift,
                           .other_shift = operand_shift - 1,
@@ -84,13 +84,13 @@ struct Elementwise55 {
 
     // buffer: the worker's own.
     void rows(int first_row, int last_row, std::vector<int64_t>& buffer) const {
-        const Elementwise& e = op.elementwise;
-        const int W = op.ofm.width, C = op.ofm.depth;
-        const Scale& ofm_scale = op.output.global_scale;
-        const RoundMode round = op.output.round;
-        const int ifm_bits = op.ifm.precision.bits;
-        const int L = add_left_shift(op.ifm.precision);
-        const int64_t zp1 = op.ifm.zero_point, zp2 = op.ifm2.zero_point;
+        const Elementwise& e = op.kernel().elementwise();
+        const int W = op.kernel().ofm.width, C = op.kernel().ofm.depth;
+        const Scale& ofm_scale = op.kernel().output.global_scale;
+        const RoundMode round = op.kernel().output.round;
+        const int ifm_bits = op.kernel().ifm.precision.bits;
+        const int L = add_left_shift(op.kernel().ifm.precision);
+        const int64_t zp1 = op.kernel().ifm.zero_point, zp2 = op.kernel().ifm2.zero_point;
         const OperandRows pixel(buffer, C);
         int64_t* const first = pixel.first;
         int64_t* const second = pixel.second;
@@ -194,13 +194,13 @@ struct Elementwise55 {
 
 void run_elementwise(const DecodedOp& op, ExecutionContext& ctx) {
     if (ctx.config.traits().elementwise_scales_each_operand) return run_elementwise_u85(op, ctx);
-    const Elementwise& e = op.elementwise;
-    const int H = op.ofm.height, W = op.ofm.width, C = op.ofm.depth;
-    const FeatureMapView ifm = ctx.view(op, op.ifm, H, W, C, "IFM");
-    const FeatureMapView ofm = ctx.view(op, op.ofm, H, W, C, "OFM", true);
+    const Elementwise& e = op.kernel().elementwise();
+    const int H = op.kernel().ofm.height, W = op.kernel().ofm.width, C = op.kernel().ofm.depth;
+    const FeatureMapView ifm = ctx.view(op, op.kernel().ifm, H, W, C, "IFM");
+    const FeatureMapView ofm = ctx.view(op, op.kernel().ofm, H, W, C, "OFM", true);
     std::optional<FeatureMapView> ifm2;
-    if (op.has_ifm2 && !e.ifm2_scalar) {
-        ifm2.emplace(op.ifm2, e.broadcast_h ? 1 : H, e.broadcast_w ? 1 : W, e.broadcast_c ? 1 : C, ctx.memory,
+    if (op.kernel().has_ifm2 && !e.ifm2_scalar) {
+        ifm2.emplace(op.kernel().ifm2, e.broadcast_h ? 1 : H, e.broadcast_w ? 1 : W, e.broadcast_c ? 1 : C, ctx.memory,
                      ctx.access(op, "IFM2"), false);
     }
     const OutputPipeline out(op, ctx);

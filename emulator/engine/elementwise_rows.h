@@ -17,14 +17,14 @@ namespace ethosu {
 template <class Job>
 void run_elementwise_rows(const DecodedOp& op, ExecutionContext& ctx, const FeatureMapView& ofm,
                           std::initializer_list<const FeatureMapView*> inputs, bool parallel_allowed, const Job& job) {
-    ctx.scratch.operands.fit(OperandRows::kRows * static_cast<size_t>(op.ofm.depth));
+    ctx.scratch.operands.fit(OperandRows::kRows * static_cast<size_t>(op.kernel().ofm.depth));
     const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
         job.rows(rows.begin(), rows.end(), ctx.scratch.operands.local());
     };
     bool apart = parallel_allowed && ofm.rows_are_disjoint();
     for (const FeatureMapView* input : inputs)
         apart = apart && (!input || !ofm.shares_bytes_with(*input) || ofm.same_elements_as(*input));
-    const tbb::blocked_range<int> rows(0, op.ofm.height);
+    const tbb::blocked_range<int> rows(0, op.kernel().ofm.height);
     if (apart) tbb::parallel_for(rows, run_rows);
     else run_rows(rows);
 }

@@ -25,8 +25,8 @@ public:
     Operand(const DecodedOp& op, const FeatureMap& fm, const char* what, ExecutionContext& ctx) : fm_(fm) {
         const BroadcastMode b = fm.broadcast;
         if (is_scalar(b)) return;
-        view_.emplace(ctx.view(op, fm, along_h(b) ? 1 : op.ofm.height, along_w(b) ? 1 : op.ofm.width,
-                               along_c(b) ? 1 : op.ofm.depth, what));
+        view_.emplace(ctx.view(op, fm, along_h(b) ? 1 : op.kernel().ofm.height, along_w(b) ? 1 : op.kernel().ofm.width,
+                               along_c(b) ? 1 : op.kernel().ofm.depth, what));
     }
     // Channels [0, count) of OFM element (y, x), zero point taken off.
     void load_channels(int y, int x, int count, int32_t scalar, int64_t* out) const {
@@ -81,11 +81,11 @@ struct Elementwise85 {
 
     // buffer: the worker's own.
     void rows(int first_row, int last_row, std::vector<int64_t>& buffer) const {
-        const Elementwise& e = op.elementwise;
-        const int W = op.ofm.width, C = op.ofm.depth;
-        const Scale& ofm_scale = op.output.global_scale;
-        const RoundMode round = op.output.round;
-        const Precision& type = op.ifm.precision;
+        const Elementwise& e = op.kernel().elementwise();
+        const int W = op.kernel().ofm.width, C = op.kernel().ofm.depth;
+        const Scale& ofm_scale = op.kernel().output.global_scale;
+        const RoundMode round = op.kernel().output.round;
+        const Precision& type = op.kernel().ifm.precision;
         const auto scale_output = [&](int64_t v) { return scale_value(v, ofm_scale.scale, ofm_scale.shift, round); };
         const OperandRows pixel(buffer, C);
         int64_t* const first = pixel.first;
@@ -183,11 +183,11 @@ struct Elementwise85 {
     // int32 overflow undefined, so they are refused.
     int64_t divide(int64_t a, int64_t b, int y, int x, int c) const {
         if (b == 0) {
-            throw Error({ctx.source, op.offset, ifm2 && !op.elementwise.ifm2_scalar ? "IFM2" : "NPU_SET_OP_SCALAR.scalar", OffsetKind::Command},
+            throw Error({ctx.source, op.offset, ifm2 && !op.kernel().elementwise().ifm2_scalar ? "IFM2" : "NPU_SET_OP_SCALAR.scalar", OffsetKind::Command},
                         fmt::format("DIV by zero at OFM element ({}, {}, {})", y, x, c));
         }
         const int64_t v = a / b;
-        if (v > precision_range(op.ifm.precision).max) {
+        if (v > precision_range(op.kernel().ifm.precision).max) {
             throw Error({ctx.source, op.offset, "NPU_OP_ELEMENTWISE", OffsetKind::Command},
                         fmt::format("DIV overflows the IFM type at OFM element ({}, {}, {})", y, x, c));
         }
@@ -198,14 +198,14 @@ struct Elementwise85 {
 }  // namespace
 
 void run_elementwise_u85(const DecodedOp& op, ExecutionContext& ctx) {
-    const Operand ifm(op, op.ifm, "IFM", ctx);
+    const Operand ifm(op, op.kernel().ifm, "IFM", ctx);
     std::optional<Operand> ifm2;
-    if (op.has_ifm2) ifm2.emplace(op, op.ifm2, "IFM2", ctx);
+    if (op.kernel().has_ifm2) ifm2.emplace(op, op.kernel().ifm2, "IFM2", ctx);
     const OutputPipeline out(op, ctx);
-    const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
+    const FeatureMapView ofm = ctx.view(op, op.kernel().ofm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ofm.depth, "OFM", true);
     // Not in parallel for DIV, whose error names the first element that fails in OFM order.
     run_elementwise_rows(op, ctx, ofm, {ifm.view(), ifm2 ? ifm2->view() : nullptr},
-                         op.elementwise.mode != ElementwiseMode::Div, Elementwise85{op, ctx, ifm, ifm2, ofm, out});
+                         op.kernel().elementwise().mode != ElementwiseMode::Div, Elementwise85{op, ctx, ifm, ifm2, ofm, out});
 }
 
 }  // namespace ethosu

@@ -38,8 +38,7 @@ uint32_t Shram::internal_core_mask(const NpuConfig& config, const Dma& dma) {
     return config.shram_kb > 0 ? cores_in(dma.dst.region, cores_of(config)) : 1;
 }
 
-uint32_t Shram::load(const DecodedOp& dma) {
-    const Dma& d = dma.dma;
+uint32_t Shram::load(const Dma& d) {
     const uint64_t dst = d.dst.address;
     const uint32_t core_mask = per_core_shram_ ? cores_in(d.dst.region, cores()) : 1;
     const uint64_t lut_begin = std::max(dst, lut_base()), lut_end = dst + d.length;
@@ -62,10 +61,10 @@ std::span<const uint8_t> Shram::lut(int slot) const {
 // A TABLE activation reads its slot and, for entries wider than a byte, the slots after it; reading
 // SHRAM no DMA has written would silently use zeros. The decoder refuses TABLE_n past the last slot.
 void Shram::check_table(const DecodedOp& op, const std::string& source) const {
-    if (!per_core_shram_ || !is_kernel_op(op.kind) || op.output.activation != Activation::Table) return;
+    if (!per_core_shram_ || !is_kernel_op(op.kind) || op.kernel().output.activation != Activation::Table) return;
     constexpr int kSlots = kLutBytes / kLutSlotBytes;
-    const int slot = op.output.lut_index;
-    const int slots = std::clamp(op.ofm.precision.bits / 8, 1, kSlots - slot);
+    const int slot = op.kernel().output.lut_index;
+    const int slots = std::clamp(op.kernel().ofm.precision.bits / 8, 1, kSlots - slot);
     const bool loaded = std::all_of(cores_.begin(), cores_.end(), [&](const Core& core) {
         const auto begin = core.lut_written.begin() + static_cast<ptrdiff_t>(slot) * kLutSlotBytes;
         return std::all_of(begin, begin + static_cast<ptrdiff_t>(slots) * kLutSlotBytes, [](bool b) { return b; });
@@ -106,8 +105,8 @@ bool same_bytes(std::span<const std::span<const uint8_t>> a, std::span<const std
 // The op's weight streams, then its scale streams, in the order the key lists them.
 template <typename Read>
 void for_each_stream(const DecodedOp& op, Read&& read) {
-    for (const auto& s : op.weights) read(s, 0);
-    for (const auto& s : op.scales) read(s, AddressSpace::kRegions);
+    for (const auto& s : op.kernel().weights) read(s, 0);
+    for (const auto& s : op.kernel().scales) read(s, AddressSpace::kRegions);
 }
 
 // Within one run the stream bytes a cache entry was decoded from are read again only to compare
@@ -116,13 +115,13 @@ void release_all(const AddressSpace& memory, const std::vector<std::span<const u
     for (const auto& b : spans) memory.release(b);
 }
 
-// decode_op_weights on spans that hold op.weights then op.scales.
+// decode_op_weights on spans that hold op.kernel().weights then op.kernel().scales.
 OpWeights decode_from_spans(const DecodedOp& op, const NpuConfig& config,
                             const std::vector<std::span<const uint8_t>>& spans, const std::string& source) {
     const StreamFetch fetch = [&](const Stream& s) {
-        const bool is_weight = &s >= op.weights.data() && &s < op.weights.data() + op.weights.size();
-        const size_t index = is_weight ? static_cast<size_t>(&s - op.weights.data())
-                                       : op.weights.size() + static_cast<size_t>(&s - op.scales.data());
+        const bool is_weight = &s >= op.kernel().weights.data() && &s < op.kernel().weights.data() + op.kernel().weights.size();
+        const size_t index = is_weight ? static_cast<size_t>(&s - op.kernel().weights.data())
+                                       : op.kernel().weights.size() + static_cast<size_t>(&s - op.kernel().scales.data());
         return spans.at(index);
     };
     return decode_op_weights(op, config, fetch, source);
@@ -134,7 +133,7 @@ std::span<const uint8_t> predicted_bytes(std::span<const DecodedOp> ops, size_t 
     for (size_t k = at; k-- > 0;) {
         const DecodedOp& op = ops[k];
         if (op.kind != OpKind::DmaStart) continue;
-        const Dma& d = op.dma;
+        const Dma& d = op.dma();
         if (d.dst.internal || d.src.internal || d.dimensions != 1 || d.dst.region != s.region) continue;
         if (d.dst.address <= s.base && s.base - d.dst.address <= d.length && s.length <= d.length - (s.base - d.dst.address))
             return memory.read(d.src.region, d.src.address + (s.base - d.dst.address), s.length, who);
@@ -165,10 +164,10 @@ void WeightCache::Entry::remember(const Spans& spans, bool borrow) {
 }
 
 WeightCache::Key WeightCache::key_of(const DecodedOp& op) {
-    const Kernel& k = op.kernel;
+    const Kernel& k = op.kernel().kernel;
     return {op.offset,
-            {static_cast<int>(op.kind), op.ofm.depth, op.ifm.depth, k.height, k.width, k.dilation_x, k.dilation_y,
-             k.part_kernel_first ? 1 : 0, op.block.ofm_depth, op.ifm.precision.bits},
+            {static_cast<int>(op.kind), op.kernel().ofm.depth, op.kernel().ifm.depth, k.height, k.width, k.dilation_x, k.dilation_y,
+             k.part_kernel_first ? 1 : 0, op.kernel().block.ofm_depth, op.kernel().ifm.precision.bits},
             {}};
 }
 
@@ -214,7 +213,7 @@ size_t WeightCache::prefetch(std::span<const DecodedOp> ops, const NpuConfig& co
         const DecodedOp& op = ops[at];
         if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) continue;
         if (one_run() && ConvWeightGroups::applies(op, config)) continue;  // decoded by the kernel, group by group
-        for (const auto& s : op.weights) planned += s.length;
+        for (const auto& s : op.kernel().weights) planned += s.length;
         Job job{&op, key_of(op), {}, {}};
         const AccessContext who{&source, op.offset, op_kind_name(op.kind), "weight/scale stream"};
         try {
@@ -270,14 +269,14 @@ FeatureMapView ExecutionContext::view(const DecodedOp& op, const FeatureMap& fm,
 }
 
 FeatureMapView ExecutionContext::kernel_ifm(const DecodedOp& op, const IfmGeometry& geo, int depth) {
-    const FeatureMapView stored = view(op, op.ifm, geo.stored_height, geo.stored_width, depth, "IFM");
-    if (op.kernel.upscale == UpscaleMode::None) return stored;
-    const size_t bytes = static_cast<size_t>(geo.height) * geo.width * depth * op.ifm.precision.bytes();
+    const FeatureMapView stored = view(op, op.kernel().ifm, geo.stored_height, geo.stored_width, depth, "IFM");
+    if (op.kernel().kernel.upscale == UpscaleMode::None) return stored;
+    const size_t bytes = static_cast<size_t>(geo.height) * geo.width * depth * op.kernel().ifm.precision.bytes();
     scratch.upscaled_ifm.assign(bytes, 0);
-    const FeatureMapView upscaled(op.ifm, geo.height, geo.width, depth, scratch.upscaled_ifm);
-    const bool zeros = op.kernel.upscale == UpscaleMode::Zeros;
+    const FeatureMapView upscaled(op.kernel().ifm, geo.height, geo.width, depth, scratch.upscaled_ifm);
+    const bool zeros = op.kernel().kernel.upscale == UpscaleMode::Zeros;
     std::vector<int64_t> pixel(static_cast<size_t>(depth));
-    const std::vector<int64_t> zero_point(static_cast<size_t>(depth), op.ifm.zero_point);
+    const std::vector<int64_t> zero_point(static_cast<size_t>(depth), op.kernel().ifm.zero_point);
     for (int y = 0; y < geo.height; ++y)
         for (int x = 0; x < geo.width; ++x) {
             if (zeros && (y % 2 || x % 2)) {
@@ -360,7 +359,7 @@ DecodedStream Executor::run(std::span<const uint32_t> words, const FollowOptions
 }
 
 void Executor::update_condition(const DecodedOp& op) {
-    const FeatureMap& ofm = op.ofm;
+    const FeatureMap& ofm = op.kernel().ofm;
     condition_.set_by = op.offset;
     condition_.ofm_elements = int64_t{ofm.width} * ofm.height * ofm.depth;
     if (condition_.ofm_elements != 1) {

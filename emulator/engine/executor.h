@@ -48,7 +48,7 @@ public:
     // cores of its mask (validate() has refused one that is not a 1-D transfer inside every core's
     // memory to at least one core). Returns the mask of the cores written. Full and timing-only runs
     // make the same calls.
-    uint32_t load(const DecodedOp& dma);
+    uint32_t load(const Dma& dma);
     // A U55/U65 TABLE activation reads its LUT slots: refused unless a DMA has loaded them on every core.
     void check_table(const DecodedOp& op, const std::string& source) const;
     // The bytes of a load already checked: `data` at `offset` of every core in `core_mask`.

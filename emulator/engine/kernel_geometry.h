@@ -45,9 +45,9 @@ inline int64_t resize_step(int scale_n, const std::array<int, 4>& step) { return
 // The IFM area the kernel reads; throws ethosu::Error (`where`) when the padding leaves none.
 // validate() calls it for every CONV, DEPTHWISE and windowed POOL, so the kernels' calls do not throw.
 inline IfmGeometry ifm_geometry(const DecodedOp& op, const LazyLocation& where) {
-    const Kernel& k = op.kernel;
-    const int64_t height = int64_t{op.ofm.height - 1} * k.stride_y + k.height - k.padding.top - k.padding.bottom;
-    const int64_t width = int64_t{op.ofm.width - 1} * k.stride_x + k.width - k.padding.left - k.padding.right;
+    const Kernel& k = op.kernel().kernel;
+    const int64_t height = int64_t{op.kernel().ofm.height - 1} * k.stride_y + k.height - k.padding.top - k.padding.bottom;
+    const int64_t width = int64_t{op.kernel().ofm.width - 1} * k.stride_x + k.width - k.padding.left - k.padding.right;
     if (height <= 0 || width <= 0) {
         throw Error(where, "padding larger than the IFM area the kernel reads (IFM would be empty)");
     }

@@ -58,12 +58,12 @@ ETHOSU_SIMD_CLONES bool scale_channels_fast(const int64_t* acc, const OpWeights&
 }  // namespace
 
 OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_(op), clip_(clip_range(op)) {
-    const int ofm_bits = op.ofm.precision.bits;
+    const int ofm_bits = op.kernel().ofm.precision.bits;
     if (ctx.config.traits().activation_names_lut_type) {
         init_u85(op, ctx);
         return;
     }
-    switch (op.output.activation) {
+    switch (op.kernel().output.activation) {
         case Activation::None:
             // ACTIVATION_MIN/MAX are 16-bit and do not clip 32-bit results (Vela's softmax relies on it).
             clip_enabled_ = ofm_bits <= 16;
@@ -74,33 +74,33 @@ OutputPipeline::OutputPipeline(const DecodedOp& op, ExecutionContext& ctx) : op_
         case Activation::Tanh:  // 16-bit OFMs with zero point 0 (validate())
             return;
     }
-    if (op.output.clip_range == ClipRange::ForceInt8) clip_ = {-128, 127};
-    else if (op.output.clip_range == ClipRange::ForceUint8) clip_ = {0, 255};
-    lut_signed_index_ = op.output.clip_range == ClipRange::ForceInt8 || op.ofm.precision.is_signed;
+    if (op.kernel().output.clip_range == ClipRange::ForceInt8) clip_ = {-128, 127};
+    else if (op.kernel().output.clip_range == ClipRange::ForceUint8) clip_ = {0, 255};
+    lut_signed_index_ = op.kernel().output.clip_range == ClipRange::ForceInt8 || op.kernel().ofm.precision.is_signed;
     lut_entry_bytes_ = ofm_bits / 8;
-    lut_ = ctx.shram.lut(op.output.lut_index);  // 8-bit results in the LUT memory (validate())
+    lut_ = ctx.shram.lut(op.kernel().output.lut_index);  // 8-bit results in the LUT memory (validate())
 }
 
 void OutputPipeline::init_u85(const DecodedOp& op, ExecutionContext& ctx) {
-    const Range type = precision_range(op.ofm.precision);
-    const Range bounds{op.output.clip_min, op.output.clip_max};
-    const bool clip16 = op.output.clip_range != ClipRange::OfmType;  // ACTIVATION_MIN/MAX apply
-    if (op.output.activation == Activation::None) {
-        clip_ = clip16 && op.ofm.precision.bits <= 16 ? Range{std::max(bounds.min, type.min), std::min(bounds.max, type.max)}
+    const Range type = precision_range(op.kernel().ofm.precision);
+    const Range bounds{op.kernel().output.clip_min, op.kernel().output.clip_max};
+    const bool clip16 = op.kernel().output.clip_range != ClipRange::OfmType;  // ACTIVATION_MIN/MAX apply
+    if (op.kernel().output.activation == Activation::None) {
+        clip_ = clip16 && op.kernel().ofm.precision.bits <= 16 ? Range{std::max(bounds.min, type.min), std::min(bounds.max, type.max)}
                                                        : type;
         return;
     }
     // LUT element types: 8-bit input, 1-, 2- or 4-byte entries.
     Range input{-128, 127};
-    lut_entry_bytes_ = entry_bytes(op.output.lut);
-    switch (op.output.lut) {
+    lut_entry_bytes_ = entry_bytes(op.kernel().output.lut);
+    switch (op.kernel().output.lut) {
         case LutType::U8U8: input = {0, 255}; break;
         case LutType::S8S8:
         case LutType::S8S16:
         case LutType::S8S32: break;
         case LutType::Tanh:
         case LutType::Sigmoid:
-            interpolating_ = op.output.lut == LutType::Tanh ? InterpolatingLut::Tanh : InterpolatingLut::Sigmoid;
+            interpolating_ = op.kernel().output.lut == LutType::Tanh ? InterpolatingLut::Tanh : InterpolatingLut::Sigmoid;
             lut_ = ctx.shram.lut(0);  // the 2 KB table fills the LUT RAM
             clip_ = clip16 ? Range{std::max(bounds.min, type.min), std::min(bounds.max, type.max)} : type;
             return;
@@ -118,11 +118,11 @@ void OutputPipeline::init_u85(const DecodedOp& op, ExecutionContext& ctx) {
     // validate() has refused a clip that misses the input range and a table past the LUT RAM.
     clip_ = clip16 ? Range{std::max(bounds.min, input.min), std::min(bounds.max, input.max)} : input;
     // Table n of a LUT of s bytes starts at n * s in the LUT RAM.
-    lut_ = ctx.shram.lut(op.output.lut_index * lut_entry_bytes_);
+    lut_ = ctx.shram.lut(op.kernel().output.lut_index * lut_entry_bytes_);
 }
 
 int64_t OutputPipeline::apply(int64_t acc, int channel, const OpWeights* weights) const {
-    const OutputStage& o = op_.output;
+    const OutputStage& o = op_.kernel().output;
     int64_t scaled;
     if (weights && o.per_channel_scale) {
         scaled = scale_value(acc + weights->bias[channel], weights->scale[channel], weights->shift[channel], o.round);
@@ -142,11 +142,11 @@ void OutputPipeline::apply_channels(const int64_t* acc, int count, const OpWeigh
 
 template <typename Acc>
 void OutputPipeline::apply_channels_as(const Acc* acc, int count, const OpWeights* weights, int64_t* out) const {
-    const OutputStage& o = op_.output;
+    const OutputStage& o = op_.kernel().output;
     if (weights && plain_per_channel_scaling()) {
         // The common case without an activation, with finish() inlined. Locals, because the stores to
         // out could alias members as far as the compiler knows.
-        const int64_t zero_point = op_.ofm.zero_point;
+        const int64_t zero_point = op_.kernel().ofm.zero_point;
         const Range clip = clip_;
         const RoundMode round = o.round;
         const int64_t* bias = weights->bias.data();
@@ -170,21 +170,21 @@ void OutputPipeline::apply_channels_as(const Acc* acc, int count, const OpWeight
 }
 
 bool OutputPipeline::plain_per_channel_scaling() const {
-    const OutputStage& o = op_.output;
+    const OutputStage& o = op_.kernel().output;
     return o.per_channel_scale && o.activation == Activation::None && lut_.empty() && clip_enabled_;
 }
 
 bool OutputPipeline::store_channels_as_bytes(const int32_t* acc, int count, const OpWeights& weights, int first,
                                              uint8_t* to, int64_t brick_step) const {
-    const OutputStage& o = op_.output;
+    const OutputStage& o = op_.kernel().output;
     const ByteScalingKernel kernel = fast_byte_scaling();
-    if (!kernel || !plain_per_channel_scaling() || !closed_form_rounding(o.round) || op_.ofm.precision.bits != 8 ||
+    if (!kernel || !plain_per_channel_scaling() || !closed_form_rounding(o.round) || op_.kernel().ofm.precision.bits != 8 ||
         weights.byte_scaling.blocks * kByteScalingBlock < count) {
         return false;
     }
     const bool double_symmetric = o.round == RoundMode::DoubleSymmetric;
     const auto scale_blocks = [&](int first_block, int blocks, uint8_t* out, int64_t step) {
-        return kernel(acc, weights.byte_scaling, double_symmetric, op_.ofm.zero_point, clip_, first_block, blocks, out,
+        return kernel(acc, weights.byte_scaling, double_symmetric, op_.kernel().ofm.zero_point, clip_, first_block, blocks, out,
                       step);
     };
     // Where channel 0 starts a brick, each whole block of 16 goes straight to its brick (NHWC:
@@ -218,7 +218,7 @@ bool OutputPipeline::store_channels_as_bytes(const int32_t* acc, int count, cons
 }
 
 void OutputPipeline::finish_channels(const int64_t* scaled, int count, int64_t* out) const {
-    const Activation activation = op_.output.activation;
+    const Activation activation = op_.kernel().output.activation;
     if (activation == Activation::Sigmoid || activation == Activation::Tanh || !lut_.empty()) {
         for (int i = 0; i < count; ++i) out[i] = finish(scaled[i]);
         return;
@@ -226,30 +226,30 @@ void OutputPipeline::finish_channels(const int64_t* scaled, int count, int64_t* 
     // finish() without a table: zero point and clamp. Locals, as in apply_channels_as. Clamping
     // to the bounds less the zero point (each saturated) first keeps the sum in int64 and equals
     // clamp(add_zero_point(v, zero point), bounds), in a loop the compiler vectorises.
-    const int64_t zero_point = op_.ofm.zero_point;
-    const Range bounds = clip_enabled_ ? clip_ : precision_range(op_.ofm.precision);
+    const int64_t zero_point = op_.kernel().ofm.zero_point;
+    const Range bounds = clip_enabled_ ? clip_ : precision_range(op_.kernel().ofm.precision);
     const Range before_zero_point{add_zero_point(bounds.min, -zero_point), add_zero_point(bounds.max, -zero_point)};
     for (int i = 0; i < count; ++i) out[i] = clamp(scaled[i], before_zero_point) + zero_point;
 }
 
 int64_t OutputPipeline::finish(int64_t scaled) const {
-    if (op_.output.activation == Activation::Sigmoid) return clamp(builtin_sigmoid(scaled), clip_);
-    if (op_.output.activation == Activation::Tanh) return clamp(builtin_tanh(scaled), clip_);
-    int64_t v = add_zero_point(scaled, op_.ofm.zero_point);
+    if (op_.kernel().output.activation == Activation::Sigmoid) return clamp(builtin_sigmoid(scaled), clip_);
+    if (op_.kernel().output.activation == Activation::Tanh) return clamp(builtin_tanh(scaled), clip_);
+    int64_t v = add_zero_point(scaled, op_.kernel().ofm.zero_point);
     if (lut_.empty()) {
         if (clip_enabled_) return clamp(v, clip_);
-        return clamp(v, precision_range(op_.ofm.precision));
+        return clamp(v, precision_range(op_.kernel().ofm.precision));
     }
     if (interpolating_) return clamp(interpolate_lut(lut_, v, *interpolating_), clip_);
-    if (s16_to_s32_) return clamp(interpolate_lut_s16_s32(lut_, clamp(v, clip_)), precision_range(op_.ofm.precision));
+    if (s16_to_s32_) return clamp(interpolate_lut_s16_s32(lut_, clamp(v, clip_)), precision_range(op_.kernel().ofm.precision));
     // Table lookup: 256 entries indexed by the clipped 8-bit value (offset by 128 when signed),
     // each entry the width of the OFM element.
     v = clamp(v, clip_);
     const size_t index = static_cast<size_t>(lut_signed_index_ ? v + 128 : v);
     const uint8_t* entry = lut_.data() + index * lut_entry_bytes_;
     switch (lut_entry_bytes_) {
-        case 1: return op_.ofm.precision.is_signed ? static_cast<int8_t>(*entry) : *entry;
-        case 2: { int16_t e; std::memcpy(&e, entry, 2); return op_.ofm.precision.is_signed ? e : static_cast<uint16_t>(e); }
+        case 1: return op_.kernel().ofm.precision.is_signed ? static_cast<int8_t>(*entry) : *entry;
+        case 2: { int16_t e; std::memcpy(&e, entry, 2); return op_.kernel().ofm.precision.is_signed ? e : static_cast<uint16_t>(e); }
         default: { int32_t e; std::memcpy(&e, entry, 4); return e; }
     }
 }

@@ -65,10 +65,10 @@ int64_t largest_operand(const FeatureMap& fm) {
 }
 
 Range clip_range(const DecodedOp& op) {
-    const Range type = precision_range(op.ofm.precision);
-    const Precision& p = op.ofm.precision;
+    const Range type = precision_range(op.kernel().ofm.precision);
+    const Precision& p = op.kernel().ofm.precision;
     // ACTIVATION_MIN/MAX are 16-bit: signed for signed OFMs, unsigned for unsigned ones.
-    int64_t lo = op.output.clip_min, hi = op.output.clip_max;
+    int64_t lo = op.kernel().output.clip_min, hi = op.kernel().output.clip_max;
     if (!p.is_signed) {
         lo = static_cast<uint16_t>(lo);
         hi = static_cast<uint16_t>(hi);

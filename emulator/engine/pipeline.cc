@@ -26,7 +26,7 @@ DecodedStream follow_without_data(const NpuConfig& config, std::span<const uint3
     Shram shram(config);
     auto check = [&](const DecodedOp& op, std::span<const DecodedOp>) {
         check_op(op, config, budget, shram, source);
-        if (op.kind == OpKind::DmaStart && op.dma.dst.internal) shram.load(op);
+        if (op.kind == OpKind::DmaStart && op.dma().dst.internal) shram.load(op.dma());
     };
     return follow_stream(config, words, source, check, no_data, budget.follow_options({.decode = options.decode}));
 }

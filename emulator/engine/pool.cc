@@ -22,18 +22,18 @@ namespace {
 // leave through OFM_SCALE or stay for the next op.
 void run_null_pool(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline& out) {
     AccumulatorIo accumulators(op, ctx);
-    const Scale& global = op.output.global_scale;
+    const Scale& global = op.kernel().output.global_scale;
     if (!accumulators.outputs()) {
-        for (int y = 0; y < op.ofm.height; ++y)
-            for (int x = 0; x < op.ofm.width; ++x)
-                for (int c = 0; c < op.ofm.depth; ++c) accumulators.keep(y, x, c, accumulators.initial(y, x, c));
+        for (int y = 0; y < op.kernel().ofm.height; ++y)
+            for (int x = 0; x < op.kernel().ofm.width; ++x)
+                for (int c = 0; c < op.kernel().ofm.depth; ++c) accumulators.keep(y, x, c, accumulators.initial(y, x, c));
     } else {
-        const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
-        for (int y = 0; y < op.ofm.height; ++y)
-            for (int x = 0; x < op.ofm.width; ++x)
-                for (int c = 0; c < op.ofm.depth; ++c) {
+        const FeatureMapView ofm = ctx.view(op, op.kernel().ofm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ofm.depth, "OFM", true);
+        for (int y = 0; y < op.kernel().ofm.height; ++y)
+            for (int x = 0; x < op.kernel().ofm.width; ++x)
+                for (int c = 0; c < op.kernel().ofm.depth; ++c) {
                     const int64_t acc = accumulators.initial(y, x, c);
-                    ofm.store(y, x, c, out.finish(scale_value(acc, global.scale, global.shift, op.output.round)));
+                    ofm.store(y, x, c, out.finish(scale_value(acc, global.scale, global.shift, op.kernel().output.round)));
                 }
     }
     accumulators.finish(ctx.accumulators);
@@ -45,16 +45,16 @@ void run_null_pool(const DecodedOp& op, ExecutionContext& ctx, const OutputPipel
 // What Vela never programs (padding, upscaling, dilation, a 2-D window, another OFM scale, 32-bit
 // values) leaves the accumulator's contents undetermined and validate() refuses it.
 void run_argmax(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline& out) {
-    const bool along_x = op.pool == PoolMode::ArgMaxX;
-    const Kernel& k = op.kernel;
-    const Scale& s = op.output.global_scale;
+    const bool along_x = op.kernel().pool() == PoolMode::ArgMaxX;
+    const Kernel& k = op.kernel().kernel;
+    const Scale& s = op.kernel().output.global_scale;
     const int length = along_x ? k.width : k.height;
     const IfmGeometry geo = ifm_geometry(op, LazyLocation{&ctx.source, op.offset, "NPU_OP_POOL"});
-    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.ofm.depth);
-    const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
-    for (int oy = 0; oy < op.ofm.height; ++oy)
-        for (int ox = 0; ox < op.ofm.width; ++ox)
-            for (int c = 0; c < op.ofm.depth; ++c) {
+    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.kernel().ofm.depth);
+    const FeatureMapView ofm = ctx.view(op, op.kernel().ofm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ofm.depth, "OFM", true);
+    for (int oy = 0; oy < op.kernel().ofm.height; ++oy)
+        for (int ox = 0; ox < op.kernel().ofm.width; ++ox)
+            for (int c = 0; c < op.kernel().ofm.depth; ++c) {
                 const int y0 = oy * k.stride_y, x0 = ox * k.stride_x;
                 int best = 0;
                 int64_t largest = ifm.load(y0, x0, c);
@@ -63,7 +63,7 @@ void run_argmax(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline
                     if (v > largest) largest = v, best = i;
                 }
                 const int64_t acc = int64_t{best} << kArgMaxIndexShift;
-                ofm.store(oy, ox, c, out.finish(scale_value(acc, s.scale, s.shift, op.output.round)));
+                ofm.store(oy, ox, c, out.finish(scale_value(acc, s.scale, s.shift, op.kernel().output.round)));
             }
 }
 
@@ -90,8 +90,8 @@ ETHOSU_SIMD_CLONES void add(int64_t* acc, const int64_t* x, int n) {
 // Whether the window ops can combine in int32: IFM values minus the zero point fit it, and so
 // does a sum over the whole window.
 bool int32_windows_are_exact(const DecodedOp& op) {
-    if (op.ifm.precision.bits > 16) return false;
-    return largest_operand(op.ifm) * op.kernel.height * op.kernel.width <= INT32_MAX;
+    if (op.kernel().ifm.precision.bits > 16) return false;
+    return largest_operand(op.kernel().ifm) * op.kernel().kernel.height * op.kernel().kernel.width <= INT32_MAX;
 }
 
 // MAX, AVERAGE, U85 SUM and MIN over a band of OFM rows: a pixel at a time, the window's IFM
@@ -109,12 +109,12 @@ struct WindowPool {
     // Acc: int32_t where int32_windows_are_exact, else int64_t; buffer: the worker's own.
     template <typename Acc>
     void rows(int first, int last, std::vector<Acc>& buffer) const {
-        const Kernel& k = op.kernel;
+        const Kernel& k = op.kernel().kernel;
         const Padding& pad = k.padding;
-        const int depth = op.ofm.depth;
-        const int64_t zp = op.ifm.zero_point;
-        const Scale& global = op.output.global_scale;
-        const Scale programmed{global.scale, global.shift, 0, op.output.round};
+        const int depth = op.kernel().ofm.depth;
+        const int64_t zp = op.kernel().ifm.zero_point;
+        const Scale& global = op.kernel().output.global_scale;
+        const Scale programmed{global.scale, global.shift, 0, op.kernel().output.round};
         buffer.resize(2 * static_cast<size_t>(depth));
         Acc* const acc = buffer.data();
         Acc* const pixel = acc + depth;
@@ -122,11 +122,11 @@ struct WindowPool {
         results.resize(2 * static_cast<size_t>(depth));
         int64_t* const scaled = results.data();
         int64_t* const result = scaled + depth;
-        const bool max = op.pool == PoolMode::Max, min = op.pool == PoolMode::Min;
+        const bool max = op.kernel().pool() == PoolMode::Max, min = op.kernel().pool() == PoolMode::Min;
         for (int oy = first; oy < last; ++oy) {
             const int y0 = oy * k.stride_y - pad.top;
             const int ya = std::max(0, y0), yb = std::min(geo.height, y0 + k.height);
-            for (int ox = 0; ox < op.ofm.width; ++ox) {
+            for (int ox = 0; ox < op.kernel().ofm.width; ++ox) {
                 const int x0 = ox * k.stride_x - pad.left;
                 const int xa = std::max(0, x0), xb = std::min(geo.width, x0 + k.width);
                 const int64_t valid = int64_t{std::max(0, yb - ya)} * std::max(0, xb - xa);
@@ -155,47 +155,47 @@ struct WindowPool {
 
 void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
     const LazyLocation where{&ctx.source, op.offset, "NPU_OP_POOL"};
-    const Kernel& k = op.kernel;
-    const int64_t zp = op.ifm.zero_point;
+    const Kernel& k = op.kernel().kernel;
+    const int64_t zp = op.kernel().ifm.zero_point;
     const OutputPipeline out(op, ctx);
-    const Scale& global = op.output.global_scale;
+    const Scale& global = op.kernel().output.global_scale;
 
-    if (op.pool == PoolMode::ReduceSum) {
+    if (op.kernel().pool() == PoolMode::ReduceSum) {
         // Sums over the IFM depth into a single OFM channel, a row of pixels at a time.
-        const FeatureMapView ifm = ctx.view(op, op.ifm, op.ofm.height, op.ofm.width, op.ifm.depth, "IFM");
-        const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
-        ctx.scratch.operands.fit(static_cast<size_t>(std::max(op.ifm.depth, op.ofm.depth)));
+        const FeatureMapView ifm = ctx.view(op, op.kernel().ifm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ifm.depth, "IFM");
+        const FeatureMapView ofm = ctx.view(op, op.kernel().ofm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ofm.depth, "OFM", true);
+        ctx.scratch.operands.fit(static_cast<size_t>(std::max(op.kernel().ifm.depth, op.kernel().ofm.depth)));
         const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
             std::vector<int64_t>& buffer = ctx.scratch.operands.local();
-            buffer.resize(static_cast<size_t>(std::max(op.ifm.depth, op.ofm.depth)));
+            buffer.resize(static_cast<size_t>(std::max(op.kernel().ifm.depth, op.kernel().ofm.depth)));
             for (int y = rows.begin(); y < rows.end(); ++y)
-                for (int x = 0; x < op.ofm.width; ++x) {
-                    ifm.load_channels(y, x, op.ifm.depth, zp, buffer.data());
+                for (int x = 0; x < op.kernel().ofm.width; ++x) {
+                    ifm.load_channels(y, x, op.kernel().ifm.depth, zp, buffer.data());
                     int64_t sum = 0;
-                    for (int c = 0; c < op.ifm.depth; ++c) sum += buffer[static_cast<size_t>(c)];
-                    const int64_t v = out.finish(scale_value(sum, global.scale, global.shift, op.output.round));
-                    std::fill(buffer.begin(), buffer.begin() + op.ofm.depth, v);
-                    ofm.store_channels(y, x, op.ofm.depth, buffer.data());
+                    for (int c = 0; c < op.kernel().ifm.depth; ++c) sum += buffer[static_cast<size_t>(c)];
+                    const int64_t v = out.finish(scale_value(sum, global.scale, global.shift, op.kernel().output.round));
+                    std::fill(buffer.begin(), buffer.begin() + op.kernel().ofm.depth, v);
+                    ofm.store_channels(y, x, op.kernel().ofm.depth, buffer.data());
                 }
         };
-        const tbb::blocked_range<int> rows(0, op.ofm.height);
+        const tbb::blocked_range<int> rows(0, op.kernel().ofm.height);
         if (ofm.rows_are_disjoint() && !ofm.shares_bytes_with(ifm)) tbb::parallel_for(rows, run_rows);
         else run_rows(rows);
         return;
     }
-    if (op.pool == PoolMode::None) {
+    if (op.kernel().pool() == PoolMode::None) {
         run_null_pool(op, ctx, out);
         return;
     }
-    if (op.pool == PoolMode::ArgMaxX || op.pool == PoolMode::ArgMaxY) {
+    if (op.kernel().pool() == PoolMode::ArgMaxX || op.kernel().pool() == PoolMode::ArgMaxY) {
         run_argmax(op, ctx, out);
         return;
     }
     // U85 SUM adds the window up; OFM_SCALE carries any division. U85 MIN is MAX's mirror image
     // (Vela's REDUCE_MIN, and REDUCE_ANY on its -1/0 booleans).
     const IfmGeometry geo = ifm_geometry(op, where);
-    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.ofm.depth);
-    const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, op.ofm.depth, "OFM", true);
+    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.kernel().ofm.depth);
+    const FeatureMapView ofm = ctx.view(op, op.kernel().ofm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ofm.depth, "OFM", true);
     const Padding& pad = k.padding;
     // An AVERAGE pool that the hardware divides takes each window's sum over its valid (not padded)
     // elements, divided with TFLite's rounding, and no OFM_SCALE.
@@ -214,11 +214,11 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
     // padded borders and 5.1. An OFM_SCALE that is neither unit nor 1/N is not determined by any
     // source; the decoder warns of it (Decoder::warn_undetermined_average_scale).
     const bool padded = pad.top || pad.left || pad.bottom || pad.right;
-    const bool divide_by_valid = op.pool == PoolMode::Average && (ctx.config.traits().average_pool_always_divides ||
-                                                                  padded || op.output.per_channel_scale);
+    const bool divide_by_valid = op.kernel().pool() == PoolMode::Average && (ctx.config.traits().average_pool_always_divides ||
+                                                                  padded || op.kernel().output.per_channel_scale);
     const WindowPool pool{op, ifm, ofm, out, geo, ctx.scratch, divide_by_valid};
     const bool narrow = int32_windows_are_exact(op);
-    const size_t two_pixels = 2 * static_cast<size_t>(op.ofm.depth);
+    const size_t two_pixels = 2 * static_cast<size_t>(op.kernel().ofm.depth);
     ctx.scratch.results.fit(two_pixels);
     if (narrow) ctx.scratch.accumulators.fit(two_pixels);
     else ctx.scratch.wide_sums.fit(two_pixels);
@@ -227,7 +227,7 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
         else pool.rows(rows.begin(), rows.end(), ctx.scratch.wide_sums.local());
     };
     // Rows run in parallel when no OFM byte is one another row writes or any row reads.
-    const tbb::blocked_range<int> rows(0, op.ofm.height);
+    const tbb::blocked_range<int> rows(0, op.kernel().ofm.height);
     if (ofm.rows_are_disjoint() && !ofm.shares_bytes_with(ifm)) tbb::parallel_for(rows, run_rows);
     else run_rows(rows);
 }

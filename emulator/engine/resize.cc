@@ -45,15 +45,15 @@ Axis resize_axis(int scale_n, int offset, const std::array<int, 4>& step, int if
 }  // namespace
 
 void run_resize(const DecodedOp& op, ExecutionContext& ctx) {
-    const Resize& r = op.resize;
-    const Axis x = resize_axis(r.x_scale_n, r.x_offset, r.x_step, op.ifm.width);
-    const Axis y = resize_axis(r.y_scale_n, r.y_offset, r.y_step, op.ifm.height);
+    const Resize& r = op.kernel().resize();
+    const Axis x = resize_axis(r.x_scale_n, r.x_offset, r.x_step, op.kernel().ifm.width);
+    const Axis y = resize_axis(r.y_scale_n, r.y_offset, r.y_step, op.kernel().ifm.height);
 
-    const int depth = op.ofm.depth;
-    const FeatureMapView ifm = ctx.view(op, op.ifm, op.ifm.height, op.ifm.width, depth, "IFM");
-    const FeatureMapView ofm = ctx.view(op, op.ofm, op.ofm.height, op.ofm.width, depth, "OFM", true);
+    const int depth = op.kernel().ofm.depth;
+    const FeatureMapView ifm = ctx.view(op, op.kernel().ifm, op.kernel().ifm.height, op.kernel().ifm.width, depth, "IFM");
+    const FeatureMapView ofm = ctx.view(op, op.kernel().ofm, op.kernel().ofm.height, op.kernel().ofm.width, depth, "OFM", true);
     const OutputPipeline out(op, ctx);
-    const int64_t zp = op.ifm.zero_point;
+    const int64_t zp = op.kernel().ifm.zero_point;
 
     ctx.scratch.operands.fit(6 * static_cast<size_t>(depth));
     std::vector<int64_t>& buffers = ctx.scratch.operands.local();
@@ -64,9 +64,9 @@ void run_resize(const DecodedOp& op, ExecutionContext& ctx) {
     int64_t* const v11 = v10 + depth;
     int64_t* const acc = v11 + depth;
     int64_t* const result = acc + depth;
-    for (int oy = 0; oy < op.ofm.height; ++oy) {
+    for (int oy = 0; oy < op.kernel().ofm.height; ++oy) {
         const Axis::Sample sy = y.sample(oy);
-        for (int ox = 0; ox < op.ofm.width; ++ox) {
+        for (int ox = 0; ox < op.kernel().ofm.width; ++ox) {
             const Axis::Sample sx = x.sample(ox);
             if (r.mode == ResizeMode::Bilinear) {
                 ifm.load_channels(sy.lower, sx.lower, depth, zp, v00);

@@ -14,7 +14,7 @@
 namespace ethosu {
 
 bool uses_accumulator_control(const DecodedOp& op) {
-    return op.kind == OpKind::Conv || op.kind == OpKind::Depthwise || (op.kind == OpKind::Pool && op.pool == PoolMode::None);
+    return op.kind == OpKind::Conv || op.kind == OpKind::Depthwise || (op.kind == OpKind::Pool && op.kernel().pool() == PoolMode::None);
 }
 
 namespace {
@@ -46,16 +46,16 @@ void refuse_unmodelled_u85(const DecodedOp& op, const OpChecks& check) {
         check.refuse(field, fmt::format("{} is not supported yet", what));
     };
     if (!uses_accumulator_control(op)) {
-        if (op.output.acc_input != AccInput::Reset) {
+        if (op.kernel().output.acc_input != AccInput::Reset) {
             unsupported("NPU_SET_ACC_FORMAT.acc_input", "accumulator input KEEP/IFM2 outside CONV, DEPTHWISE and POOL NONE");
         }
-        if (op.output.acc_output != AccOutput::Enable) {
+        if (op.kernel().output.acc_output != AccOutput::Enable) {
             unsupported("NPU_SET_ACC_FORMAT.acc_output", "accumulator output DISABLE outside CONV, DEPTHWISE and POOL NONE");
         }
     }
     // Neither the register description nor Vela (which never emits it) says how TILE3X1 maps a
     // feature map onto its tile registers.
-    for (const FeatureMap* fm : {&op.ifm, &op.ifm2, &op.ofm})
+    for (const FeatureMap* fm : {&op.kernel().ifm, &op.kernel().ifm2, &op.kernel().ofm})
         if (fm->storage == Storage::Tile3x1) unsupported("activation_storage", "TILE3X1 feature map storage");
 }
 
@@ -64,7 +64,7 @@ void refuse_unmodelled_u85(const DecodedOp& op, const OpChecks& check) {
 // linear: bricks have extra requirements it does not state), or an OFM block that does not fit
 // the block limits, or a whole number of bricks, once transposed (Vela's block constraints).
 void check_ofm_order(const DecodedOp& op, const OpChecks& check) {
-    const FeatureMap& ofm = op.ofm;
+    const FeatureMap& ofm = op.kernel().ofm;
     const bool transposed = ofm.transpose != OfmTranspose::HWC;
     const bool reversed = ofm.reverse != OfmReverse::None;
     if (!transposed && !reversed) return;
@@ -83,7 +83,7 @@ void check_ofm_order(const DecodedOp& op, const OpChecks& check) {
     constexpr const char* kBlockFields[3] = {"NPU_SET_OFM_BLK_HEIGHT_M1.height_m1", "NPU_SET_OFM_BLK_WIDTH_M1.width_m1",
                                              "NPU_SET_OFM_BLK_DEPTH_M1.depth_m1"};
     constexpr const char* kAxisNames[3] = {"height", "width", "depth"};
-    const int block[3] = {op.block.ofm_height, op.block.ofm_width, op.block.ofm_depth};
+    const int block[3] = {op.kernel().block.ofm_height, op.kernel().block.ofm_width, op.kernel().block.ofm_depth};
     const std::array<int, 3> from = stored_axes(ofm.transpose);
     for (int stored = 0; stored < 3; ++stored) {
         const int computed = from[static_cast<size_t>(stored)];
@@ -104,27 +104,27 @@ void check_ofm_order(const DecodedOp& op, const OpChecks& check) {
 // The output stage's activation on U55/U65: built-in TANH/SIGMOID as Vela uses them, and TABLE
 // LUTs of 8-bit results (or clipped to 8 bits) inside the LUT memory.
 void check_activation_u55(const DecodedOp& op, const OpChecks& check) {
-    const int ofm_bits = op.ofm.precision.bits;
-    switch (op.output.activation) {
+    const int ofm_bits = op.kernel().ofm.precision.bits;
+    switch (op.kernel().output.activation) {
         case Activation::None: return;
         case Activation::Table: break;
         case Activation::Sigmoid:
         case Activation::Tanh:
             // Vela uses the built-in functions for 16-bit OFMs only (zero point 0); U85 has LUTs instead.
-            if (ofm_bits != 16 || op.ofm.zero_point != 0) {
+            if (ofm_bits != 16 || op.kernel().ofm.zero_point != 0) {
                 check.refuse(op_kind_name(op.kind), "built-in TANH/SIGMOID activations are supported on U55/U65 "
                                                     "16-bit OFMs with zero point 0 only");
             }
             return;
     }
-    const ClipRange clip = op.output.clip_range;
+    const ClipRange clip = op.kernel().output.clip_range;
     if (clip != ClipRange::ForceInt8 && clip != ClipRange::ForceUint8 && ofm_bits != 8)
         check.refuse(op_kind_name(op.kind), "interpolating 16-bit LUTs are not supported yet");
     const int entry_bytes = ofm_bits / 8;
     const int slots = Shram::kLutBytes / Shram::kLutSlotBytes;
-    if ((slots - op.output.lut_index) * Shram::kLutSlotBytes < 256 * entry_bytes) {
+    if ((slots - op.kernel().output.lut_index) * Shram::kLutSlotBytes < 256 * entry_bytes) {
         check.refuse(op_kind_name(op.kind),
-                     fmt::format("TABLE_{} with {}-byte entries runs past the LUT memory", op.output.lut_index, entry_bytes),
+                     fmt::format("TABLE_{} with {}-byte entries runs past the LUT memory", op.kernel().output.lut_index, entry_bytes),
                      ErrorKind::Malformed);
     }
 }
@@ -132,10 +132,10 @@ void check_activation_u55(const DecodedOp& op, const OpChecks& check) {
 // The output stage's LUT on U85: a determined type whose table fits the LUT RAM and whose 8-bit
 // input range the clip leaves an entry of.
 void check_activation_u85(const DecodedOp& op, const OpChecks& check) {
-    if (op.output.activation == Activation::None) return;
+    if (op.kernel().output.activation == Activation::None) return;
     const std::string_view field = op_kind_name(op.kind);
     Range input{-128, 127};
-    switch (op.output.lut) {
+    switch (op.kernel().output.lut) {
         case LutType::U8U8: input = {0, 255}; break;
         case LutType::S8S8:
         case LutType::S8S16:
@@ -143,10 +143,10 @@ void check_activation_u85(const DecodedOp& op, const OpChecks& check) {
         case LutType::Tanh:
         case LutType::Sigmoid: return;
         case LutType::S16S32:
-            if (op.output.lut_index != 0) {
+            if (op.kernel().output.lut_index != 0) {
                 check.refuse(field,
                              fmt::format("LUT_S16_S32 table {}: its 2 KB table fills the LUT RAM (table 0 only)",
-                                         op.output.lut_index),
+                                         op.kernel().output.lut_index),
                              ErrorKind::Malformed);
             }
             return;
@@ -158,18 +158,18 @@ void check_activation_u85(const DecodedOp& op, const OpChecks& check) {
     }
     // ACTIVATION_MIN/MAX that miss the LUT's 8-bit input range leave no entry to look up (a clip
     // of 1000 and up would index past the table); no source says what the hardware does.
-    if (op.output.clip_range != ClipRange::OfmType &&  // ACTIVATION_MIN/MAX apply
-        std::max<int64_t>(op.output.clip_min, input.min) > std::min<int64_t>(op.output.clip_max, input.max)) {
+    if (op.kernel().output.clip_range != ClipRange::OfmType &&  // ACTIVATION_MIN/MAX apply
+        std::max<int64_t>(op.kernel().output.clip_min, input.min) > std::min<int64_t>(op.kernel().output.clip_max, input.max)) {
         check.refuse("NPU_SET_ACTIVATION_MIN",
-                     fmt::format("clip range {}..{} misses the LUT's input range {}..{}", op.output.clip_min,
-                                 op.output.clip_max, input.min, input.max),
+                     fmt::format("clip range {}..{} misses the LUT's input range {}..{}", op.kernel().output.clip_min,
+                                 op.kernel().output.clip_max, input.min, input.max),
                      ErrorKind::Malformed);
     }
     // Table n of a LUT of s bytes starts at n * s in the LUT RAM.
-    const int bytes = entry_bytes(op.output.lut);
-    if ((op.output.lut_index * bytes + bytes) * Shram::kLutSlotBytes > Shram::kLutBytes) {
+    const int bytes = entry_bytes(op.kernel().output.lut);
+    if ((op.kernel().output.lut_index * bytes + bytes) * Shram::kLutSlotBytes > Shram::kLutBytes) {
         check.refuse(field,
-                     fmt::format("LUT table {} with {}-byte entries runs past the LUT RAM", op.output.lut_index, bytes),
+                     fmt::format("LUT table {} with {}-byte entries runs past the LUT RAM", op.kernel().output.lut_index, bytes),
                      ErrorKind::Malformed);
     }
 }
@@ -182,28 +182,28 @@ void check_activation(const DecodedOp& op, const NpuConfig& config, const OpChec
 // Where the op's accumulators start and whether they fit the accumulator RAM when kept; what an
 // earlier op left (KEEP) is the kernel's to check, as it depends on the path the stream took.
 void check_accumulators(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
-    const AccFormat format = op.output.acc_format;
-    if (op.output.acc_input == AccInput::Ifm2) {
-        if (op.weights_from_ifm2) {
+    const AccFormat format = op.kernel().output.acc_format;
+    if (op.kernel().output.acc_input == AccInput::Ifm2) {
+        if (op.kernel().weights_from_ifm2) {
             check.refuse("NPU_SET_ACC_FORMAT.acc_input", "accumulator input IFM2 on a CONV that reads its weights from IFM2");
         }
         // Vela loads 32-bit accumulators from an int32 map, 48-bit ones from an int64 map, both
         // without zero point; the IFM2 zero point is not applied to raw sums.
         const int bits = format == AccFormat::I48 ? 64 : 32;
-        if (op.ifm2.precision.bits != bits) {
+        if (op.kernel().ifm2.precision.bits != bits) {
             check.refuse("NPU_SET_IFM2_PRECISION",
                          fmt::format("accumulator input IFM2 for {}-bit accumulators needs a {}-bit IFM2, not {}-bit",
-                                     format == AccFormat::I48 ? 48 : 32, bits, op.ifm2.precision.bits),
+                                     format == AccFormat::I48 ? 48 : 32, bits, op.kernel().ifm2.precision.bits),
                          ErrorKind::Malformed);
         }
     }
-    if (op.output.acc_output == AccOutput::Enable) return;
-    const int64_t elements = int64_t{op.ofm.height} * op.ofm.width * op.ofm.depth;
+    if (op.kernel().output.acc_output == AccOutput::Enable) return;
+    const int64_t elements = int64_t{op.kernel().ofm.height} * op.kernel().ofm.width * op.kernel().ofm.depth;
     const int64_t capacity = accumulator_capacity(config, format);
     if (elements > capacity) {
         check.refuse("NPU_SET_ACC_FORMAT.acc_output",
                      fmt::format("{} keeps the accumulators of OFM {}, but the accumulator RAM of {} holds {}",
-                                 op_kind_name(op.kind), accumulator_shape_text(op.ofm.height, op.ofm.width, op.ofm.depth, format),
+                                 op_kind_name(op.kind), accumulator_shape_text(op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ofm.depth, format),
                                  config.name, capacity),
                      ErrorKind::Malformed);
     }
@@ -213,37 +213,37 @@ void check_accumulators(const DecodedOp& op, const NpuConfig& config, const OpCh
 
 // U85 CONV with its weights in IFM2, as Vela 5.1 lowers MatMul and FullyConnected to it (conv.cc).
 void check_conv_ifm2_weights(const DecodedOp& op, const OpChecks& check) {
-    if (op.kernel.width != 1 || op.kernel.height != 1) {
+    if (op.kernel().kernel.width != 1 || op.kernel().kernel.height != 1) {
         check.refuse("NPU_SET_KERNEL_WIDTH_M1",
-                     fmt::format("weights from IFM2 with a {}x{} kernel (Vela uses 1x1)", op.kernel.height, op.kernel.width));
+                     fmt::format("weights from IFM2 with a {}x{} kernel (Vela uses 1x1)", op.kernel().kernel.height, op.kernel().kernel.width));
     }
-    if (op.ofm.height != 1) {
+    if (op.kernel().ofm.height != 1) {
         check.refuse("NPU_SET_OFM_HEIGHT_M1",
                      fmt::format("weights from IFM2 for an OFM of {} rows: Vela writes one row, and which IFM2 row "
                                  "another row would read is not determined",
-                                 op.ofm.height));
+                                 op.kernel().ofm.height));
     }
-    if (op.output.per_channel_scale) {
+    if (op.kernel().output.per_channel_scale) {
         check.refuse("NPU_SET_OFM_PRECISION.scale_mode", "weights from IFM2 with per-channel scaling (Vela writes a global OFM_SCALE)");
     }
-    if (op.ifm2.precision.bits != op.ifm.precision.bits) {
+    if (op.kernel().ifm2.precision.bits != op.kernel().ifm.precision.bits) {
         check.refuse("NPU_SET_IFM2_PRECISION",
-                     fmt::format("{}-bit weights in IFM2 for a {}-bit IFM", op.ifm2.precision.bits, op.ifm.precision.bits),
+                     fmt::format("{}-bit weights in IFM2 for a {}-bit IFM", op.kernel().ifm2.precision.bits, op.kernel().ifm.precision.bits),
                      ErrorKind::Malformed);
     }
 }
 
 void validate_conv(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
-    if (op.weights_from_ifm2) {
+    if (op.kernel().weights_from_ifm2) {
         check_conv_ifm2_weights(op, check);
         ifm_geometry(op, check.op_place());
     } else {
         // Each DEPTHWISE OFM channel reads the IFM channel of its index, so the IFM holds at least as many.
-        if (op.kind == OpKind::Depthwise && op.ofm.depth > op.ifm.depth) {
+        if (op.kind == OpKind::Depthwise && op.kernel().ofm.depth > op.kernel().ifm.depth) {
             check.refuse("NPU_SET_OFM_DEPTH_M1",
                          fmt::format("DEPTHWISE of {} OFM channels from an IFM of {}: each OFM channel reads its own "
                                      "IFM channel",
-                                     op.ofm.depth, op.ifm.depth),
+                                     op.kernel().ofm.depth, op.kernel().ifm.depth),
                          ErrorKind::Malformed);
         }
         ifm_geometry(op, check.op_place());
@@ -256,13 +256,13 @@ void validate_conv(const DecodedOp& op, const NpuConfig& config, const OpChecks&
 // Vela 5.1 programs ARGMAX with OFM_SCALE scale 1, shift 16 and splits longer axes into windows
 // of 32768 (pool.cc); what it never programs leaves the accumulator's contents undetermined.
 void check_argmax(const DecodedOp& op, const OpChecks& check) {
-    const bool along_x = op.pool == PoolMode::ArgMaxX;
-    const Kernel& k = op.kernel;
+    const bool along_x = op.kernel().pool() == PoolMode::ArgMaxX;
+    const Kernel& k = op.kernel().kernel;
     auto refuse = [&](const char* field, const std::string& why) {
         check.refuse(field, fmt::format("NPU_OP_POOL ARGMAX_{}: {}", along_x ? 'X' : 'Y', why));
     };
-    const Scale& s = op.output.global_scale;
-    if (op.output.per_channel_scale || s.scale != 1 || s.shift != kArgMaxIndexShift) {
+    const Scale& s = op.kernel().output.global_scale;
+    if (op.kernel().output.per_channel_scale || s.scale != 1 || s.shift != kArgMaxIndexShift) {
         refuse("NPU_SET_OFM_SCALE", "only OFM_SCALE scale 1, shift 16 (global) is defined");
     }
     if (k.padding.top || k.padding.bottom) refuse("NPU_SET_IFM_PAD_TOP", "padding is undefined");
@@ -277,22 +277,22 @@ void check_argmax(const DecodedOp& op, const OpChecks& check) {
         refuse(along_x ? "NPU_SET_KERNEL_WIDTH_M1" : "NPU_SET_KERNEL_HEIGHT_M1",
                fmt::format("a window of {} elements; indices from 32768 on do not fit", length));
     }
-    if (op.ifm.precision.bits > 16) {
+    if (op.kernel().ifm.precision.bits > 16) {
         refuse("NPU_SET_IFM_PRECISION.activation_precision", "only 8- and 16-bit values are defined");
     }
 }
 
 void validate_pool(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
     check_activation(op, config, check);
-    switch (op.pool) {
+    switch (op.kernel().pool()) {
         case PoolMode::ReduceSum:
-            if (op.kernel.upscale != UpscaleMode::None) {
+            if (op.kernel().kernel.upscale != UpscaleMode::None) {
                 check.refuse("NPU_SET_IFM_UPSCALE.mode",
                              "NPU_OP_POOL: REDUCE_SUM with an upscaled IFM is undefined (Vela never programs it)");
             }
             return;
         case PoolMode::None:
-            if (op.output.per_channel_scale) {
+            if (op.kernel().output.per_channel_scale) {
                 check.refuse("NPU_SET_OFM_PRECISION.scale_mode",
                              "POOL NONE with per-channel scaling is not supported (Vela writes a global OFM_SCALE)");
             }
@@ -330,26 +330,26 @@ bool is_unit(const Scale& s) { return s.scale == 1 && s.shift == 0 && s.double_r
 // OFM rounding mode Vela writes (DOUBLE_SYMMETRIC, from AUTO) or TRUNCATE_TO_ZERO. Anything else
 // has no reference to be checked against and is refused.
 void check_integer_mode(const DecodedOp& op, const OpChecks& check) {
-    const ElementwiseMode m = op.elementwise.mode;
+    const ElementwiseMode m = op.kernel().elementwise().mode;
     auto refuse = [&](const char* field, const std::string& why) {
         check.refuse(field, fmt::format("elementwise mode {}: {}", EngineEnum<ElementwiseMode>::names[static_cast<size_t>(m)], why));
     };
-    const Precision& p = op.ifm.precision;
+    const Precision& p = op.kernel().ifm.precision;
     if (p.bits > 32) refuse("NPU_SET_IFM_PRECISION.activation_precision", "64-bit operands are undefined");
-    if (op.has_ifm2 && !op.elementwise.ifm2_scalar &&
-        (op.ifm2.precision.bits != p.bits || op.ifm2.precision.is_signed != p.is_signed)) {
+    if (op.kernel().has_ifm2 && !op.kernel().elementwise().ifm2_scalar &&
+        (op.kernel().ifm2.precision.bits != p.bits || op.kernel().ifm2.precision.is_signed != p.is_signed)) {
         refuse("NPU_SET_IFM2_PRECISION.activation_precision", "IFM2 must have the IFM's type");
     }
-    if (!is_unit(op.output.global_scale) || op.output.per_channel_scale) {
+    if (!is_unit(op.kernel().output.global_scale) || op.kernel().output.per_channel_scale) {
         refuse("NPU_SET_OFM_SCALE", "only a unit global OFM scale is defined (Vela writes no other)");
     }
     if (!unscaled(m)) return;
-    if (!is_unit(op.elementwise.opa)) refuse("NPU_SET_IFM_SCALE", "only a unit IFM scale is defined");
-    if (op.has_ifm2 && !is_unit(op.elementwise.opb)) refuse("NPU_SET_IFM2_SCALE", "only a unit IFM2 scale is defined");
-    if (op.ifm.zero_point) refuse("NPU_SET_IFM_ZERO_POINT", "only zero point 0 is defined");
-    if (op.has_ifm2 && op.ifm2.zero_point) refuse("NPU_SET_IFM2_ZERO_POINT", "only zero point 0 is defined");
-    if (op.ofm.zero_point) refuse("NPU_SET_OFM_ZERO_POINT", "only zero point 0 is defined");
-    const RoundMode round = op.output.round;
+    if (!is_unit(op.kernel().elementwise().opa)) refuse("NPU_SET_IFM_SCALE", "only a unit IFM scale is defined");
+    if (op.kernel().has_ifm2 && !is_unit(op.kernel().elementwise().opb)) refuse("NPU_SET_IFM2_SCALE", "only a unit IFM2 scale is defined");
+    if (op.kernel().ifm.zero_point) refuse("NPU_SET_IFM_ZERO_POINT", "only zero point 0 is defined");
+    if (op.kernel().has_ifm2 && op.kernel().ifm2.zero_point) refuse("NPU_SET_IFM2_ZERO_POINT", "only zero point 0 is defined");
+    if (op.kernel().ofm.zero_point) refuse("NPU_SET_OFM_ZERO_POINT", "only zero point 0 is defined");
+    const RoundMode round = op.kernel().output.round;
     if (truncating(m) && round != RoundMode::DoubleSymmetric && round != RoundMode::Truncate) {
         refuse("NPU_SET_OFM_SCALE.round_mode", "only DOUBLE_SYMMETRIC and TRUNCATE_TO_ZERO are defined");
     }
@@ -388,12 +388,12 @@ bool scales_operands(ElementwiseMode m) {
 // MUL with zero point 32767 and IFM scale 2^19, or an ADD of two int64 operands, one scaled by
 // 1557527444.
 void check_scaled_range(const DecodedOp& op, const OpChecks& check) {
-    const Elementwise& e = op.elementwise;
+    const Elementwise& e = op.kernel().elementwise();
     const ElementwiseMode m = e.mode;
-    const int128 a = scaled_bound(op.ifm, e.scalar, e.opa);
+    const int128 a = scaled_bound(op.kernel().ifm, e.scalar, e.opa);
     // LRELU scales the IFM's negative values by IFM2_SCALE; ABS negates the IFM before scaling it.
-    const int128 b = m == ElementwiseMode::LRelu ? scaled_bound(op.ifm, e.scalar, e.opb)
-                     : op.has_ifm2              ? scaled_bound(op.ifm2, e.scalar, e.opb)
+    const int128 b = m == ElementwiseMode::LRelu ? scaled_bound(op.kernel().ifm, e.scalar, e.opb)
+                     : op.kernel().has_ifm2              ? scaled_bound(op.kernel().ifm2, e.scalar, e.opb)
                                                 : 1;
     const auto refuse = [&](const char* what) {
         check.refuse("NPU_SET_IFM_SCALE",
@@ -410,7 +410,7 @@ void check_scaled_range(const DecodedOp& op, const OpChecks& check) {
 
 void validate_elementwise(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
     check_activation(op, config, check);
-    const ElementwiseMode m = op.elementwise.mode;
+    const ElementwiseMode m = op.kernel().elementwise().mode;
     if (!config.traits().elementwise_scales_each_operand) {
         if (!is_u55_mode(m))
             check.refuse("NPU_OP_ELEMENTWISE", "this elementwise mode does not exist on U55/U65", ErrorKind::Malformed);
@@ -473,19 +473,19 @@ void validate_resize(const DecodedOp& op, const NpuConfig& config, const OpCheck
     auto fail = [&](const char* field, const std::string& what) {
         check.refuse(field, "NPU_OP_RESIZE: " + what, ErrorKind::Malformed);
     };
-    const Resize& r = op.resize;
-    if (op.kernel.upscale != UpscaleMode::None) fail("NPU_SET_IFM_UPSCALE.mode", "IFM upscaling with RESIZE is undefined");
-    if (op.ifm.precision.bits > 16) {
+    const Resize& r = op.kernel().resize();
+    if (op.kernel().kernel.upscale != UpscaleMode::None) fail("NPU_SET_IFM_UPSCALE.mode", "IFM upscaling with RESIZE is undefined");
+    if (op.kernel().ifm.precision.bits > 16) {
         fail("NPU_SET_IFM_PRECISION.activation_precision",
-             fmt::format("{}-bit IFMs cannot be resized (8 or 16 bits)", op.ifm.precision.bits));
+             fmt::format("{}-bit IFMs cannot be resized (8 or 16 bits)", op.kernel().ifm.precision.bits));
     }
-    if (op.ofm.depth != op.ifm.depth) {
-        fail("NPU_SET_OFM_DEPTH_M1", fmt::format("OFM depth {} differs from IFM depth {}", op.ofm.depth, op.ifm.depth));
+    if (op.kernel().ofm.depth != op.kernel().ifm.depth) {
+        fail("NPU_SET_OFM_DEPTH_M1", fmt::format("OFM depth {} differs from IFM depth {}", op.kernel().ofm.depth, op.kernel().ifm.depth));
     }
-    check_resize_axis({'X', r.x_scale_n, r.x_offset, r.x_step, op.ofm.width, op.block.ofm_width, op.ifm.width,
+    check_resize_axis({'X', r.x_scale_n, r.x_offset, r.x_step, op.kernel().ofm.width, op.kernel().block.ofm_width, op.kernel().ifm.width,
                        "NPU_SET_OFM_WIDTH_M1", "NPU_SET_KERNEL_WIDTH_M1"},
                       check);
-    check_resize_axis({'Y', r.y_scale_n, r.y_offset, r.y_step, op.ofm.height, op.block.ofm_height, op.ifm.height,
+    check_resize_axis({'Y', r.y_scale_n, r.y_offset, r.y_step, op.kernel().ofm.height, op.kernel().block.ofm_height, op.kernel().ifm.height,
                        "NPU_SET_OFM_HEIGHT_M1", "NPU_SET_KERNEL_HEIGHT_M1"},
                       check);
     check_activation(op, config, check);
@@ -494,7 +494,7 @@ void validate_resize(const DecodedOp& op, const NpuConfig& config, const OpCheck
 // An internal-mode DMA: a 1-D transfer (Vela loads LUTs so) inside each core's SHRAM (U55/U65)
 // or the LUT RAM (U85), to at least one core.
 void check_internal_destination(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
-    const Dma& d = op.dma;
+    const Dma& d = op.dma();
     if (d.dimensions > 1 || d.scatter) {
         check.refuse(d.scatter ? "NPU_SET_DMA0_DST_REGION.idx_mode" : "NPU_SET_DMA0_SRC_REGION.stride_mode",
                      "a strided or scattered DMA into internal memory is not supported (Vela loads LUTs with 1-D "
@@ -519,7 +519,7 @@ void check_internal_destination(const DecodedOp& op, const NpuConfig& config, co
 // A DMA the engine models: not out of internal memory, not indexed on both sides, with rows and
 // planes when it has two or three dimensions, and into internal memory as Vela loads LUTs.
 void validate_dma(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
-    const Dma& d = op.dma;
+    const Dma& d = op.dma();
     if (d.src.internal) check.refuse("NPU_OP_DMA_START", "DMA from internal memory is not supported");
     if (d.gather && d.scatter) {
         check.refuse("NPU_SET_DMA0_DST_REGION.idx_mode",

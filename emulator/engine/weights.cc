@@ -112,7 +112,7 @@ void for_each_weight_position(const WeightOrder& w, Visit&& visit, int first_ofm
 
 Traversal traversal_of(const DecodedOp& op) {
     if (op.kind == OpKind::Depthwise) return Traversal::Depthwise;
-    return op.kernel.part_kernel_first ? Traversal::PartKernelFirst : Traversal::DepthFirst;
+    return op.kernel().kernel.part_kernel_first ? Traversal::PartKernelFirst : Traversal::DepthFirst;
 }
 
 // Channels of stream s out of n: the cores take OFM channels in turn (s, s + n, ...).
@@ -126,12 +126,12 @@ WeightOrder u55_weight_order(const DecodedOp& op, const NpuConfig& config, const
     w.kernel_height = shape.kernel_height;
     w.kernel_width = shape.kernel_width;
     w.ifm_depth = shape.ifm_depth;
-    w.ofm_block_depth = channels_of_stream(op.block.ofm_depth, stream, streams);
-    const bool ifm16 = op.ifm.precision.bits == 16;
+    w.ofm_block_depth = channels_of_stream(op.kernel().block.ofm_depth, stream, streams);
+    const bool ifm16 = op.kernel().ifm.precision.bits == 16;
     w.ifm_block_depth = w.traversal == Traversal::PartKernelFirst || ifm16 ? 16 : 32;
     w.micro = micro_block_depths(config);
-    w.sub_kernel_width = 8 / op.kernel.dilation_x;
-    w.sub_kernel_height = 8 / op.kernel.dilation_y;
+    w.sub_kernel_width = 8 / op.kernel().kernel.dilation_x;
+    w.sub_kernel_height = 8 / op.kernel().kernel.dilation_y;
     if (w.traversal == Traversal::Depthwise) w.element_round = 4;
     if (w.traversal == Traversal::PartKernelFirst) w.element_round = ifm16 ? 2 : 4;
     return w;
@@ -139,27 +139,27 @@ WeightOrder u55_weight_order(const DecodedOp& op, const NpuConfig& config, const
 
 void check_kernel_op(const DecodedOp& op, const NpuConfig& config, const LazyLocation& where) {
     if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) throw Error(where, "the op has no weights to decode");
-    if (op.weights.empty()) throw Error(where, "the op has no weight stream");
+    if (op.kernel().weights.empty()) throw Error(where, "the op has no weight stream");
     // Every core needs an OFM block of at least one channel, or the traversal would not advance.
-    if (config.traits().weight_encoding == WeightEncoding::PerCore && op.block.ofm_depth < static_cast<int>(op.weights.size())) {
+    if (config.traits().weight_encoding == WeightEncoding::PerCore && op.kernel().block.ofm_depth < static_cast<int>(op.kernel().weights.size())) {
         throw Error(where,
-                    fmt::format("OFM block depth {} for {} weight streams", op.block.ofm_depth, op.weights.size()));
+                    fmt::format("OFM block depth {} for {} weight streams", op.kernel().block.ofm_depth, op.kernel().weights.size()));
     }
-    if (op.kernel.dilation_x < 1 || op.kernel.dilation_y < 1 || op.kernel.dilation_x > 8 || op.kernel.dilation_y > 8) {
+    if (op.kernel().kernel.dilation_x < 1 || op.kernel().kernel.dilation_y < 1 || op.kernel().kernel.dilation_x > 8 || op.kernel().kernel.dilation_y > 8) {
         throw Error(where, "kernel dilation outside 1..8");
     }
-    if (op.kernel.width < 1 || op.kernel.height < 1 || op.ofm.depth < 1 || op.ifm.depth < 1) {
+    if (op.kernel().kernel.width < 1 || op.kernel().kernel.height < 1 || op.kernel().ofm.depth < 1 || op.kernel().ifm.depth < 1) {
         throw Error(where, "empty kernel, IFM or OFM");
     }
 }
 
 OpWeights weights_shape(const DecodedOp& op) {
     OpWeights w;
-    w.ofm_depth = op.ofm.depth;
+    w.ofm_depth = op.kernel().ofm.depth;
     // Vela encodes the kernel's taps; the registers hold their dilated extent.
-    w.kernel_height = op.kernel.taps_height();
-    w.kernel_width = op.kernel.taps_width();
-    w.ifm_depth = op.kind == OpKind::Depthwise ? 1 : op.ifm.depth;
+    w.kernel_height = op.kernel().kernel.taps_height();
+    w.kernel_width = op.kernel().kernel.taps_width();
+    w.ifm_depth = op.kind == OpKind::Depthwise ? 1 : op.kernel().ifm.depth;
     return w;
 }
 
@@ -180,7 +180,7 @@ std::string weight_field(int stream) { return stream == 0 ? std::string("WEIGHT_
 // A bitstream error, whose offset is an address in the weights' region, as an error of the op
 // the stream fed (at its command offset), the address and the bitstream's field in the reason.
 Error weight_stream_error(const DecodedOp& op, const std::string& source, int stream, const Error& e) {
-    const Stream& where = op.weights[static_cast<size_t>(stream)];
+    const Stream& where = op.kernel().weights[static_cast<size_t>(stream)];
     return Error({source, op.offset, weight_field(stream), OffsetKind::Command},
                  fmt::format("{} weight stream at 0x{:x}, byte 0x{:x}: {}: {}", op_kind_name(op.kind), where.base,
                              e.where().offset.value_or(where.base), e.where().field, e.reason()));
@@ -190,10 +190,10 @@ Error weight_stream_error(const DecodedOp& op, const std::string& source, int st
 // kMaxValuesPerByte values per byte, so it cannot serve more weights than that.
 void check_stream_can_hold(const DecodedOp& op, const StreamFetch& fetch, const std::string& source, int stream,
                            const OpWeights& shape) {
-    const int streams = static_cast<int>(op.weights.size());
+    const int streams = static_cast<int>(op.kernel().weights.size());
     const uint64_t channels = static_cast<uint64_t>(channels_of_stream(shape.ofm_depth, stream, streams));
     if (channels == 0) return;  // a second core without channels gets WEIGHT1_LENGTH 0
-    const Stream& where = op.weights[static_cast<size_t>(stream)];
+    const Stream& where = op.kernel().weights[static_cast<size_t>(stream)];
     const uint64_t most = kMaxValuesPerByte * uint64_t{fetch(where).size()};
     const uint64_t owned = weight_count(channels, shape);
     if (owned > most) {
@@ -208,7 +208,7 @@ class StreamValues {
 public:
     StreamValues(const DecodedOp& op, const StreamFetch& fetch, const std::string& source, int stream)
         : op_(op), source_(source), stream_(stream),
-          reader_(fetch(op.weights[static_cast<size_t>(stream)]), source, op.weights[static_cast<size_t>(stream)].base) {}
+          reader_(fetch(op.kernel().weights[static_cast<size_t>(stream)]), source, op.kernel().weights[static_cast<size_t>(stream)].base) {}
 
     bool next(int16_t& value) {
         while (at_ == slice_.size()) {
@@ -265,7 +265,7 @@ private:
 Error count_mismatch(const DecodedOp& op, const std::string& source, int stream, uint64_t held, const char* how) {
     return Error({source, op.offset, weight_field(stream), OffsetKind::Command},
                  fmt::format("{} weight stream at 0x{:x} holds {} weights, {} the op's traversal needs",
-                             op_kind_name(op.kind), op.weights[static_cast<size_t>(stream)].base, held, how));
+                             op_kind_name(op.kind), op.kernel().weights[static_cast<size_t>(stream)].base, held, how));
 }
 
 // Replays the encoder's traversal of core `stream` over the OFM channels [first, end) of its
@@ -295,7 +295,7 @@ void expect_stream_spent(const DecodedOp& op, const std::string& source, int str
 // One core's whole stream into OHWI.
 void place_weight_stream(const DecodedOp& op, const NpuConfig& config, const StreamFetch& fetch,
                          const std::string& source, int stream, OpWeights& out) {
-    const int streams = static_cast<int>(op.weights.size());
+    const int streams = static_cast<int>(op.kernel().weights.size());
     const WeightOrder order = u55_weight_order(op, config, out, stream, streams);
     if (order.ofm_depth == 0) return;
     StreamValues values(op, fetch, source, stream);
@@ -317,10 +317,10 @@ void decode_scale_record(const uint8_t* r, size_t channel, OpWeights& out) {
 
 void decode_scale_stream(const DecodedOp& op, const StreamFetch& fetch, const std::string& source, int stream,
                          OpWeights& out) {
-    const int streams = static_cast<int>(op.scales.size());
+    const int streams = static_cast<int>(op.kernel().scales.size());
     const int channels = channels_of_stream(out.ofm_depth, stream, streams);
     if (channels == 0) return;
-    const Stream& where = op.scales[static_cast<size_t>(stream)];
+    const Stream& where = op.kernel().scales[static_cast<size_t>(stream)];
     const auto bytes = fetch(where);
     if (bytes.size() < channels * kScaleRecordBytes) {
         throw Error({source, op.offset, stream == 0 ? "SCALE_LENGTH" : "SCALE1_LENGTH", OffsetKind::Command},
@@ -368,8 +368,8 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
                         const std::string& source, OpWeights& out) {
     const U85WeightOrder order = u85_weight_order(op, config, out, {&source, op.offset, op_kind_name(op.kind)});
     std::vector<std::vector<int16_t>> streams(static_cast<size_t>(order.streams));
-    if (op.weight_format == WeightFormat::Fast) {
-        const Stream& stream = op.weights[0];
+    if (op.kernel().weight_format == WeightFormat::Fast) {
+        const Stream& stream = op.kernel().weights[0];
         const auto bytes = fetch(stream);
         // Positions per decoder; a stream of n bytes holds at most 4n weights (2-bit indices).
         std::vector<uint64_t> positions(streams.size(), 0);
@@ -401,7 +401,7 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
         }
     } else {
         for (int s = 0; s < order.streams; ++s) {
-            const Stream& stream = op.weights[static_cast<size_t>(s)];
+            const Stream& stream = op.kernel().weights[static_cast<size_t>(s)];
             try {
                 streams[static_cast<size_t>(s)] =
                     decode_weight_bitstream(fetch(stream), source, stream.base, u85_stream_weight_count(order, s));
@@ -433,9 +433,9 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
         });
         if (next != values.size()) throw mismatch("more than");
     }
-    if (op.sparse_2_4) check_2_4_sparse(out, {source, op.offset, "NPU_SET_WEIGHT_FORMAT.weight_sparsity"});
-    if (op.scales.empty()) return;
-    const Stream& scales = op.scales[0];
+    if (op.kernel().sparse_2_4) check_2_4_sparse(out, {source, op.offset, "NPU_SET_WEIGHT_FORMAT.weight_sparsity"});
+    if (op.kernel().scales.empty()) return;
+    const Stream& scales = op.kernel().scales[0];
     const auto bytes = fetch(scales);
     const size_t channels = static_cast<size_t>(out.ofm_depth);
     if (bytes.size() < channels * kScaleRecordBytes) {
@@ -446,7 +446,7 @@ void decode_u85_weights(const DecodedOp& op, const NpuConfig& config, const Stre
     out.bias.assign(channels, 0);
     out.scale.assign(channels, 0);
     out.shift.assign(channels, 0);
-    const bool acc48 = op.output.acc_format == AccFormat::I48;
+    const bool acc48 = op.kernel().output.acc_format == AccFormat::I48;
     for (size_t c = 0; c < channels; ++c)
         decode_u85_scale_record(bytes.data() + c * kScaleRecordBytes, acc48, out.bias[c], out.scale[c], out.shift[c]);
 }
@@ -486,7 +486,7 @@ struct ConvWeightGroups::State {
 };
 
 bool ConvWeightGroups::applies(const DecodedOp& op, const NpuConfig& config) {
-    if (config.traits().weight_encoding != WeightEncoding::PerCore || op.kind != OpKind::Conv || op.weights.size() != 1) return false;
+    if (config.traits().weight_encoding != WeightEncoding::PerCore || op.kind != OpKind::Conv || op.kernel().weights.size() != 1) return false;
     const OpWeights shape = weights_shape(op);
     return weight_count(static_cast<uint64_t>(shape.ofm_depth), shape) * sizeof(int16_t) > kLargeLayerBytes;
 }
@@ -496,11 +496,11 @@ ConvWeightGroups::ConvWeightGroups(const DecodedOp& op, const NpuConfig& config,
     check_kernel_op(op, config, {&source, op.offset, op_kind_name(op.kind)});
     OpWeights all = weights_shape(op);
     check_stream_can_hold(op, fetch, source, 0, all);
-    if (!op.scales.empty()) {
+    if (!op.kernel().scales.empty()) {
         all.bias.assign(static_cast<size_t>(all.ofm_depth), 0);
         all.scale.assign(static_cast<size_t>(all.ofm_depth), 0);
         all.shift.assign(static_cast<size_t>(all.ofm_depth), 0);
-        for (int s = 0; s < static_cast<int>(op.scales.size()); ++s) decode_scale_stream(op, fetch, source, s, all);
+        for (int s = 0; s < static_cast<int>(op.kernel().scales.size()); ++s) decode_scale_stream(op, fetch, source, s, all);
     }
     state_ = std::make_unique<State>(op, config, fetch, source, std::move(all));
 }
@@ -517,7 +517,7 @@ void pack_conv_weights(const DecodedOp& op, OpWeights& w) {
     tabulate_output_rounding(w);
     const int taps = w.kernel_height * w.kernel_width;
     if (op.kind == OpKind::Conv)
-        w.gemm = pack_gemm_weights(w.values.data(), w.ofm_depth, taps * w.ifm_depth, op.ifm.precision.bits == 8);
+        w.gemm = pack_gemm_weights(w.values.data(), w.ofm_depth, taps * w.ifm_depth, op.kernel().ifm.precision.bits == 8);
     else w.depthwise = pack_depthwise_weights(w.values.data(), w.ofm_depth, taps);
 }
 
@@ -567,15 +567,15 @@ OpWeights decode_op_weights(const DecodedOp& op, const NpuConfig& config, const 
         pack_conv_weights(op, w);
         return w;
     }
-    const int streams = static_cast<int>(op.weights.size());
+    const int streams = static_cast<int>(op.kernel().weights.size());
     for (int s = 0; s < streams; ++s) check_stream_can_hold(op, fetch, source, s, w);
     w.values.assign(static_cast<size_t>(w.ofm_depth) * w.kernel_height * w.kernel_width * w.ifm_depth, 0);
     for (int s = 0; s < streams; ++s) place_weight_stream(op, config, fetch, source, s, w);
-    if (!op.scales.empty()) {
+    if (!op.kernel().scales.empty()) {
         w.bias.assign(static_cast<size_t>(w.ofm_depth), 0);
         w.scale.assign(static_cast<size_t>(w.ofm_depth), 0);
         w.shift.assign(static_cast<size_t>(w.ofm_depth), 0);
-        for (int s = 0; s < static_cast<int>(op.scales.size()); ++s) decode_scale_stream(op, fetch, source, s, w);
+        for (int s = 0; s < static_cast<int>(op.kernel().scales.size()); ++s) decode_scale_stream(op, fetch, source, s, w);
     }
     pack_conv_weights(op, w);
     return w;

@@ -56,7 +56,7 @@ void tabulate_output_rounding(OpWeights& w);
 // throws ethosu::Error naming the op when the stream lies outside its region.
 using StreamFetch = std::function<std::span<const uint8_t>(const Stream&)>;
 
-// Decodes op.weights and op.scales of a CONV or DEPTHWISE op for the given configuration
+// Decodes op.kernel().weights and op.kernel().scales of a CONV or DEPTHWISE op for the given configuration
 // (U55/U65; U85 is refused). Each core's weight stream must decode to exactly the count of
 // Vela's traversal for the op's shape, OFM block depth, weight order, dilation, IFM precision
 // and the configuration's micro-block.

@@ -18,19 +18,19 @@ U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, co
     using Traversal = U85WeightOrder::Traversal;
     U85WeightOrder w;
     w.traversal = op.kind == OpKind::Depthwise   ? Traversal::Depthwise
-                  : op.kernel.part_kernel_first ? Traversal::PartKernelFirst
+                  : op.kernel().kernel.part_kernel_first ? Traversal::PartKernelFirst
                                                 : Traversal::DepthFirst;
     w.ofm_depth = shape.ofm_depth;
     w.kernel_height = shape.kernel_height;
     w.kernel_width = shape.kernel_width;
     w.ifm_depth = shape.ifm_depth;
-    w.streams = op.weight_format == WeightFormat::Fast ? config.cores : static_cast<int>(op.weights.size());
-    w.ofm_block_depth = op.block.ofm_depth;
-    const auto ublock = config.micro_block_index(micro_block_height(op.output.microblock),
-                                                 micro_block_width(op.output.microblock));
+    w.streams = op.kernel().weight_format == WeightFormat::Fast ? config.cores : static_cast<int>(op.kernel().weights.size());
+    w.ofm_block_depth = op.kernel().block.ofm_depth;
+    const auto ublock = config.micro_block_index(micro_block_height(op.kernel().output.microblock),
+                                                 micro_block_width(op.kernel().output.microblock));
     if (!ublock) {
         throw Error({*where.file, where.offset, "NPU_SET_ACC_FORMAT.microblock", OffsetKind::Command},
-                    fmt::format("micro-block {} does not exist on {}", static_cast<int>(op.output.microblock),
+                    fmt::format("micro-block {} does not exist on {}", static_cast<int>(op.kernel().output.microblock),
                                 config.name));
     }
     const MicroBlockShape& ofm_ublock = config.micro_blocks[*ublock];
@@ -39,22 +39,22 @@ U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, co
         throw Error(where, fmt::format("OFM block depth {} is not made of {}-deep micro-blocks for {} weight decoders",
                                        w.ofm_block_depth, w.ofm_ublock_depth, w.streams));
     }
-    const bool ifm16 = op.ifm.precision.bits == 16;
-    const bool sparse = op.sparse_2_4;
+    const bool ifm16 = op.kernel().ifm.precision.bits == 16;
+    const bool sparse = op.kernel().sparse_2_4;
     // Vela encodes 2:4 sparsity along the IFM depth of convolutions only.
     if (sparse && w.traversal == Traversal::Depthwise) {
         throw Error({*where.file, where.offset, "NPU_SET_WEIGHT_FORMAT.weight_sparsity", OffsetKind::Command},
                     "2:4 sparse weights on a DEPTHWISE op", ErrorKind::Unsupported);
     }
     w.ifm_block_depth = u85_conv_ifm_block_depth(config, ofm_ublock, w.traversal == Traversal::PartKernelFirst,
-                                                 op.ifm.precision.bits, sparse);
+                                                 op.kernel().ifm.precision.bits, sparse);
 
     switch (w.traversal) {
         case Traversal::PartKernelFirst:
             w.element_round = ifm16 || sparse ? 10 : 5;
             w.ifm_ublock_depth = ifm16 && !sparse ? 8 : w.ifm_block_depth;
-            w.stride_x = op.kernel.stride_x;
-            w.stride_y = op.kernel.stride_y;
+            w.stride_x = op.kernel().kernel.stride_x;
+            w.stride_y = op.kernel().kernel.stride_y;
             break;
         case Traversal::DepthFirst:
             w.ifm_ublock_depth = w.ifm_block_depth;
@@ -62,13 +62,13 @@ U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, co
         case Traversal::Depthwise:
             w.element_round = 10;
             w.ifm_ublock_depth = 1;
-            w.stride_x = op.kernel.stride_x;
-            w.stride_y = op.kernel.stride_y;
+            w.stride_x = op.kernel().kernel.stride_x;
+            w.stride_y = op.kernel().kernel.stride_y;
             break;
     }
     w.ifm_step = w.traversal == Traversal::Depthwise ? 1 : sparse ? 16 : 8;
-    w.sub_kernel_width = 8 / op.kernel.dilation_x;
-    w.sub_kernel_height = 8 / op.kernel.dilation_y;
+    w.sub_kernel_width = 8 / op.kernel().kernel.dilation_x;
+    w.sub_kernel_height = 8 / op.kernel().kernel.dilation_y;
     w.depthwise_padding = ifm16 ? config.depthwise_weight_padding_16bit : config.depthwise_weight_padding_8bit;
     return w;
 }

@@ -31,16 +31,17 @@ struct WorkFactors {
 WorkFactors work_factors(const DecodedOp& op) {
     WorkFactors f;
     const bool kernel = op.kind == OpKind::Conv || op.kind == OpKind::Depthwise || op.kind == OpKind::Pool;
-    if (kernel || op.kind == OpKind::Elementwise || op.kind == OpKind::Resize) {
-        for (const int d : {op.ofm.height, op.ofm.width, op.ofm.depth}) f.add(positive(d));
+    if (is_kernel_op(op.kind)) {
+        const KernelOp& k = op.kernel();
+        for (const int d : {k.ofm.height, k.ofm.width, k.ofm.depth}) f.add(positive(d));
+        if (kernel) {
+            f.add(positive(k.kernel.taps_height()));
+            f.add(positive(k.kernel.taps_width()));
+        }
+        if (op.kind == OpKind::Conv) f.add(positive(k.ifm.depth));
     }
-    if (kernel) {
-        f.add(positive(op.kernel.taps_height()));
-        f.add(positive(op.kernel.taps_width()));
-    }
-    if (op.kind == OpKind::Conv) f.add(positive(op.ifm.depth));
     if (op.kind == OpKind::DmaStart) {
-        const Dma& d = op.dma;
+        const Dma& d = op.dma();
         f.add(d.length);
         f.add(d.dimensions >= 2 ? positive(d.size0) : 1);
         f.add(d.dimensions >= 3 ? positive(d.size1) : 1);
@@ -54,17 +55,16 @@ std::string work_text(const DecodedOp& op) {
     const WorkFactors f = work_factors(op);
     double product = 1;
     for (size_t i = 0; i < f.count; ++i) product *= double(f.values[i]);
-    const FeatureMap& ofm = op.ofm;
-    const std::string elements = fmt::format("OFM {}x{}x{}", ofm.height, ofm.width, ofm.depth);
-    const std::string taps = fmt::format("{}x{} taps", op.kernel.taps_height(), op.kernel.taps_width());
+    if (op.kind == OpKind::DmaStart)
+        return fmt::format("{} bytes x {} rows x {} planes = {:.3g}", f.values[0], f.values[1], f.values[2], product);
+    const KernelOp& k = op.kernel();
+    const std::string elements = fmt::format("OFM {}x{}x{}", k.ofm.height, k.ofm.width, k.ofm.depth);
+    const std::string taps = fmt::format("{}x{} taps", k.kernel.taps_height(), k.kernel.taps_width());
     std::string factors;
     switch (op.kind) {
-        case OpKind::Conv: factors = fmt::format("{} x {} x IFM depth {}", elements, taps, op.ifm.depth); break;
+        case OpKind::Conv: factors = fmt::format("{} x {} x IFM depth {}", elements, taps, k.ifm.depth); break;
         case OpKind::Depthwise:
         case OpKind::Pool: factors = fmt::format("{} x {}", elements, taps); break;
-        case OpKind::DmaStart:
-            factors = fmt::format("{} bytes x {} rows x {} planes", f.values[0], f.values[1], f.values[2]);
-            break;
         default: factors = elements; break;
     }
     return fmt::format("{} = {:.3g}", factors, product);
@@ -84,30 +84,32 @@ uint64_t op_work(const DecodedOp& op) {
 // is the OFM's for a pool), conv.cc (IFM2 weights, a CONV's IFM patch of taps x IFM depth),
 // accumulators.cc (IFM2 accumulators of the OFM's shape).
 void WorkBudget::check_register_sized_buffers(const DecodedOp& op) const {
+    if (!is_kernel_op(op.kind)) return;
+    const KernelOp& k = op.kernel();
     const bool kernel = op.kind == OpKind::Conv || op.kind == OpKind::Depthwise || op.kind == OpKind::Pool;
-    const FeatureMap& ofm = op.ofm;
+    const FeatureMap& ofm = k.ofm;
     const uint64_t ofm_elements = saturating_product({positive(ofm.height), positive(ofm.width), positive(ofm.depth)});
-    if ((kernel || op.kind == OpKind::Elementwise || op.kind == OpKind::Resize) && ofm.storage == Storage::Chained)
+    if (ofm.storage == Storage::Chained)
         check_allocation(op, saturating_product({ofm_elements, positive(ofm.precision.bytes())}), "chained OFM");
-    if (kernel && op.kernel.upscale != UpscaleMode::None) {
+    if (kernel && k.kernel.upscale != UpscaleMode::None) {
         const IfmGeometry geo = ifm_geometry(op, LazyLocation{&source_, op.offset, op_kind_name(op.kind)});
-        const int depth = op.kind == OpKind::Pool ? ofm.depth : op.ifm.depth;
+        const int depth = op.kind == OpKind::Pool ? ofm.depth : k.ifm.depth;
         check_allocation(op,
                          saturating_product({positive(geo.height), positive(geo.width), positive(depth),
-                                             positive(op.ifm.precision.bytes())}),
+                                             positive(k.ifm.precision.bytes())}),
                          "upscaled IFM");
     }
-    if (op.kind == OpKind::Conv && op.weights_from_ifm2) {
-        check_allocation(op, saturating_product({positive(ofm.depth), positive(op.ifm.depth), sizeof(int64_t)}),
+    if (op.kind == OpKind::Conv && k.weights_from_ifm2) {
+        check_allocation(op, saturating_product({positive(ofm.depth), positive(k.ifm.depth), sizeof(int64_t)}),
                          "weights from IFM2");
     }
-    if (op.kind == OpKind::Conv && !op.weights_from_ifm2) {
+    if (op.kind == OpKind::Conv && !k.weights_from_ifm2) {
         check_allocation(op,
-                         saturating_product({positive(op.kernel.taps_height()), positive(op.kernel.taps_width()),
-                                             positive(op.ifm.depth), sizeof(int16_t)}),
+                         saturating_product({positive(k.kernel.taps_height()), positive(k.kernel.taps_width()),
+                                             positive(k.ifm.depth), sizeof(int16_t)}),
                          "IFM patch of a kernel");
     }
-    if (kernel && op.output.acc_input == AccInput::Ifm2)
+    if (kernel && k.output.acc_input == AccInput::Ifm2)
         check_allocation(op, saturating_product({ofm_elements, sizeof(int64_t)}), "accumulators loaded from IFM2");
 }
 

@@ -122,7 +122,7 @@ DecodedStream follow_stream(const NpuConfig& config, std::span<const uint32_t> w
         if (executing.empty() || executing.back().kind != OpKind::Branch) break;  // STOP or the end
 
         const DecodedOp& branch = executing.back();
-        const uint32_t target = branch.branch_target;
+        const uint32_t target = branch.branch().target;
         const char* fault = target % 4 != 0                   ? "not word aligned"
                             : target / 4 >= words.size()        ? "past the end of the stream"
                             : command_at[target / 4] < 0 ? "inside a command, not at its first word"
@@ -133,7 +133,7 @@ DecodedStream follow_stream(const NpuConfig& config, std::span<const uint32_t> w
                                     words.size() * 4),
                         ErrorKind::BranchFault);
         }
-        const bool taken = branch.branch_condition == BranchCondition::Always || result_flag(branch);
+        const bool taken = branch.branch().condition == BranchCondition::Always || result_flag(branch);
         state = block.exit;
         if (taken) {
             pc = static_cast<size_t>(command_at[target / 4]);

@@ -1,13 +1,15 @@
 #pragma once
 // The immutable record the decoder freezes at every NPU_OP_* command: everything the
 // engine and the timing model need, in generation-neutral terms. Neither of them reads
-// raw command words.
+// raw command words. A common header (kind, offset, ...) and one body per op family.
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "emulator/isa/isa_enums.h"  // the engine enums the descriptions define (RoundMode, ...)
@@ -161,15 +163,12 @@ struct Dma {
 constexpr uint64_t kDmaIndexBytes = 4;
 
 
-struct DecodedOp {
-    OpKind kind = OpKind::Stop;
-    uint32_t offset = 0;  // byte offset of the NPU_OP_* command in the stream
-    int index = 0;        // position among the stream's ops (in an executed trace: among the executed ops)
-    // Where the command processor began reading the commands that lead to this op: the end of
-    // the previous op, or the offset a branch entered the straight-line block at.
-    uint32_t fetch_start = 0;
+// What one kernel op kind adds to the family: a pool its mode, an elementwise its operands, a
+// resize its sampling. Conv and Depthwise add nothing.
+using KernelKindParts = std::variant<std::monostate, PoolMode, Elementwise, Resize>;
 
-    // Kernel operations
+// The body of a kernel op (Conv, Depthwise, Pool, Elementwise, Resize).
+struct KernelOp {
     FeatureMap ifm, ifm2, ofm;
     bool has_ifm2 = false;
     Kernel kernel;
@@ -179,21 +178,93 @@ struct DecodedOp {
     WeightFormat weight_format = WeightFormat::Standard;  // U85 SWD / FWD
     bool sparse_2_4 = false;         // U85
     OutputStage output;
-    PoolMode pool = PoolMode::Max;
-    Elementwise elementwise;
-    Resize resize;
     BlockConfig block;
+    KernelKindParts parts;
 
-    // Data movement and control
-    Dma dma;
-    int wait_count = 0;   // DMA_WAIT k or KERNEL_WAIT n
-    uint32_t mask = 0;    // STOP / IRQ mask
-    bool pmu_enable = false;
-    BranchCondition branch_condition = BranchCondition::Always;
-    uint32_t branch_target = 0;   // BRANCH: byte offset in the command stream
+    // The kind's own parts; asking a kind for parts it does not have is a logic error.
+    PoolMode& pool() { return part<PoolMode>("a pool mode"); }
+    PoolMode pool() const { return part<PoolMode>("a pool mode"); }
+    Elementwise& elementwise() { return part<Elementwise>("elementwise operands"); }
+    const Elementwise& elementwise() const { return part<Elementwise>("elementwise operands"); }
+    Resize& resize() { return part<Resize>("resize sampling"); }
+    const Resize& resize() const { return part<Resize>("resize sampling"); }
+    // IFM2 is a scalar operand (elementwise ops only), not a map in memory.
+    bool ifm2_is_scalar() const {
+        const Elementwise* e = std::get_if<Elementwise>(&parts);
+        return e && e->ifm2_scalar;
+    }
 
+private:
+    template <class T> T& part(const char* what) { return part_of<T>(*this, what); }
+    template <class T> const T& part(const char* what) const { return part_of<T>(*this, what); }
+    template <class T, class Self> static auto& part_of(Self& self, const char* what) {
+        if (auto* p = std::get_if<T>(&self.parts)) return *p;
+        throw std::logic_error(std::string("kernel op has no ") + what);
+    }
+};
+
+// DMA_WAIT k, KERNEL_WAIT n: the number of operations that may stay outstanding.
+struct WaitOp {
+    int count = 0;
+};
+
+// STOP, IRQ: the mask the command carries.
+struct SignalOp {
+    uint32_t mask = 0;
+};
+
+// PMU_MASK: whether the PMU counts.
+struct PmuOp {
+    bool enable = false;
+};
+
+struct BranchOp {
+    BranchCondition condition = BranchCondition::Always;
+    uint32_t target = 0;  // byte offset in the command stream
+};
+
+// One body per op family: kernel, DMA (DmaStart: its Dma), wait, and the three control shapes.
+using OpBody = std::variant<KernelOp, Dma, WaitOp, SignalOp, PmuOp, BranchOp>;
+
+// The body a kind of op holds, with its defaults.
+OpBody default_body(OpKind kind);
+
+// The common header plus the body of the op's family. The accessors are checked: asking an op for
+// another family's body is a logic error (std::logic_error), never a read of unused fields.
+struct DecodedOp {
+    OpKind kind = OpKind::Stop;
+    uint32_t offset = 0;  // byte offset of the NPU_OP_* command in the stream
+    int index = 0;        // position among the stream's ops (in an executed trace: among the executed ops)
+    // Where the command processor began reading the commands that lead to this op: the end of
+    // the previous op, or the offset a branch entered the straight-line block at.
+    uint32_t fetch_start = 0;
     // Registers the op read that the stream never wrote (a lenient decode reads them as 0).
     std::vector<isa::Cmd> unset_registers;
+    OpBody body = SignalOp{};
+
+    DecodedOp() = default;
+    explicit DecodedOp(OpKind k) : kind(k), body(default_body(k)) {}
+
+    KernelOp& kernel() { return get<KernelOp>("kernel"); }
+    const KernelOp& kernel() const { return get<KernelOp>("kernel"); }
+    Dma& dma() { return get<Dma>("DMA"); }
+    const Dma& dma() const { return get<Dma>("DMA"); }
+    WaitOp& wait() { return get<WaitOp>("wait"); }
+    const WaitOp& wait() const { return get<WaitOp>("wait"); }
+    SignalOp& signal() { return get<SignalOp>("STOP/IRQ"); }
+    const SignalOp& signal() const { return get<SignalOp>("STOP/IRQ"); }
+    PmuOp& pmu() { return get<PmuOp>("PMU_MASK"); }
+    const PmuOp& pmu() const { return get<PmuOp>("PMU_MASK"); }
+    BranchOp& branch() { return get<BranchOp>("branch"); }
+    const BranchOp& branch() const { return get<BranchOp>("branch"); }
+
+private:
+    template <class T> T& get(const char* family) { return body_of<T>(*this, family); }
+    template <class T> const T& get(const char* family) const { return body_of<T>(*this, family); }
+    template <class T, class Self> static auto& body_of(Self& self, const char* family) {
+        if (auto* p = std::get_if<T>(&self.body)) return *p;
+        throw std::logic_error(std::string(op_kind_name(self.kind)) + " op has no " + family + " body");
+    }
 };
 
 }  // namespace ethosu

@@ -170,15 +170,15 @@ struct Decoder::OpDecoder {
     void read_dma_strides();
     void decode_wait() {
         const Field count = op.kind == OpKind::DmaWait ? Field::OP_DMA_WAIT__k : Field::OP_KERNEL_WAIT__n;
-        op.wait_count = static_cast<int>(param(count));
+        op.wait().count = static_cast<int>(param(count));
     }
-    void decode_pmu_mask() { op.pmu_enable = param(Field::OP_PMU_MASK__enable) != 0; }
+    void decode_pmu_mask() { op.pmu().enable = param(Field::OP_PMU_MASK__enable) != 0; }
     void decode_mask() {
-        op.mask = static_cast<uint32_t>(param(op.kind == OpKind::Stop ? Field::OP_STOP__mask : Field::OP_IRQ__mask));
+        op.signal().mask = static_cast<uint32_t>(param(op.kind == OpKind::Stop ? Field::OP_STOP__mask : Field::OP_IRQ__mask));
     }
     void decode_branch() {
-        op.branch_condition = param_meaning<BranchCondition>(Field::OP_BRANCH__branch_cond);
-        op.branch_target = static_cast<uint32_t>(param(Field::OP_BRANCH__branch_target));
+        op.branch().condition = param_meaning<BranchCondition>(Field::OP_BRANCH__branch_cond);
+        op.branch().target = static_cast<uint32_t>(param(Field::OP_BRANCH__branch_target));
     }
 
     void read_feature_map(FeatureMap& fm, const FeatureMapFields& f);
@@ -240,13 +240,12 @@ bool Decoder::apply(const RawCommand& command, DecodedOp& op) {
                         fmt::format("value {} is not a valid {}", value, f.enumeration->name));
         }
     }
-    op = DecodedOp{};
+    op = DecodedOp(*command.desc->op);
     freeze(command, op);
     return true;
 }
 
 void Decoder::freeze(const RawCommand& command, DecodedOp& op) {
-    op.kind = *command.desc->op;
     op.offset = command.offset;
     op.index = op_index_++;
     op.fetch_start = fetch_start_;
@@ -367,11 +366,11 @@ bool Decoder::OpDecoder::accumulators_from_ifm2() {
     return has(Field::SET_ACC_FORMAT__acc_input) && meaning<AccInput>(Field::SET_ACC_FORMAT__acc_input) == AccInput::Ifm2;
 }
 
-// An IFM wider than the op's hardware takes (read_ifm has set op.ifm), refused at its precision.
+// An IFM wider than the op's hardware takes (read_ifm has set op.kernel().ifm), refused at its precision.
 void Decoder::OpDecoder::refuse_ifm_wider_than(int bits, std::string_view takes) {
-    if (op.ifm.precision.bits <= bits) return;
+    if (op.kernel().ifm.precision.bits <= bits) return;
     throw Error({decoder.source_, command.offset, "NPU_SET_IFM_PRECISION.activation_precision", OffsetKind::Command},
-                fmt::format("{} reads a {}-bit IFM; {}", command.desc->name, op.ifm.precision.bits, takes));
+                fmt::format("{} reads a {}-bit IFM; {}", command.desc->name, op.kernel().ifm.precision.bits, takes));
 }
 
 void Decoder::OpDecoder::read_kernel(Kernel& k) {
@@ -473,9 +472,9 @@ Stream Decoder::OpDecoder::read_stream(int region, Field base, Field length) {
 
 void Decoder::OpDecoder::read_streams(bool dual_core, bool uses_scale_stream) {
     const int weight_region = geti(Field::SET_WEIGHT_REGION__region);
-    op.weights.push_back(read_stream(weight_region, Field::SET_WEIGHT_BASE__addr, Field::SET_WEIGHT_LENGTH__length));
+    op.kernel().weights.push_back(read_stream(weight_region, Field::SET_WEIGHT_BASE__addr, Field::SET_WEIGHT_LENGTH__length));
     if (dual_core) {
-        op.weights.push_back(read_stream(weight_region, Field::SET_WEIGHT1_BASE__addr, Field::SET_WEIGHT1_LENGTH__length));
+        op.kernel().weights.push_back(read_stream(weight_region, Field::SET_WEIGHT1_BASE__addr, Field::SET_WEIGHT1_LENGTH__length));
     }
     if (traits().weight_encoding == WeightEncoding::PerDecoder) {
         // One stream per weight decoder of the configuration.
@@ -484,16 +483,16 @@ void Decoder::OpDecoder::read_streams(bool dual_core, bool uses_scale_stream) {
                                   {Field::SET_WEIGHT3_BASE__addr, Field::SET_WEIGHT3_LENGTH__length}};
         for (int d = 1; d < decoder.config_.cores && d <= 3; ++d) {
             const auto& [base, length] = extra[d - 1];
-            op.weights.push_back(read_stream(weight_region, base, length));
+            op.kernel().weights.push_back(read_stream(weight_region, base, length));
         }
-        op.weight_format = meaning<WeightFormat>(Field::SET_WEIGHT_FORMAT__weight_format);
-        op.sparse_2_4 = get(Field::SET_WEIGHT_FORMAT__weight_sparsity) == 1;
+        op.kernel().weight_format = meaning<WeightFormat>(Field::SET_WEIGHT_FORMAT__weight_format);
+        op.kernel().sparse_2_4 = get(Field::SET_WEIGHT_FORMAT__weight_sparsity) == 1;
     }
     if (uses_scale_stream) {
         const int scale_region = geti(Field::SET_SCALE_REGION__region);
-        op.scales.push_back(read_stream(scale_region, Field::SET_SCALE_BASE__addr, Field::SET_SCALE_LENGTH__length));
+        op.kernel().scales.push_back(read_stream(scale_region, Field::SET_SCALE_BASE__addr, Field::SET_SCALE_LENGTH__length));
         if (dual_core) {
-            op.scales.push_back(read_stream(scale_region, Field::SET_SCALE1_BASE__addr, Field::SET_SCALE1_LENGTH__length));
+            op.kernel().scales.push_back(read_stream(scale_region, Field::SET_SCALE1_BASE__addr, Field::SET_SCALE1_LENGTH__length));
         }
     }
 }
@@ -502,78 +501,78 @@ void Decoder::OpDecoder::decode_conv() {
     // U65's dual core reads a second weight and scale stream.
     const bool dual_core =
         has(Field::SET_PARALLEL_MODE__parallel_mode) && get(Field::SET_PARALLEL_MODE__parallel_mode) == 1;
-    read_ifm(op.ifm);
+    read_ifm(op.kernel().ifm);
     // The MAC array multiplies 8- and 16-bit IFMs: Vela 5.1's table of the types each
     // hardware op takes (regor ethos_u85_constraints.cpp s_opDataTypeSupport, "from the
     // EthosU55/U65 Embedded NPU Interface Specification") gives Convolution, Depthwise and
     // VectorProduct IFMs of UInt8, Int8 and Int16 only; a 64-bit IFM would also overflow the
     // kernels' int64 sums.
     refuse_ifm_wider_than(16, "the MAC array takes 8- and 16-bit IFMs");
-    read_ofm(op.ofm);
-    read_kernel(op.kernel);
-    read_padding(op.kernel);
+    read_ofm(op.kernel().ofm);
+    read_kernel(op.kernel().kernel);
+    read_padding(op.kernel().kernel);
     // NPU_OP_CONV's parameter (weights from IFM2) exists on U85 only.
-    op.weights_from_ifm2 = op.kind == OpKind::Conv && param(Field::OP_CONV__weights_ifm2) == 1;
+    op.kernel().weights_from_ifm2 = op.kind == OpKind::Conv && param(Field::OP_CONV__weights_ifm2) == 1;
     const bool per_channel = get(Field::SET_OFM_PRECISION__scale_mode) == 0;
-    if (op.weights_from_ifm2 || accumulators_from_ifm2()) {
-        op.has_ifm2 = true;
-        read_ifm2(op.ifm2);
+    if (op.kernel().weights_from_ifm2 || accumulators_from_ifm2()) {
+        op.kernel().has_ifm2 = true;
+        read_ifm2(op.kernel().ifm2);
     }
-    if (!op.weights_from_ifm2) read_streams(dual_core, per_channel);
-    read_output_stage(op.output, true);
-    read_block(op.block, false);
+    if (!op.kernel().weights_from_ifm2) read_streams(dual_core, per_channel);
+    read_output_stage(op.kernel().output, true);
+    read_block(op.kernel().block, false);
 }
 
 void Decoder::OpDecoder::decode_pool() {
-    op.pool = param_meaning<PoolMode>(Field::OP_POOL__pooling_mode);
-    read_ifm(op.ifm);
+    op.kernel().pool() = param_meaning<PoolMode>(Field::OP_POOL__pooling_mode);
+    read_ifm(op.kernel().ifm);
     // Vela 5.1's s_opDataTypeSupport (regor ethos_u85_constraints.cpp) gives the hardware's
     // pooling ops IFMs of at most 32 bits (Pooling and ArgMax 8/16, ReduceSum and
     // ReduceMinMax up to Int32); a 64-bit IFM would also overflow REDUCE_SUM's int64 sum.
     refuse_ifm_wider_than(32, "pooling takes IFMs of at most 32 bits");
     if (accumulators_from_ifm2()) {
-        op.has_ifm2 = true;
-        read_ifm2(op.ifm2);
+        op.kernel().has_ifm2 = true;
+        read_ifm2(op.kernel().ifm2);
     }
-    read_ofm(op.ofm);
-    read_kernel(op.kernel);
-    read_padding(op.kernel);
-    read_output_stage(op.output, false);
-    read_block(op.block, false);
-    if (traits().average_pool_always_divides && op.pool == PoolMode::Average && !op.output.per_channel_scale)
+    read_ofm(op.kernel().ofm);
+    read_kernel(op.kernel().kernel);
+    read_padding(op.kernel().kernel);
+    read_output_stage(op.kernel().output, false);
+    read_block(op.kernel().block, false);
+    if (traits().average_pool_always_divides && op.kernel().pool() == PoolMode::Average && !op.kernel().output.per_channel_scale)
         decoder.warn_undetermined_average_scale(op);
 }
 
 void Decoder::OpDecoder::decode_elementwise() {
-    Elementwise& e = op.elementwise;
+    Elementwise& e = op.kernel().elementwise();
     e.mode = param_meaning<ElementwiseMode>(Field::OP_ELEMENTWISE__elementwise_mode);
-    read_ifm(op.ifm);
-    read_ofm(op.ofm);
+    read_ifm(op.kernel().ifm);
+    read_ofm(op.kernel().ofm);
     if (traits().elementwise_scales_each_operand) read_elementwise_operands_u85();
     else read_elementwise_operands_u55();
-    read_output_stage(op.output, false);
-    read_block(op.block, op.has_ifm2 && !e.ifm2_scalar);
+    read_output_stage(op.kernel().output, false);
+    read_block(op.kernel().block, op.kernel().has_ifm2 && !e.ifm2_scalar);
 }
 
 // U85: either operand broadcast or OP_SCALAR, each scaled by its own IFM_SCALE / IFM2_SCALE.
 void Decoder::OpDecoder::read_elementwise_operands_u85() {
-    Elementwise& e = op.elementwise;
+    Elementwise& e = op.kernel().elementwise();
     // IFM broadcast exists for elementwise ops only.
-    op.ifm.broadcast = meaning<BroadcastMode>(Field::SET_IFM_BROADCAST__broadcast_mode);
-    if (is_scalar(op.ifm.broadcast)) {
-        op.ifm.storage = Storage::None;
+    op.kernel().ifm.broadcast = meaning<BroadcastMode>(Field::SET_IFM_BROADCAST__broadcast_mode);
+    if (is_scalar(op.kernel().ifm.broadcast)) {
+        op.kernel().ifm.storage = Storage::None;
         e.scalar = static_cast<int32_t>(get(Field::SET_OP_SCALAR__scalar));
     }
     if (operands(e.mode) == 2) {
-        op.has_ifm2 = true;
+        op.kernel().has_ifm2 = true;
         e.ifm2_scalar = is_scalar(meaning<BroadcastMode>(Field::SET_IFM2_BROADCAST__broadcast_mode));
-        read_ifm2(op.ifm2);
+        read_ifm2(op.kernel().ifm2);
         if (e.ifm2_scalar) e.scalar = static_cast<int32_t>(get(Field::SET_OP_SCALAR__scalar));
     }
     e.opa = read_scale(Field::SET_IFM_SCALE__scale, Field::SET_IFM_SCALE__shift, Field::SET_IFM_SCALE__dbl_rnd,
                        Field::SET_IFM_SCALE__round_mode);
     // LRELU keeps its alpha in IFM2_SCALE.
-    if (op.has_ifm2 || e.mode == ElementwiseMode::LRelu) {
+    if (op.kernel().has_ifm2 || e.mode == ElementwiseMode::LRelu) {
         e.opb = read_scale(Field::SET_IFM2_SCALE__scale, Field::SET_IFM2_SCALE__shift, Field::SET_IFM2_SCALE__dbl_rnd,
                            Field::SET_IFM2_SCALE__round_mode);
     }
@@ -582,24 +581,24 @@ void Decoder::OpDecoder::read_elementwise_operands_u85() {
 // U55/U65: IFM2 broadcast along axes or the IFM2 scalar, in either operand order; ADD/SUB scale
 // their operands by OPA/OPB.
 void Decoder::OpDecoder::read_elementwise_operands_u55() {
-    Elementwise& e = op.elementwise;
+    Elementwise& e = op.kernel().elementwise();
     e.operand_scaling = meaning<OperandScaling>(Field::SET_IFM_PRECISION__scale_mode);
     if (operands(e.mode) == 2) {
-        op.has_ifm2 = true;
+        op.kernel().has_ifm2 = true;
         e.broadcast_h = meaning<Switch>(Field::SET_IFM2_BROADCAST__broadcast_h) == Switch::On;
         e.broadcast_w = meaning<Switch>(Field::SET_IFM2_BROADCAST__broadcast_w) == Switch::On;
         e.broadcast_c = meaning<Switch>(Field::SET_IFM2_BROADCAST__broadcast_c) == Switch::On;
         e.reversed_operands = meaning<OperandOrder>(Field::SET_IFM2_BROADCAST__operand_order) == OperandOrder::Ifm2First;
         e.ifm2_scalar = meaning<Switch>(Field::SET_IFM2_BROADCAST__broadcast_constant) == Switch::On;
         if (e.ifm2_scalar) {
-            op.ifm2.precision = precision(get(Field::SET_IFM2_PRECISION__activation_type),
+            op.kernel().ifm2.precision = precision(get(Field::SET_IFM2_PRECISION__activation_type),
                                           get(Field::SET_IFM2_PRECISION__activation_precision));
-            op.ifm2.zero_point = static_cast<int32_t>(value(Field::SET_IFM2_ZERO_POINT__zero_point));
+            op.kernel().ifm2.zero_point = static_cast<int32_t>(value(Field::SET_IFM2_ZERO_POINT__zero_point));
             // The scalar is 16 bits, signed when the IFM2 precision is.
             const uint64_t raw = get(Field::SET_IFM2_SCALAR__scalar);
-            e.scalar = op.ifm2.precision.is_signed ? static_cast<int32_t>(sign_extend(raw, 16)) : static_cast<int32_t>(raw);
+            e.scalar = op.kernel().ifm2.precision.is_signed ? static_cast<int32_t>(sign_extend(raw, 16)) : static_cast<int32_t>(raw);
         } else {
-            read_ifm2(op.ifm2);
+            read_ifm2(op.kernel().ifm2);
         }
     }
     if (e.mode == ElementwiseMode::Add || e.mode == ElementwiseMode::Sub) {
@@ -610,10 +609,10 @@ void Decoder::OpDecoder::read_elementwise_operands_u55() {
 }
 
 void Decoder::OpDecoder::decode_resize() {
-    op.resize.mode = param_meaning<ResizeMode>(Field::OP_RESIZE__resize_mode);
-    read_ifm(op.ifm);
-    read_ofm(op.ofm);
-    Resize& z = op.resize;
+    op.kernel().resize().mode = param_meaning<ResizeMode>(Field::OP_RESIZE__resize_mode);
+    read_ifm(op.kernel().ifm);
+    read_ofm(op.kernel().ofm);
+    Resize& z = op.kernel().resize();
     z.x_scale_n = valuei(Field::SET_RESIZE_X_SCALE_N_M1__resize_x_scale_n_m1);
     z.y_scale_n = valuei(Field::SET_RESIZE_Y_SCALE_N_M1__resize_y_scale_n_m1);
     z.x_offset = valuei(Field::SET_RESIZE_X_OFFSET__resize_x_offset);
@@ -624,15 +623,15 @@ void Decoder::OpDecoder::decode_resize() {
                 geti(Field::SET_RESIZE_Y__one_step_mod), geti(Field::SET_RESIZE_Y__blk_step_mod)};
     // The kernel registers hold the IFM area a resize reads (Vela 5.1 writes the IFM height and
     // the width up to the last column interpolation needs); OFM positions clamp to it.
-    op.ifm.height = valuei(Field::SET_KERNEL_HEIGHT_M1__height_m1);
-    op.ifm.width = valuei(Field::SET_KERNEL_WIDTH_M1__width_m1);
-    op.kernel.upscale = meaning<UpscaleMode>(Field::SET_IFM_UPSCALE__mode);
-    read_output_stage(op.output, false);
-    read_block(op.block, false);
+    op.kernel().ifm.height = valuei(Field::SET_KERNEL_HEIGHT_M1__height_m1);
+    op.kernel().ifm.width = valuei(Field::SET_KERNEL_WIDTH_M1__width_m1);
+    op.kernel().kernel.upscale = meaning<UpscaleMode>(Field::SET_IFM_UPSCALE__mode);
+    read_output_stage(op.kernel().output, false);
+    read_block(op.kernel().block, false);
 }
 
 void Decoder::OpDecoder::decode_dma() {
-    Dma& d = op.dma;
+    Dma& d = op.dma();
     d.src = {geti(Field::SET_DMA0_SRC_REGION__region), get(Field::SET_DMA0_SRC_REGION__region_mode) == 1,
              get(Field::SET_DMA0_SRC__addr)};
     d.dst = {geti(Field::SET_DMA0_DST_REGION__region), get(Field::SET_DMA0_DST_REGION__region_mode) == 1,
@@ -659,7 +658,7 @@ void Decoder::OpDecoder::decode_dma() {
 // U65: SKIP0 is the gap after each row, SKIP1 the gap after each plane's rows (Vela: SKIP0 = row
 // stride - LEN, SKIP1 = plane stride - LEN * SIZE0). A side in D1 mode is contiguous.
 void Decoder::OpDecoder::read_dma_skips(int src_dims, int dst_dims) {
-    Dma& d = op.dma;
+    Dma& d = op.dma();
     const int64_t row = static_cast<int64_t>(d.length);
     const int64_t plane = row * d.size0;
     const int64_t row_stride = row + value(Field::SET_DMA0_SKIP0__addr);
@@ -672,7 +671,7 @@ void Decoder::OpDecoder::read_dma_skips(int src_dims, int dst_dims) {
 
 // U85: the strides themselves, and the index modes (gather, scatter).
 void Decoder::OpDecoder::read_dma_strides() {
-    Dma& d = op.dma;
+    Dma& d = op.dma();
     if (d.dimensions >= 2) {
         d.src_stride0 = value(Field::SET_DMA0_SRC_STRIDE0__addr);
         d.dst_stride0 = value(Field::SET_DMA0_DST_STRIDE0__addr);
@@ -699,8 +698,8 @@ void Decoder::OpDecoder::read_dma_strides() {
 // other value (Vela 5.1 writes the rescale when the input and output scales differ, which TFLite's
 // converter never produces) is run by the same rule, which no source confirms for it: said once.
 void Decoder::warn_undetermined_average_scale(const DecodedOp& op) {
-    const Scale& s = op.output.global_scale;
-    const int64_t window = int64_t{op.kernel.width} * op.kernel.height;
+    const Scale& s = op.kernel().output.global_scale;
+    const int64_t window = int64_t{op.kernel().kernel.width} * op.kernel().kernel.height;
     const double value = std::ldexp(static_cast<double>(s.scale), -s.shift);
     constexpr double kTolerance = 0x1p-20;  // Vela's 1/N rounds to 31 bits; 1073741825 >> 30 is one
     if (std::abs(value - 1.0) <= kTolerance || std::abs(value * static_cast<double>(window) - 1.0) <= kTolerance) return;
@@ -709,7 +708,7 @@ void Decoder::warn_undetermined_average_scale(const DecodedOp& op) {
         fmt::format("NPU_OP_POOL AVERAGE {}x{}: OFM_SCALE {} >> {} (= {:.6g}) is neither one nor 1/{}; run as every "
                     "U85 AVERAGE pool, divided by its valid elements without OFM_SCALE, which no source confirms for "
                     "this scale",
-                    op.kernel.width, op.kernel.height, s.scale, s.shift, value, window));
+                    op.kernel().kernel.width, op.kernel().kernel.height, s.scale, s.shift, value, window));
     if (std::find(warnings_.begin(), warnings_.end(), message) == warnings_.end()) warnings_.push_back(message);
 }
 

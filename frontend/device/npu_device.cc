@@ -679,7 +679,7 @@ NpuDevice::Impl::Run NpuDevice::Impl::run_on(const MemoryMap& map, const std::st
     run.start = now_;
     run.done_at = now_ + static_cast<uint64_t>(last_timing_->totals.cycles);
     for (const auto& op : stream.ops)
-        if (op.kind == OpKind::Stop || op.kind == OpKind::Irq) run.history |= op.mask;
+        if (op.kind == OpKind::Stop || op.kind == OpKind::Irq) run.history |= op.signal().mask;
     run.status_bits = r.end_reached.mask | r.irq_history.put(run.history);
     run.qread = qsize;
     for (const auto& op : last_timing_->ops) run.progress.push_back({static_cast<uint64_t>(op.release), op.offset});

@@ -209,22 +209,21 @@ TEST(U85WeightDecoding, StreamsDecodeToTheEncodedWeights) {
         const NpuConfig config = *find_npu_config(c.config);
         const auto weights = random_weights(c, rng);
         std::vector<uint8_t> bytes;
-        DecodedOp op;
-        op.kind = c.traversal == Traversal::Depthwise ? OpKind::Depthwise : OpKind::Conv;
-        op.ifm.depth = c.traversal == Traversal::Depthwise ? c.ofm_depth : c.ifm_depth;
-        op.ofm.depth = c.ofm_depth;
-        op.kernel.height = c.kernel_h, op.kernel.width = c.kernel_w;
-        op.kernel.stride_x = op.kernel.stride_y = c.stride;
-        op.kernel.part_kernel_first = c.traversal == Traversal::PartKernelFirst;
-        op.block.ofm_depth = c.ofm_block_depth;
-        op.output.microblock = static_cast<MicroBlock>(c.microblock);
-        op.weight_format = c.fast ? WeightFormat::Fast : WeightFormat::Standard;
-        op.sparse_2_4 = c.sparse;
+        DecodedOp op(c.traversal == Traversal::Depthwise ? OpKind::Depthwise : OpKind::Conv);
+        op.kernel().ifm.depth = c.traversal == Traversal::Depthwise ? c.ofm_depth : c.ifm_depth;
+        op.kernel().ofm.depth = c.ofm_depth;
+        op.kernel().kernel.height = c.kernel_h, op.kernel().kernel.width = c.kernel_w;
+        op.kernel().kernel.stride_x = op.kernel().kernel.stride_y = c.stride;
+        op.kernel().kernel.part_kernel_first = c.traversal == Traversal::PartKernelFirst;
+        op.kernel().block.ofm_depth = c.ofm_block_depth;
+        op.kernel().output.microblock = static_cast<MicroBlock>(c.microblock);
+        op.kernel().weight_format = c.fast ? WeightFormat::Fast : WeightFormat::Standard;
+        op.kernel().sparse_2_4 = c.sparse;
         for (const auto& stream : encode_weights(c, config, weights)) {
-            op.weights.push_back({0, bytes.size(), stream.size()});
+            op.kernel().weights.push_back({0, bytes.size(), stream.size()});
             bytes.insert(bytes.end(), stream.begin(), stream.end());
         }
-        while (static_cast<int>(op.weights.size()) < config.cores) op.weights.push_back({0, bytes.size(), 0});
+        while (static_cast<int>(op.kernel().weights.size()) < config.cores) op.kernel().weights.push_back({0, bytes.size(), 0});
         const StreamFetch fetch = [&](const Stream& s) { return std::span<const uint8_t>(bytes).subspan(s.base, s.length); };
         const OpWeights decoded = decode_op_weights(op, config, fetch, "u85-weights");
         EXPECT_EQ(decoded.values, weights);

@@ -182,7 +182,7 @@ TEST(Dma, DecodedRecordHoldsRowAndPlaneStrides) {
     const Transfer t{.length = 32, .src_dims = 1, .dst_dims = 3, .size0 = 3, .size1 = 2, .skip0 = 16, .skip1 = 100};
     const auto stream = decode_stream(*find_npu_config("ethos-u65-256"), dma_stream(Generation::U65, t).words(),
                                       "dma.bin");
-    const Dma& d = stream.ops.at(0).dma;
+    const Dma& d = stream.ops.at(0).dma();
     EXPECT_EQ(d.dimensions, 3);
     EXPECT_EQ(d.length, 32u);
     EXPECT_EQ(d.size0, 3);

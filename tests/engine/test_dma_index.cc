@@ -186,7 +186,7 @@ TEST(DmaIndex, DecodedRecordHoldsTheIndexArray) {
     const IndexOp op{.n = 2, .k = 5, .c = 3, .w = 4, .indices = {}};
     const auto b = index_stream(vela_programming(op, true));
     const auto stream = decode_stream(*find_npu_config("ethos-u85-256"), b.words(), "index.bin");
-    const Dma& d = stream.ops.at(0).dma;
+    const Dma& d = stream.ops.at(0).dma();
     EXPECT_TRUE(d.gather);
     EXPECT_FALSE(d.scatter);
     EXPECT_EQ(d.index.region, kIndexRegion);

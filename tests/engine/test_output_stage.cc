@@ -85,14 +85,14 @@ TEST(OutputStage, AveragePoolScaleEqualsTfliteRoundedDivision) {
 }
 
 TEST(OutputStage, ClipRangeFollowsTheOfmType) {
-    DecodedOp op;
-    op.ofm.precision = {false, 8};
-    op.output.clip_min = 0;
-    op.output.clip_max = 0xFF;
+    DecodedOp op(OpKind::Conv);
+    op.kernel().ofm.precision = {false, 8};
+    op.kernel().output.clip_min = 0;
+    op.kernel().output.clip_max = 0xFF;
     EXPECT_EQ(clip_range(op).max, 255);  // 16-bit bound read unsigned for an unsigned OFM
-    op.ofm.precision = {true, 8};
-    op.output.clip_min = -32768;
-    op.output.clip_max = 32767;
+    op.kernel().ofm.precision = {true, 8};
+    op.kernel().output.clip_min = -32768;
+    op.kernel().output.clip_max = 32767;
     EXPECT_EQ(clip_range(op).min, -128);
     EXPECT_EQ(clip_range(op).max, 127);
 }
@@ -211,9 +211,9 @@ struct PipelineContext {
 TEST(OutputStage, ZeroPointAtTheEndsOfInt64Saturates) {
     PipelineContext rig;
     for (const int64_t zero_point : {int64_t{-74}, int64_t{74}}) {
-        DecodedOp op;
-        op.ofm.precision = {true, 64};
-        op.ofm.zero_point = zero_point;
+        DecodedOp op(OpKind::Conv);
+        op.kernel().ofm.precision = {true, 64};
+        op.kernel().ofm.zero_point = zero_point;
         const OutputPipeline pipeline(op, rig.ctx);
         const std::vector<int64_t> scaled = {INT64_MIN, INT64_MAX, 5, INT64_MIN + 80, INT64_MAX - 80};
         std::vector<int64_t> out(scaled.size());
@@ -231,27 +231,28 @@ TEST(OutputStage, ZeroPointAtTheEndsOfInt64Saturates) {
 TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
     PipelineContext rig;
     ExecutionContext& ctx = rig.ctx;
-    DecodedOp op;
-    op.ofm.precision = {true, 16};
-    op.output.activation = Activation::Sigmoid;
-    op.output.clip_min = 11;  // Vela's LSTM gate range
-    op.output.clip_max = 32757;
+    DecodedOp op(OpKind::Conv);
+    op.kernel().ofm.precision = {true, 16};
+    op.kernel().output.activation = Activation::Sigmoid;
+    op.kernel().output.clip_min = 11;  // Vela's LSTM gate range
+    op.kernel().output.clip_max = 32757;
     const OutputPipeline sigmoid(op, ctx);
     EXPECT_EQ(sigmoid.finish(0), 16384);
     EXPECT_EQ(sigmoid.finish(-(1 << 20)), 11);
     EXPECT_EQ(sigmoid.finish(1 << 20), 32757);
-    op.output.activation = Activation::Tanh;
-    op.output.clip_min = -32768;
-    op.output.clip_max = 32767;
-    op.output.global_scale = {6, 0, 0, RoundMode::DoubleSymmetric};  // cell state at scale 2^-11
+    op.kernel().output.activation = Activation::Tanh;
+    op.kernel().output.clip_min = -32768;
+    op.kernel().output.clip_max = 32767;
+    op.kernel().output.global_scale = {6, 0, 0, RoundMode::DoubleSymmetric};  // cell state at scale 2^-11
     const OutputPipeline tanh(op, ctx);
     EXPECT_EQ(tanh.apply(1000, 0, nullptr), builtin_tanh(6000));
     EXPECT_EQ(tanh.apply(-32768, 0, nullptr), -32767);
 
     // What the built-in functions do not cover, validate() refuses before any pipeline is made.
     op.kind = OpKind::Pool;
-    op.ofm.height = op.ofm.width = op.ofm.depth = 1;
-    op.kernel.height = op.kernel.width = op.kernel.stride_x = op.kernel.stride_y = 1;
+    op.kernel().parts = PoolMode::Max;
+    op.kernel().ofm.height = op.kernel().ofm.width = op.kernel().ofm.depth = 1;
+    op.kernel().kernel.height = op.kernel().kernel.width = op.kernel().kernel.stride_x = op.kernel().kernel.stride_y = 1;
     const auto refusal = [&](const NpuConfig& config) -> std::string {
         try {
             validate(op, config, rig.source);
@@ -263,12 +264,12 @@ TEST(BuiltinActivation, PipelineAppliesTheFunctionToTheScaledValueThenClips) {
     EXPECT_EQ(refusal(rig.config), "accepted");
     const std::string builtin_only = "built-in TANH/SIGMOID activations are supported on U55/U65 16-bit OFMs with zero "
                                      "point 0 only";
-    op.ofm.precision = {true, 8};
+    op.kernel().ofm.precision = {true, 8};
     EXPECT_EQ(refusal(rig.config), builtin_only);
-    op.ofm.precision = {true, 16};
-    op.ofm.zero_point = 1;
+    op.kernel().ofm.precision = {true, 16};
+    op.kernel().ofm.zero_point = 1;
     EXPECT_EQ(refusal(rig.config), builtin_only);
-    op.ofm.zero_point = 0;
+    op.kernel().ofm.zero_point = 0;
     EXPECT_EQ(refusal(*find_npu_config("ethos-u85-256")), "a LUT activation without a LUT type");
 }
 
@@ -285,13 +286,13 @@ TEST(OutputStage, ApplyChannelsEqualsApplyPerChannel) {
         for (const int bits : {8, 16, 32}) {
             for (const int channels : {1, 7, 16, 37}) {
                 for (const bool outside : {false, true}) {
-                    DecodedOp op;
-                    op.ofm.precision = {true, bits};
-                    op.ofm.zero_point = bits == 8 ? -5 : 0;
-                    op.output.per_channel_scale = true;
-                    op.output.round = round;
-                    op.output.clip_min = bits == 8 ? -100 : -30000;
-                    op.output.clip_max = bits == 8 ? 120 : 30000;
+                    DecodedOp op(OpKind::Conv);
+                    op.kernel().ofm.precision = {true, bits};
+                    op.kernel().ofm.zero_point = bits == 8 ? -5 : 0;
+                    op.kernel().output.per_channel_scale = true;
+                    op.kernel().output.round = round;
+                    op.kernel().output.clip_min = bits == 8 ? -100 : -30000;
+                    op.kernel().output.clip_max = bits == 8 ? 120 : 30000;
                     const OutputPipeline pipeline(op, ctx);
                     OpWeights w;
                     std::vector<int32_t> narrow(static_cast<size_t>(channels));
@@ -339,13 +340,13 @@ TEST(OutputStage, StoreChannelsAsBytesEqualsApplyChannels) {
     for (const RoundMode round : {RoundMode::DoubleSymmetric, RoundMode::Natural, RoundMode::DoubleAsymmetric}) {
         for (const bool is_signed : {true, false}) {
             for (const int channels : {1, 16, 37, 300}) {
-                DecodedOp op;
-                op.ofm.precision = {is_signed, 8};
-                op.ofm.zero_point = is_signed ? -5 : 7;
-                op.output.per_channel_scale = true;
-                op.output.round = round;
-                op.output.clip_min = is_signed ? -100 : 3;
-                op.output.clip_max = is_signed ? 120 : 250;
+                DecodedOp op(OpKind::Conv);
+                op.kernel().ofm.precision = {is_signed, 8};
+                op.kernel().ofm.zero_point = is_signed ? -5 : 7;
+                op.kernel().output.per_channel_scale = true;
+                op.kernel().output.round = round;
+                op.kernel().output.clip_min = is_signed ? -100 : 3;
+                op.kernel().output.clip_max = is_signed ? 120 : 250;
                 const OutputPipeline pipeline(op, rig.ctx);
                 OpWeights w;
                 std::vector<int32_t> acc(static_cast<size_t>((channels + 15) / 16 * 16), 0);
@@ -379,9 +380,9 @@ TEST(OutputStage, StoreChannelsAsBytesEqualsApplyChannels) {
             }
         }
     }
-    DecodedOp op;
-    op.ofm.precision = {true, 16};
-    op.output.per_channel_scale = true;
+    DecodedOp op(OpKind::Conv);
+    op.kernel().ofm.precision = {true, 16};
+    op.kernel().output.per_channel_scale = true;
     OpWeights w;
     w.bias = {0};
     w.scale = {1};
@@ -390,8 +391,8 @@ TEST(OutputStage, StoreChannelsAsBytesEqualsApplyChannels) {
     std::vector<int32_t> acc(16, 0);
     std::vector<uint8_t> bytes(16);
     EXPECT_FALSE(OutputPipeline(op, rig.ctx).store_channels_as_bytes(acc.data(), 1, w, 0, bytes.data(), 16));
-    op.ofm.precision = {true, 8};
-    op.output.round = RoundMode::Truncate;
+    op.kernel().ofm.precision = {true, 8};
+    op.kernel().output.round = RoundMode::Truncate;
     EXPECT_FALSE(OutputPipeline(op, rig.ctx).store_channels_as_bytes(acc.data(), 1, w, 0, bytes.data(), 16));
 }
 

@@ -16,15 +16,14 @@ namespace {
 
 DecodedOp add_op(int bits, OperandScaling scaling, uint32_t opa_scale, int opa_shift, uint32_t ofm_scale, int ofm_shift,
                  RoundMode round, bool sub) {
-    DecodedOp op;
-    op.kind = OpKind::Elementwise;
-    op.has_ifm2 = true;
-    op.ifm.precision = op.ifm2.precision = op.ofm.precision = {true, bits};
-    op.elementwise.mode = sub ? ElementwiseMode::Sub : ElementwiseMode::Add;
-    op.elementwise.operand_scaling = scaling;
-    op.elementwise.opa = {opa_scale, opa_shift};
-    op.output.global_scale = {ofm_scale, ofm_shift};
-    op.output.round = round;
+    DecodedOp op(OpKind::Elementwise);
+    op.kernel().has_ifm2 = true;
+    op.kernel().ifm.precision = op.kernel().ifm2.precision = op.kernel().ofm.precision = {true, bits};
+    op.kernel().elementwise().mode = sub ? ElementwiseMode::Sub : ElementwiseMode::Add;
+    op.kernel().elementwise().operand_scaling = scaling;
+    op.kernel().elementwise().opa = {opa_scale, opa_shift};
+    op.kernel().output.global_scale = {ofm_scale, ofm_shift};
+    op.kernel().output.round = round;
     return op;
 }
 
@@ -74,22 +73,22 @@ TEST(ScaledAdd, OpsThatMayLeaveTheFormHaveNoTerms) {
     const DecodedOp vela = add_op(8, OperandScaling::Opa32, 2047886337, 12, 1483599641, 50, RoundMode::DoubleSymmetric, false);
     EXPECT_TRUE(terms(vela));
     DecodedOp small_shift = vela;  // 255 x 2^20 x scale / 2^23: past 2^30
-    small_shift.elementwise.opa.shift = 3;
+    small_shift.kernel().elementwise().opa.shift = 3;
     EXPECT_FALSE(terms(small_shift));
     DecodedOp truncate = vela;
-    truncate.output.round = RoundMode::Truncate;
+    truncate.kernel().output.round = RoundMode::Truncate;
     EXPECT_FALSE(terms(truncate));
     DecodedOp sixteen_bit_scales = vela;
-    sixteen_bit_scales.elementwise.operand_scaling = OperandScaling::Both16;
+    sixteen_bit_scales.kernel().elementwise().operand_scaling = OperandScaling::Both16;
     EXPECT_FALSE(terms(sixteen_bit_scales));
     DecodedOp mul = vela;
-    mul.elementwise.mode = ElementwiseMode::Mul;
+    mul.kernel().elementwise().mode = ElementwiseMode::Mul;
     EXPECT_FALSE(terms(mul));
     DecodedOp far_zero_point = vela;  // operands to 1278: 1278 x 2^20 is past 2^30
-    far_zero_point.ifm.zero_point = -1023;
+    far_zero_point.kernel().ifm.zero_point = -1023;
     EXPECT_FALSE(terms(far_zero_point));
     DecodedOp no_output_shift = vela;
-    no_output_shift.output.global_scale.shift = 0;
+    no_output_shift.kernel().output.global_scale.shift = 0;
     EXPECT_FALSE(terms(no_output_shift));
 }
 

@@ -437,16 +437,16 @@ std::vector<uint8_t> scale_records(int ofm_depth, int stream, int streams) {
 HandBuiltOp build_op(const OrderSpec& shape, const NpuConfig& config) {
     HandBuiltOp h;
     DecodedOp& op = h.op;
-    op.kind = shape.depthwise ? OpKind::Depthwise : OpKind::Conv;
-    op.ofm.depth = shape.ofm_depth;
-    op.ifm.depth = shape.depthwise ? shape.ofm_depth : shape.ifm_depth;
-    op.ifm.precision.bits = shape.ifm_bits;
-    op.kernel.height = (shape.kernel_h - 1) * shape.dilation_y + 1;
-    op.kernel.width = (shape.kernel_w - 1) * shape.dilation_x + 1;
-    op.kernel.dilation_x = shape.dilation_x;
-    op.kernel.dilation_y = shape.dilation_y;
-    op.kernel.part_kernel_first = shape.part_kernel;
-    op.block.ofm_depth = shape.ofm_block;
+    op = DecodedOp(shape.depthwise ? OpKind::Depthwise : OpKind::Conv);
+    op.kernel().ofm.depth = shape.ofm_depth;
+    op.kernel().ifm.depth = shape.depthwise ? shape.ofm_depth : shape.ifm_depth;
+    op.kernel().ifm.precision.bits = shape.ifm_bits;
+    op.kernel().kernel.height = (shape.kernel_h - 1) * shape.dilation_y + 1;
+    op.kernel().kernel.width = (shape.kernel_w - 1) * shape.dilation_x + 1;
+    op.kernel().kernel.dilation_x = shape.dilation_x;
+    op.kernel().kernel.dilation_y = shape.dilation_y;
+    op.kernel().kernel.part_kernel_first = shape.part_kernel;
+    op.kernel().block.ofm_depth = shape.ofm_block;
     for (int s = 0; s < config.cores; ++s) {
         OrderSpec core = shape;
         core.ofm_depth = (shape.ofm_depth + config.cores - 1 - s) / config.cores;
@@ -455,8 +455,8 @@ HandBuiltOp build_op(const OrderSpec& shape, const NpuConfig& config) {
         std::vector<int16_t> values;
         for (const auto& [o, y, x, i] : vela_order(core))
             values.push_back(o < 0 ? 0 : test_weight(o * config.cores + s, y, x, i));
-        append_stream(h, op.weights, core.ofm_depth ? encode_values(values) : std::vector<uint8_t>{});
-        append_stream(h, op.scales, scale_records(shape.ofm_depth, s, config.cores));
+        append_stream(h, op.kernel().weights, core.ofm_depth ? encode_values(values) : std::vector<uint8_t>{});
+        append_stream(h, op.kernel().scales, scale_records(shape.ofm_depth, s, config.cores));
     }
     return h;
 }
@@ -504,7 +504,7 @@ TEST(OpWeights, DualCoreNeedsAnOfmBlockPerCore) {
     OrderSpec s;
     s.ofm_depth = 4, s.ifm_depth = 8, s.ofm_block = 8;
     HandBuiltOp h = build_op(s, config);
-    h.op.block.ofm_depth = 1;  // the second core's share would be empty and its walk never advance
+    h.op.kernel().block.ofm_depth = 1;  // the second core's share would be empty and its walk never advance
     EXPECT_THROW(decode_op_weights(
                      h.op, config, [&](const Stream& st) { return h.fetch(st); }, "hand-built"),
                  Error);
@@ -550,24 +550,25 @@ TEST(OpWeights, StreamsThatDoNotFitTheShapeAreRefused) {
     h.op.offset = 0x40;
 
     HandBuiltOp deeper = h;
-    deeper.op.ofm.depth = 24;  // more channels than the stream holds
+    deeper.op.kernel().ofm.depth = 24;  // more channels than the stream holds
     EXPECT_EQ(op_error(deeper, config).field, "WEIGHT_BASE");
     EXPECT_EQ(op_error(deeper, config).offset, 0x40u);
 
     HandBuiltOp shallower = h;
-    shallower.op.ofm.depth = 8;  // the stream runs past what the op needs
+    shallower.op.kernel().ofm.depth = 8;  // the stream runs past what the op needs
     EXPECT_EQ(op_error(shallower, config).field, "WEIGHT_BASE");
 
     HandBuiltOp huge = h;  // registers asking for 2^64 weights: refused before anything is sized from them
-    huge.op.ofm.depth = huge.op.ifm.depth = huge.op.kernel.height = huge.op.kernel.width = 65536;
+    huge.op.kernel().ofm.depth = huge.op.kernel().ifm.depth = huge.op.kernel().kernel.height = huge.op.kernel().kernel.width = 65536;
     EXPECT_EQ(op_error(huge, config).field, "WEIGHT_BASE");
 
     HandBuiltOp short_scales = h;
-    short_scales.op.scales[0].length = 150;  // 16 channels need 160 bytes
+    short_scales.op.kernel().scales[0].length = 150;  // 16 channels need 160 bytes
     EXPECT_EQ(op_error(short_scales, config).field, "SCALE_LENGTH");
 
     HandBuiltOp pool = h;
     pool.op.kind = OpKind::Pool;
+    pool.op.kernel().parts = PoolMode::Max;
     EXPECT_EQ(op_error(pool, config).field, "pool");
 }
 
@@ -583,7 +584,7 @@ TEST_P(WeightCacheKinds, PrefetchIsCheckedAgainstTheBytesTheOpReads) {
     shape.ofm_depth = 16, shape.ifm_depth = 32, shape.ofm_block = 16;
     const HandBuiltOp h = build_op(shape, config);
     std::vector<uint8_t> source = h.memory, staged = h.memory;
-    staged[h.op.weights[0].base + 12] ^= 0x10;  // one 9-bit direct symbol: a different weight
+    staged[h.op.kernel().weights[0].base + 12] ^= 0x10;  // one 9-bit direct symbol: a different weight
 
     MemoryMap map;
     map.map_read_only(uint64_t{1} << 28, source, "flash");
@@ -593,14 +594,13 @@ TEST_P(WeightCacheKinds, PrefetchIsCheckedAgainstTheBytesTheOpReads) {
     space.set_base(1, uint64_t{2} << 28);
 
     DecodedStream stream;
-    DecodedOp& dma = stream.ops.emplace_back();
-    dma.kind = OpKind::DmaStart;
-    dma.dma.src = {0, false, 0};
-    dma.dma.dst = {1, false, 0};
-    dma.dma.length = source.size();
+    DecodedOp& dma = stream.ops.emplace_back(OpKind::DmaStart);
+    dma.dma().src = {0, false, 0};
+    dma.dma().dst = {1, false, 0};
+    dma.dma().length = source.size();
     DecodedOp& conv = stream.ops.emplace_back(h.op);
     conv.offset = 0x10;
-    for (auto* streams : {&conv.weights, &conv.scales})
+    for (auto* streams : {&conv.kernel().weights, &conv.kernel().scales})
         for (Stream& st : *streams) st.region = 1;
 
     WeightCache cache(GetParam());
@@ -676,12 +676,12 @@ std::vector<CorpusOp> decode_corpus_ops(const std::string& path) {
         const auto stream = decode_stream(model->config, invocation.stream.words, path);
         const StreamFetch fetch = [&](const Stream& s) { return images.bytes(s.region, s.base, s.length); };
         for (const DecodedOp& op : stream.ops) {
-            if (op.kind == OpKind::DmaStart) images.copy(op.dma);
+            if (op.kind == OpKind::DmaStart) images.copy(op.dma());
             if (op.kind != OpKind::Conv && op.kind != OpKind::Depthwise) continue;
-            const auto weight_stream = fetch(op.weights[0]);
-            const auto scale_stream = op.scales.empty() ? std::span<const uint8_t>{} : fetch(op.scales[0]);
+            const auto weight_stream = fetch(op.kernel().weights[0]);
+            const auto scale_stream = op.kernel().scales.empty() ? std::span<const uint8_t>{} : fetch(op.kernel().scales[0]);
             std::vector<std::vector<uint8_t>> weight_streams;
-            for (const Stream& w : op.weights) {
+            for (const Stream& w : op.kernel().weights) {
                 const auto bytes = fetch(w);
                 weight_streams.emplace_back(bytes.begin(), bytes.end());
             }
@@ -880,8 +880,8 @@ protected:
     // Decodes with the given stream bytes in place of the real weight or scale stream.
     std::optional<OpWeights> decode_with(const std::vector<uint8_t>& weights, const std::vector<uint8_t>& scales) {
         DecodedOp op = real_.op;
-        op.weights[0] = {0, 0, weights.size()};
-        op.scales[0] = {1, 0, scales.size()};
+        op.kernel().weights[0] = {0, 0, weights.size()};
+        op.kernel().scales[0] = {1, 0, scales.size()};
         const StreamFetch fetch = [&](const Stream& s) {
             return std::span<const uint8_t>(s.region == 0 ? weights : scales);
         };
@@ -908,7 +908,7 @@ TEST_F(HostileRealStream, EveryTruncationOfTheWeightStream) {
 }
 
 TEST_F(HostileRealStream, EveryTruncationOfTheScaleStream) {
-    const size_t needed = static_cast<size_t>(real_.op.ofm.depth) * 10;
+    const size_t needed = static_cast<size_t>(real_.op.kernel().ofm.depth) * 10;
     for (size_t cut = 0; cut < real_.scale_stream.size(); ++cut) {
         const std::vector<uint8_t> head(real_.scale_stream.begin(),
                                         real_.scale_stream.begin() + static_cast<std::ptrdiff_t>(cut));
@@ -942,18 +942,18 @@ protected:
     static CorpusOp first_op(const std::string& model, const std::string& config, WeightFormat weight_format) {
         const fs::path path = fs::path(ETHOSU_VECTORS_DIR) / model / config / "model_vela.tflite";
         for (CorpusOp& c : decode_corpus_ops(path.string()))
-            if (c.op.weight_format == weight_format) return std::move(c);
+            if (c.op.kernel().weight_format == weight_format) return std::move(c);
         throw std::runtime_error("no op with weight format " +
                                  std::string(EngineEnum<WeightFormat>::names[static_cast<size_t>(weight_format)]) + " in " + model);
     }
-    // Decodes with stream `replaced` of op.weights holding bytes instead.
+    // Decodes with stream `replaced` of op.kernel().weights holding bytes instead.
     static std::optional<OpWeights> decode_with(const CorpusOp& c, size_t replaced, const std::vector<uint8_t>& bytes) {
         DecodedOp op = c.op;
-        op.weights[replaced].length = bytes.size();
+        op.kernel().weights[replaced].length = bytes.size();
         const StreamFetch fetch = [&](const Stream& s) -> std::span<const uint8_t> {
-            if (&s == &op.weights[replaced]) return bytes;
-            for (size_t i = 0; i < op.weights.size(); ++i)
-                if (&s == &op.weights[i]) return c.weight_streams[i];
+            if (&s == &op.kernel().weights[replaced]) return bytes;
+            for (size_t i = 0; i < op.kernel().weights.size(); ++i)
+                if (&s == &op.kernel().weights[i]) return c.weight_streams[i];
             return c.scale_stream;
         };
         try {
@@ -993,10 +993,10 @@ TEST_F(U85HostileStream, EveryTruncationOfAFastWeightStream) {
 
 TEST_F(U85HostileStream, MicroBlockTheConfigurationLacksIsRefused) {
     CorpusOp c = first_op("conv_k3s1_same_16x16x8to16_relu", "ethos-u85-256", WeightFormat::Standard);
-    c.op.output.microblock = MicroBlock::U1x1;  // no OFM micro-block of ethos-u85-256
+    c.op.kernel().output.microblock = MicroBlock::U1x1;  // no OFM micro-block of ethos-u85-256
     try {
         decode_op_weights(c.op, c.config, [&](const Stream& s) -> std::span<const uint8_t> {
-            return &s == &c.op.weights[0] ? c.weight_streams[0] : c.scale_stream;
+            return &s == &c.op.kernel().weights[0] ? c.weight_streams[0] : c.scale_stream;
         }, "hostile");
         FAIL() << "decoded with an undefined micro-block";
     } catch (const Error& e) {

@@ -20,15 +20,14 @@ namespace ethosu {
 namespace {
 
 DecodedOp kernel_op(OpKind kind, int h, int w, int c, int kernel_h, int kernel_w, int ifm_depth) {
-    DecodedOp op;
-    op.kind = kind;
+    DecodedOp op(kind);
     op.offset = 0x40;
-    op.ofm.height = h;
-    op.ofm.width = w;
-    op.ofm.depth = c;
-    op.kernel.height = kernel_h;
-    op.kernel.width = kernel_w;
-    op.ifm.depth = ifm_depth;
+    op.kernel().ofm.height = h;
+    op.kernel().ofm.width = w;
+    op.kernel().ofm.depth = c;
+    op.kernel().kernel.height = kernel_h;
+    op.kernel().kernel.width = kernel_w;
+    op.kernel().ifm.depth = ifm_depth;
     return op;
 }
 
@@ -38,19 +37,18 @@ TEST(OpWork, EachKindAgainstItsProduct) {
     EXPECT_EQ(op_work(kernel_op(OpKind::Pool, 7, 5, 3, 3, 2, 11)), uint64_t{7} * 5 * 3 * 3 * 2);
     EXPECT_EQ(op_work(kernel_op(OpKind::Elementwise, 7, 5, 3, 3, 2, 11)), uint64_t{7} * 5 * 3);
     EXPECT_EQ(op_work(kernel_op(OpKind::Resize, 7, 5, 3, 3, 2, 11)), uint64_t{7} * 5 * 3);
-    EXPECT_EQ(op_work(kernel_op(OpKind::KernelWait, 7, 5, 3, 3, 2, 11)), 0u);
+    EXPECT_EQ(op_work(DecodedOp(OpKind::KernelWait)), 0u);
     // Dilation 2: a 5-wide kernel register holds 3 taps.
     DecodedOp dilated = kernel_op(OpKind::Pool, 1, 1, 1, 1, 5, 1);
-    dilated.kernel.dilation_x = 2;
+    dilated.kernel().kernel.dilation_x = 2;
     EXPECT_EQ(op_work(dilated), 3u);
 
-    DecodedOp dma;
-    dma.kind = OpKind::DmaStart;
-    dma.dma.length = 100;
-    dma.dma.size0 = 3;
-    dma.dma.size1 = 5;
+    DecodedOp dma(OpKind::DmaStart);
+    dma.dma().length = 100;
+    dma.dma().size0 = 3;
+    dma.dma().size1 = 5;
     EXPECT_EQ(op_work(dma), 100u);  // 1D: LEN bytes
-    dma.dma.dimensions = 3;
+    dma.dma().dimensions = 3;
     EXPECT_EQ(op_work(dma), 1500u);
 }
 
@@ -106,20 +104,20 @@ TEST(WorkBudget, RegisterSizedBuffersAreCheckedWhenTheOpIsCharged) {
     };
     std::vector<Case> cases;
     DecodedOp chained = kernel_op(OpKind::Elementwise, 6, 5, 4, 1, 1, 4);
-    chained.ofm.storage = Storage::Chained;
-    chained.ofm.precision.bits = 16;
+    chained.kernel().ofm.storage = Storage::Chained;
+    chained.kernel().ofm.precision.bits = 16;
     cases.push_back({"chained OFM", chained, 6 * 5 * 4 * 2});
     // OFM 6x5, 3x3 kernel, stride 1, no padding: an upscaled IFM area of 8x7.
     DecodedOp upscaled = kernel_op(OpKind::Pool, 6, 5, 4, 3, 3, 9);
-    upscaled.kernel.upscale = UpscaleMode::Nearest;
-    upscaled.ifm.precision.bits = 8;
+    upscaled.kernel().kernel.upscale = UpscaleMode::Nearest;
+    upscaled.kernel().ifm.precision.bits = 8;
     cases.push_back({"upscaled IFM", upscaled, 8 * 7 * 4});  // a pool's IFM depth is its OFM's
     DecodedOp ifm2_weights = kernel_op(OpKind::Conv, 1, 1, 4, 1, 1, 9);
-    ifm2_weights.weights_from_ifm2 = true;
+    ifm2_weights.kernel().weights_from_ifm2 = true;
     cases.push_back({"weights from IFM2", ifm2_weights, 4 * 9 * 8});
     cases.push_back({"IFM patch of a kernel", kernel_op(OpKind::Conv, 1, 1, 1, 3, 2, 9), 3 * 2 * 9 * 2});
     DecodedOp ifm2_accumulators = kernel_op(OpKind::Depthwise, 6, 5, 4, 1, 1, 4);
-    ifm2_accumulators.output.acc_input = AccInput::Ifm2;
+    ifm2_accumulators.kernel().output.acc_input = AccInput::Ifm2;
     cases.push_back({"accumulators loaded from IFM2", ifm2_accumulators, 6 * 5 * 4 * 8});
     for (const Case& c : cases) {
         SCOPED_TRACE(c.what);

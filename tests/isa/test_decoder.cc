@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
+#include <variant>
+
 #include "emulator/isa/builder.h"
 #include "emulator/isa/decoder.h"
 #include "emulator/isa/error.h"
@@ -77,30 +80,69 @@ TEST(Decoder, FreezesEverythingAPoolingOpReads) {
     ASSERT_EQ(out.ops.size(), 2u);
     const DecodedOp& op = out.ops[0];
     EXPECT_EQ(op.kind, OpKind::Pool);
-    EXPECT_EQ(op.pool, PoolMode::Average);
+    EXPECT_EQ(op.kernel().pool(), PoolMode::Average);
     EXPECT_EQ(op.offset, (b.words().size() - 2) * 4);
-    EXPECT_EQ(op.ifm.tile_base, (std::array<uint64_t, 4>{0x100, 0x200, 0x300, 0x400}));
-    EXPECT_EQ(op.ifm.width0, 16);
-    EXPECT_EQ(op.ifm.height0, 8);
-    EXPECT_EQ(op.ifm.height1, 4);
-    EXPECT_EQ(op.ifm.depth, 32);
-    EXPECT_EQ(op.ifm.zero_point, -18);
-    EXPECT_TRUE(op.ifm.precision.is_signed);
-    EXPECT_EQ(op.ofm.width, 8);
-    EXPECT_EQ(op.ofm.height, 6);
-    EXPECT_EQ(op.kernel.stride_x, 3);
-    EXPECT_EQ(op.kernel.stride_y, 2);
-    EXPECT_EQ(op.kernel.padding.top, 1);
-    EXPECT_EQ(op.kernel.padding.right, 4);
-    EXPECT_FALSE(op.output.per_channel_scale);
-    EXPECT_EQ(op.output.global_scale.scale, 1u << 30);
-    EXPECT_EQ(op.output.global_scale.shift, 31);
-    EXPECT_EQ(op.output.round, RoundMode::Natural);
-    EXPECT_EQ(op.output.clip_min, -128);
-    EXPECT_EQ(op.block.blockdep, 3);
+    EXPECT_EQ(op.kernel().ifm.tile_base, (std::array<uint64_t, 4>{0x100, 0x200, 0x300, 0x400}));
+    EXPECT_EQ(op.kernel().ifm.width0, 16);
+    EXPECT_EQ(op.kernel().ifm.height0, 8);
+    EXPECT_EQ(op.kernel().ifm.height1, 4);
+    EXPECT_EQ(op.kernel().ifm.depth, 32);
+    EXPECT_EQ(op.kernel().ifm.zero_point, -18);
+    EXPECT_TRUE(op.kernel().ifm.precision.is_signed);
+    EXPECT_EQ(op.kernel().ofm.width, 8);
+    EXPECT_EQ(op.kernel().ofm.height, 6);
+    EXPECT_EQ(op.kernel().kernel.stride_x, 3);
+    EXPECT_EQ(op.kernel().kernel.stride_y, 2);
+    EXPECT_EQ(op.kernel().kernel.padding.top, 1);
+    EXPECT_EQ(op.kernel().kernel.padding.right, 4);
+    EXPECT_FALSE(op.kernel().output.per_channel_scale);
+    EXPECT_EQ(op.kernel().output.global_scale.scale, 1u << 30);
+    EXPECT_EQ(op.kernel().output.global_scale.shift, 31);
+    EXPECT_EQ(op.kernel().output.round, RoundMode::Natural);
+    EXPECT_EQ(op.kernel().output.clip_min, -128);
+    EXPECT_EQ(op.kernel().block.blockdep, 3);
     EXPECT_EQ(out.ops[1].kind, OpKind::Stop);
-    EXPECT_EQ(out.ops[1].mask, 0xFFFFu);
+    EXPECT_EQ(out.ops[1].signal().mask, 0xFFFFu);
     EXPECT_TRUE(out.warnings.empty());
+}
+
+// Each op holds the body of its family only: asking for another family's body, or a kernel op for
+// another kind's parts, is a logic error, not a read of fields the op never had.
+TEST(Decoder, AnOpHoldsTheBodyOfItsFamilyOnly) {
+    auto b = pooling_setup(Generation::U55);
+    b.emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 1}});
+    b.emit(Cmd::OP_STOP, {{Field::OP_STOP__mask, 0xFFFF}});
+    const auto out = decode_stream(*find_npu_config("ethos-u55-128"), b.words(), "pool");
+    ASSERT_EQ(out.ops.size(), 2u);
+    const DecodedOp& pool = out.ops[0];
+    EXPECT_NO_THROW(pool.kernel().pool());
+    EXPECT_THROW(pool.kernel().elementwise(), std::logic_error);
+    EXPECT_THROW(pool.kernel().resize(), std::logic_error);
+    EXPECT_FALSE(pool.kernel().ifm2_is_scalar());
+    EXPECT_THROW(pool.dma(), std::logic_error);
+    EXPECT_THROW(pool.signal(), std::logic_error);
+    const DecodedOp& stop = out.ops[1];
+    EXPECT_NO_THROW(stop.signal());
+    EXPECT_THROW(stop.kernel(), std::logic_error);
+    EXPECT_THROW(stop.wait(), std::logic_error);
+    EXPECT_THROW(stop.branch(), std::logic_error);
+
+    // The body follows the kind: one alternative per family shape, the kind's parts for kernel ops.
+    for (size_t k = 0; k < kOpKindCount; ++k) {
+        const OpKind kind = static_cast<OpKind>(k);
+        const DecodedOp op(kind);
+        EXPECT_EQ(std::holds_alternative<KernelOp>(op.body), is_kernel_op(kind)) << op_kind_name(kind);
+        EXPECT_EQ(std::holds_alternative<Dma>(op.body), kind == OpKind::DmaStart) << op_kind_name(kind);
+        EXPECT_EQ(std::holds_alternative<WaitOp>(op.body), kind == OpKind::DmaWait || kind == OpKind::KernelWait);
+        EXPECT_EQ(std::holds_alternative<SignalOp>(op.body), kind == OpKind::Stop || kind == OpKind::Irq);
+        EXPECT_EQ(std::holds_alternative<PmuOp>(op.body), kind == OpKind::PmuMask);
+        EXPECT_EQ(std::holds_alternative<BranchOp>(op.body), kind == OpKind::Branch);
+        if (!is_kernel_op(kind)) continue;
+        const KernelKindParts& parts = op.kernel().parts;
+        EXPECT_EQ(std::holds_alternative<PoolMode>(parts), kind == OpKind::Pool);
+        EXPECT_EQ(std::holds_alternative<Elementwise>(parts), kind == OpKind::Elementwise);
+        EXPECT_EQ(std::holds_alternative<Resize>(parts), kind == OpKind::Resize);
+    }
 }
 
 // U85 RESIZE: the scale, offsets and steps, and the IFM area from the kernel registers.
@@ -123,15 +165,15 @@ TEST(Decoder, FreezesAResizeWithItsIfmAreaFromTheKernelRegisters) {
     ASSERT_EQ(out.ops.size(), 1u);
     const DecodedOp& op = out.ops[0];
     EXPECT_EQ(op.kind, OpKind::Resize);
-    EXPECT_EQ(op.resize.mode, ResizeMode::Nearest);
-    EXPECT_EQ(op.resize.x_scale_n, 10);
-    EXPECT_EQ(op.resize.y_scale_n, 2048);
-    EXPECT_EQ(op.resize.x_offset, -2);
-    EXPECT_EQ(op.resize.y_offset, 5);
-    EXPECT_EQ(op.resize.x_step, (std::array<int, 4>{1, 4, 6, 8}));
-    EXPECT_EQ(op.ifm.height, 4);
-    EXPECT_EQ(op.ifm.width, 7);
-    EXPECT_EQ(op.kernel.upscale, UpscaleMode::None);
+    EXPECT_EQ(op.kernel().resize().mode, ResizeMode::Nearest);
+    EXPECT_EQ(op.kernel().resize().x_scale_n, 10);
+    EXPECT_EQ(op.kernel().resize().y_scale_n, 2048);
+    EXPECT_EQ(op.kernel().resize().x_offset, -2);
+    EXPECT_EQ(op.kernel().resize().y_offset, 5);
+    EXPECT_EQ(op.kernel().resize().x_step, (std::array<int, 4>{1, 4, 6, 8}));
+    EXPECT_EQ(op.kernel().ifm.height, 4);
+    EXPECT_EQ(op.kernel().ifm.width, 7);
+    EXPECT_EQ(op.kernel().kernel.upscale, UpscaleMode::None);
 }
 
 TEST(Decoder, RegistersAreSticky) {
@@ -141,9 +183,9 @@ TEST(Decoder, RegistersAreSticky) {
     b.emit(Cmd::OP_POOL);
     const auto out = decode_stream(*find_npu_config("ethos-u55-128"), b.words(), "sticky");
     ASSERT_EQ(out.ops.size(), 2u);
-    EXPECT_EQ(out.ops[0].ifm.tile_base[0], 0x100u);
-    EXPECT_EQ(out.ops[1].ifm.tile_base[0], 0x180u);
-    EXPECT_EQ(out.ops[1].ifm.depth, 32);  // unchanged registers carry over
+    EXPECT_EQ(out.ops[0].kernel().ifm.tile_base[0], 0x100u);
+    EXPECT_EQ(out.ops[1].kernel().ifm.tile_base[0], 0x180u);
+    EXPECT_EQ(out.ops[1].kernel().ifm.depth, 32);  // unchanged registers carry over
 }
 
 TEST(Decoder, RefusesRegistersNeverWrittenNamingTheRegisterAndOffset) {
@@ -162,8 +204,8 @@ TEST(Decoder, RefusesRegistersNeverWrittenNamingTheRegisterAndOffset) {
     const auto out = decode_stream(*find_npu_config("ethos-u55-128"), b.words(), "unset.bin", {.lenient = true});
     ASSERT_EQ(out.ops.size(), 1u);
     EXPECT_FALSE(out.ops[0].unset_registers.empty());
-    EXPECT_EQ(out.ops[0].ifm.tile_base[0], 0u);
-    EXPECT_EQ(out.ops[0].ofm.width, 1);
+    EXPECT_EQ(out.ops[0].kernel().ifm.tile_base[0], 0u);
+    EXPECT_EQ(out.ops[0].kernel().ofm.width, 1);
     ASSERT_EQ(out.warnings.size(), 1u);
     EXPECT_NE(out.warnings[0].find("unset.bin: cmd@0x4"), std::string::npos) << out.warnings[0];
     EXPECT_NE(out.warnings[0].find("NPU_SET_IFM_BASE0"), std::string::npos);
@@ -226,10 +268,10 @@ TEST(Decoder, FortyBitAddressesOnU65AndU85) {
         .emit(Cmd::OP_DMA_START);
     const auto out = decode_stream(*find_npu_config("ethos-u85-256"), b.words(), "dma");
     ASSERT_EQ(out.ops.size(), 1u);
-    EXPECT_EQ(out.ops[0].dma.src.address, 0x12'0000'0040ull);
-    EXPECT_EQ(out.ops[0].dma.dst.region, 2);
-    EXPECT_EQ(out.ops[0].dma.length, 256u);
-    EXPECT_EQ(out.ops[0].dma.dimensions, 1);
+    EXPECT_EQ(out.ops[0].dma().src.address, 0x12'0000'0040ull);
+    EXPECT_EQ(out.ops[0].dma().dst.region, 2);
+    EXPECT_EQ(out.ops[0].dma().length, 256u);
+    EXPECT_EQ(out.ops[0].dma().dimensions, 1);
 }
 
 // The registers an op reads decide what the decoder consults: a U55/U65 pool in PER_CHANNEL mode
@@ -256,8 +298,8 @@ TEST(Decoder, RegistersAnOpDoesNotReadAreNeverConsulted) {
             .emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 0}});
     });
     EXPECT_TRUE(max_pool.ops.at(0).unset_registers.empty());
-    EXPECT_EQ(max_pool.ops[0].output.global_scale.scale, 1u);
-    EXPECT_EQ(max_pool.ops[0].output.global_scale.shift, 0);
+    EXPECT_EQ(max_pool.ops[0].kernel().output.global_scale.scale, 1u);
+    EXPECT_EQ(max_pool.ops[0].kernel().output.global_scale.shift, 0);
 
     const auto int32_sum = with_only(Cmd::SET_OFM_ZERO_POINT, [](CommandStreamBuilder& b) {
         b.emit(Cmd::SET_OFM_PRECISION, {{Field::SET_OFM_PRECISION__activation_type, 1},
@@ -266,7 +308,7 @@ TEST(Decoder, RegistersAnOpDoesNotReadAreNeverConsulted) {
             .emit(Cmd::OP_POOL, {{Field::OP_POOL__pooling_mode, 2}});
     });
     EXPECT_TRUE(int32_sum.ops.at(0).unset_registers.empty());
-    EXPECT_EQ(int32_sum.ops[0].ofm.zero_point, 0);
+    EXPECT_EQ(int32_sum.ops[0].kernel().ofm.zero_point, 0);
 
     // A TABLE activation indexes its LUT with the zero-pointed 8-bit value: the register is read.
     try {

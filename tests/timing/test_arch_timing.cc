@@ -138,7 +138,7 @@ TEST_P(OutputRate, MulCostsTheRowsOutputRate) {
     const MemorySystem memory = make_memory_system(npu, {"", "Sram_Only", {}});
     const U55TimingRow& row = u55_timing(npu);
     DecodedOp op = elementwise_add(64, 64, 64, 8, 1, 1, {16, 16, 64});
-    op.elementwise.mode = ElementwiseMode::Mul;
+    op.kernel().elementwise().mode = ElementwiseMode::Mul;
     const OpCost c = u55_kernel_cost(op, cost_context(npu, memory));
     const double rate = std::max(row.output_cycles[OutputClass::Mul8Or40BitAcc], row.activation_cycles[ActivationClass::LutOrNone]);
     EXPECT_EQ(c.compute_cycles, static_cast<int64_t>(std::ceil(rate * 64 * 64 * 64)));
@@ -155,8 +155,8 @@ TEST_P(U85OutputRate, MulCostsTheRowsOutputRate) {
     const MemorySystem memory = make_memory_system(npu, {"", "Sram_Only", {}});
     const U85TimingRow& row = u85_timing(npu);
     DecodedOp op = elementwise_add(64, 64, 64, 8, 1, 1, {16, 16, 64});
-    op.elementwise.mode = ElementwiseMode::Mul;
-    op.output.microblock = micro_block_code(npu.micro_blocks[0]).value();  // the configuration's first
+    op.kernel().elementwise().mode = ElementwiseMode::Mul;
+    op.kernel().output.microblock = micro_block_code(npu.micro_blocks[0]).value();  // the configuration's first
     const OpCost c = u85_kernel_cost(op, cost_context(npu, memory));
     const double rate = std::max(row.output_cycles[U85OutputClass::Ofm8], row.activation_cycles[U85ActivationClass::FullRate]);
     EXPECT_EQ(c.compute_cycles, static_cast<int64_t>(std::ceil(rate * 64 * 64 * 64)));

@@ -27,15 +27,13 @@ struct Timeline : ::testing::Test {
         return stream.ops.back();
     }
     DecodedOp& add(OpKind kind, uint32_t offset) {
-        DecodedOp op;
-        op.kind = kind;
-        return add(op, offset);
+        return add(DecodedOp(kind), offset);
     }
     DecodedOp& dma(uint32_t offset, int src_region, int dst_region, uint64_t bytes) {
         DecodedOp& op = add(OpKind::DmaStart, offset);
-        op.dma.src.region = src_region;
-        op.dma.dst.region = dst_region;
-        op.dma.length = bytes;
+        op.dma().src.region = src_region;
+        op.dma().dst.region = dst_region;
+        op.dma().length = bytes;
         return op;
     }
     // The ADD of test_u55_cost.cc: 3072 cycles, output-unit bound.
@@ -55,7 +53,7 @@ struct Timeline : ::testing::Test {
 // 3072 -> 4209. STOP: one word.
 TEST_F(Timeline, DmaWaitHoldsTheNextKernelOp) {
     dma(40, 0, 1, 1000);
-    add(OpKind::DmaWait, 48).wait_count = 0;
+    add(OpKind::DmaWait, 48).wait().count = 0;
     add(add_op(), 200);
     add(OpKind::Stop, 204);
     const TimingResult r = model.run(stream);
@@ -109,7 +107,7 @@ TEST_F(Timeline, DmaOverlapsKernelWorkWithoutAWait) {
 TEST_F(Timeline, KernelOpsSerialiseAndKernelWaitHolds) {
     add(add_op(), 0);
     add(add_op(), 4);
-    add(OpKind::KernelWait, 8).wait_count = 0;
+    add(OpKind::KernelWait, 8).wait().count = 0;
     dma(12, 1, 1, 80);
     const TimingResult r = model.run(stream);
     EXPECT_EQ(r.ops[0].start, 1);
@@ -119,7 +117,7 @@ TEST_F(Timeline, KernelOpsSerialiseAndKernelWaitHolds) {
     // 80 bytes SRAM -> SRAM, read as 96 (three 32-byte bursts): max(96 / 8 + 32, 80 / 8 + 32) = 44.
     EXPECT_EQ(r.ops[3].end, 6146 + 44);
 
-    stream.ops[2].wait_count = 1;
+    stream.ops[2].wait().count = 1;
     const TimingResult one = model.run(stream);
     EXPECT_EQ(one.ops[2].end, 3073);
     EXPECT_EQ(one.ops[3].start, 3074);
@@ -162,7 +160,7 @@ TEST_F(Timeline, AKernelOpSharesItsMemoryWithADmaUnderWay) {
 TEST_F(Timeline, DmaWaitCountLeavesTheNewestOutstanding) {
     dma(0, 0, 1, 100);
     dma(4, 0, 1, 100);
-    add(OpKind::DmaWait, 8).wait_count = 1;
+    add(OpKind::DmaWait, 8).wait().count = 1;
     const TimingResult r = model.run(stream);
     EXPECT_EQ(r.ops[0].end, 193);
     EXPECT_EQ(r.ops[1].release, 193);
@@ -205,8 +203,8 @@ TEST_F(Timeline, TheCommandProcessorQueuesAKernelOpAndReadsOn) {
 // PMU_MASK 0 (one word) stops counting at cycle 1; PMU_MASK 1 restarts it at cycle 2; the ADD
 // then runs 3..3075 inside the window: CYCLE counts 1 + 3073, the AO/AXI events the ADD's.
 TEST_F(Timeline, PmuCountsOnlyInsideItsWindows) {
-    add(OpKind::PmuMask, 0).pmu_enable = false;
-    add(OpKind::PmuMask, 4).pmu_enable = true;
+    add(OpKind::PmuMask, 0).pmu().enable = false;
+    add(OpKind::PmuMask, 4).pmu().enable = true;
     add(add_op(), 8);
     const TimingResult r = model.run(stream);
     ASSERT_EQ(r.pmu_windows.size(), 2u);
@@ -279,8 +277,8 @@ TEST(Pmu, EventTablesFollowTheDescription) {
 // not an int64 that overflowed.
 TEST_F(Timeline, ADmaBeyondTheCostRangeIsAnError) {
     DecodedOp& op = dma(0x24, 1, 1, uint64_t{1} << 32);
-    op.dma.dimensions = 3;
-    op.dma.size0 = op.dma.size1 = 65536;
+    op.dma().dimensions = 3;
+    op.dma().size0 = op.dma().size1 = 65536;
     expect_error_at([&] { model.run(stream); }, 0x24, "dma_start");
 }
 

@@ -22,8 +22,7 @@ struct Units : ::testing::Test {
     CostContext ctx = cost_context(npu, memory);
 
     static DecodedOp op_at(OpKind kind, uint32_t offset) {
-        DecodedOp op;
-        op.kind = kind;
+        DecodedOp op(kind);
         op.offset = offset;
         return op;
     }
@@ -31,9 +30,9 @@ struct Units : ::testing::Test {
     // max(1024 / 1 + 64, 1000 / 8 + 32) = 1088 cycles.
     static DecodedOp flash_dma(uint32_t offset) {
         DecodedOp op = op_at(OpKind::DmaStart, offset);
-        op.dma.src.region = 0;
-        op.dma.dst.region = 1;
-        op.dma.length = 1000;
+        op.dma().src.region = 0;
+        op.dma().dst.region = 1;
+        op.dma().length = 1000;
         return op;
     }
     static DecodedOp add_op(uint32_t offset) {
@@ -88,7 +87,7 @@ TEST_F(Units, CommandProcessorIssuesUpToTheOutstandingLimit) {
     cp.issue_into(dmas, Unit::Dma);
     EXPECT_EQ(cp.now(), 500);
     DecodedOp wait = op_at(OpKind::KernelWait, 4);
-    wait.wait_count = 0;
+    wait.wait().count = 0;
     cp.wait_for(kernels, wait);
     EXPECT_EQ(cp.now(), 700);
 }
@@ -112,7 +111,7 @@ TEST_F(Units, KernelPipelineRunsOpsInOrder) {
 
     KernelPipeline chain(ctx);
     DecodedOp consumer = add_op(4);
-    consumer.ifm.storage = Storage::Chained;
+    consumer.kernel().ifm.storage = Storage::Chained;
     OpTiming producer, chained;
     chain.issue(first, 10, no_dma, producer);
     chain.issue(consumer, 20, no_dma, chained);
@@ -194,9 +193,9 @@ TEST_F(Units, ReplayReportsEachIssueAndCompletion) {
 TEST_F(Units, CostErrorsNameTheStreamsFile) {
     DecodedStream stream;
     DecodedOp huge = flash_dma(0x24);
-    huge.dma.length = uint64_t{1} << 32;
-    huge.dma.dimensions = 3;
-    huge.dma.size0 = huge.dma.size1 = 65536;
+    huge.dma().length = uint64_t{1} << 32;
+    huge.dma().dimensions = 3;
+    huge.dma().size0 = huge.dma().size1 = 65536;
     stream.ops = {huge};
     const TimingModel model(npu, memory, region_memories(memory, {}), "net.tflite");
     expect_error_at([&] { model.run(stream); }, 0x24, "dma_start");
@@ -208,8 +207,8 @@ TEST_F(Units, CostErrorsNameTheStreamsFile) {
     stream.ops.clear();
     for (uint32_t i = 0; i < 4096; ++i) {
         DecodedOp big = flash_dma(4 * i);
-        big.dma.src.region = 1;
-        big.dma.length = uint64_t{1} << 52;
+        big.dma().src.region = 1;
+        big.dma().length = uint64_t{1} << 52;
         stream.ops.push_back(big);
     }
     try {

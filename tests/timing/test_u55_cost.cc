@@ -65,12 +65,12 @@ TEST(U55Cost, ElementwiseActivationClassDoesNotLowerTheAddSubRate) {
 // rates are 2.0 and 3.0: 4096 and 6144.
 TEST(U55Cost, SimpleAddTakesTheSimpleAddSubRate) {
     DecodedOp op = elementwise_add(8, 8, 32, 8, 1, 1, {8, 8, 32});
-    op.elementwise.operand_scaling = OperandScaling::Both16;
+    op.kernel().elementwise().operand_scaling = OperandScaling::Both16;
     const OpCost c = Npu("ethos-u55-128").cost(op);
     EXPECT_EQ(c.compute_cycles, 2048);
     EXPECT_EQ(c.issue_cycles, 648);
     EXPECT_EQ(Npu("ethos-u55-64").cost(op).compute_cycles, 4096);
-    op.elementwise.operand_scaling = OperandScaling::Opb32;
+    op.kernel().elementwise().operand_scaling = OperandScaling::Opb32;
     EXPECT_EQ(Npu("ethos-u55-64").cost(op).compute_cycles, 6144);
 }
 
@@ -100,7 +100,7 @@ TEST(U55Cost, PointwiseConvIsMacBound) {
 TEST(U55Cost, ShortBurstsLengthenTheAccessButMoveTheSameBytes) {
     const Npu s("ethos-u55-128");
     DecodedOp op = elementwise_add(8, 8, 8, 8, 1, 1, {8, 8, 8});
-    for (FeatureMap* fm : {&op.ifm, &op.ifm2}) {
+    for (FeatureMap* fm : {&op.kernel().ifm, &op.kernel().ifm2}) {
         fm->stride_x = 16;
         fm->stride_y = 8 * 16;
     }
@@ -142,17 +142,16 @@ TEST(U55Cost, AnIfmOneBlockDeepIsReadOncePerBlockPosition) {
 //   14 x 16 x 16 = 3584 bytes (whole blocks: 4 x 4 x 16 x 16 = 4096).
 TEST(U55Cost, BlocksReadOnlyTheIfmLinesTheirOfmLinesNeed) {
     const Npu s("ethos-u55-128");
-    DecodedOp dw;
-    dw.kind = OpKind::Depthwise;
-    dw.ifm = feature_map(16, 16, 16, 8, 1);
-    dw.ofm = feature_map(16, 16, 16, 8, 1);
-    dw.kernel.width = dw.kernel.height = 3;
-    dw.kernel.padding = {1, 1, 1, 1};
-    dw.block.ofm_height = 6;
-    dw.block.ofm_width = 16;
-    dw.block.ofm_depth = 16;
-    dw.weights = {{0, 0, 3 * 3 * 16}};
-    dw.scales = {{0, 3 * 3 * 16, 16 * 10}};
+    DecodedOp dw(OpKind::Depthwise);
+    dw.kernel().ifm = feature_map(16, 16, 16, 8, 1);
+    dw.kernel().ofm = feature_map(16, 16, 16, 8, 1);
+    dw.kernel().kernel.width = dw.kernel().kernel.height = 3;
+    dw.kernel().kernel.padding = {1, 1, 1, 1};
+    dw.kernel().block.ofm_height = 6;
+    dw.kernel().block.ofm_width = 16;
+    dw.kernel().block.ofm_depth = 16;
+    dw.kernel().weights = {{0, 0, 3 * 3 * 16}};
+    dw.kernel().scales = {{0, 3 * 3 * 16, 16 * 10}};
     relu(dw);
     EXPECT_EQ(s.cost(dw).traffic.read[kSram], 5120);
     EXPECT_EQ(s.cost(conv_1x1(14, 16, 16, 32, {4, 16, 32})).traffic.read[kSram], 3584);
@@ -164,8 +163,8 @@ TEST(U55Cost, BlocksReadOnlyTheIfmLinesTheirOfmLinesNeed) {
 TEST(U55Cost, StreamsAreReadInWholeAlignedBursts) {
     const Npu s("ethos-u55-128");
     DecodedOp op = conv_1x1(16, 16, 8, 32, {16, 16, 32});
-    op.weights = {{0, 100, 200}};
-    op.scales = {{0, 300, 80}};
+    op.kernel().weights = {{0, 100, 200}};
+    op.kernel().scales = {{0, 300, 80}};
     EXPECT_EQ(s.cost(op).traffic.read[static_cast<size_t>(MemoryKind::OffChipFlash)], 384 + 128);
     // On the Corstone-300 FVP the NPU splits its AXI bursts at 64 bytes: the weights' bursts cover
     // 64-320 (256 bytes), the scales' 256-384 (128).
@@ -180,16 +179,15 @@ TEST(U55Cost, StreamsAreReadInWholeAlignedBursts) {
 TEST(U55Cost, UpscaledIfmIsReadAtItsStoredSize) {
     const Npu s("ethos-u55-128");
     auto pool = [](int ifm_size, UpscaleMode upscale) {
-        DecodedOp op;
-        op.kind = OpKind::Pool;
-        op.pool = PoolMode::Average;
-        op.ifm = feature_map(ifm_size, ifm_size, 16, 8, 1);
-        op.ofm = feature_map(16, 16, 16, 8, 1);
-        op.kernel.width = op.kernel.height = 2;
-        op.kernel.padding = {0, 0, 1, 1};
-        op.kernel.upscale = upscale;
-        op.block.ofm_width = op.block.ofm_height = 8;
-        op.block.ofm_depth = 16;
+        DecodedOp op(OpKind::Pool);
+        op.kernel().pool() = PoolMode::Average;
+        op.kernel().ifm = feature_map(ifm_size, ifm_size, 16, 8, 1);
+        op.kernel().ofm = feature_map(16, 16, 16, 8, 1);
+        op.kernel().kernel.width = op.kernel().kernel.height = 2;
+        op.kernel().kernel.padding = {0, 0, 1, 1};
+        op.kernel().kernel.upscale = upscale;
+        op.kernel().block.ofm_width = op.kernel().block.ofm_height = 8;
+        op.kernel().block.ofm_depth = 16;
         no_activation(op);
         return op;
     };
@@ -335,12 +333,12 @@ TEST(IfmLines, MatchAWalkOverEveryBlockSubKernelAndLine) {
 
 // A 64-bit OFM carries no fused clamp; its type range is not computed (it negated INT64_MIN).
 TEST(ClampActivation, SixtyFourBitOfmsHaveNone) {
-    DecodedOp op;
-    op.ofm.precision = {true, 64};
-    op.output.clip_min = 0;
-    op.output.clip_max = 0;
+    DecodedOp op(OpKind::Conv);
+    op.kernel().ofm.precision = {true, 64};
+    op.kernel().output.clip_min = 0;
+    op.kernel().output.clip_max = 0;
     EXPECT_FALSE(has_clamp_activation(op));
-    op.ofm.precision = {true, 8};
+    op.kernel().ofm.precision = {true, 8};
     EXPECT_TRUE(has_clamp_activation(op));
 }
 

@@ -325,7 +325,7 @@ TEST(U85Cost, ChainedOutputHasNoMemoryTraffic) {
                              .block(8, 8, 16, kU1x2)
                              .emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, 1}})
                              .decode(s.npu);
-    ASSERT_EQ(op.ofm.storage, Storage::Chained);
+    ASSERT_EQ(op.kernel().ofm.storage, Storage::Chained);
     const OpCost c = s.cost(op);
     EXPECT_EQ(c.output_cycles, 512);
     EXPECT_EQ(c.issue_cycles, 168);
@@ -344,7 +344,7 @@ TEST(U85Cost, ChainedInputHasNoMemoryTraffic) {
                              .block(8, 8, 16, kU1x2)
                              .emit(Cmd::OP_ELEMENTWISE, {{Field::OP_ELEMENTWISE__elementwise_mode, 0}})
                              .decode(s.npu);
-    ASSERT_EQ(op.ifm.storage, Storage::Chained);
+    ASSERT_EQ(op.kernel().ifm.storage, Storage::Chained);
     const OpCost c = s.cost(op);
     EXPECT_EQ(c.traffic.read[kSram], 1024);  // IFM2's elements only
 }
@@ -418,7 +418,7 @@ TEST(U85Cost, UnknownMicroblockIsAnError) {
 TEST(U85Cost, AnOpBeyondTheCostRangeIsAnError) {
     const Npu s("ethos-u85-256");
     DecodedOp op = timing_test::conv_1x1(65536, 65536, 65536, 65536, {1, 1, 1});
-    op.output.microblock = MicroBlock::U1x2;
+    op.kernel().output.microblock = MicroBlock::U1x2;
     op.offset = 0x40;
     timing_test::expect_error_at([&] { s.cost(op); }, 0x40, "conv");
 }

@@ -35,44 +35,42 @@ inline FeatureMap feature_map(int h, int w, int c, int bits, int region, DataFor
 
 // Clamp to the full int8 range with the OFM zero point elsewhere: no fused activation.
 inline void no_activation(DecodedOp& op) {
-    op.output.clip_min = -128;
-    op.output.clip_max = 127;
-    op.ofm.zero_point = 0;
+    op.kernel().output.clip_min = -128;
+    op.kernel().output.clip_max = 127;
+    op.kernel().ofm.zero_point = 0;
 }
 // A ReLU: the clamp starts at the OFM zero point.
 inline void relu(DecodedOp& op) {
-    op.output.clip_min = -128;
-    op.output.clip_max = 127;
-    op.ofm.zero_point = -128;
+    op.kernel().output.clip_min = -128;
+    op.kernel().output.clip_max = 127;
+    op.kernel().ofm.zero_point = -128;
 }
 
 inline DecodedOp elementwise_add(int h, int w, int c, int bits, int ifm_region, int ofm_region, Block3 block) {
-    DecodedOp op;
-    op.kind = OpKind::Elementwise;
-    op.elementwise.mode = ElementwiseMode::Add;
-    op.ifm = feature_map(h, w, c, bits, ifm_region);
-    op.ifm2 = feature_map(h, w, c, bits, ifm_region);
-    op.has_ifm2 = true;
-    op.elementwise.operand_scaling = OperandScaling::Opa32;  // Vela's advanced scaling, for unequal input scales
-    op.ofm = feature_map(h, w, c, bits, ofm_region);
-    op.block.ofm_width = block.width;
-    op.block.ofm_height = block.height;
-    op.block.ofm_depth = block.depth;
+    DecodedOp op(OpKind::Elementwise);
+    op.kernel().elementwise().mode = ElementwiseMode::Add;
+    op.kernel().ifm = feature_map(h, w, c, bits, ifm_region);
+    op.kernel().ifm2 = feature_map(h, w, c, bits, ifm_region);
+    op.kernel().has_ifm2 = true;
+    op.kernel().elementwise().operand_scaling = OperandScaling::Opa32;  // Vela's advanced scaling, for unequal input scales
+    op.kernel().ofm = feature_map(h, w, c, bits, ofm_region);
+    op.kernel().block.ofm_width = block.width;
+    op.kernel().block.ofm_height = block.height;
+    op.kernel().block.ofm_depth = block.depth;
     no_activation(op);
     return op;
 }
 
 // A 1x1 convolution, int8, depth-first weights in region 0 and scales after them.
 inline DecodedOp conv_1x1(int h, int w, int ifm_depth, int ofm_depth, Block3 block) {
-    DecodedOp op;
-    op.kind = OpKind::Conv;
-    op.ifm = feature_map(h, w, ifm_depth, 8, 1);
-    op.ofm = feature_map(h, w, ofm_depth, 8, 1);
-    op.block.ofm_width = block.width;
-    op.block.ofm_height = block.height;
-    op.block.ofm_depth = block.depth;
-    op.weights = {{0, 0, static_cast<uint64_t>(ifm_depth) * ofm_depth}};
-    op.scales = {{0, static_cast<uint64_t>(ifm_depth) * ofm_depth, static_cast<uint64_t>(ofm_depth) * 10}};
+    DecodedOp op(OpKind::Conv);
+    op.kernel().ifm = feature_map(h, w, ifm_depth, 8, 1);
+    op.kernel().ofm = feature_map(h, w, ofm_depth, 8, 1);
+    op.kernel().block.ofm_width = block.width;
+    op.kernel().block.ofm_height = block.height;
+    op.kernel().block.ofm_depth = block.depth;
+    op.kernel().weights = {{0, 0, static_cast<uint64_t>(ifm_depth) * ofm_depth}};
+    op.kernel().scales = {{0, static_cast<uint64_t>(ifm_depth) * ofm_depth, static_cast<uint64_t>(ofm_depth) * 10}};
     relu(op);
     return op;
 }

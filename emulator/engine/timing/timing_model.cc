@@ -117,10 +117,10 @@ void TimingReplay::issue(const DecodedOp& op, OpTiming& t) {
     } else if (op.kind == OpKind::DmaWait || op.kind == OpKind::KernelWait) {
         command_.wait_for(op.kind == OpKind::DmaWait ? dma_.outstanding() : kernel_.outstanding(), op);
         t.end = t.release = command_.now();
-    } else if (op.kind == OpKind::PmuMask && op.pmu_enable != pmu_counting_) {
+    } else if (op.kind == OpKind::PmuMask && op.pmu().enable != pmu_counting_) {
         if (pmu_counting_) result_.pmu_windows.emplace_back(pmu_window_start_, command_.now());
         else pmu_window_start_ = command_.now();
-        pmu_counting_ = op.pmu_enable;
+        pmu_counting_ = op.pmu().enable;
     }
 }
 

@@ -7,7 +7,7 @@ namespace ethosu {
 namespace {
 
 int64_t dma_bytes(const CostContext& ctx, const DecodedOp& op) {
-    const Dma& d = op.dma;
+    const Dma& d = op.dma();
     const int64_t rows = d.dimensions >= 2 ? d.size0 : 1;
     const int64_t planes = d.dimensions >= 3 ? d.size1 : 1;
     return cost_product(ctx, op, "bytes moved", {static_cast<int64_t>(d.length), rows, planes});
@@ -15,7 +15,7 @@ int64_t dma_bytes(const CostContext& ctx, const DecodedOp& op) {
 
 // The indices an index-mode DMA reads: one int32 per row (the skips between planes are not read).
 int64_t index_bytes(const CostContext& ctx, const DecodedOp& op) {
-    const Dma& d = op.dma;
+    const Dma& d = op.dma();
     const int64_t rows = d.dimensions >= 2 ? d.size0 : 1;
     const int64_t planes = d.dimensions >= 3 ? d.size1 : 1;
     return cost_product(ctx, op, "index bytes", {rows, planes, static_cast<int64_t>(kDmaIndexBytes)});
@@ -50,9 +50,12 @@ const CostFunctions& cost_functions(const NpuConfig& npu) {
 // Whether b continues a: slices of one operation's OFM depth (Vela slices an op's OFM depth to
 // stream its weights). Same kind, IFM and kernel; weight streams; an OFM of the same rows and
 // columns that starts at a later channel of the same pixel.
-bool depth_slice_of(const DecodedOp& a, const DecodedOp& b) {
+bool depth_slice_of(const DecodedOp& previous, const DecodedOp& op) {
+    if (previous.kind != op.kind) return false;
+    const KernelOp& a = previous.kernel();
+    const KernelOp& b = op.kernel();
     const auto in_memory = [](const FeatureMap& fm) { return fm.storage == Storage::Tile2x2 || fm.storage == Storage::Tile3x1; };
-    if (a.kind != b.kind || b.weights.empty() || !in_memory(a.ifm) || !in_memory(b.ifm) || !in_memory(a.ofm) ||
+    if (b.weights.empty() || !in_memory(a.ifm) || !in_memory(b.ifm) || !in_memory(a.ofm) ||
         !in_memory(b.ofm) || a.ifm.region != b.ifm.region || a.ifm.tile_base != b.ifm.tile_base ||
         a.kernel.width != b.kernel.width || a.kernel.height != b.kernel.height || a.ofm.region != b.ofm.region ||
         a.ofm.height != b.ofm.height || a.ofm.width != b.ofm.width || a.ofm.format != b.ofm.format) {
@@ -92,7 +95,7 @@ void CommandProcessor::issue_into(const OutstandingOps& queue, Unit unit) {
 }
 
 void CommandProcessor::wait_for(const OutstandingOps& queue, const DecodedOp& op) {
-    now_ = queue.until_at_most(op.wait_count, now_);
+    now_ = queue.until_at_most(op.wait().count, now_);
 }
 
 KernelPipeline::KernelPipeline(const CostContext& ctx) : ctx_(ctx), cost_(cost_functions(ctx.npu).kernel) {}
@@ -114,19 +117,19 @@ int64_t KernelPipeline::access_cycles(const DecodedOp& op, OpTiming& t) const {
 int64_t KernelPipeline::earliest_start(const DecodedOp& op, int64_t at, bool slice) const {
     // An op reading the chaining buffer (U85) runs block by block in step with the op that fills
     // it, so it starts with its producer; it still ends after it.
-    const bool chained = op.ifm.storage == Storage::Chained || (op.has_ifm2 && op.ifm2.storage == Storage::Chained);
+    const bool chained = op.kernel().ifm.storage == Storage::Chained || (op.kernel().has_ifm2 && op.kernel().ifm2.storage == Storage::Chained);
     return chained ? std::max(at, previous_start_) : std::max(at, free_at_ - (slice ? previous_drain_ : 0));
 }
 
 void KernelPipeline::issue(const DecodedOp& op, int64_t at, const ChannelUses& dma, OpTiming& t) {
     t.cost = cost_(op, ctx_);
-    t.ifm_bits = op.ifm.precision.bits;
-    t.ofm_bits = op.ofm.precision.bits;
+    t.ifm_bits = op.kernel().ifm.precision.bits;
+    t.ofm_bits = op.kernel().ofm.precision.bits;
     const int64_t access = access_cycles(op, t);
     // Slices of one operation pipeline when BLOCKDEP lets the next start early: it fetches its first
     // IFM block while the previous writes its last OFM block (Vela counts that fill and drain once
     // per operation). Only compute time hides; memory time does not.
-    const bool slice = previous_ && op.block.blockdep > 0 && depth_slice_of(*previous_, op);
+    const bool slice = previous_ && op.kernel().block.blockdep > 0 && depth_slice_of(*previous_, op);
     const int64_t slack = std::max<int64_t>(t.cost.compute_cycles - access, 0);
     const int64_t hidden_fill = slice ? std::min(slack, t.cost.fill_cycles) : 0;
     t.start = earliest_start(op, at, slice);
@@ -143,7 +146,7 @@ void KernelPipeline::issue(const DecodedOp& op, int64_t at, const ChannelUses& d
 }
 
 DmaTransfer DmaChannel::transfer(const DecodedOp& op, MemoryTraffic& traffic) const {
-    const Dma& d = op.dma;
+    const Dma& d = op.dma();
     DmaTransfer x;
     x.bytes = dma_bytes(ctx_, op);
     x.from = ctx_.memory_of(d.src.region);

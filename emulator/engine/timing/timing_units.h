@@ -40,7 +40,7 @@ public:
     int64_t fetch(const DecodedOp& op);
     // Holds until `queue` has room for one more op under the generation's outstanding-work limit.
     void issue_into(const OutstandingOps& queue, Unit unit);
-    // Holds until at most op.wait_count of `queue`'s ops are outstanding (DMA_WAIT, KERNEL_WAIT).
+    // Holds until at most op.wait().count of `queue`'s ops are outstanding (DMA_WAIT, KERNEL_WAIT).
     void wait_for(const OutstandingOps& queue, const DecodedOp& op);
 
     int64_t now() const { return now_; }

@@ -16,9 +16,9 @@ enum class MacOp { Conv, ConvPartKernel, Depthwise, Pooling, ReduceSum, Elementw
 
 MacOp mac_op(const DecodedOp& op) {
     switch (op.kind) {
-        case OpKind::Conv: return op.kernel.part_kernel_first ? MacOp::ConvPartKernel : MacOp::Conv;
+        case OpKind::Conv: return op.kernel().kernel.part_kernel_first ? MacOp::ConvPartKernel : MacOp::Conv;
         case OpKind::Depthwise: return MacOp::Depthwise;
-        case OpKind::Pool: return op.pool == PoolMode::ReduceSum ? MacOp::ReduceSum : MacOp::Pooling;
+        case OpKind::Pool: return op.kernel().pool() == PoolMode::ReduceSum ? MacOp::ReduceSum : MacOp::Pooling;
         default: return MacOp::Elementwise;
     }
 }
@@ -39,9 +39,9 @@ struct U55Op {
 
     U55Op(const DecodedOp& o, const CostContext& c)
         : op(o), ctx(c), row(u55_timing(c.npu)), array_ublock(block_of(c.npu.micro_blocks[0])),
-          kind(mac_op(o)), kernel(undilated_kernel(o.kernel)),
-          ifm_shape(input_extent(o)), ofm_shape(shape_of(o.ofm)),
-          ifm_bits(o.ifm.precision.bits), ofm_bits(o.ofm.precision.bits), acc40(o.output.acc_format == AccFormat::I40) {
+          kind(mac_op(o)), kernel(undilated_kernel(o.kernel().kernel)),
+          ifm_shape(input_extent(o)), ofm_shape(shape_of(o.kernel().ofm)),
+          ifm_bits(o.kernel().ifm.precision.bits), ofm_bits(o.kernel().ofm.precision.bits), acc40(o.kernel().output.acc_format == AccFormat::I40) {
         ofm_block_config = configured_ofm_block(o);
         ofm_block = min3(ofm_shape, ofm_block_config);
         ublock = micro_block();
@@ -59,16 +59,16 @@ struct U55Op {
     }
 
     Block3 arch_ifm_block() const {
-        const bool upscaled = op.kernel.upscale != UpscaleMode::None;
+        const bool upscaled = op.kernel().kernel.upscale != UpscaleMode::None;
         const int upscale = upscaled ? 2 : 1;
         auto required = [&](int out, int stride, int dilated_kernel) {
             return static_cast<int>(std::ceil(double((out - 1) * stride + std::min(dilated_kernel, kSubKernelMax)) / upscale));
         };
         Block3 b;
         b.height = static_cast<int>(
-            round_up(required(ofm_block_config.height, op.kernel.stride_y, op.kernel.height), array_ublock.height));
+            round_up(required(ofm_block_config.height, op.kernel().kernel.stride_y, op.kernel().kernel.height), array_ublock.height));
         b.width = static_cast<int>(
-            round_up(required(ofm_block_config.width, op.kernel.stride_x, op.kernel.width), array_ublock.width));
+            round_up(required(ofm_block_config.width, op.kernel().kernel.stride_x, op.kernel().kernel.width), array_ublock.width));
         const bool equal_depth = kind == MacOp::Elementwise || kind == MacOp::Pooling || kind == MacOp::Depthwise;
         if (equal_depth) {
             b.depth = ofm_block_config.depth;
@@ -81,8 +81,8 @@ struct U55Op {
         return b;
     }
 
-    MemoryKind ifm_memory(int i) const { return ctx.memory_of((i == 0 ? op.ifm : op.ifm2).region); }
-    MemoryKind ofm_memory() const { return ctx.memory_of(op.ofm.region); }
+    MemoryKind ifm_memory(int i) const { return ctx.memory_of((i == 0 ? op.kernel().ifm : op.kernel().ifm2).region); }
+    MemoryKind ofm_memory() const { return ctx.memory_of(op.kernel().ofm.region); }
     const MemoryTiming& timing(MemoryKind k) const { return ctx.memory.timing(k); }
     double bandwidth(MemoryKind k) const { return ctx.memory.bytes_per_cycle(k); }
 
@@ -110,8 +110,8 @@ struct U55Op {
 
     int64_t block_ifm_cycles() const {
         int64_t worst = 0;
-        for (int i = 0; i < (op.has_ifm2 && !op.elementwise.ifm2_scalar ? 2 : 1); ++i) {
-            const FeatureMap& fm = i == 0 ? op.ifm : op.ifm2;
+        for (int i = 0; i < (op.kernel().has_ifm2 && !op.kernel().ifm2_is_scalar() ? 2 : 1); ++i) {
+            const FeatureMap& fm = i == 0 ? op.kernel().ifm : op.kernel().ifm2;
             const Block3 shape = i == 0 ? ifm_shape : shape_of_ifm2();
             const MemoryKind mem = ifm_memory(i);
             const int64_t tx =
@@ -123,12 +123,12 @@ struct U55Op {
 
     int64_t block_ofm_cycles() const {
         const MemoryKind mem = ofm_memory();
-        const int64_t tx = transfer(false, mem, op.ofm, ofm_bits, ofm_block_config, ofm_block.elements());
+        const int64_t tx = transfer(false, mem, op.kernel().ofm, ofm_bits, ofm_block_config, ofm_block.elements());
         return timing(mem).write_latency + cost_figure(ctx, op, "OFM block cycles", tx / bandwidth(mem));
     }
 
     Block3 shape_of_ifm2() const {
-        const auto& e = op.elementwise;
+        const auto& e = op.kernel().elementwise();
         return {e.broadcast_h ? 1 : ofm_shape.height, e.broadcast_w ? 1 : ofm_shape.width,
                 e.broadcast_c ? 1 : ofm_shape.depth};
     }
@@ -139,20 +139,20 @@ struct U55Op {
     // (output_cycles_per_elem indices 4 and 5); Vela 2.0 chose between them by that very
     // condition, equal input scales (MLBEDSW-603), until its scheduler rewrite (3.0) lost the scales
     // and fixed the choice at the advanced one (Regor keeps that "if (false)").
-    bool simple_add_sub() const { return op.elementwise.operand_scaling == OperandScaling::Both16; }
+    bool simple_add_sub() const { return op.kernel().elementwise().operand_scaling == OperandScaling::Both16; }
 
     double output_cycles_per_element() const {
         OutputClass oc = OutputClass::Other;
-        const bool mul = kind == MacOp::Elementwise && op.elementwise.mode == ElementwiseMode::Mul;
+        const bool mul = kind == MacOp::Elementwise && op.kernel().elementwise().mode == ElementwiseMode::Mul;
         const bool add_sub = kind == MacOp::Elementwise &&
-                             (op.elementwise.mode == ElementwiseMode::Add || op.elementwise.mode == ElementwiseMode::Sub);
+                             (op.kernel().elementwise().mode == ElementwiseMode::Add || op.kernel().elementwise().mode == ElementwiseMode::Sub);
         if (kind == MacOp::Elementwise && ifm_bits == 32)
-            oc = op.has_ifm2 ? OutputClass::Elementwise32Binary : OutputClass::Elementwise32Unary;
+            oc = op.kernel().has_ifm2 ? OutputClass::Elementwise32Binary : OutputClass::Elementwise32Unary;
         else if (mul && ofm_bits == 32) oc = OutputClass::Mul32;
         else if (mul || (kind != MacOp::Elementwise && acc40)) oc = OutputClass::Mul8Or40BitAcc;
         else if (add_sub) oc = simple_add_sub() ? OutputClass::SimpleAddSub : OutputClass::AddSub;
-        else if (kind == MacOp::Pooling && op.pool == PoolMode::Max) oc = OutputClass::MaxPool;
-        const bool clamp_only = op.output.activation == Activation::None && has_clamp_activation(op);
+        else if (kind == MacOp::Pooling && op.kernel().pool() == PoolMode::Max) oc = OutputClass::MaxPool;
+        const bool clamp_only = op.kernel().output.activation == Activation::None && has_clamp_activation(op);
         const ActivationClass ac = clamp_only ? ActivationClass::Relu : ActivationClass::LutOrNone;
         return std::max(row.output_cycles[oc], row.activation_cycles[ac]);
     }
@@ -210,8 +210,8 @@ struct U55Op {
         const double ofm_blocks = double(div_up3(ofm_shape, ublock).elements()) / double(ublocks_in_block);
         const double ao_per_block = std::ceil(output_cycles_per_element() * double(ofm_block.elements()));
         double bias_per_block = 0;
-        if (kind != MacOp::Pooling && kind != MacOp::ReduceSum && !op.scales.empty()) {
-            bias_per_block = 10.0 * ofm_block.depth * timing(ctx.memory_of(op.scales[0].region)).read_latency / 256;
+        if (kind != MacOp::Pooling && kind != MacOp::ReduceSum && !op.kernel().scales.empty()) {
+            bias_per_block = 10.0 * ofm_block.depth * timing(ctx.memory_of(op.kernel().scales[0].region)).read_latency / 256;
         }
         const double ao_block = std::max(ao_per_block, bias_per_block);
         const double mac_block = double(mac_cycles_per_block());
@@ -229,7 +229,7 @@ struct U55Op {
     }
 
     void elementwise_cycles(OpCost& cost) const {
-        const int64_t elements = storage_rounded(ofm_shape, op.ofm.format).elements();
+        const int64_t elements = storage_rounded(ofm_shape, op.kernel().ofm.format).elements();
         const double per_element = output_cycles_per_element();
         const double ao = std::ceil(per_element * double(elements));
         const double block = double(std::max(block_ofm_cycles(), block_ifm_cycles()));
@@ -261,12 +261,12 @@ struct U55Op {
             t.add_read(mem, bytes);
             burst_bytes.add_read(mem, bytes);
         };
-        const Block3 out = storage_rounded(ofm_shape, op.ofm.format);
+        const Block3 out = storage_rounded(ofm_shape, op.kernel().ofm.format);
         if (kind == MacOp::Elementwise) {
-            move(true, ifm_memory(0), op.ifm, ifm_bits, ifm_block_config, storage_rounded(ofm_shape, op.ifm.format).elements());
-            if (op.has_ifm2 && !op.elementwise.ifm2_scalar)
-                move(true, ifm_memory(1), op.ifm2, ifm_bits, ifm_block_config,
-                     storage_rounded(shape_of_ifm2(), op.ifm2.format).elements());
+            move(true, ifm_memory(0), op.kernel().ifm, ifm_bits, ifm_block_config, storage_rounded(ofm_shape, op.kernel().ifm.format).elements());
+            if (op.kernel().has_ifm2 && !op.kernel().ifm2_is_scalar())
+                move(true, ifm_memory(1), op.kernel().ifm2, ifm_bits, ifm_block_config,
+                     storage_rounded(shape_of_ifm2(), op.kernel().ifm2.format).elements());
         } else {
             Block3 blocks = div_up3(ofm_shape, ofm_block);
             // Depthwise and pooling blocks read only their own channels; a convolution reads the
@@ -281,18 +281,18 @@ struct U55Op {
             // Each block reads the IFM lines its OFM lines need (ifm_lines_read): the FVP anchors
             // read less than whole blocks (MobileNetV2 AXI0 reads 2,468,259 beats: 2,727,567
             // counting whole blocks, 2,532,651 this way; AD 485,194: 497,356 and 485,320).
-            const Kernel& k = op.kernel;
+            const Kernel& k = op.kernel().kernel;
             const int upscale = k.upscale == UpscaleMode::None ? 1 : 2;
             const int64_t rows = ifm_lines_read({ofm_shape.height, ofm_block.height, k.stride_y, k.padding.top,
                                                  ifm_shape.height, kernel.height, k.dilation_y, upscale});
             const int64_t columns = ifm_lines_read({ofm_shape.width, ofm_block.width, k.stride_x, k.padding.left,
                                                     ifm_shape.width, kernel.width, k.dilation_x, upscale});
             const int64_t ifm_elements = cost_product(
-                ctx, op, "IFM elements read", {rows, columns, storage_rounded(ifm_shape, op.ifm.format).depth, blocks.depth});
-            move(true, ifm_memory(0), op.ifm, ifm_bits, ifm_block_config, ifm_elements);
+                ctx, op, "IFM elements read", {rows, columns, storage_rounded(ifm_shape, op.kernel().ifm.format).depth, blocks.depth});
+            move(true, ifm_memory(0), op.kernel().ifm, ifm_bits, ifm_block_config, ifm_elements);
             // Weights and scales are streamed again for every OFM block in height and width.
             const int64_t refetch = blocks.elements_wh();
-            for (const std::vector<Stream>* streams : {&op.weights, &op.scales}) {
+            for (const std::vector<Stream>* streams : {&op.kernel().weights, &op.kernel().scales}) {
                 for (const Stream& w : *streams) {
                     const MemoryKind mem = ctx.memory_of(w.region);
                     stream(mem, cost_product(ctx, op, "weight bytes",
@@ -300,7 +300,7 @@ struct U55Op {
                 }
             }
         }
-        move(false, ofm_memory(), op.ofm, ofm_bits, ofm_block_config, out.elements());
+        move(false, ofm_memory(), op.kernel().ofm, ofm_bits, ofm_block_config, out.elements());
         // AXI's read and write data channels are separate, each with the port's bandwidth (AMBA
         // AXI; Vela adds the two up): the busier one bounds the access.
         for (int m = 0; m < kMemoryKinds; ++m) {
@@ -313,7 +313,7 @@ struct U55Op {
 
     int64_t weight_decode_cycles() const {
         int64_t cycles = 0;
-        for (const auto& w : op.weights) {
+        for (const auto& w : op.kernel().weights) {
             const MemoryKind mem = ctx.memory_of(w.region);
             cycles += cost_figure(ctx, op, "weight decode cycles", double(w.length) / bandwidth(mem)) + timing(mem).read_latency;
         }

@@ -42,9 +42,9 @@ enum class U85Kind { Conv, ConvPartKernel, Depthwise, Pooling, ReduceSum, Elemen
 
 U85Kind u85_kind(const DecodedOp& op) {
     switch (op.kind) {
-        case OpKind::Conv: return op.kernel.part_kernel_first ? U85Kind::ConvPartKernel : U85Kind::Conv;
+        case OpKind::Conv: return op.kernel().kernel.part_kernel_first ? U85Kind::ConvPartKernel : U85Kind::Conv;
         case OpKind::Depthwise: return U85Kind::Depthwise;
-        case OpKind::Pool: return op.pool == PoolMode::ReduceSum ? U85Kind::ReduceSum : U85Kind::Pooling;
+        case OpKind::Pool: return op.kernel().pool() == PoolMode::ReduceSum ? U85Kind::ReduceSum : U85Kind::Pooling;
         case OpKind::Resize: return U85Kind::Resize;
         default: return U85Kind::Elementwise;
     }
@@ -97,17 +97,17 @@ struct U85Op {
 
     U85Op(const DecodedOp& o, const CostContext& c)
         : op(o), ctx(c), row(u85_timing(c.npu)), kind(u85_kind(o)),
-          kernel(undilated_kernel(o.kernel)),
-          ofm_shape(shape_of(o.ofm)),
-          ifm_bits(o.ifm.precision.bits), ofm_bits(o.ofm.precision.bits),
-          ifm2_read(o.has_ifm2 && !o.elementwise.ifm2_scalar && in_memory(o.ifm2)),
-          acc48(o.output.acc_format == AccFormat::I48) {
+          kernel(undilated_kernel(o.kernel().kernel)),
+          ofm_shape(shape_of(o.kernel().ofm)),
+          ifm_bits(o.kernel().ifm.precision.bits), ofm_bits(o.kernel().ofm.precision.bits),
+          ifm2_read(o.kernel().has_ifm2 && !o.kernel().ifm2_is_scalar() && in_memory(o.kernel().ifm2)),
+          acc48(o.kernel().output.acc_format == AccFormat::I48) {
         if (kind == U85Kind::Elementwise) {
-            ifm_shape = broadcast_shape(o.ofm, o.ifm.broadcast, std::max(1, o.ifm.depth));
-            ifm2_shape = broadcast_shape(o.ofm, o.ifm2.broadcast, o.ofm.depth);
+            ifm_shape = broadcast_shape(o.kernel().ofm, o.kernel().ifm.broadcast, std::max(1, o.kernel().ifm.depth));
+            ifm2_shape = broadcast_shape(o.kernel().ofm, o.kernel().ifm2.broadcast, o.kernel().ofm.depth);
         } else if (kind == U85Kind::Resize) {
             // A resize reads the IFM area its kernel registers give (decoded into the IFM's size).
-            ifm_shape = {std::max(1, o.ifm.height), std::max(1, o.ifm.width), std::max(1, o.ifm.depth)};
+            ifm_shape = {std::max(1, o.kernel().ifm.height), std::max(1, o.kernel().ifm.width), std::max(1, o.kernel().ifm.depth)};
         } else {
             ifm_shape = input_extent(o);
         }
@@ -118,7 +118,7 @@ struct U85Op {
 
     // The micro-block's height and width are in the stream; its depth is the configuration's.
     void select_micro_block() {
-        const MicroBlock m = op.output.microblock;
+        const MicroBlock m = op.kernel().output.microblock;
         const auto index = ctx.npu.micro_block_index(micro_block_height(m), micro_block_width(m));
         if (!index) {
             throw Error({ctx.source, op.offset, "NPU_SET_ACC_FORMAT.microblock", OffsetKind::Command},
@@ -141,7 +141,7 @@ struct U85Op {
     // weight format.
     int conv_ifm_block_depth() const {
         return u85_conv_ifm_block_depth(ctx.npu, ctx.npu.micro_blocks[ublock_index], kind == U85Kind::ConvPartKernel,
-                                        ifm_bits, op.sparse_2_4);
+                                        ifm_bits, op.kernel().sparse_2_4);
     }
 
     Block3 derive_ifm_block() const {
@@ -156,9 +156,9 @@ struct U85Op {
                     span(ofm_block.width, ifm_shape.width, ofm_shape.width), ofm_block.depth};
         }
         // Depthwise and pooling blocks are searched without upscaling; convolutions use it.
-        const bool resampled = op.kernel.upscale != UpscaleMode::None && !equal_depth(kind) && kind != U85Kind::ReduceSum;
+        const bool resampled = op.kernel().kernel.upscale != UpscaleMode::None && !equal_depth(kind) && kind != U85Kind::ReduceSum;
         const int upscale = resampled ? 2 : 1;
-        const int rounding = resampled && op.kernel.upscale == UpscaleMode::Nearest ? 1 : 0;
+        const int rounding = resampled && op.kernel().kernel.upscale == UpscaleMode::Nearest ? 1 : 0;
         int fixed_depth = 0;  // 0: follows the OFM block depth
         if (kind == U85Kind::Conv || kind == U85Kind::ConvPartKernel || kind == U85Kind::ReduceSum)
             fixed_depth = conv_ifm_block_depth();
@@ -168,8 +168,8 @@ struct U85Op {
             return static_cast<int>(std::ceil(span / upscale));
         };
         Block3 b;
-        b.height = iround_up(required(ofm_block.height, op.kernel.stride_y, op.kernel.height), au.height);
-        b.width = iround_up(required(ofm_block.width, op.kernel.stride_x, op.kernel.width), au.width);
+        b.height = iround_up(required(ofm_block.height, op.kernel().kernel.stride_y, op.kernel().kernel.height), au.height);
+        b.width = iround_up(required(ofm_block.width, op.kernel().kernel.stride_x, op.kernel().kernel.width), au.width);
         // Conv keeps the fixed depth as is; the others round it to the allocation unit.
         if (kind == U85Kind::Conv || kind == U85Kind::ConvPartKernel) b.depth = fixed_depth;
         else b.depth = iround_up(fixed_depth ? fixed_depth : ofm_block.depth, au.depth);
@@ -219,11 +219,11 @@ struct U85Op {
             const int64_t tx = transfer(true, mem, fm, ifm_block, bytes);
             worst = std::max(worst, timing(mem).read_latency + cost_figure(ctx, op, "IFM block cycles", double(tx) / bandwidth(mem)));
         };
-        fetch(op.ifm, ifm_shape);
-        if (ifm2_read && kind == U85Kind::Elementwise) fetch(op.ifm2, ifm2_shape);
+        fetch(op.kernel().ifm, ifm_shape);
+        if (ifm2_read && kind == U85Kind::Elementwise) fetch(op.kernel().ifm2, ifm2_shape);
         // The stream carries a scalar operand in a register; Vela's model still fetches it, as
         // one element of a constant tensor, and that read's latency bounds the block.
-        if (kind == U85Kind::Elementwise && op.has_ifm2 && op.elementwise.ifm2_scalar) {
+        if (kind == U85Kind::Elementwise && op.kernel().has_ifm2 && op.kernel().elementwise().ifm2_scalar) {
             const MemoryKind mem = ctx.memory.port_memory(ctx.memory.mode.const_port);
             worst = std::max(worst, int64_t{timing(mem).read_latency});
         }
@@ -231,36 +231,36 @@ struct U85Op {
     }
 
     int64_t block_ofm_cycles() const {
-        if (!in_memory(op.ofm)) return 0;
-        const MemoryKind mem = memory_of(op.ofm);
+        if (!in_memory(op.kernel().ofm)) return 0;
+        const MemoryKind mem = memory_of(op.kernel().ofm);
         const int64_t bytes = min3(ofm_shape, ofm_block).elements() * ofm_bits / 8;
-        const int64_t tx = transfer(false, mem, op.ofm, ofm_block, bytes);
+        const int64_t tx = transfer(false, mem, op.kernel().ofm, ofm_block, bytes);
         return timing(mem).write_latency + cost_figure(ctx, op, "OFM block cycles", double(tx) / bandwidth(mem));
     }
 
     // The width of the LUT's input (a table indexed by the op's result), if any.
     std::optional<int> lut_input_bits() const {
-        const int bits = input_bits(op.output.lut);
+        const int bits = input_bits(op.kernel().output.lut);
         return bits ? std::optional<int>(bits) : std::nullopt;
     }
 
     double output_cycles_per_element() const {
-        if (kind == U85Kind::Elementwise && op.elementwise.mode == ElementwiseMode::Div) return kDivideCyclesPerElement;
-        const bool binary = kind == U85Kind::Elementwise && op.has_ifm2;
+        if (kind == U85Kind::Elementwise && op.kernel().elementwise().mode == ElementwiseMode::Div) return kDivideCyclesPerElement;
+        const bool binary = kind == U85Kind::Elementwise && op.kernel().has_ifm2;
         // A LUT activation takes the op's result at the LUT's input width and widens it
         // itself; the op's output class follows the LUT input.
         const int result_bits = lut_input_bits().value_or(ofm_bits);
         U85OutputClass oc = U85OutputClass::Ofm8;
-        if (op.ofm.storage == Storage::Chained && (result_bits == 32 || ifm_bits == 32)) oc = U85OutputClass::Chained32;
+        if (op.kernel().ofm.storage == Storage::Chained && (result_bits == 32 || ifm_bits == 32)) oc = U85OutputClass::Chained32;
         else if (result_bits == 64) oc = U85OutputClass::Ofm64;
         else if (binary && ifm_bits == 32) oc = result_bits == 32 ? U85OutputClass::Binary32 : U85OutputClass::Chained32;
         else if (result_bits == 32) oc = U85OutputClass::Ofm32;
         else if (result_bits == 16) oc = U85OutputClass::Ofm16;
         // The activation pass runs alongside; it has half throughput when the OFM is written
         // with H and W swapped or reversed along W.
-        const OfmTranspose t = op.ofm.transpose;
+        const OfmTranspose t = op.kernel().ofm.transpose;
         const bool half_rate = t == OfmTranspose::WHC || t == OfmTranspose::WCH || t == OfmTranspose::CWH ||
-                               op.ofm.reverse == OfmReverse::W;
+                               op.kernel().ofm.reverse == OfmReverse::W;
         const auto ac = half_rate ? U85ActivationClass::HalfRate : U85ActivationClass::FullRate;
         return std::max(row.output_cycles[oc], row.activation_cycles[ac]);
     }
@@ -269,7 +269,7 @@ struct U85Op {
         const Block3 ifm_blk = min3(ifm_shape, ifm_block);
         const Block3 blocks = div_up3(min3(ofm_shape, ofm_block), ublock);
         const int64_t writeback = 32 * ublock.depth / (8 * ctx.npu.cores);  // ideal weight-decode rate
-        const int sparse_divisor = op.sparse_2_4 ? 2 : 1;
+        const int sparse_divisor = op.kernel().sparse_2_4 ? 2 : 1;
         const int delay_per_step = row.accumulator_delay.per_step(acc48);
         int64_t total = 0;
         for_each_sub_kernel(kernel, [&](int elements, int64_t count) {
@@ -324,8 +324,8 @@ struct U85Op {
         const double ao_compute = std::ceil(output_cycles_per_element() * double(ofm_blk.elements()));
         double bias = 0;
         if ((kind == U85Kind::Conv || kind == U85Kind::ConvPartKernel || kind == U85Kind::Depthwise) &&
-            !op.scales.empty()) {
-            bias = kBiasReadCyclesPerChannel * ofm_blk.depth * timing(ctx.memory_of(op.scales[0].region)).read_latency;
+            !op.kernel().scales.empty()) {
+            bias = kBiasReadCyclesPerChannel * ofm_blk.depth * timing(ctx.memory_of(op.kernel().scales[0].region)).read_latency;
         }
         const double ao_block = std::max(ao_compute, bias);
         const double mac_block = double(mac_cycles_per_block());
@@ -344,14 +344,14 @@ struct U85Op {
         cost.issue_cycles = cost_figure(ctx, op, "issue cycles", b.issue);
         const bool per_channel = kind == U85Kind::Depthwise || kind == U85Kind::Pooling;
         cost.macs = cost_product(ctx, op, "MACs", {kernel.elements_wh(), ofm_shape.elements(), per_channel ? 1 : ifm_shape.depth}) /
-                    (op.sparse_2_4 ? 2 : 1);
+                    (op.kernel().sparse_2_4 ? 2 : 1);
     }
 
     // Elementwise and resize: the output unit's rate, or the command-issue limit with each
     // block's IFM and OFM transfers overlapped. (Vela prices a resize at 0 cycles; the
     // elementwise model stands in for it.)
     void streaming_op_cycles(OpCost& cost) const {
-        const int64_t elements = storage_rounded(ofm_shape, op.ofm.format).elements();
+        const int64_t elements = storage_rounded(ofm_shape, op.kernel().ofm.format).elements();
         const double per_element = output_cycles_per_element();
         const double ao = std::ceil(per_element * double(elements));
         const double block = double(std::max(block_ofm_cycles(), block_ifm_cycles()));
@@ -378,28 +378,28 @@ struct U85Op {
             if (kind == U85Kind::Depthwise || kind == U85Kind::Pooling) blocks.depth = 1;
             const int64_t sub_kernels =
                 div_round_up(kernel.width, kSubKernelMax) * div_round_up(kernel.height, kSubKernelMax);
-            const int64_t fetch = storage_rounded(ifm_blk, op.ifm.format).elements_wh() *
-                                  storage_rounded(ifm_shape, op.ifm.format).depth;
-            if (in_memory(op.ifm)) {
-                const MemoryKind mem = memory_of(op.ifm);
+            const int64_t fetch = storage_rounded(ifm_blk, op.kernel().ifm.format).elements_wh() *
+                                  storage_rounded(ifm_shape, op.kernel().ifm.format).depth;
+            if (in_memory(op.kernel().ifm)) {
+                const MemoryKind mem = memory_of(op.kernel().ifm);
                 out.push_back({mem, ifm_channel,
-                               transfer(true, mem, op.ifm, ifm_block,
+                               transfer(true, mem, op.kernel().ifm, ifm_block,
                                         cost_product(ctx, op, "IFM elements read", {fetch, sub_kernels, blocks.elements()}))});
             }
             // Weights and scales are streamed again for every OFM block in height and width.
             const int64_t refetch = blocks.elements_wh();
             const MemoryKind const_memory = ctx.memory.port_memory(ctx.memory.mode.const_port);
-            for (const auto& w : op.weights) {
+            for (const auto& w : op.kernel().weights) {
                 const MemoryKind mem = ctx.memory_of(w.region);
                 // Fast weights have their own read buffer when they are read from a staging copy.
-                const bool fast = op.weight_format == WeightFormat::Fast && mem != const_memory;
+                const bool fast = op.kernel().weight_format == WeightFormat::Fast && mem != const_memory;
                 out.push_back({mem, fast ? U85ReadChannel::FastWeight : U85ReadChannel::Weight,
                                cost_product(ctx, op, "weight bytes", {refetch, static_cast<int64_t>(w.length)})});
             }
             // Vela charges scale reads to the constant memory even when the stream reads a copy
             // a DMA staged in faster memory; so do we, to track its estimates. Through the
             // scale channel's small read buffer this makes scales from DRAM expensive.
-            for (const auto& s : op.scales)
+            for (const auto& s : op.kernel().scales)
                 out.push_back({const_memory, U85ReadChannel::Scale,
                                cost_product(ctx, op, "scale bytes", {refetch, static_cast<int64_t>(s.length)})});
         } else {
@@ -410,13 +410,13 @@ struct U85Op {
                 const int64_t elements = storage_rounded(shape, fm.format).elements();
                 out.push_back({mem, ifm_channel, transfer(true, mem, fm, ifm_block, elements)});
             };
-            read_whole(op.ifm, ifm_shape);
-            if (ifm2_read) read_whole(op.ifm2, ifm2_shape);
+            read_whole(op.kernel().ifm, ifm_shape);
+            if (ifm2_read) read_whole(op.kernel().ifm2, ifm2_shape);
         }
-        if (in_memory(op.ofm)) {
-            const MemoryKind mem = memory_of(op.ofm);
-            const int64_t elements = storage_rounded(ofm_shape, op.ofm.format).elements();
-            out.push_back({mem, std::nullopt, transfer(false, mem, op.ofm, ofm_block, elements)});
+        if (in_memory(op.kernel().ofm)) {
+            const MemoryKind mem = memory_of(op.kernel().ofm);
+            const int64_t elements = storage_rounded(ofm_shape, op.kernel().ofm.format).elements();
+            out.push_back({mem, std::nullopt, transfer(false, mem, op.kernel().ofm, ofm_block, elements)});
         }
         return out;
     }
@@ -446,16 +446,16 @@ struct U85Op {
     // (half the weights zero, 8 per cycle per decoder) and the slower fast-decoder rate are
     // assumed.
     int64_t weight_decode_cycles() const {
-        if (op.weights.empty()) return 0;
+        if (op.kernel().weights.empty()) return 0;
         const int64_t weight_count = cost_product(ctx, op, "weights", {kernel.elements_wh(), ofm_shape.depth,
                                                                    kind == U85Kind::Depthwise ? 1 : ifm_shape.depth});
-        const int per_cycle = op.weight_format == WeightFormat::Fast ? 32 : 8 * ctx.npu.cores;
+        const int per_cycle = op.kernel().weight_format == WeightFormat::Fast ? 32 : 8 * ctx.npu.cores;
         const int64_t decode = weight_count / per_cycle;
         int64_t read = 0, bytes = 0;
-        const MemoryKind mem = ctx.memory_of(op.weights[0].region);
-        for (const auto& w : op.weights) bytes += static_cast<int64_t>(w.length);
+        const MemoryKind mem = ctx.memory_of(op.kernel().weights[0].region);
+        for (const auto& w : op.kernel().weights) bytes += static_cast<int64_t>(w.length);
         read = cost_figure(ctx, op, "weight read cycles",
-                           double(bytes) / channel_bandwidth(mem, op.weight_format == WeightFormat::Fast ? U85ReadChannel::FastWeight
+                           double(bytes) / channel_bandwidth(mem, op.kernel().weight_format == WeightFormat::Fast ? U85ReadChannel::FastWeight
                                                                                         : U85ReadChannel::Weight)) +
                timing(mem).read_latency;
         return std::max(decode, read);
