@@ -63,8 +63,8 @@ void refuse_unmodelled_u85(const DecodedOp& op, const OpChecks& check) {
 // chained OFM (Vela never combines them), a channel reverse into NHCWB16 (Vela keeps its output
 // linear: bricks have extra requirements it does not state), or an OFM block that does not fit
 // the block limits, or a whole number of bricks, once transposed (Vela's block constraints).
-void check_ofm_order(const DecodedOp& op, const OpChecks& check) {
-    const FeatureMap& ofm = op.kernel().ofm;
+void check_ofm_order(const KernelOp& op, const OpChecks& check) {
+    const FeatureMap& ofm = op.ofm;
     const bool transposed = ofm.transpose != OfmTranspose::HWC;
     const bool reversed = ofm.reverse != OfmReverse::None;
     if (!transposed && !reversed) return;
@@ -83,7 +83,7 @@ void check_ofm_order(const DecodedOp& op, const OpChecks& check) {
     constexpr const char* kBlockFields[3] = {"NPU_SET_OFM_BLK_HEIGHT_M1.height_m1", "NPU_SET_OFM_BLK_WIDTH_M1.width_m1",
                                              "NPU_SET_OFM_BLK_DEPTH_M1.depth_m1"};
     constexpr const char* kAxisNames[3] = {"height", "width", "depth"};
-    const int block[3] = {op.kernel().block.ofm_height, op.kernel().block.ofm_width, op.kernel().block.ofm_depth};
+    const int block[3] = {op.block.ofm_height, op.block.ofm_width, op.block.ofm_depth};
     const std::array<int, 3> from = stored_axes(ofm.transpose);
     for (int stored = 0; stored < 3; ++stored) {
         const int computed = from[static_cast<size_t>(stored)];
@@ -212,30 +212,30 @@ void check_accumulators(const DecodedOp& op, const NpuConfig& config, const OpCh
 // ---- By op kind ----
 
 // U85 CONV with its weights in IFM2, as Vela 5.1 lowers MatMul and FullyConnected to it (conv.cc).
-void check_conv_ifm2_weights(const DecodedOp& op, const OpChecks& check) {
-    if (op.kernel().kernel.width != 1 || op.kernel().kernel.height != 1) {
+void check_conv_ifm2_weights(const KernelOp& op, const OpChecks& check) {
+    if (op.kernel.width != 1 || op.kernel.height != 1) {
         check.refuse("NPU_SET_KERNEL_WIDTH_M1",
-                     fmt::format("weights from IFM2 with a {}x{} kernel (Vela uses 1x1)", op.kernel().kernel.height, op.kernel().kernel.width));
+                     fmt::format("weights from IFM2 with a {}x{} kernel (Vela uses 1x1)", op.kernel.height, op.kernel.width));
     }
-    if (op.kernel().ofm.height != 1) {
+    if (op.ofm.height != 1) {
         check.refuse("NPU_SET_OFM_HEIGHT_M1",
                      fmt::format("weights from IFM2 for an OFM of {} rows: Vela writes one row, and which IFM2 row "
                                  "another row would read is not determined",
-                                 op.kernel().ofm.height));
+                                 op.ofm.height));
     }
-    if (op.kernel().output.per_channel_scale) {
+    if (op.output.per_channel_scale) {
         check.refuse("NPU_SET_OFM_PRECISION.scale_mode", "weights from IFM2 with per-channel scaling (Vela writes a global OFM_SCALE)");
     }
-    if (op.kernel().ifm2.precision.bits != op.kernel().ifm.precision.bits) {
+    if (op.ifm2.precision.bits != op.ifm.precision.bits) {
         check.refuse("NPU_SET_IFM2_PRECISION",
-                     fmt::format("{}-bit weights in IFM2 for a {}-bit IFM", op.kernel().ifm2.precision.bits, op.kernel().ifm.precision.bits),
+                     fmt::format("{}-bit weights in IFM2 for a {}-bit IFM", op.ifm2.precision.bits, op.ifm.precision.bits),
                      ErrorKind::Malformed);
     }
 }
 
 void validate_conv(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
     if (op.kernel().weights_from_ifm2) {
-        check_conv_ifm2_weights(op, check);
+        check_conv_ifm2_weights(op.kernel(), check);
         ifm_geometry(op, check.op_place());
     } else {
         // Each DEPTHWISE OFM channel reads the IFM channel of its index, so the IFM holds at least as many.
@@ -255,14 +255,14 @@ void validate_conv(const DecodedOp& op, const NpuConfig& config, const OpChecks&
 
 // Vela 5.1 programs ARGMAX with OFM_SCALE scale 1, shift 16 and splits longer axes into windows
 // of 32768 (pool.cc); what it never programs leaves the accumulator's contents undetermined.
-void check_argmax(const DecodedOp& op, const OpChecks& check) {
-    const bool along_x = op.kernel().pool() == PoolMode::ArgMaxX;
-    const Kernel& k = op.kernel().kernel;
+void check_argmax(const KernelOp& op, const OpChecks& check) {
+    const bool along_x = op.pool() == PoolMode::ArgMaxX;
+    const Kernel& k = op.kernel;
     auto refuse = [&](const char* field, const std::string& why) {
         check.refuse(field, fmt::format("NPU_OP_POOL ARGMAX_{}: {}", along_x ? 'X' : 'Y', why));
     };
-    const Scale& s = op.kernel().output.global_scale;
-    if (op.kernel().output.per_channel_scale || s.scale != 1 || s.shift != kArgMaxIndexShift) {
+    const Scale& s = op.output.global_scale;
+    if (op.output.per_channel_scale || s.scale != 1 || s.shift != kArgMaxIndexShift) {
         refuse("NPU_SET_OFM_SCALE", "only OFM_SCALE scale 1, shift 16 (global) is defined");
     }
     if (k.padding.top || k.padding.bottom) refuse("NPU_SET_IFM_PAD_TOP", "padding is undefined");
@@ -277,7 +277,7 @@ void check_argmax(const DecodedOp& op, const OpChecks& check) {
         refuse(along_x ? "NPU_SET_KERNEL_WIDTH_M1" : "NPU_SET_KERNEL_HEIGHT_M1",
                fmt::format("a window of {} elements; indices from 32768 on do not fit", length));
     }
-    if (op.kernel().ifm.precision.bits > 16) {
+    if (op.ifm.precision.bits > 16) {
         refuse("NPU_SET_IFM_PRECISION.activation_precision", "only 8- and 16-bit values are defined");
     }
 }
@@ -299,7 +299,7 @@ void validate_pool(const DecodedOp& op, const NpuConfig& config, const OpChecks&
             check_accumulators(op, config, check);
             return;
         case PoolMode::ArgMaxX:
-        case PoolMode::ArgMaxY: check_argmax(op, check); break;
+        case PoolMode::ArgMaxY: check_argmax(op.kernel(), check); break;
         default: break;
     }
     ifm_geometry(op, check.place("NPU_OP_POOL"));
@@ -329,27 +329,27 @@ bool is_unit(const Scale& s) { return s.scale == 1 && s.shift == 0 && s.double_r
 // and OFM_SCALE unit; unscaled, also unit input scales and zero points 0; truncating, also the
 // OFM rounding mode Vela writes (DOUBLE_SYMMETRIC, from AUTO) or TRUNCATE_TO_ZERO. Anything else
 // has no reference to be checked against and is refused.
-void check_integer_mode(const DecodedOp& op, const OpChecks& check) {
-    const ElementwiseMode m = op.kernel().elementwise().mode;
+void check_integer_mode(const KernelOp& op, const OpChecks& check) {
+    const ElementwiseMode m = op.elementwise().mode;
     auto refuse = [&](const char* field, const std::string& why) {
         check.refuse(field, fmt::format("elementwise mode {}: {}", EngineEnum<ElementwiseMode>::names[static_cast<size_t>(m)], why));
     };
-    const Precision& p = op.kernel().ifm.precision;
+    const Precision& p = op.ifm.precision;
     if (p.bits > 32) refuse("NPU_SET_IFM_PRECISION.activation_precision", "64-bit operands are undefined");
-    if (op.kernel().has_ifm2 && !op.kernel().elementwise().ifm2_scalar &&
-        (op.kernel().ifm2.precision.bits != p.bits || op.kernel().ifm2.precision.is_signed != p.is_signed)) {
+    if (op.has_ifm2 && !op.elementwise().ifm2_scalar &&
+        (op.ifm2.precision.bits != p.bits || op.ifm2.precision.is_signed != p.is_signed)) {
         refuse("NPU_SET_IFM2_PRECISION.activation_precision", "IFM2 must have the IFM's type");
     }
-    if (!is_unit(op.kernel().output.global_scale) || op.kernel().output.per_channel_scale) {
+    if (!is_unit(op.output.global_scale) || op.output.per_channel_scale) {
         refuse("NPU_SET_OFM_SCALE", "only a unit global OFM scale is defined (Vela writes no other)");
     }
     if (!unscaled(m)) return;
-    if (!is_unit(op.kernel().elementwise().opa)) refuse("NPU_SET_IFM_SCALE", "only a unit IFM scale is defined");
-    if (op.kernel().has_ifm2 && !is_unit(op.kernel().elementwise().opb)) refuse("NPU_SET_IFM2_SCALE", "only a unit IFM2 scale is defined");
-    if (op.kernel().ifm.zero_point) refuse("NPU_SET_IFM_ZERO_POINT", "only zero point 0 is defined");
-    if (op.kernel().has_ifm2 && op.kernel().ifm2.zero_point) refuse("NPU_SET_IFM2_ZERO_POINT", "only zero point 0 is defined");
-    if (op.kernel().ofm.zero_point) refuse("NPU_SET_OFM_ZERO_POINT", "only zero point 0 is defined");
-    const RoundMode round = op.kernel().output.round;
+    if (!is_unit(op.elementwise().opa)) refuse("NPU_SET_IFM_SCALE", "only a unit IFM scale is defined");
+    if (op.has_ifm2 && !is_unit(op.elementwise().opb)) refuse("NPU_SET_IFM2_SCALE", "only a unit IFM2 scale is defined");
+    if (op.ifm.zero_point) refuse("NPU_SET_IFM_ZERO_POINT", "only zero point 0 is defined");
+    if (op.has_ifm2 && op.ifm2.zero_point) refuse("NPU_SET_IFM2_ZERO_POINT", "only zero point 0 is defined");
+    if (op.ofm.zero_point) refuse("NPU_SET_OFM_ZERO_POINT", "only zero point 0 is defined");
+    const RoundMode round = op.output.round;
     if (truncating(m) && round != RoundMode::DoubleSymmetric && round != RoundMode::Truncate) {
         refuse("NPU_SET_OFM_SCALE.round_mode", "only DOUBLE_SYMMETRIC and TRUNCATE_TO_ZERO are defined");
     }
@@ -387,13 +387,13 @@ bool scales_operands(ElementwiseMode m) {
 // 64 bits have no defined result and are refused before the op runs, whatever the data: an int8
 // MUL with zero point 32767 and IFM scale 2^19, or an ADD of two int64 operands, one scaled by
 // 1557527444.
-void check_scaled_range(const DecodedOp& op, const OpChecks& check) {
-    const Elementwise& e = op.kernel().elementwise();
+void check_scaled_range(const KernelOp& op, const OpChecks& check) {
+    const Elementwise& e = op.elementwise();
     const ElementwiseMode m = e.mode;
-    const int128 a = scaled_bound(op.kernel().ifm, e.scalar, e.opa);
+    const int128 a = scaled_bound(op.ifm, e.scalar, e.opa);
     // LRELU scales the IFM's negative values by IFM2_SCALE; ABS negates the IFM before scaling it.
-    const int128 b = m == ElementwiseMode::LRelu ? scaled_bound(op.kernel().ifm, e.scalar, e.opb)
-                     : op.kernel().has_ifm2              ? scaled_bound(op.kernel().ifm2, e.scalar, e.opb)
+    const int128 b = m == ElementwiseMode::LRelu ? scaled_bound(op.ifm, e.scalar, e.opb)
+                     : op.has_ifm2              ? scaled_bound(op.ifm2, e.scalar, e.opb)
                                                 : 1;
     const auto refuse = [&](const char* what) {
         check.refuse("NPU_SET_IFM_SCALE",
@@ -416,8 +416,8 @@ void validate_elementwise(const DecodedOp& op, const NpuConfig& config, const Op
             check.refuse("NPU_OP_ELEMENTWISE", "this elementwise mode does not exist on U55/U65", ErrorKind::Malformed);
         return;
     }
-    if (same_type(m)) check_integer_mode(op, check);
-    if (scales_operands(m)) check_scaled_range(op, check);
+    if (same_type(m)) check_integer_mode(op.kernel(), check);
+    if (scales_operands(m)) check_scaled_range(op.kernel(), check);
 }
 
 // One axis of a RESIZE (X: the ..._X registers, OFM width and block width; Y likewise): its
@@ -493,8 +493,7 @@ void validate_resize(const DecodedOp& op, const NpuConfig& config, const OpCheck
 
 // An internal-mode DMA: a 1-D transfer (Vela loads LUTs so) inside each core's SHRAM (U55/U65)
 // or the LUT RAM (U85), to at least one core.
-void check_internal_destination(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
-    const Dma& d = op.dma();
+void check_internal_destination(const Dma& d, const NpuConfig& config, const OpChecks& check) {
     if (d.dimensions > 1 || d.scatter) {
         check.refuse(d.scatter ? "NPU_SET_DMA0_DST_REGION.idx_mode" : "NPU_SET_DMA0_SRC_REGION.stride_mode",
                      "a strided or scattered DMA into internal memory is not supported (Vela loads LUTs with 1-D "
@@ -518,8 +517,7 @@ void check_internal_destination(const DecodedOp& op, const NpuConfig& config, co
 
 // A DMA the engine models: not out of internal memory, not indexed on both sides, with rows and
 // planes when it has two or three dimensions, and into internal memory as Vela loads LUTs.
-void validate_dma(const DecodedOp& op, const NpuConfig& config, const OpChecks& check) {
-    const Dma& d = op.dma();
+void validate_dma(const Dma& d, const NpuConfig& config, const OpChecks& check) {
     if (d.src.internal) check.refuse("NPU_OP_DMA_START", "DMA from internal memory is not supported");
     if (d.gather && d.scatter) {
         check.refuse("NPU_SET_DMA0_DST_REGION.idx_mode",
@@ -531,7 +529,7 @@ void validate_dma(const DecodedOp& op, const NpuConfig& config, const OpChecks& 
                      fmt::format("a {}D DMA with {} rows and {} planes is not supported (undocumented behaviour)",
                                  d.dimensions, d.size0, d.size1));
     }
-    if (d.dst.internal) check_internal_destination(op, config, check);
+    if (d.dst.internal) check_internal_destination(d, config, check);
 }
 
 }  // namespace
@@ -541,7 +539,7 @@ void validate(const DecodedOp& op, const NpuConfig& config, const std::string& s
     if (is_kernel_op(op.kind)) {
         // U55/U65 ops hold the defaults these check: the fields exist on U85 only.
         refuse_unmodelled_u85(op, check);
-        check_ofm_order(op, check);
+        check_ofm_order(op.kernel(), check);
     }
     switch (op.kind) {
         case OpKind::Conv:
@@ -549,7 +547,7 @@ void validate(const DecodedOp& op, const NpuConfig& config, const std::string& s
         case OpKind::Pool: validate_pool(op, config, check); return;
         case OpKind::Elementwise: validate_elementwise(op, config, check); return;
         case OpKind::Resize: validate_resize(op, config, check); return;
-        case OpKind::DmaStart: validate_dma(op, config, check); return;
+        case OpKind::DmaStart: validate_dma(op.dma(), config, check); return;
         case OpKind::DmaWait:
         case OpKind::KernelWait:
         case OpKind::PmuMask:

@@ -337,9 +337,9 @@ TEST(ClampActivation, SixtyFourBitOfmsHaveNone) {
     op.kernel().ofm.precision = {true, 64};
     op.kernel().output.clip_min = 0;
     op.kernel().output.clip_max = 0;
-    EXPECT_FALSE(has_clamp_activation(op));
+    EXPECT_FALSE(has_clamp_activation(op.kernel()));
     op.kernel().ofm.precision = {true, 8};
-    EXPECT_TRUE(has_clamp_activation(op));
+    EXPECT_TRUE(has_clamp_activation(op.kernel()));
 }
 
 }  // namespace

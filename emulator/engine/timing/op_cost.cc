@@ -77,18 +77,18 @@ Block3 input_extent(const DecodedOp& op) {
 
 Block3 shape_of(const FeatureMap& fm) { return {fm.height, fm.width, fm.depth}; }
 
-Block3 configured_ofm_block(const DecodedOp& op) {
-    return {std::max(1, op.kernel().block.ofm_height), std::max(1, op.kernel().block.ofm_width), std::max(1, op.kernel().block.ofm_depth)};
+Block3 configured_ofm_block(const KernelOp& op) {
+    return {std::max(1, op.block.ofm_height), std::max(1, op.block.ofm_width), std::max(1, op.block.ofm_depth)};
 }
 
-bool has_clamp_activation(const DecodedOp& op) {
-    const Precision& p = op.kernel().ofm.precision;
+bool has_clamp_activation(const KernelOp& op) {
+    const Precision& p = op.ofm.precision;
     if (p.bits > 16) return false;  // 32- and 64-bit OFMs carry no fused clamp (and their range needs 64 bits)
     const int64_t lo = p.is_signed ? -(int64_t{1} << (p.bits - 1)) : 0;
     const int64_t hi = p.is_signed ? (int64_t{1} << (p.bits - 1)) - 1 : (int64_t{1} << p.bits) - 1;
     // A clamp at the OFM zero point is a ReLU even when it is the whole type range (zero point at
     // the type's minimum, common for int8 ReLU outputs).
-    return op.kernel().output.clip_min > lo || op.kernel().output.clip_max < hi || op.kernel().output.clip_min == op.kernel().ofm.zero_point;
+    return op.output.clip_min > lo || op.output.clip_max < hi || op.output.clip_min == op.ofm.zero_point;
 }
 
 int64_t ifm_lines_read(const IfmAxis& a) {

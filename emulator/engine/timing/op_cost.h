@@ -147,9 +147,9 @@ BlockBalance balance_block(double mac_block, double output_block, double ofm_blo
 Block3 input_extent(const DecodedOp& op);
 // The OFM's shape, and the OFM block the stream configures (NPU_SET_OFM_BLK_*, at least 1 each).
 Block3 shape_of(const FeatureMap& fm);
-Block3 configured_ofm_block(const DecodedOp& op);
+Block3 configured_ofm_block(const KernelOp& op);
 // Whether the op's clamp is a fused ReLU-style activation: narrower than the OFM type, or with
 // its lower bound at the OFM zero point (real zero).
-bool has_clamp_activation(const DecodedOp& op);
+bool has_clamp_activation(const KernelOp& op);
 
 }  // namespace ethosu

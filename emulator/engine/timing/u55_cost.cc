@@ -42,7 +42,7 @@ struct U55Op {
           kind(mac_op(o)), kernel(undilated_kernel(o.kernel().kernel)),
           ifm_shape(input_extent(o)), ofm_shape(shape_of(o.kernel().ofm)),
           ifm_bits(o.kernel().ifm.precision.bits), ofm_bits(o.kernel().ofm.precision.bits), acc40(o.kernel().output.acc_format == AccFormat::I40) {
-        ofm_block_config = configured_ofm_block(o);
+        ofm_block_config = configured_ofm_block(o.kernel());
         ofm_block = min3(ofm_shape, ofm_block_config);
         ublock = micro_block();
         ifm_block_config = arch_ifm_block();
@@ -152,7 +152,7 @@ struct U55Op {
         else if (mul || (kind != MacOp::Elementwise && acc40)) oc = OutputClass::Mul8Or40BitAcc;
         else if (add_sub) oc = simple_add_sub() ? OutputClass::SimpleAddSub : OutputClass::AddSub;
         else if (kind == MacOp::Pooling && op.kernel().pool() == PoolMode::Max) oc = OutputClass::MaxPool;
-        const bool clamp_only = op.kernel().output.activation == Activation::None && has_clamp_activation(op);
+        const bool clamp_only = op.kernel().output.activation == Activation::None && has_clamp_activation(op.kernel());
         const ActivationClass ac = clamp_only ? ActivationClass::Relu : ActivationClass::LutOrNone;
         return std::max(row.output_cycles[oc], row.activation_cycles[ac]);
     }

@@ -111,7 +111,7 @@ struct U85Op {
         } else {
             ifm_shape = input_extent(o);
         }
-        ofm_block = configured_ofm_block(o);
+        ofm_block = configured_ofm_block(o.kernel());
         select_micro_block();
         ifm_block = derive_ifm_block();
     }
