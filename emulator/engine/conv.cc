@@ -329,27 +329,28 @@ struct FastConv {
 // the weight of OFM channel o and IFM channel i is IFM2 element (0, o, i) minus the IFM2 zero
 // point, which reproduces TFLite's (rhs - rhs zero point) products.
 void run_conv_ifm2_weights(const DecodedOp& op, ExecutionContext& ctx, const LazyLocation& where) {
-    const Kernel& k = op.kernel().kernel;
+    const KernelOp& conv = op.kernel();
+    const Kernel& k = conv.kernel;
     const IfmGeometry geo = ifm_geometry(op, where);
     AccumulatorIo accumulators(op, ctx);
-    const int depth = op.kernel().ifm.depth;
-    const FeatureMapView ifm = ctx.view(op, op.kernel().ifm, geo.height, geo.width, depth, "IFM");
-    const FeatureMapView ifm2 = ctx.view(op, op.kernel().ifm2, 1, op.kernel().ofm.depth, depth, "IFM2 weights");
-    const size_t weight_count = static_cast<size_t>(op.kernel().ofm.depth) * depth;
+    const int depth = conv.ifm.depth;
+    const FeatureMapView ifm = ctx.view(op, conv.ifm, geo.height, geo.width, depth, "IFM");
+    const FeatureMapView ifm2 = ctx.view(op, conv.ifm2, 1, conv.ofm.depth, depth, "IFM2 weights");
+    const size_t weight_count = static_cast<size_t>(conv.ofm.depth) * depth;
     std::vector<int64_t> weights(weight_count);
-    for (int o = 0; o < op.kernel().ofm.depth; ++o)
+    for (int o = 0; o < conv.ofm.depth; ++o)
         for (int i = 0; i < depth; ++i)
-            weights[static_cast<size_t>(o) * depth + i] = ifm2.load(0, o, i) - op.kernel().ifm2.zero_point;
+            weights[static_cast<size_t>(o) * depth + i] = ifm2.load(0, o, i) - conv.ifm2.zero_point;
     std::optional<FeatureMapView> ofm;
-    if (accumulators.outputs()) ofm.emplace(ctx.view(op, op.kernel().ofm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ofm.depth, "OFM", true));
+    if (accumulators.outputs()) ofm.emplace(ctx.view(op, conv.ofm, conv.ofm.height, conv.ofm.width, conv.ofm.depth, "OFM", true));
     const OutputPipeline act(op, ctx);
     std::vector<int64_t> pixel(static_cast<size_t>(depth));
-    for (int oy = 0; oy < op.kernel().ofm.height; ++oy) {
-        for (int ox = 0; ox < op.kernel().ofm.width; ++ox) {
+    for (int oy = 0; oy < conv.ofm.height; ++oy) {
+        for (int ox = 0; ox < conv.ofm.width; ++ox) {
             const WindowOrigin at = window_origin(k, oy, ox);  // a 1x1 window: the one IFM pixel
             const bool inside = at.y >= 0 && at.y < geo.height && at.x >= 0 && at.x < geo.width;
-            if (inside) ifm.load_channels(at.y, at.x, depth, op.kernel().ifm.zero_point, pixel.data());
-            for (int oc = 0; oc < op.kernel().ofm.depth; ++oc) {
+            if (inside) ifm.load_channels(at.y, at.x, depth, conv.ifm.zero_point, pixel.data());
+            for (int oc = 0; oc < conv.ofm.depth; ++oc) {
                 int64_t acc = accumulators.initial(oy, ox, oc);
                 if (inside) {
                     const int64_t* w = weights.data() + static_cast<size_t>(oc) * depth;
@@ -450,17 +451,18 @@ void run_fast(const DecodedOp& op, ExecutionContext& ctx, const OpWeights& w, co
 // A CONV too large to hold decoded, in a run of its own: decoded and computed a group of OFM
 // blocks at a time (the fast path's conditions hold; the caller checked).
 void run_conv_in_groups(const DecodedOp& op, ExecutionContext& ctx, const IfmGeometry& geo) {
-    const Kernel& k = op.kernel().kernel;
+    const KernelOp& conv = op.kernel();
+    const Kernel& k = conv.kernel;
     const StreamFetch fetch = [&](const Stream& s) {
         return ctx.memory.read(s.region, s.base, s.length, ctx.access(op, "weight/scale stream"));
     };
     ConvWeightGroups groups(op, ctx.config, fetch, ctx.source);
-    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.kernel().ifm.depth);
-    const FeatureMapView ofm = ctx.view(op, op.kernel().ofm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ofm.depth, "OFM", true);
+    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, conv.ifm.depth);
+    const FeatureMapView ofm = ctx.view(op, conv.ofm, conv.ofm.height, conv.ofm.width, conv.ofm.depth, "OFM", true);
     const OutputPipeline act(op, ctx);
-    const int64_t per_channel = int64_t{k.taps_height()} * k.taps_width() * op.kernel().ifm.depth * int64_t{sizeof(int16_t)};
+    const int64_t per_channel = int64_t{k.taps_height()} * k.taps_width() * conv.ifm.depth * int64_t{sizeof(int16_t)};
     const int channels = static_cast<int>(std::max<int64_t>(1, kWeightGroupBytes / per_channel));
-    const std::span<const uint8_t> stream = fetch(op.kernel().weights[0]);
+    const std::span<const uint8_t> stream = fetch(conv.weights[0]);
     uint64_t released = 0;
     OpWeights group;
     while (groups.next(channels, group)) {
@@ -468,7 +470,7 @@ void run_conv_in_groups(const DecodedOp& op, ExecutionContext& ctx, const IfmGeo
         const uint64_t read = groups.stream_bytes_read();
         ctx.done_reading(stream.subspan(released, read - released));
         released = read;
-        if (groups.first() >= op.kernel().ofm.depth) continue;  // Vela's padding channels: decoded, not stored
+        if (groups.first() >= conv.ofm.depth) continue;  // Vela's padding channels: decoded, not stored
         const bool taps_dilated = group.kernel_height == k.height && group.kernel_width == k.width;
         run_fast(op, ctx, group, ifm, ofm, act, geo, taps_dilated ? 1 : k.dilation_y, taps_dilated ? 1 : k.dilation_x,
                  groups.first());
@@ -478,22 +480,23 @@ void run_conv_in_groups(const DecodedOp& op, ExecutionContext& ctx, const IfmGeo
 }  // namespace
 
 void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
+    const KernelOp& conv = op.kernel();
     const LazyLocation where{&ctx.source, op.offset, op_kind_name(op.kind)};
-    if (op.kernel().weights_from_ifm2) {
+    if (conv.weights_from_ifm2) {
         run_conv_ifm2_weights(op, ctx, where);
         return;
     }
     const bool depthwise = op.kind == OpKind::Depthwise;
-    const Kernel& k = op.kernel().kernel;
+    const Kernel& k = conv.kernel;
     const IfmGeometry geo = ifm_geometry(op, where);
     if (ctx.weights.one_run() && ConvWeightGroups::applies(op, ctx.config) && int32_exact_terms(op) > 0) {
         run_conv_in_groups(op, ctx, geo);
         return;
     }
     const OpWeights& w = ctx.weights.get(op, ctx.config, ctx.memory, ctx.source);
-    if (w.ofm_depth < op.kernel().ofm.depth || (!depthwise && w.ifm_depth != op.kernel().ifm.depth)) {
+    if (w.ofm_depth < conv.ofm.depth || (!depthwise && w.ifm_depth != conv.ifm.depth)) {
         throw Error(where, fmt::format("weights hold {} OFM x {} IFM channels, the op needs {} x {}", w.ofm_depth,
-                                       w.ifm_depth, op.kernel().ofm.depth, op.kernel().ifm.depth));
+                                       w.ifm_depth, conv.ofm.depth, conv.ifm.depth));
     }
     // The decoded kernel is either the programmed (dilated) size, or the undilated taps.
     const bool taps_dilated = w.kernel_height == k.height && w.kernel_width == k.width;
@@ -501,25 +504,25 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
     const int step_x = taps_dilated ? 1 : k.dilation_x;
 
     AccumulatorIo accumulators(op, ctx);
-    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.kernel().ifm.depth);
+    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, conv.ifm.depth);
     // With the accumulator output disabled the op writes no OFM.
     std::optional<FeatureMapView> ofm;
-    if (accumulators.outputs()) ofm.emplace(ctx.view(op, op.kernel().ofm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ofm.depth, "OFM", true));
+    if (accumulators.outputs()) ofm.emplace(ctx.view(op, conv.ofm, conv.ofm.height, conv.ofm.width, conv.ofm.depth, "OFM", true));
     const OutputPipeline act(op, ctx);
-    const int64_t ifm_zp = op.kernel().ifm.zero_point;
+    const int64_t ifm_zp = conv.ifm.zero_point;
 
     // Any length of sum: int32 partial sums added in int64 (FastConv::chunk) are exact too.
-    if (int32_exact_terms(op) > 0 && (!depthwise || op.kernel().ofm.depth <= op.kernel().ifm.depth) && accumulators.starts_at_zero() &&
+    if (int32_exact_terms(op) > 0 && (!depthwise || conv.ofm.depth <= conv.ifm.depth) && accumulators.starts_at_zero() &&
         accumulators.outputs()) {
         run_fast(op, ctx, w, ifm, *ofm, act, geo, step_y, step_x, 0);
         accumulators.finish(ctx.accumulators);
         return;
     }
 
-    for (int oy = 0; oy < op.kernel().ofm.height; ++oy) {
-        for (int ox = 0; ox < op.kernel().ofm.width; ++ox) {
+    for (int oy = 0; oy < conv.ofm.height; ++oy) {
+        for (int ox = 0; ox < conv.ofm.width; ++ox) {
             const WindowOrigin origin = window_origin(k, oy, ox);
-            for (int oc = 0; oc < op.kernel().ofm.depth; ++oc) {
+            for (int oc = 0; oc < conv.ofm.depth; ++oc) {
                 int64_t acc = accumulators.initial(oy, ox, oc);
                 for (int ky = 0; ky < w.kernel_height; ++ky) {
                     const int iy = origin.y + ky * step_y;
@@ -530,7 +533,7 @@ void run_conv(const DecodedOp& op, ExecutionContext& ctx) {
                         if (depthwise) {
                             acc += (ifm.load(iy, ix, oc) - ifm_zp) * w.at(oc, ky, kx, 0);
                         } else {
-                            for (int ic = 0; ic < op.kernel().ifm.depth; ++ic)
+                            for (int ic = 0; ic < conv.ifm.depth; ++ic)
                                 acc += (ifm.load(iy, ix, ic) - ifm_zp) * w.at(oc, ky, kx, ic);
                         }
                     }

@@ -21,19 +21,20 @@ namespace {
 // preloads biases with output disabled, scheduler_decompose.cpp DecomposeNonConstWeights) and
 // leave through OFM_SCALE or stay for the next op.
 void run_null_pool(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline& out) {
+    const KernelOp& pooling = op.kernel();
     AccumulatorIo accumulators(op, ctx);
-    const Scale& global = op.kernel().output.global_scale;
+    const Scale& global = pooling.output.global_scale;
     if (!accumulators.outputs()) {
-        for (int y = 0; y < op.kernel().ofm.height; ++y)
-            for (int x = 0; x < op.kernel().ofm.width; ++x)
-                for (int c = 0; c < op.kernel().ofm.depth; ++c) accumulators.keep(y, x, c, accumulators.initial(y, x, c));
+        for (int y = 0; y < pooling.ofm.height; ++y)
+            for (int x = 0; x < pooling.ofm.width; ++x)
+                for (int c = 0; c < pooling.ofm.depth; ++c) accumulators.keep(y, x, c, accumulators.initial(y, x, c));
     } else {
-        const FeatureMapView ofm = ctx.view(op, op.kernel().ofm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ofm.depth, "OFM", true);
-        for (int y = 0; y < op.kernel().ofm.height; ++y)
-            for (int x = 0; x < op.kernel().ofm.width; ++x)
-                for (int c = 0; c < op.kernel().ofm.depth; ++c) {
+        const FeatureMapView ofm = ctx.view(op, pooling.ofm, pooling.ofm.height, pooling.ofm.width, pooling.ofm.depth, "OFM", true);
+        for (int y = 0; y < pooling.ofm.height; ++y)
+            for (int x = 0; x < pooling.ofm.width; ++x)
+                for (int c = 0; c < pooling.ofm.depth; ++c) {
                     const int64_t acc = accumulators.initial(y, x, c);
-                    ofm.store(y, x, c, out.finish(scale_value(acc, global.scale, global.shift, op.kernel().output.round)));
+                    ofm.store(y, x, c, out.finish(scale_value(acc, global.scale, global.shift, pooling.output.round)));
                 }
     }
     accumulators.finish(ctx.accumulators);
@@ -45,16 +46,17 @@ void run_null_pool(const DecodedOp& op, ExecutionContext& ctx, const OutputPipel
 // What Vela never programs (padding, upscaling, dilation, a 2-D window, another OFM scale, 32-bit
 // values) leaves the accumulator's contents undetermined and validate() refuses it.
 void run_argmax(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline& out) {
-    const bool along_x = op.kernel().pool() == PoolMode::ArgMaxX;
-    const Kernel& k = op.kernel().kernel;
-    const Scale& s = op.kernel().output.global_scale;
+    const KernelOp& pooling = op.kernel();
+    const bool along_x = pooling.pool() == PoolMode::ArgMaxX;
+    const Kernel& k = pooling.kernel;
+    const Scale& s = pooling.output.global_scale;
     const int length = along_x ? k.width : k.height;
     const IfmGeometry geo = ifm_geometry(op, LazyLocation{&ctx.source, op.offset, "NPU_OP_POOL"});
-    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.kernel().ofm.depth);
-    const FeatureMapView ofm = ctx.view(op, op.kernel().ofm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ofm.depth, "OFM", true);
-    for (int oy = 0; oy < op.kernel().ofm.height; ++oy)
-        for (int ox = 0; ox < op.kernel().ofm.width; ++ox)
-            for (int c = 0; c < op.kernel().ofm.depth; ++c) {
+    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, pooling.ofm.depth);
+    const FeatureMapView ofm = ctx.view(op, pooling.ofm, pooling.ofm.height, pooling.ofm.width, pooling.ofm.depth, "OFM", true);
+    for (int oy = 0; oy < pooling.ofm.height; ++oy)
+        for (int ox = 0; ox < pooling.ofm.width; ++ox)
+            for (int c = 0; c < pooling.ofm.depth; ++c) {
                 const int y0 = oy * k.stride_y, x0 = ox * k.stride_x;
                 int best = 0;
                 int64_t largest = ifm.load(y0, x0, c);
@@ -63,7 +65,7 @@ void run_argmax(const DecodedOp& op, ExecutionContext& ctx, const OutputPipeline
                     if (v > largest) largest = v, best = i;
                 }
                 const int64_t acc = int64_t{best} << kArgMaxIndexShift;
-                ofm.store(oy, ox, c, out.finish(scale_value(acc, s.scale, s.shift, op.kernel().output.round)));
+                ofm.store(oy, ox, c, out.finish(scale_value(acc, s.scale, s.shift, pooling.output.round)));
             }
 }
 
@@ -154,48 +156,49 @@ struct WindowPool {
 }  // namespace
 
 void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
+    const KernelOp& pooling = op.kernel();
     const LazyLocation where{&ctx.source, op.offset, "NPU_OP_POOL"};
-    const Kernel& k = op.kernel().kernel;
-    const int64_t zp = op.kernel().ifm.zero_point;
+    const Kernel& k = pooling.kernel;
+    const int64_t zp = pooling.ifm.zero_point;
     const OutputPipeline out(op, ctx);
-    const Scale& global = op.kernel().output.global_scale;
+    const Scale& global = pooling.output.global_scale;
 
-    if (op.kernel().pool() == PoolMode::ReduceSum) {
+    if (pooling.pool() == PoolMode::ReduceSum) {
         // Sums over the IFM depth into a single OFM channel, a row of pixels at a time.
-        const FeatureMapView ifm = ctx.view(op, op.kernel().ifm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ifm.depth, "IFM");
-        const FeatureMapView ofm = ctx.view(op, op.kernel().ofm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ofm.depth, "OFM", true);
-        ctx.scratch.operands.fit(static_cast<size_t>(std::max(op.kernel().ifm.depth, op.kernel().ofm.depth)));
+        const FeatureMapView ifm = ctx.view(op, pooling.ifm, pooling.ofm.height, pooling.ofm.width, pooling.ifm.depth, "IFM");
+        const FeatureMapView ofm = ctx.view(op, pooling.ofm, pooling.ofm.height, pooling.ofm.width, pooling.ofm.depth, "OFM", true);
+        ctx.scratch.operands.fit(static_cast<size_t>(std::max(pooling.ifm.depth, pooling.ofm.depth)));
         const auto run_rows = [&](const tbb::blocked_range<int>& rows) {
             std::vector<int64_t>& buffer = ctx.scratch.operands.local();
-            buffer.resize(static_cast<size_t>(std::max(op.kernel().ifm.depth, op.kernel().ofm.depth)));
+            buffer.resize(static_cast<size_t>(std::max(pooling.ifm.depth, pooling.ofm.depth)));
             for (int y = rows.begin(); y < rows.end(); ++y)
-                for (int x = 0; x < op.kernel().ofm.width; ++x) {
-                    ifm.load_channels(y, x, op.kernel().ifm.depth, zp, buffer.data());
+                for (int x = 0; x < pooling.ofm.width; ++x) {
+                    ifm.load_channels(y, x, pooling.ifm.depth, zp, buffer.data());
                     int64_t sum = 0;
-                    for (int c = 0; c < op.kernel().ifm.depth; ++c) sum += buffer[static_cast<size_t>(c)];
-                    const int64_t v = out.finish(scale_value(sum, global.scale, global.shift, op.kernel().output.round));
-                    std::fill(buffer.begin(), buffer.begin() + op.kernel().ofm.depth, v);
-                    ofm.store_channels(y, x, op.kernel().ofm.depth, buffer.data());
+                    for (int c = 0; c < pooling.ifm.depth; ++c) sum += buffer[static_cast<size_t>(c)];
+                    const int64_t v = out.finish(scale_value(sum, global.scale, global.shift, pooling.output.round));
+                    std::fill(buffer.begin(), buffer.begin() + pooling.ofm.depth, v);
+                    ofm.store_channels(y, x, pooling.ofm.depth, buffer.data());
                 }
         };
-        const tbb::blocked_range<int> rows(0, op.kernel().ofm.height);
+        const tbb::blocked_range<int> rows(0, pooling.ofm.height);
         if (ofm.rows_are_disjoint() && !ofm.shares_bytes_with(ifm)) tbb::parallel_for(rows, run_rows);
         else run_rows(rows);
         return;
     }
-    if (op.kernel().pool() == PoolMode::None) {
+    if (pooling.pool() == PoolMode::None) {
         run_null_pool(op, ctx, out);
         return;
     }
-    if (op.kernel().pool() == PoolMode::ArgMaxX || op.kernel().pool() == PoolMode::ArgMaxY) {
+    if (pooling.pool() == PoolMode::ArgMaxX || pooling.pool() == PoolMode::ArgMaxY) {
         run_argmax(op, ctx, out);
         return;
     }
     // U85 SUM adds the window up; OFM_SCALE carries any division. U85 MIN is MAX's mirror image
     // (Vela's REDUCE_MIN, and REDUCE_ANY on its -1/0 booleans).
     const IfmGeometry geo = ifm_geometry(op, where);
-    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, op.kernel().ofm.depth);
-    const FeatureMapView ofm = ctx.view(op, op.kernel().ofm, op.kernel().ofm.height, op.kernel().ofm.width, op.kernel().ofm.depth, "OFM", true);
+    const FeatureMapView ifm = ctx.kernel_ifm(op, geo, pooling.ofm.depth);
+    const FeatureMapView ofm = ctx.view(op, pooling.ofm, pooling.ofm.height, pooling.ofm.width, pooling.ofm.depth, "OFM", true);
     const Padding& pad = k.padding;
     // An AVERAGE pool that the hardware divides takes each window's sum over its valid (not padded)
     // elements, divided with TFLite's rounding, and no OFM_SCALE.
@@ -214,11 +217,11 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
     // padded borders and 5.1. An OFM_SCALE that is neither unit nor 1/N is not determined by any
     // source; the decoder warns of it (Decoder::warn_undetermined_average_scale).
     const bool padded = pad.top || pad.left || pad.bottom || pad.right;
-    const bool divide_by_valid = op.kernel().pool() == PoolMode::Average && (ctx.config.traits().average_pool_always_divides ||
-                                                                  padded || op.kernel().output.per_channel_scale);
+    const bool divide_by_valid = pooling.pool() == PoolMode::Average && (ctx.config.traits().average_pool_always_divides ||
+                                                                  padded || pooling.output.per_channel_scale);
     const WindowPool pool{op, ifm, ofm, out, geo, ctx.scratch, divide_by_valid};
     const bool narrow = int32_windows_are_exact(op);
-    const size_t two_pixels = 2 * static_cast<size_t>(op.kernel().ofm.depth);
+    const size_t two_pixels = 2 * static_cast<size_t>(pooling.ofm.depth);
     ctx.scratch.results.fit(two_pixels);
     if (narrow) ctx.scratch.accumulators.fit(two_pixels);
     else ctx.scratch.wide_sums.fit(two_pixels);
@@ -227,7 +230,7 @@ void run_pool(const DecodedOp& op, ExecutionContext& ctx) {
         else pool.rows(rows.begin(), rows.end(), ctx.scratch.wide_sums.local());
     };
     // Rows run in parallel when no OFM byte is one another row writes or any row reads.
-    const tbb::blocked_range<int> rows(0, op.kernel().ofm.height);
+    const tbb::blocked_range<int> rows(0, pooling.ofm.height);
     if (ofm.rows_are_disjoint() && !ofm.shares_bytes_with(ifm)) tbb::parallel_for(rows, run_rows);
     else run_rows(rows);
 }
