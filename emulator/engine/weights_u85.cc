@@ -26,8 +26,7 @@ U85WeightOrder u85_weight_order(const DecodedOp& op, const NpuConfig& config, co
     w.ifm_depth = shape.ifm_depth;
     w.streams = op.kernel().weight_format == WeightFormat::Fast ? config.cores : static_cast<int>(op.kernel().weights.size());
     w.ofm_block_depth = op.kernel().block.ofm_depth;
-    const auto ublock = config.micro_block_index(micro_block_height(op.kernel().output.microblock),
-                                                 micro_block_width(op.kernel().output.microblock));
+    const auto ublock = config.micro_block_index(op.kernel().output.microblock);
     if (!ublock) {
         throw Error({*where.file, where.offset, "NPU_SET_ACC_FORMAT.microblock", OffsetKind::Command},
                     fmt::format("micro-block {} does not exist on {}", static_cast<int>(op.kernel().output.microblock),

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "emulator/isa/isa_enums.h"
+
 namespace ethosu {
 
 enum class Generation : uint8_t { U55, U65, U85 };
@@ -106,6 +108,10 @@ struct NpuConfig {
     }
     // The index of the micro-block of this height and width, if the configuration offers one.
     std::optional<size_t> micro_block_index(int height, int width) const;
+    // The index of the micro-block an op's ACC_FORMAT names, if the configuration offers it.
+    std::optional<size_t> micro_block_index(MicroBlock m) const {
+        return micro_block_index(micro_block_height(m), micro_block_width(m));
+    }
 };
 
 std::span<const NpuConfig> all_npu_configs();

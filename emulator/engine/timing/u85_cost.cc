@@ -119,7 +119,7 @@ struct U85Op {
     // The micro-block's height and width are in the stream; its depth is the configuration's.
     void select_micro_block() {
         const MicroBlock m = op.kernel().output.microblock;
-        const auto index = ctx.npu.micro_block_index(micro_block_height(m), micro_block_width(m));
+        const auto index = ctx.npu.micro_block_index(m);
         if (!index) {
             throw Error({ctx.source, op.offset, "NPU_SET_ACC_FORMAT.microblock", OffsetKind::Command},
                         "micro-block " + std::to_string(static_cast<int>(m)) + " is not one of " +
