@@ -74,6 +74,21 @@ TEST(U55Cost, SimpleAddTakesTheSimpleAddSubRate) {
     EXPECT_EQ(Npu("ethos-u55-64").cost(op).compute_cycles, 6144);
 }
 
+// An ADD whose OFM is 8x8x4 stored NHCWB16, U55-64, advanced scaling: the output unit's rate
+// (AddSub 3.0) applies to the OFM's 256 elements, not to the 1024 of its 16-channel bricks:
+// 3.0 x 256 = 768; the issue limit stays below it. Stored NHWC, the same 768.
+TEST(U55Cost, ElementwiseCountsTheOfmsElementsNotItsBricks) {
+    const Npu s("ethos-u55-64");
+    DecodedOp op = elementwise_add(8, 8, 4, 8, 1, 1, {8, 8, 16});
+    for (FeatureMap* fm : {&op.kernel().ifm, &op.kernel().ifm2, &op.kernel().ofm})
+        *fm = feature_map(8, 8, 4, 8, 1, DataFormat::NHCWB16);
+    const OpCost bricks = s.cost(op);
+    EXPECT_EQ(bricks.output_cycles, 768);
+    EXPECT_EQ(bricks.compute_cycles, 768);
+    EXPECT_LT(bricks.issue_cycles, 768);
+    EXPECT_EQ(s.cost(elementwise_add(8, 8, 4, 8, 1, 1, {8, 8, 16})).compute_cycles, 768);
+}
+
 // 1x1 CONV 16x16x128 -> 16x16x64 int8, ReLU, block 8x16x32, U55-256 (micro-block 2x2x8):
 //   micro-blocks per block 4x8x4 (WH 32, depth 4); per IFM depth slice of 32:
 //   max(writeback 32, 4 x 32) x 1 kernel step x 4 = 512; 128 / 32 = 4 slices -> 2048 per block.

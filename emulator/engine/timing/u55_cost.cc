@@ -228,8 +228,15 @@ struct U55Op {
                                               kind == MacOp::Depthwise || kind == MacOp::Pooling ? 1 : ifm_shape.depth});
     }
 
+    // The output unit's rate applies to the OFM's own elements, not to the 16-channel bricks an
+    // NHCWB16 OFM is stored in: Vela 2.0-3.3's estimator (npu_performance.py, ofm_shape.elements()).
+    // Vela 3.4 began rounding the depth up to 16 for NHCWB16 (f8e353bd, "Number of elements
+    // depends on ofm format"; Regor keeps it); the FVP anchors count the OFM's elements: YOLO-Fastest's
+    // 128x128x4 ADD (../shared/anchors/himax_u55_64, stream offset 0x7e78) and YOLOv8n's one-channel
+    // box-decoding ops, four and sixteen times their elements rounded, put the two networks' NPU
+    // ACTIVE at +12.0% and +12.3% of the FVP's; counted as they are, +0.3% and +6.0%.
     void elementwise_cycles(OpCost& cost) const {
-        const int64_t elements = storage_rounded(ofm_shape, op.kernel().ofm.format).elements();
+        const int64_t elements = ofm_shape.elements();
         const double per_element = output_cycles_per_element();
         const double ao = std::ceil(per_element * double(elements));
         const double block = double(std::max(block_ofm_cycles(), block_ifm_cycles()));
