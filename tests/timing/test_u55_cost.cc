@@ -82,10 +82,10 @@ TEST(U55Cost, ElementwiseCountsTheOfmsElementsNotItsBricks) {
     DecodedOp op = elementwise_add(8, 8, 4, 8, 1, 1, {8, 8, 16});
     for (FeatureMap* fm : {&op.kernel().ifm, &op.kernel().ifm2, &op.kernel().ofm})
         *fm = feature_map(8, 8, 4, 8, 1, DataFormat::NHCWB16);
-    const OpCost bricks = s.cost(op);
-    EXPECT_EQ(bricks.output_cycles, 768);
-    EXPECT_EQ(bricks.compute_cycles, 768);
-    EXPECT_LT(bricks.issue_cycles, 768);
+    const OpCost nhcwb16 = s.cost(op);
+    EXPECT_EQ(nhcwb16.output_cycles, 768);
+    EXPECT_EQ(nhcwb16.compute_cycles, 768);
+    EXPECT_LT(nhcwb16.issue_cycles, 768);
     EXPECT_EQ(s.cost(elementwise_add(8, 8, 4, 8, 1, 1, {8, 8, 16})).compute_cycles, 768);
 }
 
