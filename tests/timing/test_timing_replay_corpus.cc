@@ -36,9 +36,15 @@ void expect_steps_give_batch(const TimingModel& model, const DecodedStream& stre
         const std::vector<OpTiming>& ops = replay.result().ops;
         ASSERT_LE(ops.size(), batch.ops.size());
         for (; checked < ops.size(); ++checked) expect_same_op(ops[checked], batch.ops[checked]);
-        if (!ops.empty()) ASSERT_LE(ops.back().issue, replay.now());
-        if (ops.size() < batch.ops.size()) ASSERT_GT(batch.ops[ops.size()].issue, replay.now());
-        if (const auto next = replay.next_event()) ASSERT_GT(*next, replay.now());
+        if (!ops.empty()) {
+            ASSERT_LE(ops.back().issue, replay.now());
+        }
+        if (ops.size() < batch.ops.size()) {
+            ASSERT_GT(batch.ops[ops.size()].issue, replay.now());
+        }
+        if (const auto next = replay.next_event()) {
+            ASSERT_GT(*next, replay.now());
+        }
     }
     EXPECT_TRUE(replay.issued_all());
     if (may_step_past_end) EXPECT_GE(replay.now(), batch.totals.cycles);
